@@ -1,0 +1,172 @@
+// Command posgate is the posgate service (`posgate serve`) and its operator
+// commands, which act directly on the store named by --database.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/posgate/posgate"
+)
+
+// command is one subcommand; group commands ("terminal register") are
+// looked up by their first two words.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *cli, args []string) error
+}
+
+// cli carries what every command needs, so that tests can run commands with
+// their own output and environment.
+type cli struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "serve the POS API, the operator API and the identity provider", cmdServe},
+		{"migrate", "bring the store's schema up to date and exit", cmdMigrate},
+		{"demo load", "load the fixed demo data set into the store", cmdDemoLoad},
+		{"pos-system create", "create a POS system: ID [--name N]", cmdPOSSystemCreate},
+		{"pos-system list", "list POS systems", cmdPOSSystemList},
+		{"company create", "create a company: ID --pos P [--name N] [--features all|none|f1,f2] [--disabled]", cmdCompanyCreate},
+		{"company list", "list companies: --pos P", cmdCompanyList},
+		{"company update", "update a company: ID --pos P [--name N] [--status Active|Disabled] [--enable f1,f2] [--disable f3]", cmdCompanyUpdate},
+		{"location create", "create a location: ID --pos P --company C [--name N] [--disabled]", cmdLocationCreate},
+		{"location list", "list locations: --pos P [--company C]", cmdLocationList},
+		{"location disable", "disable a location: ID --pos P", cmdLocationStatus(posgate.StatusDisabled)},
+		{"location enable", "enable a location: ID --pos P", cmdLocationStatus(posgate.StatusActive)},
+		{"terminal register", "register a terminal: ID --pos P --location L [--name N]", cmdTerminalRegister},
+		{"terminal list", "list terminals: --pos P [--location L]", cmdTerminalList},
+		{"terminal disable", "disable a terminal: ID --pos P --location L", cmdTerminalStatus(posgate.StatusDisabled)},
+		{"terminal enable", "enable a terminal: ID --pos P --location L", cmdTerminalStatus(posgate.StatusActive)},
+		{"client create", "create an API client and print its secret once: --scopes s1,s2 [--pos P] [--id ID] [--name N] [--companies c1,c2]", cmdClientCreate},
+		{"client list", "list API clients", cmdClientList},
+		{"client disable", "disable an API client: ID", cmdClientDisabled(true)},
+		{"client enable", "enable an API client: ID", cmdClientDisabled(false)},
+		{"keys rotate", "add a new token signing key; older keys stay published until their tokens expire", cmdKeysRotate},
+		{"keys list", "list token signing keys", cmdKeysList},
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := &cli{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
+	if err := env.run(ctx, os.Args[1:]); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "posgate:", describe(err))
+		}
+		os.Exit(2)
+	}
+}
+
+// run finds the command named by args and runs it.
+func (env *cli) run(ctx context.Context, args []string) error {
+	cmds := commands()
+	for _, c := range cmds {
+		words := strings.Fields(c.name)
+		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == c.name {
+			return c.run(ctx, env, args[len(words):])
+		}
+	}
+	env.usage(cmds)
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		return flag.ErrHelp
+	}
+	return fmt.Errorf("unknown command %q", strings.Join(args, " "))
+}
+
+func (env *cli) usage(cmds []command) {
+	fmt.Fprintln(env.stderr, "usage: posgate COMMAND [flags]   (every flag can also be set as POSGATE_<FLAG>, e.g. POSGATE_DATABASE)")
+	fmt.Fprintln(env.stderr)
+	for _, c := range cmds {
+		fmt.Fprintf(env.stderr, "  %-18s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(env.stderr, "\nRun 'posgate COMMAND -h' for a command's flags.")
+}
+
+// describe renders an error for a terminal: validation errors list their
+// fields, so a bad flag says which one.
+func describe(err error) string {
+	var e *posgate.Error
+	if !errors.As(err, &e) {
+		return err.Error()
+	}
+	if len(e.Fields) == 0 {
+		return e.Message
+	}
+	keys := make([]string, 0, len(e.Fields))
+	for k := range e.Fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString(e.Message)
+	for _, k := range keys {
+		for _, m := range e.Fields[k] {
+			fmt.Fprintf(&b, "\n  %s: %s", k, m)
+		}
+	}
+	return b.String()
+}
+
+// newFlags returns a flag set whose flags also read POSGATE_* variables
+// (applied in parse, so the command line wins).
+func (env *cli) newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet("posgate "+name, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	return fs
+}
+
+// envName is the environment variable of a flag: --auth-url → POSGATE_AUTH_URL.
+func envName(flagName string) string {
+	return "POSGATE_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// parse applies POSGATE_* variables, then the command line, and returns the
+// positional arguments. Flags may come after positional arguments
+// ("terminal register TERM-05 --pos clover").
+func (env *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if v := env.getenv(envName(f.Name)); v != "" && err == nil {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s=%q: %w", envName(f.Name), v, e)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// isSet reports whether a flag was given on the command line or in the
+// environment.
+func (env *cli) isSet(fs *flag.FlagSet, name string) bool {
+	set := env.getenv(envName(name)) != ""
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}

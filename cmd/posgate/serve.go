@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/posgate/posgate/internal/app"
+	"github.com/posgate/posgate/internal/demo"
+)
+
+// defaultDatabase is the SQLite file used when --database is not given.
+const defaultDatabase = "posgate.db"
+
+// demoDatabase keeps the demo's well-known credentials out of posgate.db.
+const demoDatabase = "posgate-demo.db"
+
+func cmdServe(ctx context.Context, env *cli, args []string) error {
+	fs := env.newFlags("serve")
+	var cfg app.Config
+	fs.StringVar(&cfg.Listen, "listen", ":8080", "address of the API listener")
+	fs.StringVar(&cfg.AuthListen, "auth-listen", "", "serve the identity provider on this address of its own instead of on --listen")
+	fs.StringVar(&cfg.DebugListen, "debug-listen", "", "private address for pprof (e.g. 127.0.0.1:6060); never expose it")
+	fs.StringVar(&cfg.BaseURL, "base-url", "", "public address of the API ({base_url}); default derived from --listen")
+	fs.StringVar(&cfg.AuthURL, "auth-url", "", "public address of the identity provider ({auth_url}, the token issuer); default --base-url")
+	fs.StringVar(&cfg.Database, "database", defaultDatabase, "store: a SQLite file path or file: URI, or a postgres:// URL")
+	fs.BoolVar(&cfg.Demo, "demo", false, "load the fixed demo data set (into "+demoDatabase+" unless --database is given) and print its credentials")
+	fs.BoolVar(&cfg.NoMigrate, "no-migrate", false, "refuse to start on a stale schema instead of migrating it")
+	fs.StringVar(&cfg.Audience, "audience", "posgate", "the aud claim of access tokens")
+	fs.DurationVar(&cfg.TokenTTL, "token-ttl", time.Hour, "access token lifetime (expires_in)")
+	fs.DurationVar(&cfg.SessionTTL, "session-ttl", 24*time.Hour, "lifetime of a startInteraction session")
+	fs.DurationVar(&cfg.KeyRefresh, "key-refresh", 30*time.Second, "how often signing keys are re-read from the store (for keys rotated by another instance)")
+	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", 64<<10, "largest request body accepted by the POS and operator routes, in bytes (413 beyond)")
+	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for in-flight requests")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	logFormat := fs.String("log-format", "text", "text or json")
+	if _, err := env.parse(fs, args); err != nil {
+		return err
+	}
+	if cfg.Demo && !env.isSet(fs, "database") {
+		cfg.Database = demoDatabase
+	}
+	log, err := newLogger(*logLevel, *logFormat)
+	if err != nil {
+		return err
+	}
+	cfg.Logger = log
+	return app.Serve(ctx, cfg, func(a app.Addrs) {
+		if cfg.Demo {
+			printDemo(env, a, cfg.Database)
+		}
+	})
+}
+
+func newLogger(level, format string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: l}
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
+}
+
+// redact hides a PostgreSQL URL's password before it is printed.
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	return u.Redacted()
+}
+
+func printDemo(env *cli, a app.Addrs, db string) {
+	w := env.stdout
+	fmt.Fprintf(w, "posgate demo is serving %s on %s (identity provider %s), data in %s\n\n", a.BaseURL, a.API, a.AuthURL, redact(db))
+	fmt.Fprintf(w, "  POS client:       %s / %s   (scope pos_integration, POS system %s)\n", demo.POSClientID, demo.POSSecret, demo.POSSystemID)
+	fmt.Fprintf(w, "  operator client:  %s / %s   (scope admin)\n", demo.AdminClientID, demo.AdminSecret)
+	fmt.Fprintf(w, "  company %s, locations LOC123 (TERM-05, TERM-06, TERM-99 disabled) and LOC456 (TERM-07)\n\n", demo.CompanyID)
+	fmt.Fprintf(w, "Get a token:\n  curl -s -u %s:%s -d grant_type=client_credentials -d scope=pos_integration %s/connect/token\n",
+		demo.POSClientID, demo.POSSecret, strings.TrimSuffix(a.AuthURL, "/"))
+}

@@ -1,0 +1,249 @@
+// Package app wires posgate together for `posgate serve`: it opens the
+// store, binds the listeners, builds the identity provider and the HTTP
+// server, and shuts them down in order. cmd/posgate parses flags into Config;
+// end-to-end tests call Serve directly to run the real server in-process.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"strings"
+	"time"
+
+	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/auth"
+	"github.com/posgate/posgate/internal/demo"
+	"github.com/posgate/posgate/internal/httpapi"
+	"github.com/posgate/posgate/internal/postgres"
+	"github.com/posgate/posgate/internal/sqlite"
+)
+
+// Config is everything `posgate serve` can be told.
+type Config struct {
+	Listen      string // API (and, by default, identity provider) listener
+	AuthListen  string // optional own listener for the identity provider
+	DebugListen string // optional private listener for pprof; never the public one
+	BaseURL     string // advertised {base_url}; derived from Listen when empty
+	AuthURL     string // advertised {auth_url} and token issuer; BaseURL (or AuthListen's) when empty
+	Database    string // SQLite path / file: URI, or postgres:// URL
+	Demo        bool   // load the fixed demo data set before serving
+	NoMigrate   bool   // refuse to start on a stale schema instead of migrating
+
+	Audience        string
+	TokenTTL        time.Duration
+	SessionTTL      time.Duration
+	KeyRefresh      time.Duration
+	MaxBodyBytes    int64
+	ShutdownTimeout time.Duration
+
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// Addrs are the addresses Serve bound, reported once it is ready.
+type Addrs struct {
+	API, Auth, Debug net.Addr
+	BaseURL, AuthURL string
+}
+
+// IsPostgres reports whether dsn names a PostgreSQL database rather than a
+// SQLite file.
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// OpenStore opens the store named by dsn: PostgreSQL for postgres:// URLs,
+// SQLite for anything else (a path or a file: URI).
+func OpenStore(ctx context.Context, dsn string, noMigrate bool, now func() time.Time) (posgate.Store, error) {
+	if IsPostgres(dsn) {
+		return postgres.Open(ctx, dsn, postgres.Options{Now: now, NoMigrate: noMigrate})
+	}
+	return sqlite.Open(ctx, dsn, sqlite.Options{Now: now, NoMigrate: noMigrate})
+}
+
+// Serve runs posgate until ctx is done, then finishes in-flight requests
+// (up to ShutdownTimeout) and closes the store. ready, when not nil, is
+// called once every listener accepts connections.
+func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 20 * time.Second
+	}
+
+	store, err := OpenStore(ctx, cfg.Database, cfg.NoMigrate, now)
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer store.Close()
+	if cfg.Demo {
+		if err := demo.Load(ctx, store); err != nil {
+			return fmt.Errorf("load demo data: %w", err)
+		}
+	}
+
+	var addrs Addrs
+	var lc net.ListenConfig
+	apiLn, err := lc.Listen(ctx, "tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer apiLn.Close()
+	addrs.API = apiLn.Addr()
+	addrs.BaseURL = orDefault(cfg.BaseURL, urlOf(apiLn.Addr()))
+	addrs.AuthURL = cfg.AuthURL
+	var authLn net.Listener
+	if cfg.AuthListen != "" {
+		if authLn, err = lc.Listen(ctx, "tcp", cfg.AuthListen); err != nil {
+			return fmt.Errorf("listen (identity provider): %w", err)
+		}
+		defer authLn.Close()
+		addrs.Auth = authLn.Addr()
+		addrs.AuthURL = orDefault(addrs.AuthURL, urlOf(authLn.Addr()))
+	}
+	addrs.AuthURL = strings.TrimSuffix(orDefault(addrs.AuthURL, addrs.BaseURL), "/")
+	addrs.BaseURL = strings.TrimSuffix(addrs.BaseURL, "/")
+
+	a, err := auth.New(ctx, store, auth.Config{
+		Issuer:     addrs.AuthURL,
+		Audience:   cfg.Audience,
+		TokenTTL:   cfg.TokenTTL,
+		KeyRefresh: cfg.KeyRefresh,
+		Now:        now,
+		Logger:     log,
+	})
+	if err != nil {
+		return fmt.Errorf("identity provider: %w", err)
+	}
+	api := httpapi.New(store, a, httpapi.Config{
+		BaseURL:      addrs.BaseURL,
+		AuthURL:      addrs.AuthURL,
+		SessionTTL:   cfg.SessionTTL,
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		Identity:     authLn == nil,
+		Now:          now,
+		Logger:       log,
+	})
+
+	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopBG()
+	go a.Run(bg)
+	go sweepSessions(bg, store, now, log)
+
+	servers := []*http.Server{newServer(api.Handler(), log)}
+	listeners := []net.Listener{apiLn}
+	if authLn != nil {
+		servers = append(servers, newServer(api.IdentityHandler(), log))
+		listeners = append(listeners, authLn)
+	}
+	if cfg.DebugListen != "" {
+		ln, err := lc.Listen(ctx, "tcp", cfg.DebugListen)
+		if err != nil {
+			return fmt.Errorf("listen (debug): %w", err)
+		}
+		addrs.Debug = ln.Addr()
+		servers = append(servers, newServer(debugMux(), log))
+		listeners = append(listeners, ln)
+	}
+
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		go func() { errc <- srv.Serve(listeners[i]) }()
+	}
+	log.Info("posgate serving", slog.String("api", addrs.API.String()), slog.String("baseUrl", addrs.BaseURL),
+		slog.String("authUrl", addrs.AuthURL), slog.Bool("ownIdentityListener", authLn != nil))
+	if ready != nil {
+		ready(addrs)
+	}
+
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			log.Error("server failed", slog.Any("err", err))
+		}
+	}
+	log.Info("shutting down: finishing in-flight requests", slog.Duration("timeout", cfg.ShutdownTimeout))
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	var firstErr error
+	for _, srv := range servers {
+		if err := srv.Shutdown(sctx); err != nil && firstErr == nil {
+			firstErr = fmt.Errorf("shutdown: %w", err)
+		}
+	}
+	return firstErr
+}
+
+// newServer sets every timeout: a slow or stalled client cannot hold a
+// connection or a goroutine for long.
+func newServer(h http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
+
+func debugMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+// sweepSessions deletes expired sessions hourly; every instance may run it,
+// the delete is idempotent.
+func sweepSessions(ctx context.Context, store posgate.Store, now func() time.Time, log *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			n, err := store.DeleteExpiredSessions(ctx, now().UTC())
+			if err != nil {
+				log.Warn("sweep sessions", slog.Any("err", err))
+			} else if n > 0 {
+				log.Info("swept expired sessions", slog.Int64("count", n))
+			}
+		}
+	}
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// urlOf is the URL a client on this machine reaches addr at; a wildcard
+// listener is advertised as localhost.
+func urlOf(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || tcp.IP.IsUnspecified() {
+		_, port, _ := net.SplitHostPort(addr.String())
+		return "http://localhost:" + port
+	}
+	return "http://" + tcp.String()
+}

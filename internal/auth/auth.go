@@ -1,0 +1,375 @@
+// Package auth is posgate's identity provider and resource-server side of
+// OAuth2: it issues ES256 access tokens (RFC 9068) for the client credentials
+// grant, publishes discovery and JWKS documents, and verifies the tokens that
+// POS and operator requests carry. Signing keys live in the store so that
+// several instances share them and tokens survive restarts.
+package auth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/uuid"
+
+	"github.com/posgate/posgate"
+)
+
+// Store is the part of posgate.Store that auth needs (posgate.Store
+// satisfies it); keeping it small lets tests and the CLI supply less.
+type Store interface {
+	FindClient(ctx context.Context, id string) (*posgate.Client, error)
+	CreateSigningKey(ctx context.Context, k *posgate.SigningKey) error
+	// ListSigningKeys returns every key, oldest first.
+	ListSigningKeys(ctx context.Context) ([]*posgate.SigningKey, error)
+	DeleteSigningKey(ctx context.Context, id string) error
+}
+
+// Config holds what the identity provider cannot guess; zero fields take the
+// defaults documented on each field.
+type Config struct {
+	Issuer     string        // {auth_url}, e.g. "http://localhost:8080" (no trailing slash); the "iss" claim
+	Audience   string        // the "aud" claim; default "posgate"
+	TokenTTL   time.Duration // default 1h; whole seconds (expires_in is an integer)
+	KeyRefresh time.Duration // how often keys are re-read from the store; default 30s
+	CacheSize  int           // verified-token cache entries; default 10000
+	Now        func() time.Time
+	Logger     *slog.Logger
+}
+
+// Defaults of Config and fixed limits of the token checks.
+const (
+	DefaultAudience   = "posgate"
+	DefaultTokenTTL   = time.Hour
+	DefaultKeyRefresh = 30 * time.Second
+	DefaultCacheSize  = 10000
+
+	// clockSkew is how far in the future "iat" and "nbf" may lie, for
+	// instances whose clocks disagree a little.
+	clockSkew = 30 * time.Second
+	// minReloadInterval bounds how often an unknown kid may make Verify
+	// re-read the keys, so that forged kids cannot hammer the store.
+	minReloadInterval = time.Second
+)
+
+// Auth issues and verifies access tokens. It is safe for concurrent use.
+type Auth struct {
+	store     Store
+	issuer    string
+	audience  string
+	ttl       time.Duration
+	refresh   time.Duration
+	now       func() time.Time
+	log       *slog.Logger
+	parser    *jwt.Parser
+	cache     *tokenCache
+	dummyHash []byte // compared against for unknown clients, to equalise timing
+	discovery []byte
+
+	keys atomic.Pointer[keySet]
+
+	reloadMu   sync.Mutex
+	lastReload time.Time
+
+	// verified counts full (uncached) signature checks, for tests.
+	verified atomic.Int64
+}
+
+// New builds an Auth on s and loads the signing keys, creating the first
+// ES256 key when the store has none, so that a fresh installation can issue
+// tokens at once.
+func New(ctx context.Context, s Store, cfg Config) (*Auth, error) {
+	issuer := strings.TrimRight(cfg.Issuer, "/")
+	ttl := orDefault(cfg.TokenTTL, DefaultTokenTTL).Truncate(time.Second)
+	refresh := orDefault(cfg.KeyRefresh, DefaultKeyRefresh)
+	switch {
+	case issuer == "":
+		return nil, errors.New("auth: config: Issuer is required")
+	case ttl <= 0 || refresh <= 0 || cfg.CacheSize < 0:
+		return nil, errors.New("auth: config: TokenTTL must be at least 1s, KeyRefresh and CacheSize positive")
+	}
+	a := &Auth{
+		store:    s,
+		issuer:   issuer,
+		audience: orDefault(cfg.Audience, DefaultAudience),
+		ttl:      ttl,
+		refresh:  refresh,
+		log:      cfg.Logger,
+		parser:   jwt.NewParser(jwt.WithoutClaimsValidation(), jwt.WithStrictDecoding()),
+		cache:    newTokenCache(orDefault(cfg.CacheSize, DefaultCacheSize)),
+	}
+	nowFn := cfg.Now
+	if nowFn == nil {
+		nowFn = time.Now
+	}
+	a.now = func() time.Time { return nowFn().UTC() }
+	if a.log == nil {
+		a.log = slog.Default()
+	}
+	secret, err := GenerateSecret()
+	if err != nil {
+		return nil, err
+	}
+	a.dummyHash = HashSecret(secret)
+	if a.discovery, err = json.Marshal(discoveryDocument(issuer)); err != nil {
+		return nil, fmt.Errorf("auth: discovery document: %w", err)
+	}
+
+	keys, err := s.ListSigningKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("auth: list signing keys: %w", err)
+	}
+	if len(keys) == 0 {
+		k, err := Rotate(ctx, s, a.now(), a.ttl)
+		if err != nil {
+			return nil, err
+		}
+		a.log.Info("auth: created the first signing key", "kid", k.ID)
+	}
+	if err := a.reload(ctx); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// orDefault returns v, or def when v is the zero value.
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// Run re-reads the keys every KeyRefresh until ctx is done, so that a key
+// rotated by another instance (or the CLI) becomes the signing key here too.
+func (a *Auth) Run(ctx context.Context) {
+	t := time.NewTicker(a.refresh)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := a.reload(ctx); err != nil && ctx.Err() == nil {
+				a.log.Warn("auth: refreshing signing keys failed; keeping the loaded ones", "err", err)
+			}
+		}
+	}
+}
+
+// Rotate adds a new signing key, makes it the signing key of this instance at
+// once and prunes keys whose tokens have all expired.
+func (a *Auth) Rotate(ctx context.Context) (*posgate.SigningKey, error) {
+	k, err := Rotate(ctx, a.store, a.now(), a.ttl)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.reload(ctx); err != nil {
+		return nil, err
+	}
+	a.log.Info("auth: rotated the signing key", "kid", k.ID)
+	return k, nil
+}
+
+// Principal is who a verified access token speaks for. Verify shares one
+// Principal between requests carrying the same token: treat it as read-only.
+type Principal struct {
+	ClientID    string
+	Scopes      []string
+	POSSystemID string
+	// CompanyIDs, when not empty, restricts the principal to these companies.
+	CompanyIDs []string
+	ExpiresAt  time.Time
+}
+
+// HasScope reports whether the token grants scope s; routes check it before
+// doing anything on the principal's behalf.
+func (p *Principal) HasScope(s string) bool { return slices.Contains(p.Scopes, s) }
+
+// claims is the payload of a posgate access token (RFC 9068 §2.2 plus the
+// tenancy claims).
+type claims struct {
+	Issuer      string           `json:"iss"`
+	Audience    audience         `json:"aud"`
+	Subject     string           `json:"sub"`
+	ClientID    string           `json:"client_id"`
+	Scope       string           `json:"scope"`
+	IssuedAt    *jwt.NumericDate `json:"iat"`
+	NotBefore   *jwt.NumericDate `json:"nbf,omitempty"`
+	ExpiresAt   *jwt.NumericDate `json:"exp"`
+	ID          string           `json:"jti"`
+	POSSystemID string           `json:"pos_system_id,omitempty"`
+	CompanyIDs  []string         `json:"pos_company_ids,omitempty"`
+}
+
+// The jwt.Claims methods; Verify validates the claims itself (jwt's
+// validator would apply its leeway to "exp" too).
+func (c *claims) GetExpirationTime() (*jwt.NumericDate, error) { return c.ExpiresAt, nil }
+func (c *claims) GetIssuedAt() (*jwt.NumericDate, error)       { return c.IssuedAt, nil }
+func (c *claims) GetNotBefore() (*jwt.NumericDate, error)      { return c.NotBefore, nil }
+func (c *claims) GetIssuer() (string, error)                   { return c.Issuer, nil }
+func (c *claims) GetSubject() (string, error)                  { return c.Subject, nil }
+func (c *claims) GetAudience() (jwt.ClaimStrings, error)       { return jwt.ClaimStrings(c.Audience), nil }
+
+// audience is the "aud" claim: written as a single string (as posgate issues
+// it), read as a string or an array (as RFC 7519 allows).
+type audience []string
+
+// MarshalJSON writes one audience as a plain string.
+func (a audience) MarshalJSON() ([]byte, error) {
+	if len(a) == 1 {
+		return json.Marshal(a[0])
+	}
+	return json.Marshal([]string(a))
+}
+
+// UnmarshalJSON accepts a string or an array of strings.
+func (a *audience) UnmarshalJSON(b []byte) error {
+	var cs jwt.ClaimStrings
+	if err := cs.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	*a = audience(cs)
+	return nil
+}
+
+// Issue signs an access token for client c with the given (already granted)
+// scopes and returns it with its expiry.
+func (a *Auth) Issue(ctx context.Context, c *posgate.Client, scopes []string) (token string, expiresAt time.Time, err error) {
+	signer := a.keys.Load().signer
+	now := a.now().Truncate(time.Second)
+	expiresAt = now.Add(a.ttl)
+	t := &jwt.Token{
+		Header: map[string]any{"alg": jwt.SigningMethodES256.Alg(), "typ": "at+jwt", "kid": signer.kid},
+		Method: jwt.SigningMethodES256,
+		Claims: &claims{
+			Issuer:      a.issuer,
+			Audience:    audience{a.audience},
+			Subject:     c.ID,
+			ClientID:    c.ID,
+			Scope:       strings.Join(scopes, " "),
+			IssuedAt:    jwt.NewNumericDate(now),
+			NotBefore:   jwt.NewNumericDate(now),
+			ExpiresAt:   jwt.NewNumericDate(expiresAt),
+			ID:          uuid.NewString(),
+			POSSystemID: c.POSSystemID,
+			CompanyIDs:  c.CompanyIDs,
+		},
+	}
+	token, err = t.SignedString(signer.key)
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("auth: sign token: %w", err)
+	}
+	return token, expiresAt, nil
+}
+
+// Client-safe reasons a token is refused; the HTTP layer puts them in
+// WWW-Authenticate's error_description, so they hold no quotes.
+const (
+	msgMalformed    = "The access token is malformed."
+	msgAlgorithm    = "The access token algorithm is not allowed."
+	msgType         = "The access token type is not at+jwt."
+	msgUnknownKey   = "The access token signing key is unknown."
+	msgSignature    = "The access token signature is invalid."
+	msgMissingClaim = "The access token lacks a required claim."
+	msgIssuer       = "The access token issuer is invalid."
+	msgAudience     = "The access token audience is invalid."
+	msgExpired      = "The access token is expired."
+	msgNotYetValid  = "The access token is not yet valid."
+)
+
+func unauthorized(msg string) error { return &posgate.Error{Code: posgate.EUNAUTHORIZED, Message: msg} }
+
+// Verify checks an access token and returns its Principal. Errors are
+// *posgate.Error with code EUNAUTHORIZED and a client-safe message. Tokens
+// verified before are answered from a cache until they expire.
+func (a *Auth) Verify(ctx context.Context, token string) (*Principal, error) {
+	now := a.now()
+	key := sha256.Sum256([]byte(token))
+	if p := a.cache.get(key, now); p != nil {
+		return p, nil
+	}
+	a.verified.Add(1)
+	var c claims
+	_, err := a.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) { return a.verificationKey(ctx, t, now) })
+	if err != nil {
+		var pe *posgate.Error
+		switch {
+		case errors.As(err, &pe):
+			return nil, pe
+		case errors.Is(err, jwt.ErrTokenSignatureInvalid):
+			return nil, unauthorized(msgSignature)
+		case errors.Is(err, jwt.ErrTokenUnverifiable): // an unknown or absent "alg"
+			return nil, unauthorized(msgAlgorithm)
+		default:
+			return nil, unauthorized(msgMalformed)
+		}
+	}
+	if err := a.checkClaims(&c, now); err != nil {
+		return nil, err
+	}
+	p := &Principal{
+		ClientID:    c.ClientID,
+		Scopes:      strings.Fields(c.Scope),
+		POSSystemID: c.POSSystemID,
+		CompanyIDs:  c.CompanyIDs,
+		ExpiresAt:   c.ExpiresAt.Time.UTC(),
+	}
+	a.cache.put(key, p, now)
+	return p, nil
+}
+
+// verificationKey is the jwt.Keyfunc: it enforces the algorithm allow-list
+// and the token type, and finds the published key named by "kid", re-reading
+// the store once when the kid is unknown (another instance may have rotated).
+func (a *Auth) verificationKey(ctx context.Context, t *jwt.Token, now time.Time) (any, error) {
+	if t.Method.Alg() != jwt.SigningMethodES256.Alg() {
+		return nil, unauthorized(msgAlgorithm)
+	}
+	typ, _ := t.Header["typ"].(string)
+	if typ = strings.ToLower(typ); typ != "at+jwt" && typ != "application/at+jwt" {
+		return nil, unauthorized(msgType)
+	}
+	kid, _ := t.Header["kid"].(string)
+	if kid == "" {
+		return nil, unauthorized(msgUnknownKey)
+	}
+	if k := a.keys.Load().published(kid, now); k != nil {
+		return k, nil
+	}
+	if err := a.reloadIfStale(ctx, now); err != nil {
+		a.log.Warn("auth: reloading signing keys for an unknown kid failed", "err", err)
+	}
+	if k := a.keys.Load().published(kid, now); k != nil {
+		return k, nil
+	}
+	return nil, unauthorized(msgUnknownKey)
+}
+
+// checkClaims validates the claims of a token whose signature is good.
+func (a *Auth) checkClaims(c *claims, now time.Time) error {
+	switch {
+	case c.Issuer == "" || len(c.Audience) == 0 || c.Subject == "" || c.ClientID == "" ||
+		c.IssuedAt == nil || c.ExpiresAt == nil || c.ID == "":
+		return unauthorized(msgMissingClaim)
+	case c.Issuer != a.issuer:
+		return unauthorized(msgIssuer)
+	case !slices.Contains(c.Audience, a.audience):
+		return unauthorized(msgAudience)
+	case !now.Before(c.ExpiresAt.Time):
+		return unauthorized(msgExpired)
+	case c.IssuedAt.After(now.Add(clockSkew)) || (c.NotBefore != nil && c.NotBefore.After(now.Add(clockSkew))):
+		return unauthorized(msgNotYetValid)
+	}
+	return nil
+}

@@ -1,0 +1,225 @@
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/posgate/posgate"
+)
+
+const (
+	contentTypeJSON = "application/json; charset=utf-8"
+	formContentType = "application/x-www-form-urlencoded"
+	// maxTokenBody caps the token request body; a legitimate one is a few
+	// hundred bytes.
+	maxTokenBody = 16 << 10
+)
+
+// oauthError is an RFC 6749 §5.2 error answer. Descriptions hold only the
+// characters §5.2 allows (no quotes, no backslashes).
+type oauthError struct {
+	status      int
+	Code        string `json:"error"`
+	Description string `json:"error_description"`
+}
+
+func invalidRequest(desc string) *oauthError {
+	return &oauthError{http.StatusBadRequest, "invalid_request", desc}
+}
+
+func invalidClient(desc string) *oauthError {
+	return &oauthError{http.StatusUnauthorized, "invalid_client", desc}
+}
+
+var errServer = &oauthError{http.StatusInternalServerError, "server_error", "Internal error."}
+
+type tokenResponse struct {
+	AccessToken string `json:"access_token"`
+	TokenType   string `json:"token_type"`
+	ExpiresIn   int64  `json:"expires_in"`
+	Scope       string `json:"scope"`
+}
+
+// TokenHandler serves {auth_url}/connect/token: the client credentials grant
+// (RFC 6749 §4.4). Mount it for every method: it answers non-POST requests
+// itself with an OAuth error body.
+func (a *Auth) TokenHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Cache-Control", "no-store")
+		h.Set("Pragma", "no-cache")
+		resp, oerr := a.token(r)
+		if oerr != nil {
+			switch oerr.status {
+			case http.StatusMethodNotAllowed:
+				h.Set("Allow", http.MethodPost)
+			case http.StatusUnauthorized:
+				h.Set("WWW-Authenticate", `Basic realm="posgate"`)
+			}
+			a.log.Debug("auth: token request refused", "error", oerr.Code, "description", oerr.Description)
+			a.writeJSON(w, oerr.status, oerr)
+			return
+		}
+		a.writeJSON(w, http.StatusOK, resp)
+	})
+}
+
+// token checks a token request in the order request shape, client
+// authentication, grant type, scope, and issues the token.
+func (a *Auth) token(r *http.Request) (*tokenResponse, *oauthError) {
+	if r.Method != http.MethodPost {
+		return nil, &oauthError{http.StatusMethodNotAllowed, "invalid_request", "The token endpoint accepts only POST."}
+	}
+	form, oerr := readForm(r)
+	if oerr != nil {
+		return nil, oerr
+	}
+	c, oerr := a.authenticate(r.Context(), r, form)
+	if oerr != nil {
+		return nil, oerr
+	}
+	switch form.Get("grant_type") {
+	case "":
+		return nil, invalidRequest("The grant_type parameter is required.")
+	case "client_credentials":
+	case "refresh_token":
+		return nil, &oauthError{http.StatusBadRequest, "invalid_grant", "The refresh token is invalid: posgate issues no refresh tokens."}
+	default:
+		return nil, &oauthError{http.StatusBadRequest, "unsupported_grant_type", "Only the client_credentials grant type is supported."}
+	}
+	scopes, oerr := grantScopes(c, form.Get("scope"))
+	if oerr != nil {
+		return nil, oerr
+	}
+	token, _, err := a.Issue(r.Context(), c, scopes)
+	if err != nil {
+		a.log.Error("auth: issuing a token failed", "client_id", c.ID, "err", err)
+		return nil, errServer
+	}
+	scope := strings.Join(scopes, " ")
+	a.log.Debug("auth: token issued", "client_id", c.ID, "scope", scope)
+	return &tokenResponse{AccessToken: token, TokenType: "Bearer", ExpiresIn: int64(a.ttl.Seconds()), Scope: scope}, nil
+}
+
+// readForm reads the form-encoded body. Parameters without a value count as
+// omitted (RFC 6749 §3.1); a repeated parameter is an error (§3.1 too).
+func readForm(r *http.Request) (url.Values, *oauthError) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != formContentType {
+		return nil, invalidRequest("The content type must be " + formContentType + ".")
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxTokenBody+1))
+	if err != nil {
+		return nil, invalidRequest("The request body could not be read.")
+	}
+	if len(body) > maxTokenBody {
+		return nil, invalidRequest("The request body is larger than 16 KiB.")
+	}
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, invalidRequest("The request body is not valid form data.")
+	}
+	for k, v := range form {
+		if len(v) > 1 {
+			return nil, invalidRequest("Each parameter may be sent only once.")
+		}
+		if v[0] == "" {
+			delete(form, k)
+		}
+	}
+	return form, nil
+}
+
+// authenticate finds the client by HTTP Basic or by the client_id and
+// client_secret parameters and checks its secret. Unknown clients are
+// compared against a dummy hash so that they cost the same as a wrong secret.
+func (a *Auth) authenticate(ctx context.Context, r *http.Request, form url.Values) (*posgate.Client, *oauthError) {
+	id, secret := form.Get("client_id"), form.Get("client_secret")
+	if r.Header.Get("Authorization") != "" {
+		if secret != "" {
+			return nil, invalidRequest("Use one client authentication method: HTTP Basic or the client_secret parameter, not both.")
+		}
+		user, pass, ok := r.BasicAuth()
+		if !ok {
+			return nil, invalidClient("The Authorization header must carry HTTP Basic client credentials.")
+		}
+		// RFC 6749 §2.3.1: both halves are form-encoded before base64.
+		bid, err1 := url.QueryUnescape(user)
+		bsecret, err2 := url.QueryUnescape(pass)
+		if err1 != nil || err2 != nil {
+			return nil, invalidClient("The HTTP Basic client credentials are not form-encoded.")
+		}
+		if id != "" && id != bid {
+			return nil, invalidRequest("The client_id parameter differs from the HTTP Basic user name.")
+		}
+		id, secret = bid, bsecret
+	}
+	if id == "" || secret == "" {
+		return nil, invalidClient("Client authentication is required.")
+	}
+	var c *posgate.Client
+	if posgate.ValidKey(id) {
+		found, err := a.store.FindClient(ctx, id)
+		switch {
+		case err == nil:
+			c = found
+		case !errors.Is(err, posgate.ErrNotFound):
+			a.log.Error("auth: looking up a client failed", "client_id", id, "err", err)
+			return nil, errServer
+		}
+	}
+	if c == nil {
+		SecretMatches(a.dummyHash, secret)
+		return nil, invalidClient("The client credentials are invalid.")
+	}
+	if !SecretMatches(c.SecretHash, secret) {
+		return nil, invalidClient("The client credentials are invalid.")
+	}
+	if c.Disabled {
+		return nil, invalidClient("The client is disabled.")
+	}
+	return c, nil
+}
+
+// grantScopes decides the scopes of a client credentials token: the
+// requested ones, or all of the client's when none are requested.
+func grantScopes(c *posgate.Client, requested string) ([]string, *oauthError) {
+	if !slices.ContainsFunc(c.Scopes, func(s string) bool { return s != posgate.ScopeServiceAPI }) {
+		return nil, &oauthError{http.StatusBadRequest, "unauthorized_client", "The client is registered for the implicit flow and may not use client_credentials."}
+	}
+	want := strings.Fields(requested)
+	if len(want) == 0 {
+		want = c.Scopes
+	}
+	granted := make([]string, 0, len(want))
+	for _, s := range want {
+		switch {
+		case !slices.Contains(posgate.KnownScopes, s):
+			return nil, &oauthError{http.StatusBadRequest, "invalid_scope", "A requested scope is unknown; known scopes: " + strings.Join(posgate.KnownScopes, " ") + "."}
+		case !c.HasScope(s):
+			return nil, &oauthError{http.StatusBadRequest, "invalid_scope", "The client may not request the scope " + s + "."}
+		case !slices.Contains(granted, s):
+			granted = append(granted, s)
+		}
+	}
+	return granted, nil
+}
+
+// writeJSON writes v as the JSON body of the answer.
+func (a *Auth) writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		a.log.Error("auth: encoding a response failed", "err", err)
+		http.Error(w, "Internal error.", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", contentTypeJSON)
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

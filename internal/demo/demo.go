@@ -1,0 +1,74 @@
+// Package demo loads posgate's fixed demo data set, the one the README and
+// docs/demo.md use, so that tutorials and scripts work verbatim.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/auth"
+)
+
+// The demo credentials. They exist only in a store loaded with --demo.
+const (
+	POSSystemID   = "clover"
+	CompanyID     = "demo-company"
+	POSClientID   = "demo-pos"
+	POSSecret     = "demo-pos-secret"
+	AdminClientID = "demo-admin"
+	AdminSecret   = "demo-admin-secret"
+)
+
+// Load creates every demo object that is absent. Objects that exist are left
+// as they are (an operator may have changed them), so loading twice changes
+// nothing.
+func Load(ctx context.Context, st posgate.Store) error {
+	steps := []func() error{
+		func() error {
+			return st.CreatePOSSystem(ctx, &posgate.POSSystem{ID: POSSystemID, Name: "Clover (demo)"})
+		},
+		func() error {
+			return st.CreateCompany(ctx, &posgate.Company{POSSystemID: POSSystemID, ID: CompanyID, Name: "Demo Company",
+				Status: posgate.StatusActive, Features: posgate.AllFeaturesOn()})
+		},
+		location(ctx, st, "LOC123", "Demo Store Downtown"),
+		location(ctx, st, "LOC456", "Demo Store Airport"),
+		terminal(ctx, st, "LOC123", "TERM-05", posgate.StatusActive),
+		terminal(ctx, st, "LOC123", "TERM-06", posgate.StatusActive),
+		terminal(ctx, st, "LOC456", "TERM-07", posgate.StatusActive),
+		terminal(ctx, st, "LOC123", "TERM-99", posgate.StatusDisabled),
+		client(ctx, st, &posgate.Client{ID: POSClientID, Name: "Demo POS integration", POSSystemID: POSSystemID,
+			Scopes: []string{posgate.ScopePOSIntegration}}, POSSecret),
+		client(ctx, st, &posgate.Client{ID: AdminClientID, Name: "Demo operator",
+			Scopes: []string{posgate.ScopeAdmin}}, AdminSecret),
+	}
+	for _, step := range steps {
+		if err := step(); err != nil && !errors.Is(err, posgate.ErrConflict) {
+			return fmt.Errorf("demo data: %w", err)
+		}
+	}
+	return nil
+}
+
+func location(ctx context.Context, st posgate.Store, id, name string) func() error {
+	return func() error {
+		return st.CreateLocation(ctx, &posgate.Location{POSSystemID: POSSystemID, ID: id, CompanyID: CompanyID,
+			Name: name, Status: posgate.StatusActive})
+	}
+}
+
+func terminal(ctx context.Context, st posgate.Store, loc, id string, status posgate.Status) func() error {
+	return func() error {
+		return st.CreateTerminal(ctx, &posgate.Terminal{POSSystemID: POSSystemID, LocationID: loc, ID: id,
+			Name: "Till " + id, Status: status})
+	}
+}
+
+func client(ctx context.Context, st posgate.Store, c *posgate.Client, secret string) func() error {
+	return func() error {
+		c.SecretHash = auth.HashSecret(secret)
+		return st.CreateClient(ctx, c)
+	}
+}

@@ -1,0 +1,285 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/posgate/posgate"
+)
+
+func startReq(token, terminal, location string) req {
+	return req{Method: "POST", Path: "/pos/clover/startInteraction", Token: token, ContentType: "application/json",
+		Body: `{"terminalId":"` + terminal + `","posLocationId":"` + location + `"}`}
+}
+
+var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+
+type interaction struct {
+	TerminalID    string  `json:"terminalId"`
+	PosLocationID string  `json:"posLocationId"`
+	SessionID     *string `json:"sessionId"`
+	PosStatus     string  `json:"posStatus"`
+}
+
+// mustInteraction decodes a 200 answer strictly and checks its echo fields.
+func mustInteraction(t *testing.T, r response, terminal, location, status string) interaction {
+	t.Helper()
+	mustStatus(t, r, 200)
+	var env struct {
+		Data interaction `json:"data"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(r.Body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&env); err != nil {
+		t.Fatalf("body %s: %v", r.Body, err)
+	}
+	d := env.Data
+	if d.TerminalID != terminal || d.PosLocationID != location || d.PosStatus != status {
+		t.Fatalf("got %s", r.Body)
+	}
+	if status == "Accepted" && (d.SessionID == nil || !uuidRE.MatchString(*d.SessionID)) {
+		t.Fatalf("sessionId not a random UUID: %s", r.Body)
+	}
+	if status == "Disabled" && (d.SessionID != nil || !strings.Contains(string(r.Body), `"sessionId":null`)) {
+		t.Fatalf("a Disabled answer must carry sessionId null: %s", r.Body)
+	}
+	return d
+}
+
+func TestStartInteraction(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		tok := s.posToken(t)
+		admin := s.adminToken(t)
+		st := s.openStore(t)
+		ctx := context.Background()
+
+		t.Run("accepted and persisted", func(t *testing.T) {
+			d := mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Accepted")
+			sess, err := st.FindSession(ctx, *d.SessionID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sess.POSSystemID != "clover" || sess.CompanyID != "demo-company" || sess.LocationID != "LOC123" || sess.TerminalID != "TERM-05" ||
+				!sess.CreatedAt.Equal(s.clock.Now()) || sess.ExpiresAt.Sub(sess.CreatedAt).Hours() != 24 {
+				t.Fatalf("stored session %+v", sess)
+			}
+			r := s.do(t, req{Method: "GET", Path: "/admin/v1/sessions/" + *d.SessionID, Token: admin})
+			mustStatus(t, r, 200)
+			if got := r.JSON(t)["data"].(map[string]any); got["sessionId"] != *d.SessionID || got["terminalId"] != "TERM-05" || got["posCompanyId"] != "demo-company" {
+				t.Fatalf("session via the operator API: %s", r.Body)
+			}
+			mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/sessions/nope", Token: admin}), 404, "*", nil)
+			d2 := mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Accepted")
+			if *d2.SessionID == *d.SessionID {
+				t.Fatal("two interactions got the same session")
+			}
+		})
+		t.Run("content types", func(t *testing.T) {
+			jsonBody := `{"terminalId":"TERM-06","posLocationId":"LOC123"}`
+			xmlBody := `<StartInteractionDto><terminalId>TERM-06</terminalId><posLocationId>LOC123</posLocationId></StartInteractionDto>`
+			for ct, body := range map[string]string{
+				"application/json-patch+json":     jsonBody,
+				"application/json":                jsonBody,
+				"application/json; charset=utf-8": jsonBody,
+				"text/json":                       jsonBody,
+				"application/vnd.pos+json":        jsonBody,
+				"application/xml":                 xmlBody,
+				"text/xml":                        xmlBody,
+				"application/vnd.pos+xml":         xmlBody,
+				"application/xml; charset=utf-8":  `<?xml version="1.0" encoding="utf-8"?>` + xmlBody,
+			} {
+				r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: ct, Body: body})
+				d := mustInteraction(t, r, "TERM-06", "LOC123", "Accepted")
+				if _, err := st.FindSession(ctx, *d.SessionID); err != nil {
+					t.Fatalf("%s: session not stored: %v", ct, err)
+				}
+			}
+		})
+		t.Run("response media type follows Accept", func(t *testing.T) {
+			for accept, want := range map[string]string{
+				"":                 "application/json; charset=utf-8",
+				"text/json":        "text/json; charset=utf-8",
+				"text/plain":       "text/plain; charset=utf-8",
+				"application/json": "application/json; charset=utf-8",
+			} {
+				q := startReq(tok, "TERM-05", "LOC123")
+				q.Header = map[string]string{"Accept": accept}
+				r := s.do(t, q)
+				mustInteraction(t, r, "TERM-05", "LOC123", "Accepted")
+				if got := r.Header.Get("Content-Type"); got != want {
+					t.Fatalf("Accept %q: Content-Type %q, want %q", accept, got, want)
+				}
+			}
+		})
+		t.Run("unknown properties are ignored", func(t *testing.T) {
+			r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: "application/json",
+				Body: `{"terminalId":"TERM-05","posLocationId":"LOC123","cashier":"ann"}`})
+			mustInteraction(t, r, "TERM-05", "LOC123", "Accepted")
+		})
+		t.Run("disabled terminal", func(t *testing.T) {
+			mustInteraction(t, s.do(t, startReq(tok, "TERM-99", "LOC123")), "TERM-99", "LOC123", "Disabled")
+		})
+		t.Run("unregistered terminal", func(t *testing.T) {
+			mustProblem(t, s.do(t, startReq(tok, "TERM-404", "LOC123")), 404, "Terminal 'TERM-404' is not registered at location 'LOC123'.", nil)
+		})
+		t.Run("terminal of another location", func(t *testing.T) {
+			mustProblem(t, s.do(t, startReq(tok, "TERM-07", "LOC123")), 404, "Terminal 'TERM-07' is not registered at location 'LOC123'.", nil)
+		})
+		t.Run("ids are case-sensitive", func(t *testing.T) {
+			mustProblem(t, s.do(t, startReq(tok, "term-05", "LOC123")), 404, "Terminal 'term-05' is not registered at location 'LOC123'.", nil)
+		})
+		t.Run("unknown location", func(t *testing.T) {
+			mustProblem(t, s.do(t, startReq(tok, "TERM-05", "LOC999")), 404, "Location 'LOC999' is not registered.", nil)
+		})
+		bad := func(body string, errs map[string][]string) {
+			t.Helper()
+			r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: "application/json", Body: body})
+			mustProblem(t, r, 400, "*", errs)
+		}
+		t.Run("missing fields", func(t *testing.T) {
+			bad(`{}`, map[string][]string{"terminalId": {"The terminalId field is required."}, "posLocationId": {"The posLocationId field is required."}})
+			bad(`{"posLocationId":"LOC123"}`, map[string][]string{"terminalId": {"The terminalId field is required."}})
+			bad(`{"terminalId":null,"posLocationId":"LOC123"}`, map[string][]string{"terminalId": {"The terminalId field is required."}})
+		})
+		t.Run("empty fields", func(t *testing.T) {
+			bad(`{"terminalId":"","posLocationId":""}`, map[string][]string{"terminalId": {"The terminalId field is required."}, "posLocationId": {"The posLocationId field is required."}})
+		})
+		t.Run("guide spelling terminalID is not terminalId", func(t *testing.T) {
+			bad(`{"terminalID":"TERM-05","posLocationId":"LOC123"}`, map[string][]string{"terminalId": {"The terminalId field is required."}})
+		})
+		t.Run("wrong types", func(t *testing.T) {
+			bad(`{"terminalId":5,"posLocationId":"LOC123"}`, map[string][]string{"terminalId": {"The terminalId field must be a string."}})
+			bad(`{"terminalId":"TERM-05","posLocationId":["LOC123"]}`, map[string][]string{"posLocationId": {"The posLocationId field must be a string."}})
+		})
+		t.Run("malformed bodies", func(t *testing.T) {
+			for _, body := range []string{`{"terminalId":"TERM-05"`, `[]`, `"x"`, `{"terminalId":"TERM-05","posLocationId":"LOC123"} {}`, `{"terminalId":"A","terminalId":"B","posLocationId":"LOC123"}`} {
+				r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: "application/json", Body: body})
+				mustProblem(t, r, 400, "*", r400Fields(t, r))
+			}
+			r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: "application/xml", Body: `<a><terminalId>x</a>`})
+			mustProblem(t, r, 400, "*", r400Fields(t, r))
+		})
+		t.Run("empty body", func(t *testing.T) {
+			r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: "application/json"})
+			mustProblem(t, r, 400, "*", r400Fields(t, r))
+		})
+		t.Run("XML entities are refused", func(t *testing.T) {
+			body := `<?xml version="1.0"?><!DOCTYPE a [<!ENTITY x "TERM-05">]><a><terminalId>&x;</terminalId><posLocationId>LOC123</posLocationId></a>`
+			r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: "application/xml", Body: body})
+			mustProblem(t, r, 400, "*", r400Fields(t, r))
+		})
+		t.Run("other content types", func(t *testing.T) {
+			for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""} {
+				r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: ct, Body: `{"terminalId":"TERM-05","posLocationId":"LOC123"}`})
+				mustProblem(t, r, 415, "*", nil)
+			}
+		})
+		t.Run("body too large", func(t *testing.T) {
+			body := `{"terminalId":"TERM-05","posLocationId":"LOC123","pad":"` + strings.Repeat("x", 70<<10) + `"}`
+			r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: "application/json", Body: body})
+			mustProblem(t, r, 413, "*", nil)
+		})
+		t.Run("wrong method", func(t *testing.T) {
+			r := s.do(t, req{Method: "GET", Path: "/pos/clover/startInteraction", Token: tok, Undocumented: true})
+			mustProblem(t, r, 405, "*", nil)
+		})
+		t.Run("disabled location, company and feature", func(t *testing.T) {
+			patch := func(path, body string) {
+				t.Helper()
+				mustStatus(t, s.do(t, req{Method: "PATCH", Path: path, Token: admin, ContentType: "application/json", Body: body}), 200)
+			}
+			mustInteraction(t, s.do(t, startReq(tok, "TERM-07", "LOC456")), "TERM-07", "LOC456", "Accepted")
+			patch("/admin/v1/pos-systems/clover/locations/LOC456", `{"status":"Disabled"}`)
+			mustInteraction(t, s.do(t, startReq(tok, "TERM-07", "LOC456")), "TERM-07", "LOC456", "Disabled")
+			patch("/admin/v1/pos-systems/clover/locations/LOC456", `{"status":"Active"}`)
+
+			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"features":{"transactions":false}}`)
+			mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Disabled")
+			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"features":{"transactions":true}}`)
+
+			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"status":"Disabled"}`)
+			mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Disabled")
+			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"status":"Active"}`)
+			mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Accepted")
+
+			mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/clover/locations/LOC123/terminals/TERM-06/disable", Token: admin}), 200)
+			mustInteraction(t, s.do(t, startReq(tok, "TERM-06", "LOC123")), "TERM-06", "LOC123", "Disabled")
+			mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/clover/locations/LOC123/terminals/TERM-06/enable", Token: admin}), 200)
+			mustInteraction(t, s.do(t, startReq(tok, "TERM-06", "LOC123")), "TERM-06", "LOC123", "Accepted")
+		})
+		t.Run("another tenant", func(t *testing.T) {
+			// A second POS system with the same location and terminal ids, and
+			// a client restricted to another company of clover.
+			post := func(path, body string) map[string]any {
+				t.Helper()
+				r := s.do(t, req{Method: "POST", Path: path, Token: admin, ContentType: "application/json", Body: body})
+				mustStatus(t, r, 201)
+				return r.JSON(t)["data"].(map[string]any)
+			}
+			post("/admin/v1/pos-systems", `{"id":"pax","name":"PAX"}`)
+			post("/admin/v1/pos-systems/pax/companies", `{"posCompanyId":"demo-company"}`)
+			post("/admin/v1/pos-systems/pax/locations", `{"posLocationId":"LOC123","posCompanyId":"demo-company"}`)
+			post("/admin/v1/pos-systems/pax/locations/LOC123/terminals", `{"terminalId":"TERM-X"}`)
+			paxSecret := post("/admin/v1/clients", `{"clientId":"pax-pos","posSystemId":"pax","scopes":["pos_integration"]}`)["clientSecret"].(string)
+			pax := s.token(t, "pax-pos", paxSecret, "pos_integration")
+			// pax's LOC123 knows only TERM-X; clover's TERM-05 is not there.
+			r := s.do(t, req{Method: "POST", Path: "/pos/pax/startInteraction", Token: pax, ContentType: "application/json", Body: `{"terminalId":"TERM-05","posLocationId":"LOC123"}`})
+			mustProblem(t, r, 404, "Terminal 'TERM-05' is not registered at location 'LOC123'.", nil)
+			r = s.do(t, req{Method: "POST", Path: "/pos/pax/startInteraction", Token: pax, ContentType: "application/json", Body: `{"terminalId":"TERM-X","posLocationId":"LOC123"}`})
+			mustInteraction(t, r, "TERM-X", "LOC123", "Accepted")
+			// pax's token on clover's path is forbidden.
+			mustProblem(t, s.do(t, startReq(pax, "TERM-05", "LOC123")), 403, "*", nil)
+
+			post("/admin/v1/pos-systems/clover/companies", `{"posCompanyId":"other-co"}`)
+			post("/admin/v1/pos-systems/clover/locations", `{"posLocationId":"OTHER-1","posCompanyId":"other-co"}`)
+			post("/admin/v1/pos-systems/clover/locations/OTHER-1/terminals", `{"terminalId":"T1"}`)
+			restricted := post("/admin/v1/clients", `{"clientId":"only-other","posSystemId":"clover","scopes":["pos_integration"],"companyIds":["other-co"]}`)["clientSecret"].(string)
+			rt := s.token(t, "only-other", restricted, "pos_integration")
+			mustInteraction(t, s.do(t, startReq(rt, "T1", "OTHER-1")), "T1", "OTHER-1", "Accepted")
+			// demo-company's location is as absent as an unknown one: 404, not 403.
+			mustProblem(t, s.do(t, startReq(rt, "TERM-05", "LOC123")), 404, "Location 'LOC123' is not registered.", nil)
+		})
+	})
+}
+
+// r400Fields returns the errors map of a 400 after checking it is not empty:
+// malformed bodies name what is wrong, and the exact text is the codec's.
+func r400Fields(t *testing.T, r response) map[string][]string {
+	t.Helper()
+	var p problem
+	json.Unmarshal(r.Body, &p)
+	if len(p.Errors) == 0 {
+		t.Fatalf("400 without errors: %s", r.Body)
+	}
+	return p.Errors
+}
+
+// TestRestart shows that a token and a session made before a restart still
+// work after it: keys and sessions live in the store.
+func TestRestart(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		tok := s.posToken(t)
+		d := mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Accepted")
+		s.restart(t)
+		mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Accepted")
+		sess, err := s.openStore(t).FindSession(context.Background(), *d.SessionID)
+		if err != nil || sess.TerminalID != "TERM-05" {
+			t.Fatalf("session after restart: %+v %v", sess, err)
+		}
+		// The demo data set was loaded twice and is unchanged.
+		ts, err := s.openStore(t).ListTerminals(context.Background(), "clover", "")
+		if err != nil || len(ts) != 4 {
+			t.Fatalf("terminals after second demo load: %d %v", len(ts), err)
+		}
+		for _, term := range ts {
+			if want := term.ID != "TERM-99"; (term.Status == posgate.StatusActive) != want {
+				t.Fatalf("terminal %s is %s", term.ID, term.Status)
+			}
+		}
+	})
+}

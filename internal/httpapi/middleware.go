@@ -1,0 +1,180 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/auth"
+)
+
+type ctxKey int
+
+const (
+	traceKey ctxKey = iota
+	principalKey
+)
+
+// msgNoToken is the detail of a 401 without any credentials; it is also how
+// bearerChallenge knows to leave out the error code.
+const msgNoToken = "No access token: send Authorization: Bearer <ACCESS_TOKEN>."
+
+// traceID returns the request's trace id ("" outside a request).
+func traceID(ctx context.Context) string {
+	id, _ := ctx.Value(traceKey).(string)
+	return id
+}
+
+// newTraceID returns a W3C traceparent-shaped id, the form POS integrators
+// know from ASP.NET problem documents, so it can be quoted in support tickets.
+func newTraceID() string {
+	var b [24]byte
+	rand.Read(b[:])
+	var out [55]byte
+	copy(out[:3], "00-")
+	hex.Encode(out[3:35], b[:16])
+	out[35] = '-'
+	hex.Encode(out[36:52], b[16:])
+	copy(out[52:], "-00")
+	return string(out[:])
+}
+
+// statusWriter remembers the status for the request log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(b)
+	w.bytes += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// observe gives every request a trace id, recovers panics as 500 problems
+// and writes one structured log line per request. The line holds method,
+// path, status, duration and client id: never a header, query or body, so no
+// token or secret can reach the log.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := newTraceID()
+		// The box is filled in by the auth wrappers so the log line can name
+		// the client without re-reading the token.
+		box := &principalBox{}
+		ctx := context.WithValue(context.WithValue(r.Context(), traceKey, id), principalKey, box)
+		r = r.WithContext(ctx)
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.writeError(sw, r, fmt.Errorf("panic: %v", v))
+			}
+			if !s.log.Enabled(ctx, slog.LevelInfo) {
+				return
+			}
+			client := ""
+			if box.p != nil {
+				client = box.p.ClientID
+			}
+			s.log.LogAttrs(ctx, slog.LevelInfo, "request",
+				slog.String("method", r.Method),
+				slog.String("path", r.URL.Path),
+				slog.Int("status", sw.status),
+				slog.Int("bytes", sw.bytes),
+				slog.Duration("duration", time.Since(start)),
+				slog.String("clientId", client),
+				slog.String("traceId", id),
+			)
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+type principalBox struct{ p *auth.Principal }
+
+// principal returns the authenticated caller of the request.
+func principal(ctx context.Context) *auth.Principal {
+	if b, ok := ctx.Value(principalKey).(*principalBox); ok {
+		return b.p
+	}
+	return nil
+}
+
+// authenticate checks the bearer token and that it holds one of scopes.
+func (s *Server) authenticate(r *http.Request, scopes ...string) (*auth.Principal, error) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return nil, posgate.Errorf(posgate.EUNAUTHORIZED, msgNoToken)
+	}
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" || strings.ContainsAny(tok, " \t") {
+		return nil, posgate.Errorf(posgate.EUNAUTHORIZED, "The Authorization header must be 'Bearer <ACCESS_TOKEN>'.")
+	}
+	p, err := s.auth.Verify(r.Context(), tok)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.ContainsFunc(scopes, p.HasScope) {
+		return nil, posgate.Errorf(posgate.EFORBIDDEN, "The access token lacks the scope this operation needs (%s).", strings.Join(scopes, " or "))
+	}
+	if b, ok := r.Context().Value(principalKey).(*principalBox); ok {
+		b.p = p
+	}
+	return p, nil
+}
+
+// pos guards a POS route: a POS-scoped token of the path's POS system.
+func (s *Server) pos(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p, err := s.authenticate(r, posgate.ScopePOSIntegration, posgate.ScopeServiceAPI)
+		if err == nil && p.POSSystemID != r.PathValue("posSystemId") {
+			err = posgate.Errorf(posgate.EFORBIDDEN, "The access token belongs to another POS system.")
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		next(w, r)
+	}
+}
+
+// admin guards an operator route: a token with scope admin.
+func (s *Server) admin(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if _, err := s.authenticate(r, posgate.ScopeAdmin); err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		next(w, r)
+	}
+}
+
+// canSee reports whether the caller may see a company: clients restricted to
+// some companies see the others as absent (contract.md §1).
+func canSee(p *auth.Principal, companyID string) bool {
+	return p == nil || len(p.CompanyIDs) == 0 || slices.Contains(p.CompanyIDs, companyID)
+}

@@ -1,0 +1,182 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/posgate/posgate"
+)
+
+// statusOf maps each application error code to its HTTP status; it is the
+// only place where that mapping lives.
+var statusOf = map[string]int{
+	posgate.EINVALID:      http.StatusBadRequest,
+	posgate.EUNAUTHORIZED: http.StatusUnauthorized,
+	posgate.EFORBIDDEN:    http.StatusForbidden,
+	posgate.ENOTFOUND:     http.StatusNotFound,
+	posgate.ECONFLICT:     http.StatusConflict,
+	posgate.ETOOLARGE:     http.StatusRequestEntityTooLarge,
+	posgate.EUNSUPPORTED:  http.StatusUnsupportedMediaType,
+	posgate.EINTERNAL:     http.StatusInternalServerError,
+}
+
+// problemTypes holds the RFC 9110 section of each status, used as the
+// problem "type" the way ASP.NET-based POS services do.
+var problemTypes = map[int]string{
+	400: "https://tools.ietf.org/html/rfc9110#section-15.5.1",
+	401: "https://tools.ietf.org/html/rfc9110#section-15.5.2",
+	403: "https://tools.ietf.org/html/rfc9110#section-15.5.4",
+	404: "https://tools.ietf.org/html/rfc9110#section-15.5.5",
+	405: "https://tools.ietf.org/html/rfc9110#section-15.5.6",
+	409: "https://tools.ietf.org/html/rfc9110#section-15.5.10",
+	413: "https://tools.ietf.org/html/rfc9110#section-15.5.14",
+	415: "https://tools.ietf.org/html/rfc9110#section-15.5.16",
+	500: "https://tools.ietf.org/html/rfc9110#section-15.6.1",
+	503: "https://tools.ietf.org/html/rfc9110#section-15.6.4",
+}
+
+var problemTitles = map[int]string{
+	400: "Bad Request",
+	401: "Unauthorized",
+	403: "Forbidden",
+	404: "Not Found",
+	405: "Method Not Allowed",
+	409: "Conflict",
+	413: "Content Too Large",
+	415: "Unsupported Media Type",
+	500: "An error occurred while processing your request.",
+	503: "Service Unavailable",
+}
+
+// Problem is an RFC 9457 problem document as posgate writes it.
+type Problem struct {
+	Type    string              `json:"type"`
+	Title   string              `json:"title"`
+	Status  int                 `json:"status"`
+	Detail  string              `json:"detail"`
+	TraceID string              `json:"traceId"`
+	Errors  map[string][]string `json:"errors,omitempty"`
+}
+
+// envelope is the {"data": …} wrapper of interface.md §2.1.
+type envelope struct {
+	Data any `json:"data"`
+}
+
+// writeJSON writes v as the response. Accept: text/json or text/plain gets
+// the same JSON under that media type (contract.md §3).
+func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Only a programming error (an unmarshalable type) gets here.
+		http.Error(w, "Internal error.", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", responseType(r.Header.Get("Accept")))
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// responseType picks the first of the JSON media types the client names in
+// Accept, application/json when it names none of them.
+func responseType(accept string) string {
+	for accept != "" {
+		var part string
+		part, accept, _ = strings.Cut(accept, ",")
+		mt, _, _ := strings.Cut(part, ";")
+		switch strings.ToLower(strings.TrimSpace(mt)) {
+		case "application/json":
+			return "application/json; charset=utf-8"
+		case "text/json":
+			return "text/json; charset=utf-8"
+		case "text/plain":
+			return "text/plain; charset=utf-8"
+		}
+	}
+	return "application/json; charset=utf-8"
+}
+
+// writeProblem writes a problem document with the given status and detail.
+func writeProblem(w http.ResponseWriter, r *http.Request, status int, detail string, fields map[string][]string) {
+	p := Problem{
+		Type:    problemTypes[status],
+		Title:   problemTitles[status],
+		Status:  status,
+		Detail:  detail,
+		TraceID: traceID(r.Context()),
+		Errors:  fields,
+	}
+	if len(fields) > 0 {
+		p.Title = "One or more validation errors occurred."
+	}
+	b, _ := json.Marshal(p)
+	h := w.Header()
+	h.Set("Content-Type", "application/problem+json; charset=utf-8")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// writeError turns err into a problem response. Internal errors are logged
+// with the trace id and shown only as "Internal error.".
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code := posgate.ErrorCode(err)
+	status, ok := statusOf[code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	var fields map[string][]string
+	var e *posgate.Error
+	if errors.As(err, &e) {
+		fields = e.Fields
+	}
+	detail := posgate.ErrorMessage(err)
+	if status == http.StatusInternalServerError {
+		s.log.ErrorContext(r.Context(), "internal error", slog.String("traceId", traceID(r.Context())),
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))
+		detail = "Internal error."
+		fields = nil
+	} else if len(fields) > 0 {
+		detail = summarize(fields)
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", bearerChallenge(detail))
+	}
+	writeProblem(w, r, status, detail, fields)
+}
+
+// summarize joins validation messages into one line for "detail", so that a
+// client that only logs detail still sees what was wrong.
+func summarize(fields map[string][]string) string {
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		for _, m := range fields[k] {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(m)
+		}
+	}
+	return b.String()
+}
+
+// bearerChallenge builds the RFC 6750 §3 WWW-Authenticate value. A request
+// without credentials gets no error code, as the RFC asks.
+func bearerChallenge(detail string) string {
+	if detail == msgNoToken {
+		return `Bearer realm="posgate"`
+	}
+	return `Bearer realm="posgate", error="invalid_token", error_description="` + strings.ReplaceAll(detail, `"`, `'`) + `"`
+}

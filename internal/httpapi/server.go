@@ -1,0 +1,231 @@
+// Package httpapi is posgate's HTTP adapter: the POS API, the operator API,
+// health and the OpenAPI document, on the standard library's ServeMux. Every
+// route is listed in one place, routes.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/auth"
+	"github.com/posgate/posgate/internal/codec"
+	"github.com/posgate/posgate/internal/openapi"
+)
+
+// Config holds the HTTP layer's settings.
+type Config struct {
+	// BaseURL and AuthURL are the public addresses posgate advertises
+	// ({base_url} and {auth_url} of interface.md).
+	BaseURL string
+	AuthURL string
+	// SessionTTL is how long a startInteraction session lives (contract.md §5).
+	SessionTTL time.Duration
+	// MaxBodyBytes caps request bodies of ordinary routes (413 beyond).
+	MaxBodyBytes int64
+	// Identity serves the identity provider's routes on Handler too; when
+	// false they are only on IdentityHandler (a listener of their own).
+	Identity bool
+	Now      func() time.Time
+	Logger   *slog.Logger
+}
+
+// Server serves posgate's HTTP surface.
+type Server struct {
+	store posgate.Store
+	auth  *auth.Auth
+	cfg   Config
+	log   *slog.Logger
+	now   func() time.Time
+}
+
+// New returns a Server; zero Config fields get their defaults.
+func New(store posgate.Store, a *auth.Auth, cfg Config) *Server {
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = 24 * time.Hour
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 64 << 10
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Server{store: store, auth: a, cfg: cfg, log: cfg.Logger, now: func() time.Time { return cfg.Now().UTC() }}
+}
+
+// Handler returns the API handler: POS, operator, health and OpenAPI routes,
+// plus the identity provider when Config.Identity is set.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	s.routes(mux, s.cfg.Identity)
+	return s.observe(mux)
+}
+
+// IdentityHandler returns the identity provider alone, for its own listener.
+func (s *Server) IdentityHandler() http.Handler {
+	mux := http.NewServeMux()
+	s.identityRoutes(mux)
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("/", s.notFound(mux))
+	return s.observe(mux)
+}
+
+// routes lists posgate's whole HTTP surface.
+func (s *Server) routes(mux *http.ServeMux, identity bool) {
+	if identity {
+		s.identityRoutes(mux)
+	}
+	mux.HandleFunc("GET /healthz", s.healthz)
+	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.HandleFunc("GET /swagger/v1/swagger.json", s.swagger)
+
+	// POS API (interface.md §4).
+	mux.HandleFunc("POST /pos/{posSystemId}/startInteraction", s.pos(bodyEndpoint(s, posBody, s.startInteraction)))
+
+	// Operator API.
+	mux.HandleFunc("POST /admin/v1/pos-systems", s.admin(bodyEndpoint(s, adminBody, s.createPOSSystem)))
+	mux.HandleFunc("GET /admin/v1/pos-systems", s.admin(s.endpoint(s.listPOSSystems)))
+	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}", s.admin(s.endpoint(s.getPOSSystem)))
+	mux.HandleFunc("POST /admin/v1/pos-systems/{posSystemId}/companies", s.admin(bodyEndpoint(s, adminBody, s.createCompany)))
+	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/companies", s.admin(s.endpoint(s.listCompanies)))
+	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}", s.admin(s.endpoint(s.getCompany)))
+	mux.HandleFunc("PATCH /admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}", s.admin(bodyEndpoint(s, adminBody, s.updateCompany)))
+	mux.HandleFunc("POST /admin/v1/pos-systems/{posSystemId}/locations", s.admin(bodyEndpoint(s, adminBody, s.createLocation)))
+	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/locations", s.admin(s.endpoint(s.listLocations)))
+	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/locations/{posLocationId}", s.admin(s.endpoint(s.getLocation)))
+	mux.HandleFunc("PATCH /admin/v1/pos-systems/{posSystemId}/locations/{posLocationId}", s.admin(bodyEndpoint(s, adminBody, s.updateLocation)))
+	mux.HandleFunc("POST /admin/v1/pos-systems/{posSystemId}/locations/{posLocationId}/terminals", s.admin(bodyEndpoint(s, adminBody, s.createTerminal)))
+	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/locations/{posLocationId}/terminals", s.admin(s.endpoint(s.listTerminals)))
+	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/locations/{posLocationId}/terminals/{terminalId}", s.admin(s.endpoint(s.getTerminal)))
+	mux.HandleFunc("POST /admin/v1/pos-systems/{posSystemId}/locations/{posLocationId}/terminals/{terminalId}/disable", s.admin(s.endpoint(s.setTerminalStatus(posgate.StatusDisabled))))
+	mux.HandleFunc("POST /admin/v1/pos-systems/{posSystemId}/locations/{posLocationId}/terminals/{terminalId}/enable", s.admin(s.endpoint(s.setTerminalStatus(posgate.StatusActive))))
+	mux.HandleFunc("POST /admin/v1/clients", s.admin(bodyEndpoint(s, adminBody, s.createClient)))
+	mux.HandleFunc("GET /admin/v1/clients", s.admin(s.endpoint(s.listClients)))
+	mux.HandleFunc("GET /admin/v1/clients/{clientId}", s.admin(s.endpoint(s.getClient)))
+	mux.HandleFunc("POST /admin/v1/clients/{clientId}/disable", s.admin(s.endpoint(s.setClientDisabled(true))))
+	mux.HandleFunc("POST /admin/v1/clients/{clientId}/enable", s.admin(s.endpoint(s.setClientDisabled(false))))
+	mux.HandleFunc("GET /admin/v1/sessions/{sessionId}", s.admin(s.endpoint(s.getSession)))
+	mux.HandleFunc("GET /admin/v1/keys", s.admin(s.endpoint(s.listKeys)))
+	mux.HandleFunc("POST /admin/v1/keys/rotate", s.admin(s.endpoint(s.rotateKey)))
+
+	mux.HandleFunc("/", s.notFound(mux))
+}
+
+// identityRoutes lists the identity provider's routes ({auth_url}).
+func (s *Server) identityRoutes(mux *http.ServeMux) {
+	mux.Handle("/connect/token", s.auth.TokenHandler())
+	mux.Handle("GET /.well-known/openid-configuration", s.auth.DiscoveryHandler())
+	mux.Handle("GET /.well-known/openid-configuration/jwks", s.auth.JWKSHandler())
+}
+
+// validator is implemented by request bodies that check themselves.
+type validator interface{ Validate() error }
+
+// bodyOpts says how a route reads its body.
+type bodyOpts struct {
+	strict   bool // unknown properties are rejected (else ignored)
+	jsonOnly bool // only the JSON content types (the operator API)
+}
+
+var (
+	posBody   = bodyOpts{}
+	adminBody = bodyOpts{strict: true, jsonOnly: true}
+)
+
+// bodyEndpoint adapts a handler with a request body: decode (capped) →
+// Validate → fn → encode. Every error path returns through writeError, so no
+// handler can forget to stop.
+func bodyEndpoint[Req any](s *Server, o bodyOpts, fn func(r *http.Request, req *Req) (int, any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req Req
+		var err error
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		if o.jsonOnly && codec.KindOf(r.Header.Get("Content-Type")) != codec.JSON {
+			err = posgate.Errorf(posgate.EUNSUPPORTED, "Send the body as application/json.")
+		} else {
+			err = codec.Decode(r, &req, codec.Options{DisallowUnknown: o.strict})
+		}
+		if err == nil {
+			if v, ok := any(&req).(validator); ok {
+				err = v.Validate()
+			}
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		status, out, err := fn(r, &req)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, r, status, out)
+	}
+}
+
+// endpoint adapts a handler without a request body.
+func (s *Server) endpoint(fn func(r *http.Request) (int, any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		status, out, err := fn(r)
+		if err != nil {
+			s.writeError(w, r, err)
+			return
+		}
+		writeJSON(w, r, status, out)
+	}
+}
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, r, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// readyz answers 503 while the store cannot serve, so a load balancer takes
+// the instance out instead of sending it POS traffic that would fail.
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.store.Ping(ctx); err != nil {
+		s.log.WarnContext(ctx, "not ready", slog.Any("err", err))
+		writeJSON(w, r, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		return
+	}
+	writeJSON(w, r, http.StatusOK, map[string]string{"status": "ready"})
+}
+
+func (s *Server) swagger(w http.ResponseWriter, r *http.Request) {
+	doc, err := openapi.Document(s.cfg.BaseURL, s.cfg.AuthURL)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	w.Write(doc)
+}
+
+// notFound answers what no route took: 405 with Allow when the path exists
+// for other methods, else 404; both as problem documents. (With a catch-all
+// route the ServeMux never answers 405 itself.)
+func (s *Server) notFound(mux *http.ServeMux) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var allow []string
+		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
+			probe := &http.Request{Method: m, URL: r.URL, Host: r.Host}
+			if _, pattern := mux.Handler(probe); pattern != "/" && pattern != "" {
+				allow = append(allow, m)
+			}
+		}
+		if len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			writeProblem(w, r, http.StatusMethodNotAllowed, "The method "+r.Method+" is not allowed here; allowed: "+strings.Join(allow, ", ")+".", nil)
+			return
+		}
+		writeProblem(w, r, http.StatusNotFound, "No such route: "+r.Method+" "+r.URL.Path+".", nil)
+	}
+}

@@ -1,0 +1,285 @@
+package openapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/posgate/posgate"
+)
+
+const (
+	testBase = "https://pos.example.com"
+	testAuth = "https://id.example.com"
+)
+
+// load returns the substituted document, parsed and validated.
+func load(t *testing.T) *openapi3.T {
+	t.Helper()
+	data, err := Document(testBase+"/", testAuth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(data)
+	if err != nil {
+		t.Fatalf("loading: %v", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	return doc
+}
+
+func TestDocumentIsValidOpenAPI(t *testing.T) {
+	doc := load(t)
+	if doc.OpenAPI != "3.0.1" || doc.Info.Title != "posgate" || doc.Info.Version != "v1" {
+		t.Errorf("openapi %q, title %q, version %q; want 3.0.1, posgate, v1", doc.OpenAPI, doc.Info.Title, doc.Info.Version)
+	}
+	var tags []string
+	for _, tag := range doc.Tags {
+		tags = append(tags, tag.Name)
+	}
+	if want := []string{"Identity", "POS", "Operator", "Health"}; !slices.Equal(tags, want) {
+		t.Errorf("tags %v, want %v", tags, want)
+	}
+}
+
+func TestEveryOperationIsDescribed(t *testing.T) {
+	doc := load(t)
+	known := map[string]bool{"Identity": true, "POS": true, "Operator": true, "Health": true}
+	count := 0
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			count++
+			name := method + " " + path
+			if op.OperationID == "" {
+				t.Errorf("%s: no operationId", name)
+			}
+			if len(op.Tags) != 1 || !known[op.Tags[0]] {
+				t.Errorf("%s: tags %v, want one of Identity, POS, Operator, Health", name, op.Tags)
+			}
+			if op.Security == nil {
+				t.Errorf("%s: no security list (an open operation says security: [])", name)
+			} else if len(*op.Security) > 0 && op.Responses.Status(http.StatusUnauthorized) == nil {
+				t.Errorf("%s: secured but 401 is not documented", name)
+			}
+			if op.RequestBody != nil {
+				for _, status := range []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType} {
+					if strings.HasPrefix(path, "/connect/") {
+						break // OAuth answers malformed requests with 400 invalid_request
+					}
+					if op.Responses.Status(status) == nil {
+						t.Errorf("%s: takes a body but does not document %d", name, status)
+					}
+				}
+			}
+			// Operations that reach the store can fail; discovery, keys and
+			// health answer from memory (readyz reports a failing store as 503).
+			if (op.Tags[0] == "POS" || op.Tags[0] == "Operator" || path == "/connect/token") && op.Responses.Status(http.StatusInternalServerError) == nil {
+				t.Errorf("%s: 500 is not documented", name)
+			}
+		}
+	}
+	if count != 30 {
+		t.Errorf("%d operations, want 30", count)
+	}
+}
+
+// TestSecurity checks each tag's operations against the schemes the
+// interface and the contract require.
+func TestSecurity(t *testing.T) {
+	doc := load(t)
+	want := map[string]openapi3.SecurityRequirements{
+		"POS":      {{"BearerAuth": {}}, {"ImplicitAuth": {"service_api"}}},
+		"Operator": {{"OperatorAuth": {"admin"}}},
+		"Health":   {},
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			w, ok := want[op.Tags[0]]
+			if !ok {
+				continue
+			}
+			if got, _ := json.Marshal(op.Security); string(got) != mustJSON(t, w) {
+				t.Errorf("%s %s: security %s, want %s", method, path, got, mustJSON(t, w))
+			}
+		}
+	}
+	flows := doc.Components.SecuritySchemes
+	if got := flows["ImplicitAuth"].Value.Flows.Implicit.AuthorizationURL; got != testAuth+"/connect/authorize" {
+		t.Errorf("ImplicitAuth authorizationUrl %q", got)
+	}
+	if got := flows["OperatorAuth"].Value.Flows.ClientCredentials.TokenURL; got != testAuth+"/connect/token" {
+		t.Errorf("OperatorAuth tokenUrl %q", got)
+	}
+	if b := flows["BearerAuth"].Value; b.Type != "http" || b.Scheme != "bearer" || b.BearerFormat != "JWT" {
+		t.Errorf("BearerAuth %+v", b)
+	}
+}
+
+// TestErrorsAreProblems checks that every 4xx and 5xx is an RFC 9457
+// problem, except the token endpoint's RFC 6749 errors and readyz's 503, and
+// that every 401 carries a WWW-Authenticate header.
+func TestErrorsAreProblems(t *testing.T) {
+	doc := load(t)
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			for code, ref := range op.Responses.Map() {
+				status, _ := strconv.Atoi(code)
+				if status < 400 || path == "/readyz" {
+					continue
+				}
+				name := method + " " + path + " " + code
+				want, schema := "application/problem+json", "ProblemDetails"
+				if path == "/connect/token" {
+					want, schema = "application/json", "OAuthError"
+				} else if status == http.StatusBadRequest {
+					schema = "ValidationProblemDetails"
+				}
+				var types []string
+				for ct, mt := range ref.Value.Content {
+					types = append(types, ct)
+					if mt.Schema.Ref != "#/components/schemas/"+schema {
+						t.Errorf("%s: schema %s, want %s", name, mt.Schema.Ref, schema)
+					}
+				}
+				if !slices.Equal(types, []string{want}) {
+					t.Errorf("%s: content types %v, want %s", name, types, want)
+				}
+				if h := ref.Value.Headers["WWW-Authenticate"]; status == http.StatusUnauthorized && (h == nil || !h.Value.Required) {
+					t.Errorf("%s: WWW-Authenticate is not a required header", name)
+				}
+			}
+		}
+	}
+}
+
+// TestEnumsMatchTheDomain keeps the document's enums equal to the domain's
+// values, so neither can grow alone.
+func TestEnumsMatchTheDomain(t *testing.T) {
+	doc := load(t)
+	schemas := doc.Components.Schemas
+	enum := func(name string) []string {
+		var out []string
+		for _, v := range schemas[name].Value.Enum {
+			out = append(out, v.(string))
+		}
+		return out
+	}
+	if got, want := enum("PosResponseStatus"), []string{string(posgate.PosAccepted), string(posgate.PosDisabled),
+		string(posgate.PosNotAvailable), string(posgate.PosRejected), string(posgate.PosError)}; !slices.Equal(got, want) {
+		t.Errorf("PosResponseStatus %v, want %v", got, want)
+	}
+	if got, want := enum("Status"), []string{string(posgate.StatusActive), string(posgate.StatusDisabled)}; !slices.Equal(got, want) {
+		t.Errorf("Status %v, want %v", got, want)
+	}
+	if got := enum("Scope"); !slices.Equal(got, posgate.KnownScopes) {
+		t.Errorf("Scope %v, want %v", got, posgate.KnownScopes)
+	}
+	features, _ := json.Marshal(posgate.AllFeaturesOn())
+	var fields map[string]bool
+	if err := json.Unmarshal(features, &fields); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"Features", "FeaturesUpdate"} {
+		props := schemas[name].Value.Properties
+		if len(props) != len(fields) {
+			t.Errorf("%s has %d properties, posgate.Features %d", name, len(props), len(fields))
+		}
+		for f := range fields {
+			if props[f] == nil {
+				t.Errorf("%s lacks %q", name, f)
+			}
+		}
+	}
+}
+
+func TestDocumentSubstitutes(t *testing.T) {
+	data, err := Document(testBase+"/", testAuth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !json.Valid(data) {
+		t.Fatal("not valid JSON")
+	}
+	for _, p := range []string{baseURLPlaceholder, authURLPlaceholder, "{base_url", "auth_url}"} {
+		if strings.Contains(string(data), p) {
+			t.Errorf("%s remains after substitution", p)
+		}
+	}
+	var doc struct {
+		Info    struct{ Description string }
+		Servers []struct{ URL string }
+		Paths   map[string]struct {
+			Servers []struct{ URL string }
+		}
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Servers) != 1 || doc.Servers[0].URL != testBase {
+		t.Errorf("servers %+v, want %s (trailing slash dropped)", doc.Servers, testBase)
+	}
+	for _, p := range []string{"/connect/token", "/.well-known/openid-configuration", "/.well-known/openid-configuration/jwks"} {
+		if s := doc.Paths[p].Servers; len(s) != 1 || s[0].URL != testAuth {
+			t.Errorf("%s servers %+v, want %s", p, s, testAuth)
+		}
+	}
+	for _, want := range []string{testAuth + "/connect/token", testAuth + "/.well-known/openid-configuration/jwks"} {
+		if !strings.Contains(doc.Info.Description, want) {
+			t.Errorf("the description does not name %s", want)
+		}
+	}
+}
+
+func TestDocumentEscapesAndCaches(t *testing.T) {
+	base := `http://a.example/x"y\z`
+	first, err := Document(base, testAuth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Servers []struct{ URL string } }
+	if err := json.Unmarshal(first, &doc); err != nil {
+		t.Fatalf("substituted document is not JSON: %v", err)
+	}
+	if doc.Servers[0].URL != base {
+		t.Errorf("server %q, want %q", doc.Servers[0].URL, base)
+	}
+	second, err := Document(base, testAuth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &first[0] != &second[0] {
+		t.Error("the second call did not return the cached document")
+	}
+	other, err := Document(testBase, testAuth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &other[0] == &first[0] {
+		t.Error("another base URL returned the same document")
+	}
+}
+
+func TestDocumentRejectsRelativeURLs(t *testing.T) {
+	for _, c := range [][2]string{{"", testAuth}, {testBase, ""}, {"/api", testAuth}, {testBase, "ftp://id.example.com"}, {"pos.example.com", testAuth}} {
+		if _, err := Document(c[0], c[1]); err == nil {
+			t.Errorf("Document(%q, %q) succeeded", c[0], c[1])
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,101 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/posgate/posgate"
+)
+
+// Queries prepared by Open.
+const (
+	createSessionSQL = `INSERT INTO sessions (session_id, pos_system_id, company_id, location_id, terminal_id, created_at, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`
+	listSigningKeysSQL = `SELECT key_id, algorithm, private_key, created_at FROM signing_keys ORDER BY created_at, key_id`
+)
+
+// deleteBatch bounds how many expired sessions one write transaction
+// removes, so that a large clean-up never holds the write lock long enough
+// to stall startInteraction.
+const deleteBatch = 5000
+
+func sessionDest(s *posgate.Session) []any {
+	return []any{&s.ID, &s.POSSystemID, &s.CompanyID, &s.LocationID, &s.TerminalID, timeColumn{&s.CreatedAt}, timeColumn{&s.ExpiresAt}}
+}
+
+// CreateSession stores s; its terminal must exist.
+func (db *DB) CreateSession(ctx context.Context, s *posgate.Session) error {
+	if _, err := db.createSession.ExecContext(ctx, s.ID, s.POSSystemID, s.CompanyID, s.LocationID, s.TerminalID,
+		formatTime(s.CreatedAt), formatTime(s.ExpiresAt)); err != nil {
+		return writeErr(err, "create session", alreadyExists("session", s.ID), notFound("terminal", s.TerminalID))
+	}
+	return nil
+}
+
+// FindSession returns session id, expired or not.
+func (db *DB) FindSession(ctx context.Context, id string) (*posgate.Session, error) {
+	s, err := scanRow(db.read.QueryRowContext(ctx, `SELECT session_id, pos_system_id, company_id, location_id, terminal_id, created_at, expires_at
+		FROM sessions WHERE session_id = ?`, id), sessionDest)
+	if err != nil {
+		return nil, readErr(err, "find session", notFound("session", id))
+	}
+	return s, nil
+}
+
+// DeleteExpiredSessions removes the sessions that expired before t, in
+// batches of deleteBatch, and returns how many it removed.
+func (db *DB) DeleteExpiredSessions(ctx context.Context, t time.Time) (int64, error) {
+	var total int64
+	for {
+		res, err := db.write.ExecContext(ctx, `DELETE FROM sessions WHERE session_id IN
+			(SELECT session_id FROM sessions WHERE expires_at < ? LIMIT ?)`, formatTime(t), deleteBatch)
+		if err != nil {
+			return total, fmt.Errorf("sqlite: delete expired sessions: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return total, fmt.Errorf("sqlite: delete expired sessions: %w", err)
+		}
+		total += n
+		if n < deleteBatch {
+			return total, nil
+		}
+	}
+}
+
+func signingKeyDest(k *posgate.SigningKey) []any {
+	return []any{&k.ID, &k.Algorithm, &k.PrivateKey, timeColumn{&k.CreatedAt}}
+}
+
+// CreateSigningKey stores k.
+func (db *DB) CreateSigningKey(ctx context.Context, k *posgate.SigningKey) error {
+	if _, err := db.write.ExecContext(ctx, `INSERT INTO signing_keys (key_id, algorithm, private_key, created_at) VALUES (?, ?, ?, ?)`,
+		k.ID, k.Algorithm, k.PrivateKey, formatTime(k.CreatedAt)); err != nil {
+		return writeErr(err, "create signing key", alreadyExists("signing key", k.ID), nil)
+	}
+	return nil
+}
+
+// ListSigningKeys returns every signing key, oldest first.
+func (db *DB) ListSigningKeys(ctx context.Context) ([]*posgate.SigningKey, error) {
+	rows, err := db.listSigningKeys.QueryContext(ctx)
+	return scanAll(rows, err, "list signing keys", signingKeyDest)
+}
+
+// DeleteSigningKey removes key id; an absent key is ENOTFOUND, so that a
+// caller racing another instance's rotation can tell and ignore it.
+func (db *DB) DeleteSigningKey(ctx context.Context, id string) error {
+	res, err := db.write.ExecContext(ctx, `DELETE FROM signing_keys WHERE key_id = ?`, id)
+	if err != nil {
+		return fmt.Errorf("sqlite: delete signing key: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlite: delete signing key: %w", err)
+	}
+	if n == 0 {
+		return notFound("signing key", id)
+	}
+	return nil
+}

@@ -1,0 +1,293 @@
+// Package sqlite is posgate's embedded store: one SQLite file, no set-up. It
+// uses modernc.org/sqlite (pure Go, no cgo) through database/sql.
+//
+// SQLite allows one writer at a time, so writes go through a pool of exactly
+// one connection (queueing in Go instead of spinning on SQLITE_BUSY), while
+// reads use a separate query-only pool on the same file: in WAL mode readers
+// see the last commit and never wait for the writer.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/posgate/posgate"
+)
+
+var _ posgate.Store = (*DB)(nil)
+
+// Connection settings, applied by the driver to every new connection:
+// busy_timeout lets another process's writer finish instead of failing at
+// once; WAL lets readers run beside the writer; synchronous=NORMAL is durable
+// across application crashes in WAL mode and avoids an fsync per commit.
+const (
+	connParams = "_busy_timeout=5000&_journal_mode=WAL&_foreign_keys=on&_synchronous=NORMAL"
+	// writeParams makes every transaction take the write lock when it
+	// begins, so that two processes never deadlock upgrading read locks and
+	// two processes migrating one file apply each migration once.
+	writeParams = connParams + "&_txlock=immediate"
+	readParams  = connParams + "&_query_only=on"
+)
+
+// busyTimeout is _busy_timeout as a duration, for the one wait SQLite does
+// not do itself (see connectWriter).
+const busyTimeout = 5 * time.Second
+
+// readConns bounds the read pool: enough for the 2-core target without
+// holding many idle connections and their page caches.
+const readConns = 4
+
+// Options configures Open.
+type Options struct {
+	// Now is the clock for CreatedAt/UpdatedAt; it defaults to time.Now so
+	// tests can inject a fake one.
+	Now func() time.Time
+	// NoMigrate makes Open refuse a database whose schema is older than this
+	// binary instead of migrating it, for deployments where schema changes
+	// are an explicit step (`posgate migrate`).
+	NoMigrate bool
+}
+
+// DB is the SQLite implementation of posgate.Store.
+type DB struct {
+	write *sql.DB // one connection: SQLite has one writer at a time
+	read  *sql.DB // query-only pool, so reads never queue behind writes
+	now   func() time.Time
+
+	// Statements on the hot paths (startInteraction, token issuing), prepared
+	// once so that each call skips SQL parsing.
+	findLocation    *sql.Stmt
+	findTerminal    *sql.Stmt
+	findClient      *sql.Stmt
+	listSigningKeys *sql.Stmt
+	createSession   *sql.Stmt
+}
+
+// Open opens (creating it if needed) the SQLite database at dsn, a plain
+// path such as "posgate.db" or a "file:" URI, and migrates it to this
+// binary's schema unless opts.NoMigrate is set.
+func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	if dsn == "" || dsn == ":memory:" || strings.Contains(dsn, "mode=memory") {
+		return nil, fmt.Errorf("sqlite: DSN %q: posgate needs a database file (its read and write pools must share it)", dsn)
+	}
+	db := &DB{now: opts.Now}
+	if db.now == nil {
+		db.now = time.Now
+	}
+	var err error
+	if db.write, err = sql.Open("sqlite", withParams(dsn, writeParams)); err != nil {
+		return nil, fmt.Errorf("sqlite: open %q: %w", dsn, err)
+	}
+	db.write.SetMaxOpenConns(1)
+	db.write.SetMaxIdleConns(1)
+	if db.read, err = sql.Open("sqlite", withParams(dsn, readParams)); err != nil {
+		db.write.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", dsn, err)
+	}
+	db.read.SetMaxOpenConns(readConns)
+	db.read.SetMaxIdleConns(readConns)
+	if err := db.init(ctx, opts.NoMigrate); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// withParams appends the driver parameters to dsn, which may carry its own.
+func withParams(dsn, params string) string {
+	if strings.Contains(dsn, "?") {
+		return dsn + "&" + params
+	}
+	return dsn + "?" + params
+}
+
+// init brings the schema up to date (or checks it) and prepares the hot
+// statements, which need the tables to exist.
+func (db *DB) init(ctx context.Context, noMigrate bool) error {
+	migrations, err := loadMigrations()
+	if err != nil {
+		return err
+	}
+	if err := db.connectWriter(ctx); err != nil {
+		return err
+	}
+	if noMigrate {
+		err = db.checkSchema(ctx, migrations)
+	} else {
+		err = db.migrate(ctx, migrations)
+	}
+	if err != nil {
+		return err
+	}
+	for _, p := range []struct {
+		stmt  **sql.Stmt
+		pool  *sql.DB
+		query string
+	}{
+		{&db.findLocation, db.read, findLocationSQL},
+		{&db.findTerminal, db.read, findTerminalSQL},
+		{&db.findClient, db.read, findClientSQL},
+		{&db.listSigningKeys, db.read, listSigningKeysSQL},
+		{&db.createSession, db.write, createSessionSQL},
+	} {
+		if *p.stmt, err = p.pool.PrepareContext(ctx, p.query); err != nil {
+			return fmt.Errorf("sqlite: prepare %q: %w", p.query, err)
+		}
+	}
+	return nil
+}
+
+// connectWriter opens the write connection, whose pragmas switch a new file
+// to WAL. When two connections do that to one file at the same moment,
+// SQLite answers SQLITE_BUSY at once instead of waiting out busy_timeout,
+// so this retries for as long as busy_timeout would have waited.
+func (db *DB) connectWriter(ctx context.Context) error {
+	deadline := time.Now().Add(busyTimeout)
+	for {
+		err := db.write.PingContext(ctx)
+		var se *sqlite.Error
+		if err == nil {
+			return nil
+		} else if !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return fmt.Errorf("sqlite: connect: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("sqlite: connect: %w", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// Ping reports whether both pools can reach the database file.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.write.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: ping writer: %w", err)
+	}
+	if err := db.read.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: ping readers: %w", err)
+	}
+	return nil
+}
+
+// Close releases the prepared statements and both pools.
+func (db *DB) Close() error {
+	var errs []error
+	for _, s := range []*sql.Stmt{db.findLocation, db.findTerminal, db.findClient, db.listSigningKeys, db.createSession} {
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
+	}
+	errs = append(errs, db.read.Close(), db.write.Close())
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sqlite: close: %w", err)
+	}
+	return nil
+}
+
+// timestamp is the store clock's current time as the store keeps it.
+func (db *DB) timestamp() time.Time { return posgate.Timestamp(db.now()) }
+
+// timeLayout is how times are stored: fixed-width UTC text, so that text
+// order is time order.
+const timeLayout = "2006-01-02T15:04:05.000000Z"
+
+// formatTime renders t for storage.
+func formatTime(t time.Time) string { return posgate.Timestamp(t).Format(timeLayout) }
+
+// timeColumn scans a stored time into t.
+type timeColumn struct{ t *time.Time }
+
+// Scan implements sql.Scanner.
+func (c timeColumn) Scan(src any) error {
+	s, ok := src.(string)
+	if !ok {
+		return fmt.Errorf("time column holds %T, want text", src)
+	}
+	t, err := time.Parse(timeLayout, s)
+	if err != nil {
+		return fmt.Errorf("time column: %w", err)
+	}
+	*c.t = t
+	return nil
+}
+
+// scanner is what *sql.Row and *sql.Rows have in common.
+type scanner interface{ Scan(dest ...any) error }
+
+// scanRow scans one row into a new T, through the destinations that dest
+// returns for it (one per selected column, in order).
+func scanRow[T any](s scanner, dest func(*T) []any) (*T, error) {
+	v := new(T)
+	if err := s.Scan(dest(v)...); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// scanAll scans every row of a query's result; it takes the query's error
+// too so that callers stay short.
+func scanAll[T any](rows *sql.Rows, err error, op string, dest func(*T) []any) ([]*T, error) {
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+	defer rows.Close()
+	var out []*T
+	for rows.Next() {
+		v, err := scanRow(rows, dest)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: %s: %w", op, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+	return out, nil
+}
+
+// notFound is the ENOTFOUND error for an absent object.
+func notFound(thing, id string) *posgate.Error {
+	return posgate.Errorf(posgate.ENOTFOUND, "%s %q not found", thing, id)
+}
+
+// alreadyExists is the ECONFLICT error for a duplicate key.
+func alreadyExists(thing, id string) *posgate.Error {
+	return posgate.Errorf(posgate.ECONFLICT, "%s %q already exists", thing, id)
+}
+
+// readErr turns sql.ErrNoRows into missing and wraps anything else.
+func readErr(err error, op string, missing *posgate.Error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return missing
+	}
+	return fmt.Errorf("sqlite: %s: %w", op, err)
+}
+
+// writeErr turns a failed write into the error callers match on: a
+// duplicate key becomes conflict and an absent parent (a foreign key
+// violation) becomes missing; either may be nil when the write cannot
+// violate it. Anything else is wrapped.
+func writeErr(err error, op string, conflict, missing *posgate.Error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY, sqlite3.SQLITE_CONSTRAINT_UNIQUE:
+			if conflict != nil {
+				return conflict
+			}
+		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			if missing != nil {
+				return missing
+			}
+		}
+	}
+	return fmt.Errorf("sqlite: %s: %w", op, err)
+}
