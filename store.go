@@ -19,6 +19,19 @@ import (
 //   - Times come back in UTC, truncated to microseconds (see Timestamp).
 //   - Lists are ordered by their key(s), ascending.
 type Store interface {
+	TenancyStore
+	CouponStore
+	ContentStore
+	PromotionStore
+
+	// Ping reports whether the store can serve requests (for /readyz).
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// TenancyStore holds POS systems, companies, locations, terminals, API
+// clients, sessions and signing keys.
+type TenancyStore interface {
 	CreatePOSSystem(ctx context.Context, p *POSSystem) error
 	FindPOSSystem(ctx context.Context, id string) (*POSSystem, error)
 	ListPOSSystems(ctx context.Context) ([]*POSSystem, error)
@@ -58,8 +71,4 @@ type Store interface {
 	// ListSigningKeys returns every key, oldest first.
 	ListSigningKeys(ctx context.Context) ([]*SigningKey, error)
 	DeleteSigningKey(ctx context.Context, id string) error
-
-	// Ping reports whether the store can serve requests (for /readyz).
-	Ping(ctx context.Context) error
-	Close() error
 }
