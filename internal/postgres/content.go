@@ -154,7 +154,7 @@ func (db *DB) FindReceiptPromotion(ctx context.Context, posSystemID, companyID, 
 }
 
 // EffectiveReceiptPromotion returns the location's promotion, else the
-// company default: the location's id sorts after ''.
+// company default: the location's id sorts after ”.
 func (db *DB) EffectiveReceiptPromotion(ctx context.Context, posSystemID, companyID, locationID string) (*posgate.ReceiptPromotion, error) {
 	p, err := scanReceipt(db.pool.QueryRow(ctx, `SELECT `+receiptCols+` FROM receipt_promotions r
 		WHERE r.pos_system_id = $1 AND r.company_id = $2 AND r.location_id IN ($3, '')

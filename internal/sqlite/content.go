@@ -162,7 +162,7 @@ func (db *DB) FindReceiptPromotion(ctx context.Context, posSystemID, companyID, 
 }
 
 // EffectiveReceiptPromotion returns the location's promotion, else the
-// company default: the location's id sorts after ''.
+// company default: the location's id sorts after ”.
 func (db *DB) EffectiveReceiptPromotion(ctx context.Context, posSystemID, companyID, locationID string) (*posgate.ReceiptPromotion, error) {
 	p, err := scanRow(db.read.QueryRowContext(ctx, `SELECT `+receiptCols+` FROM receipt_promotions
 		WHERE pos_system_id = ? AND company_id = ? AND location_id IN (?, '')

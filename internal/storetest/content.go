@@ -234,14 +234,14 @@ func testImpressions(t *testing.T, e *env) {
 		return out
 	}
 	check(t, "the 10th", count(posgate.ImpressionQuery{From: day, To: day}), []posgate.ImpressionCount{
-		{"L1", "T1", "a", 3}, {"L1", "T1", "b", 1}})
+		ic("L1", "T1", "a", 3), ic("L1", "T1", "b", 1)})
 	check(t, "the 9th to the 11th", count(posgate.ImpressionQuery{From: day.AddDate(0, 0, -1), To: day.AddDate(0, 0, 1)}), []posgate.ImpressionCount{
-		{"L1", "T1", "a", 3}, {"L1", "T1", "b", 1}, {"L1", "T2", "a", 2}, {"L2", "T1", "a", 4}})
+		ic("L1", "T1", "a", 3), ic("L1", "T1", "b", 1), ic("L1", "T2", "a", 2), ic("L2", "T1", "a", 4)})
 	check(t, "one location", count(posgate.ImpressionQuery{LocationID: "L1", From: day.AddDate(0, 0, -5), To: day.AddDate(0, 0, 5)}), []posgate.ImpressionCount{
-		{"L1", "T1", "a", 3}, {"L1", "T1", "b", 1}, {"L1", "T2", "a", 2}})
+		ic("L1", "T1", "a", 3), ic("L1", "T1", "b", 1), ic("L1", "T2", "a", 2)})
 	check(t, "one terminal id", count(posgate.ImpressionQuery{TerminalID: "T1", From: day.AddDate(0, 0, -5), To: day.AddDate(0, 0, 5)}), []posgate.ImpressionCount{
-		{"L1", "T1", "a", 3}, {"L1", "T1", "b", 1}, {"L2", "T1", "a", 4}})
-	check(t, "another company", count(posgate.ImpressionQuery{CompanyID: "other", From: day, To: day}), []posgate.ImpressionCount{{"O1", "T1", "a", 5}})
+		ic("L1", "T1", "a", 3), ic("L1", "T1", "b", 1), ic("L2", "T1", "a", 4)})
+	check(t, "another company", count(posgate.ImpressionQuery{CompanyID: "other", From: day, To: day}), []posgate.ImpressionCount{ic("O1", "T1", "a", 5)})
 	check(t, "no days with data", len(count(posgate.ImpressionQuery{From: day.AddDate(0, 0, 2), To: day.AddDate(0, 0, 9)})), 0)
 
 	err := e.s.RecordImpression(ctx, &posgate.Impression{POSSystemID: "clover", CompanyID: "acme", LocationID: "L1", TerminalID: "T9", SlideID: "a", At: day})
@@ -251,6 +251,11 @@ func testImpressions(t *testing.T, e *env) {
 // testConcurrentImpressions checks that simultaneous showings are all
 // counted: the counter is incremented in the store, never read and written
 // back.
+// ic is an ImpressionCount, written short.
+func ic(loc, term, slideID string, n int64) posgate.ImpressionCount {
+	return posgate.ImpressionCount{LocationID: loc, TerminalID: term, SlideID: slideID, Count: n}
+}
+
 func testConcurrentImpressions(t *testing.T, e *env) {
 	ctx := t.Context()
 	e.till("clover", "acme", "L1", "T1")
