@@ -85,7 +85,7 @@ func TestCarouselInBrowser(t *testing.T) {
 		// The title is drawn and the (data: URL) image loaded: the page's
 		// Content-Security-Policy lets both through.
 		first, err := chromedp.Run(bctx, chromedp.Evaluate[string](
-			`(function(){var s=document.querySelector(".slide.active");var i=s.querySelector("img");` +
+			`(function(){var s=document.querySelector(".slide.active");var i=s.querySelector("img");`+
 				`return s.querySelector("h1").textContent+"|"+(i?i.naturalWidth:0)})()`))
 		if err != nil || first != "Welcome to Demo Company|800" {
 			t.Fatalf("first slide: %q, %v", first, err)
