@@ -69,6 +69,37 @@ type contentState struct {
 	pageOnce sync.Once
 	page     []byte
 	csp      string
+
+	// qr caches rendered QR images by ETag: every receipt of a location
+	// prints the same image, and rendering one costs milliseconds.
+	qrMu sync.Mutex
+	qr   map[string][]byte
+}
+
+// maxCachedQR bounds the QR cache (images are 0.5–2 KB); when it is full it
+// starts over, which costs one render per image still in use.
+const maxCachedQR = 512
+
+// cachedQR returns the image for etag, rendering and caching it if needed.
+func (s *Server) cachedQR(etag, target string, px int) ([]byte, error) {
+	c := &s.content
+	c.qrMu.Lock()
+	img, ok := c.qr[etag]
+	c.qrMu.Unlock()
+	if ok {
+		return img, nil
+	}
+	img, err := renderQR(target, px)
+	if err != nil {
+		return nil, err
+	}
+	c.qrMu.Lock()
+	if c.qr == nil || len(c.qr) >= maxCachedQR {
+		c.qr = make(map[string][]byte)
+	}
+	c.qr[etag] = img
+	c.qrMu.Unlock()
+	return img, nil
 }
 
 // urlKey returns the URL-signing key, creating it in the store the first
@@ -501,7 +532,7 @@ func (s *Server) receiptQR(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
-	img, err := renderQR(string(target), px)
+	img, err := s.cachedQR(etag, string(target), px)
 	if err != nil {
 		h.Del("ETag")
 		h.Del("Cache-Control")
@@ -529,7 +560,7 @@ func renderQR(target string, px int) ([]byte, error) {
 		return nil, fmt.Errorf("QR code: %d modules do not fit %d pixels", n, px)
 	}
 	off := (px - n*scale) / 2
-	img := image.NewPaletted(image.Rect(0, 0, px, px), color.Palette{color.White, color.Black})
+	img := image.NewPaletted(image.Rect(0, 0, px, px), color.Palette{color.White, color.Black}) // a 1-bit PNG
 	for y, row := range bits {
 		for x, dark := range row {
 			if !dark {
@@ -544,7 +575,7 @@ func renderQR(target string, px int) ([]byte, error) {
 		}
 	}
 	var b bytes.Buffer
-	if err := (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&b, img); err != nil {
+	if err := (&png.Encoder{CompressionLevel: png.DefaultCompression}).Encode(&b, img); err != nil {
 		return nil, fmt.Errorf("QR code: %w", err)
 	}
 	return b.Bytes(), nil
