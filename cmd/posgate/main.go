@@ -33,7 +33,7 @@ type cli struct {
 }
 
 func commands() []command {
-	return []command{
+	return append([]command{
 		{"serve", "serve the POS API, the operator API and the identity provider", cmdServe},
 		{"migrate", "bring the store's schema up to date and exit", cmdMigrate},
 		{"demo load", "load the fixed demo data set into the store", cmdDemoLoad},
@@ -56,7 +56,7 @@ func commands() []command {
 		{"client enable", "enable an API client: ID", cmdClientDisabled(false)},
 		{"keys rotate", "add a new token signing key; older keys stay published until their tokens expire", cmdKeysRotate},
 		{"keys list", "list token signing keys", cmdKeysList},
-	}
+	}, contentCommands()...)
 }
 
 func main() {
@@ -91,7 +91,7 @@ func (env *cli) usage(cmds []command) {
 	fmt.Fprintln(env.stderr, "usage: posgate COMMAND [flags]   (every flag can also be set as POSGATE_<FLAG>, e.g. POSGATE_DATABASE)")
 	fmt.Fprintln(env.stderr)
 	for _, c := range cmds {
-		fmt.Fprintf(env.stderr, "  %-18s %s\n", c.name, c.summary)
+		fmt.Fprintf(env.stderr, "  %-24s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(env.stderr, "\nRun 'posgate COMMAND -h' for a command's flags.")
 }

@@ -35,6 +35,8 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", 24*time.Hour, "lifetime of a startInteraction session")
 	fs.DurationVar(&cfg.KeyRefresh, "key-refresh", 30*time.Second, "how often signing keys are re-read from the store (for keys rotated by another instance)")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", 64<<10, "largest request body accepted by the POS and operator routes, in bytes (413 beyond)")
+	fs.DurationVar(&cfg.CarouselURLTTL, "carousel-ttl", 24*time.Hour, "how long a carousel URL from endpoint 5 stays valid")
+	fs.DurationVar(&cfg.CarouselPoll, "carousel-poll", 30*time.Second, "how often the carousel page looks for changed slides")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for in-flight requests")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	logFormat := fs.String("log-format", "text", "text or json")

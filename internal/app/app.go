@@ -40,6 +40,8 @@ type Config struct {
 	KeyRefresh      time.Duration
 	MaxBodyBytes    int64
 	ShutdownTimeout time.Duration
+	CarouselURLTTL  time.Duration // lifetime of a carousel URL (endpoint 5)
+	CarouselPoll    time.Duration // how often the carousel page looks for changes
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -132,8 +134,12 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		SessionTTL:   cfg.SessionTTL,
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		Identity:     authLn == nil,
-		Now:          now,
-		Logger:       log,
+		// Carousel settings; PromotionSlides (the company's valid
+		// promotions on the carousel) is left nil until promotions exist.
+		CarouselURLTTL: cfg.CarouselURLTTL,
+		CarouselPoll:   cfg.CarouselPoll,
+		Now:            now,
+		Logger:         log,
 	})
 
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))

@@ -29,8 +29,16 @@ type Config struct {
 	// Identity serves the identity provider's routes on Handler too; when
 	// false they are only on IdentityHandler (a listener of their own).
 	Identity bool
-	Now      func() time.Time
-	Logger   *slog.Logger
+	// CarouselURLTTL is how long a carousel URL from endpoint 5 stays
+	// valid (default 24h); CarouselPoll is how often the carousel page asks
+	// for changed content (default 30s).
+	CarouselURLTTL time.Duration
+	CarouselPoll   time.Duration
+	// PromotionSlides, when set, adds slides (the company's currently valid
+	// promotions) after the operator's slides on the carousel page.
+	PromotionSlides SlideSource
+	Now             func() time.Time
+	Logger          *slog.Logger
 }
 
 // Server serves posgate's HTTP surface.
@@ -40,6 +48,9 @@ type Server struct {
 	cfg   Config
 	log   *slog.Logger
 	now   func() time.Time
+	// content holds the URL-signing secret and the carousel page, both made
+	// on first use.
+	content contentState
 }
 
 // New returns a Server; zero Config fields get their defaults.
@@ -87,6 +98,33 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 
 	// POS API (interface.md §4).
 	mux.HandleFunc("POST /pos/{posSystemId}/startInteraction", s.pos(bodyEndpoint(s, posBody, s.startInteraction)))
+
+	// Customer-facing content: carousel (endpoint 5) and receipt promotion
+	// (endpoint 6), the pages and images their URLs lead to (authorised by
+	// the signed URL itself), and their operator routes.
+	mux.HandleFunc("POST /v2/pos/{posSystemId}/carousel", s.pos(bodyEndpoint(s, posBody, s.carousel)))
+	mux.HandleFunc("GET /pos/{posSystemId}/receipt/promotion/location/{posLocationId}", s.pos(s.endpoint(s.receiptPromotion)))
+	mux.HandleFunc("GET /carousel", s.carouselPage)
+	mux.HandleFunc("GET /carousel/content", s.carouselLink(noStore(s.endpoint(s.carouselContent))))
+	mux.HandleFunc("POST /carousel/impressions", s.carouselLink(noStore(bodyEndpoint(s, adminBody, s.recordImpression))))
+	mux.HandleFunc("GET /receipt/qr.png", s.receiptQR)
+	const company = "/admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}"
+	mux.HandleFunc("POST "+company+"/slides", s.admin(bodyEndpoint(s, adminBody, s.createSlide)))
+	mux.HandleFunc("GET "+company+"/slides", s.admin(s.endpoint(s.listSlides)))
+	mux.HandleFunc("GET "+company+"/slides/{slideId}", s.admin(s.endpoint(s.getSlide)))
+	mux.HandleFunc("PATCH "+company+"/slides/{slideId}", s.admin(bodyEndpoint(s, adminBody, s.updateSlide)))
+	mux.HandleFunc("DELETE "+company+"/slides/{slideId}", s.admin(s.endpoint(s.deleteSlide)))
+	mux.HandleFunc("GET "+company+"/carousel", s.admin(s.endpoint(s.getCarouselSettings)))
+	mux.HandleFunc("PUT "+company+"/carousel", s.admin(bodyEndpoint(s, adminBody, s.putCarouselSettings)))
+	mux.HandleFunc("GET "+company+"/receipt-promotion", s.admin(s.endpoint(s.getReceiptPromotion)))
+	mux.HandleFunc("PUT "+company+"/receipt-promotion", s.admin(bodyEndpoint(s, adminBody, s.putReceiptPromotion)))
+	mux.HandleFunc("DELETE "+company+"/receipt-promotion", s.admin(s.endpoint(s.deleteReceiptPromotion)))
+	mux.HandleFunc("GET "+company+"/receipt-promotions", s.admin(s.endpoint(s.listReceiptPromotions)))
+	mux.HandleFunc("GET "+company+"/impressions", s.admin(s.endpoint(s.impressions)))
+	const location = "/admin/v1/pos-systems/{posSystemId}/locations/{posLocationId}"
+	mux.HandleFunc("GET "+location+"/receipt-promotion", s.admin(s.endpoint(s.getReceiptPromotion)))
+	mux.HandleFunc("PUT "+location+"/receipt-promotion", s.admin(bodyEndpoint(s, adminBody, s.putReceiptPromotion)))
+	mux.HandleFunc("DELETE "+location+"/receipt-promotion", s.admin(s.endpoint(s.deleteReceiptPromotion)))
 
 	// Operator API.
 	mux.HandleFunc("POST /admin/v1/pos-systems", s.admin(bodyEndpoint(s, adminBody, s.createPOSSystem)))

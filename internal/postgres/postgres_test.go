@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,9 +18,21 @@ import (
 	"github.com/posgate/posgate/internal/storetest"
 )
 
-// migrations is the number of files in migrations/; TestReopenKeepsMigrations
-// lists them.
-const migrations = 1
+// migrationFiles are the names of the files in migrations/, read from the
+// package directory so that a new migration needs no edit here.
+var migrationFiles = func() []string {
+	names, err := filepath.Glob("migrations/*.sql")
+	if err != nil || len(names) == 0 {
+		panic(fmt.Sprintf("no migrations found: %v", err))
+	}
+	for i, n := range names {
+		names[i] = filepath.Base(n)
+	}
+	return names
+}()
+
+// migrations is the number of files in migrations/.
+var migrations = len(migrationFiles)
 
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, now func() time.Time) posgate.Store {
@@ -72,7 +85,10 @@ func TestReopenKeepsMigrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	want := []string{"1 0001_tenancy.sql 2025-03-01T10:00:00.123456"}
+	var want []string
+	for i, name := range migrationFiles {
+		want = append(want, fmt.Sprintf("%d %s 2025-03-01T10:00:00.123456", i+1, name))
+	}
 	if got := applied(t, dsn); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("after first Open: applied %q, want %q", got, want)
 	}

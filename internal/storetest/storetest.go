@@ -45,6 +45,15 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"TenantIsolation", testTenantIsolation},
 		{"ConcurrentSessions", testConcurrentSessions},
 		{"Ping", testPing},
+		// Customer-facing content (carousel, receipt promotion).
+		{"SlideCreateFindList", testSlideCreateFindList},
+		{"SlideUpdateDelete", testSlideUpdateDelete},
+		{"SlideErrors", testSlideErrors},
+		{"CarouselSettings", testCarouselSettings},
+		{"ReceiptPromotions", testReceiptPromotions},
+		{"Impressions", testImpressions},
+		{"ConcurrentImpressions", testConcurrentImpressions},
+		{"EnsureSecret", testEnsureSecret},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
