@@ -39,6 +39,7 @@ type options struct {
 	outDir      string
 	doc         string
 	keep        bool
+	serveArgs   []string
 	workDir     string
 	root        string
 	commandLine string
@@ -76,6 +77,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.profile, "profile", false, "capture CPU and allocation profiles of every row from posgate's private pprof listener")
 	fs.StringVar(&o.outDir, "out", "bench/out", "directory for profiles and logs kept after the run")
 	fs.StringVar(&o.doc, "doc", "docs/performance.md", "markdown file to write the results into ('' for none)")
+	serveArgs := fs.String("serve-args", "", "extra flags for posgate serve, space-separated (e.g. '--cache-ttl 0' to compare)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (databases, wrk scripts, posgate logs)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -83,6 +85,7 @@ func parseFlags(args []string) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	o.serveArgs = strings.Fields(*serveArgs)
 	if *large {
 		o.rows = 1_000_000
 	}

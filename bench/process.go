@@ -49,12 +49,12 @@ func buildPosgate(ctx context.Context, root, dir string) (string, error) {
 
 // startPosgate starts `posgate serve` on dsn, with a private pprof
 // listener when profile is set, and returns once /readyz answers 200.
-func startPosgate(ctx context.Context, bin, dsn, logPath string, profile bool) (*proc, error) {
+func startPosgate(ctx context.Context, bin, dsn, logPath string, profile bool, extra []string) (*proc, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"serve", "--listen", addr, "--database", dsn}
+	args := append([]string{"serve", "--listen", addr, "--database", dsn}, extra...)
 	p := &proc{BaseURL: "http://" + addr}
 	if profile {
 		dbg, err := freeAddr()
@@ -131,9 +131,9 @@ func (p *proc) waitReady(ctx context.Context, url, logPath string) error {
 
 // coldStart starts posgate and measures the time from exec to the first
 // 200 of /readyz.
-func coldStart(ctx context.Context, bin, dsn, logPath string, profile bool) (*proc, time.Duration, error) {
+func coldStart(ctx context.Context, bin, dsn, logPath string, profile bool, extra []string) (*proc, time.Duration, error) {
 	t0 := time.Now()
-	p, err := startPosgate(ctx, bin, dsn, logPath, profile)
+	p, err := startPosgate(ctx, bin, dsn, logPath, profile, extra)
 	return p, time.Since(t0), err
 }
 

@@ -195,6 +195,9 @@ func (rep *report) markdown() string {
 	}
 	fmt.Fprintf(&b, "- Baseline (bare net/http JSON hello-world, same settings) before / after the stores: %s req/s; ratios use their mean, %.0f req/s.\n",
 		strings.Join(bl, " / "), rep.BaselineRPS)
+	if len(o.serveArgs) > 0 {
+		fmt.Fprintf(&b, "- posgate serve ran with `%s`.\n", strings.Join(o.serveArgs, " "))
+	}
 	if o.profile {
 		fmt.Fprintf(&b, "- Profiled run (CPU and allocation profiles in %s): figures are a little lower than without profiling.\n", o.outDir)
 	}

@@ -27,7 +27,7 @@ func runStore(ctx context.Context, o *options, bin, kind string, rep *report) er
 	logPath := filepath.Join(o.workDir, "posgate-"+kind+".log")
 
 	logf("%s: cold start on a new database", kind)
-	p, fresh, err := coldStart(ctx, bin, dsn, logPath+".fresh", false)
+	p, fresh, err := coldStart(ctx, bin, dsn, logPath+".fresh", false, o.serveArgs)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func runStore(ctx context.Context, o *options, bin, kind string, rep *report) er
 	logf("%s: data set loaded in %s", kind, time.Since(t0).Round(time.Millisecond))
 
 	logf("%s: cold start on the loaded database", kind)
-	p, loaded, err := coldStart(ctx, bin, dsn, logPath, o.profile)
+	p, loaded, err := coldStart(ctx, bin, dsn, logPath, o.profile, o.serveArgs)
 	if err != nil {
 		return err
 	}

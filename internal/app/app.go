@@ -21,6 +21,7 @@ import (
 	"github.com/posgate/posgate/internal/httpapi"
 	"github.com/posgate/posgate/internal/postgres"
 	"github.com/posgate/posgate/internal/sqlite"
+	"github.com/posgate/posgate/internal/storecache"
 )
 
 // Config is everything `posgate serve` can be told.
@@ -34,11 +35,16 @@ type Config struct {
 	Demo        bool   // load the fixed demo data set before serving
 	NoMigrate   bool   // refuse to start on a stale schema instead of migrating
 
-	Audience        string
-	TokenTTL        time.Duration
-	SessionTTL      time.Duration
-	KeyRefresh      time.Duration
-	MaxBodyBytes    int64
+	Audience     string
+	TokenTTL     time.Duration
+	SessionTTL   time.Duration
+	KeyRefresh   time.Duration
+	MaxBodyBytes int64
+	// CacheTTL is how long found locations, terminals and clients are
+	// reused (internal/storecache): the longest a change made by the CLI or
+	// another instance stays unseen. Zero means storecache.DefaultTTL; a
+	// negative value turns the cache off.
+	CacheTTL        time.Duration
 	ShutdownTimeout time.Duration
 
 	Logger *slog.Logger
@@ -92,6 +98,10 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 			return fmt.Errorf("load demo data: %w", err)
 		}
 	}
+	var st posgate.Store = store
+	if cfg.CacheTTL >= 0 {
+		st = storecache.New(store, storecache.Options{TTL: cfg.CacheTTL})
+	}
 
 	var addrs Addrs
 	var lc net.ListenConfig
@@ -115,7 +125,7 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	addrs.AuthURL = strings.TrimSuffix(orDefault(addrs.AuthURL, addrs.BaseURL), "/")
 	addrs.BaseURL = strings.TrimSuffix(addrs.BaseURL, "/")
 
-	a, err := auth.New(ctx, store, auth.Config{
+	a, err := auth.New(ctx, st, auth.Config{
 		Issuer:     addrs.AuthURL,
 		Audience:   cfg.Audience,
 		TokenTTL:   cfg.TokenTTL,
@@ -126,7 +136,7 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	if err != nil {
 		return fmt.Errorf("identity provider: %w", err)
 	}
-	api := httpapi.New(store, a, httpapi.Config{
+	api := httpapi.New(st, a, httpapi.Config{
 		BaseURL:      addrs.BaseURL,
 		AuthURL:      addrs.AuthURL,
 		SessionTTL:   cfg.SessionTTL,
