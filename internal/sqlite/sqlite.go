@@ -68,6 +68,8 @@ type DB struct {
 	findClient      *sql.Stmt
 	listSigningKeys *sql.Stmt
 	createSession   *sql.Stmt
+
+	sessions *sessionWriter // group commit of CreateSession
 }
 
 // Open opens (creating it if needed) the SQLite database at dsn, a plain
@@ -97,6 +99,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	db.sessions = newSessionWriter(db)
 	return db, nil
 }
 
@@ -179,6 +182,9 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close releases the prepared statements and both pools.
 func (db *DB) Close() error {
+	if db.sessions != nil {
+		db.sessions.close()
+	}
 	var errs []error
 	for _, s := range []*sql.Stmt{db.findLocation, db.findTerminal, db.findClient, db.listSigningKeys, db.createSession} {
 		if s != nil {
