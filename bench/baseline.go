@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // baselineFlag makes the bench binary serve the baseline instead of
@@ -59,10 +60,27 @@ func runBaseline(ctx context.Context, o *options) (*result, error) {
 			return nil, err
 		}
 	}
+	cpu0, err := p.cpuTime()
+	if err != nil {
+		return nil, err
+	}
 	r, err := runWrk(ctx, p.BaseURL, script, o.load, o.workDir, "baseline")
 	if err != nil {
 		return nil, err
 	}
+	cpu1, err := p.cpuTime()
+	if err != nil {
+		return nil, err
+	}
+	r.CPUPerReq = perRequest(cpu1-cpu0, r.Requests)
 	r.Scenario, r.Store, r.Ratio = "baseline (net/http JSON hello-world)", "-", 1
 	return r, nil
+}
+
+// perRequest divides a CPU time among n requests.
+func perRequest(cpu time.Duration, n int64) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	return cpu / time.Duration(n)
 }

@@ -158,6 +158,33 @@ func (p *proc) stop() error {
 	}
 }
 
+// clockTicks is the unit of utime and stime in /proc/<pid>/stat
+// (sysconf(_SC_CLK_TCK), 100 on Linux).
+const clockTicks = 100
+
+// cpuTime returns the CPU time (user and system) the process has used.
+func (p *proc) cpuTime() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces; the fields after it do not.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, errors.New("malformed /proc/<pid>/stat")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, errors.New("malformed /proc/<pid>/stat")
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64) // field 14
+	stime, err2 := strconv.ParseInt(f[12], 10, 64) // field 15
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return time.Duration(utime+stime) * time.Second / clockTicks, nil
+}
+
 // resetPeakRSS resets the kernel's peak RSS of the process (VmHWM), so that
 // the next reading is the peak of one row only.
 func (p *proc) resetPeakRSS() error {

@@ -167,7 +167,17 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 	} else {
 		profErr <- nil
 	}
+	cpu0, err := p.cpuTime()
+	if err != nil {
+		return fail(err)
+	}
 	r, err := runWrk(ctx, e.BaseURL, script, l, o.workDir, sc.name)
+	if err == nil {
+		var cpu1 time.Duration
+		if cpu1, err = p.cpuTime(); err == nil {
+			r.CPUPerReq = perRequest(cpu1-cpu0, r.Requests)
+		}
+	}
 	if perr := <-profErr; err == nil && perr != nil {
 		err = fmt.Errorf("profile: %w", perr)
 	}

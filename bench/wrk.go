@@ -33,10 +33,13 @@ type result struct {
 	P50, P99        time.Duration
 	Ratio           float64 // RPS / baseline RPS
 	PeakRSSKB       int64   // posgate's VmHWM during the row; 0 if not measured
-	Note            string
-	Failed          []string // targets missed or checks failed
-	Err             error    // the row could not be measured
-	target          target
+	// CPUPerReq is the CPU time the server process used per answered
+	// request: unlike req/s it hardly depends on what else the machine runs.
+	CPUPerReq time.Duration
+	Note      string
+	Failed    []string // targets missed or checks failed
+	Err       error    // the row could not be measured
+	target    target
 }
 
 // errors is every failed request of the row.
