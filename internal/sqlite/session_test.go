@@ -184,3 +184,28 @@ func TestCreateSessionAfterClose(t *testing.T) {
 		t.Errorf("err = %v, want errClosed", err)
 	}
 }
+
+// The writer leaves checkpoints to the checkpointer, which copies the WAL
+// into the database file beside it.
+func TestWALIsCheckpointedBesideTheWriter(t *testing.T) {
+	db := sessionFixture(t)
+	var auto int
+	if err := db.write.QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&auto); err != nil {
+		t.Fatal(err)
+	}
+	if auto != 0 {
+		t.Errorf("the writer checkpoints every %d pages itself", auto)
+	}
+	for i := range 50 {
+		if err := db.CreateSession(t.Context(), session(fmt.Sprintf("c%02d", i), "T1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for db.ckpt.copied.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("nothing checkpointed after 10 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
