@@ -37,6 +37,9 @@ type env struct {
 	// and AdminToken an operator token.
 	BaseURL, Token, AdminToken string
 	HTTP                       *http.Client
+	// Keys holds key tuples that setup functions generated, by a name of
+	// their choosing, for their scenario's keys function.
+	Keys map[string][][]string
 }
 
 // dataset is the tenancy data every run loads: one POS system with one
@@ -144,6 +147,25 @@ func (e *env) count(ctx context.Context, table string) (int64, error) {
 		return 0, fmt.Errorf("count %s: %w", table, err)
 	}
 	return n, nil
+}
+
+// stableCount counts the rows of table once the count has stopped moving
+// (two counts 100 ms apart agree), so that requests still in flight when wrk
+// stopped are committed or gone.
+func (e *env) stableCount(ctx context.Context, table string) (int64, error) {
+	last, err := e.count(ctx, table)
+	for i := 0; err == nil && i < 50; i++ {
+		time.Sleep(100 * time.Millisecond)
+		var n int64
+		if n, err = e.count(ctx, table); err == nil && n == last {
+			return n, nil
+		}
+		last = n
+	}
+	if err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("count %s: still changing after 5 s", table)
 }
 
 // token gets an access token from the running posgate by the client

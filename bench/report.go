@@ -89,6 +89,8 @@ type report struct {
 	BaselineRPS  float64
 	Rows         []*result
 	Starts       []*startRow
+	// PostgresSettings names the server and its durability settings.
+	PostgresSettings string
 }
 
 // finish computes the ratios and checks every target.
@@ -195,6 +197,9 @@ func (rep *report) markdown() string {
 	}
 	fmt.Fprintf(&b, "- Baseline (bare net/http JSON hello-world, same settings) before / after the stores: %s req/s; ratios use their mean, %.0f req/s.\n",
 		strings.Join(bl, " / "), rep.BaselineRPS)
+	if rep.PostgresSettings != "" {
+		fmt.Fprintf(&b, "- %s. For PostgreSQL rows, CPU/req counts posgate only, not the database server.\n", rep.PostgresSettings)
+	}
 	if len(o.serveArgs) > 0 {
 		fmt.Fprintf(&b, "- posgate serve ran with `%s`.\n", strings.Join(o.serveArgs, " "))
 	}

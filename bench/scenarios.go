@@ -94,9 +94,10 @@ var scenarios = []scenario{
 	},
 }
 
-// countSessions counts the stored sessions before a startInteraction run.
+// countSessions counts the stored sessions before a startInteraction run,
+// once the warm-up's last requests have been committed.
 func countSessions(ctx context.Context, e *env) (any, error) {
-	return e.count(ctx, "sessions")
+	return e.stableCount(ctx, "sessions")
 }
 
 // checkSessions proves that no answered session was lost: the store holds
@@ -106,7 +107,7 @@ func countSessions(ctx context.Context, e *env) (any, error) {
 // them in the store through the operator API.
 func checkSessions(ctx context.Context, e *env, r *result, state any) (string, error) {
 	before := state.(int64)
-	after, err := e.count(ctx, "sessions")
+	after, err := e.stableCount(ctx, "sessions")
 	if err != nil {
 		return "", err
 	}

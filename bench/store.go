@@ -19,7 +19,7 @@ import (
 // data set, cold start on the loaded database, then every selected scenario
 // against that one posgate process.
 func runStore(ctx context.Context, o *options, bin, kind string, rep *report) error {
-	dsn, cleanup, err := prepareStore(ctx, o, kind)
+	dsn, cleanup, err := prepareStore(ctx, o, kind, rep)
 	if err != nil {
 		return err
 	}
@@ -39,7 +39,7 @@ func runStore(ctx context.Context, o *options, bin, kind string, rep *report) er
 	if err != nil {
 		return err
 	}
-	e := &env{Kind: kind, DSN: dsn, Rows: o.rows, Data: data, HTTP: &http.Client{Timeout: 30 * time.Second}}
+	e := &env{Kind: kind, DSN: dsn, Rows: o.rows, Data: data, HTTP: &http.Client{Timeout: 30 * time.Second}, Keys: map[string][][]string{}}
 	logf("%s: loading the data set (%d rows per generated table)", kind, o.rows)
 	t0 := time.Now()
 	if e.Store, err = openStore(ctx, dsn); err != nil {
@@ -200,7 +200,7 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 // prepareStore returns the DSN posgate runs on: a new SQLite file in the
 // work directory, or a new schema of the given PostgreSQL database (dropped
 // by cleanup unless -keep).
-func prepareStore(ctx context.Context, o *options, kind string) (dsn string, cleanup func(), err error) {
+func prepareStore(ctx context.Context, o *options, kind string, rep *report) (dsn string, cleanup func(), err error) {
 	if kind == "sqlite" {
 		return filepath.Join(o.workDir, "bench.db"), func() {}, nil
 	}
@@ -218,6 +218,13 @@ func prepareStore(ctx context.Context, o *options, kind string) (dsn string, cle
 	if err := conn.QueryRow(ctx, `SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_trgm'`).Scan(&extSchema); err != nil {
 		return "", nil, fmt.Errorf("find pg_trgm: %w", err)
 	}
+	// Durability settings change what a commit costs: the report names them.
+	var version, fsync, syncCommit string
+	if err := conn.QueryRow(ctx, `SELECT current_setting('server_version'), current_setting('fsync'), current_setting('synchronous_commit')`).
+		Scan(&version, &fsync, &syncCommit); err != nil {
+		return "", nil, fmt.Errorf("read PostgreSQL settings: %w", err)
+	}
+	rep.PostgresSettings = fmt.Sprintf("PostgreSQL %s, fsync=%s, synchronous_commit=%s", version, fsync, syncCommit)
 	schema := "bench_" + strings.ToLower(rand.Text()[:12])
 	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
 		return "", nil, fmt.Errorf("create schema: %w", err)
