@@ -136,7 +136,9 @@ func (w *sessionWriter) commit(batch []*sessionRequest) {
 	}
 	w.commits.Add(1)
 	if len(live) == 1 {
-		live[0].done <- w.db.insertSession(live[0].ctx, w.db.createSession, live[0].s)
+		// Taken from the queue, the row is written whatever its caller does
+		// now (and the driver then needs no goroutine watching the context).
+		live[0].done <- w.db.insertSession(context.WithoutCancel(live[0].ctx), w.db.createSession, live[0].s)
 		return
 	}
 	errs, err := w.commitGroup(live)
@@ -144,7 +146,7 @@ func (w *sessionWriter) commit(batch []*sessionRequest) {
 		// The transaction failed as a whole: store each row on its own so
 		// that each caller gets its own answer.
 		for _, r := range live {
-			r.done <- w.db.insertSession(r.ctx, w.db.createSession, r.s)
+			r.done <- w.db.insertSession(context.WithoutCancel(r.ctx), w.db.createSession, r.s)
 		}
 		return
 	}
