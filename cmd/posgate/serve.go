@@ -13,6 +13,7 @@ import (
 	"github.com/posgate/posgate/internal/app"
 	"github.com/posgate/posgate/internal/demo"
 	"github.com/posgate/posgate/internal/logbuf"
+	"github.com/posgate/posgate/internal/storecache"
 )
 
 // defaultDatabase is the SQLite file used when --database is not given.
@@ -36,16 +37,13 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	fs.DurationVar(&cfg.TokenTTL, "token-ttl", time.Hour, "access token lifetime (expires_in)")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", 24*time.Hour, "lifetime of a startInteraction session")
 	fs.DurationVar(&cfg.KeyRefresh, "key-refresh", 30*time.Second, "how often signing keys are re-read from the store (for keys rotated by another instance)")
-	fs.DurationVar(&cfg.CacheTTL, "cache-ttl", time.Second, "how long found locations, terminals and clients are reused: the longest a change made by the CLI or another instance stays unseen (0: no cache)")
+	fs.DurationVar(&cfg.CacheTTL, "cache-ttl", storecache.DefaultTTL, "how long found locations, terminals and clients are reused: the longest a change made by the CLI or another instance stays unseen (0: no cache)")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", 64<<10, "largest request body accepted by the POS and operator routes, in bytes (413 beyond)")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for in-flight requests")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	logFormat := fs.String("log-format", "text", "text or json")
 	if _, err := env.parse(fs, args); err != nil {
 		return err
-	}
-	if cfg.CacheTTL == 0 {
-		cfg.CacheTTL = -1 // Config's zero means the default
 	}
 	if cfg.Demo && !env.isSet(fs, "database") {
 		cfg.Database = demoDatabase

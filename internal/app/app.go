@@ -42,8 +42,9 @@ type Config struct {
 	MaxBodyBytes int64
 	// CacheTTL is how long found locations, terminals and clients are
 	// reused (internal/storecache): the longest a change made by the CLI or
-	// another instance stays unseen. Zero means storecache.DefaultTTL; a
-	// negative value turns the cache off.
+	// another instance stays unseen. Zero turns the cache off (posgate serve
+	// sets storecache.DefaultTTL unless told otherwise), so that code which
+	// builds a Config sees every change at once unless it opts in.
 	CacheTTL        time.Duration
 	ShutdownTimeout time.Duration
 
@@ -99,8 +100,8 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		}
 	}
 	var st posgate.Store = store
-	if cfg.CacheTTL >= 0 {
-		st = storecache.New(store, storecache.Options{TTL: cfg.CacheTTL})
+	if cfg.CacheTTL > 0 {
+		st = storecache.New(store, storecache.Options{TTL: cfg.CacheTTL, Now: now})
 	}
 
 	var addrs Addrs
