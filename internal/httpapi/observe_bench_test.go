@@ -41,3 +41,22 @@ func BenchmarkObserve(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTraceID measures the trace id every request gets.
+func BenchmarkTraceID(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = newTraceID()
+	}
+}
+
+// BenchmarkWriteJSON measures encoding startInteraction's answer.
+func BenchmarkWriteJSON(b *testing.B) {
+	id := "0b6f0c0e-8a4c-4bd4-9a07-3f1c3c0b9c1e"
+	out := envelope{startInteractionResult{TerminalID: "TERM-05", PosLocationID: "LOC123", SessionID: &id, PosStatus: "Accepted"}}
+	req := httptest.NewRequest(http.MethodPost, "/pos/clover/startInteraction", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		writeJSON(httptest.NewRecorder(), req, http.StatusOK, out)
+	}
+}
