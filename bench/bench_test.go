@@ -96,3 +96,18 @@ func TestWrkScript(t *testing.T) {
 		t.Errorf("implausible result %+v", *r)
 	}
 }
+
+func TestCommandLineHidesThePostgresURL(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "go run ./bench"},
+		{[]string{"-postgres", "postgres://u:secret@h/db", "-doc", ""}, `go run ./bench -postgres "$POSGATE_BENCH_POSTGRES_DSN" -doc ''`},
+		{[]string{"--postgres=postgres://u:secret@h/db", "-serve-args", "--cache-ttl 0"}, `go run ./bench --postgres="$POSGATE_BENCH_POSTGRES_DSN" -serve-args '--cache-ttl 0'`},
+	} {
+		if got := commandLine(tc.args); got != tc.want {
+			t.Errorf("commandLine(%q) = %s, want %s", tc.args, got, tc.want)
+		}
+	}
+}

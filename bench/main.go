@@ -112,8 +112,40 @@ func parseFlags(args []string) (*options, error) {
 	if o.load.Threads < 1 || o.load.Connections < o.load.Threads || o.load.Duration < time.Second {
 		return nil, errors.New("need -threads ≥ 1, -connections ≥ -threads and -duration ≥ 1s")
 	}
-	o.commandLine = strings.TrimSpace("go run ./bench " + strings.Join(args, " "))
+	o.commandLine = commandLine(args)
 	return o, nil
+}
+
+// commandLine renders the command for the report, shell-quoted, with the
+// PostgreSQL URL (which may hold a password) replaced by the variable that
+// can carry it.
+func commandLine(args []string) string {
+	out := []string{"go", "run", "./bench"}
+	hide := false
+	for _, a := range args {
+		switch {
+		case hide:
+			a, hide = "$POSGATE_BENCH_POSTGRES_DSN", false
+			out = append(out, `"`+a+`"`)
+			continue
+		case a == "-postgres" || a == "--postgres":
+			hide = true
+		case strings.HasPrefix(a, "-postgres=") || strings.HasPrefix(a, "--postgres="):
+			name, _, _ := strings.Cut(a, "=")
+			out = append(out, name+`="$POSGATE_BENCH_POSTGRES_DSN"`)
+			continue
+		}
+		out = append(out, shellQuote(a))
+	}
+	return strings.Join(out, " ")
+}
+
+// shellQuote quotes s for a POSIX shell when it needs quoting.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./,:@+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func run(ctx context.Context, args []string) error {
