@@ -35,18 +35,19 @@ type Config struct {
 	Demo        bool   // load the fixed demo data set before serving
 	NoMigrate   bool   // refuse to start on a stale schema instead of migrating
 
-	Audience     string
-	TokenTTL     time.Duration
-	SessionTTL   time.Duration
-	KeyRefresh   time.Duration
-	MaxBodyBytes int64
+	Audience        string
+	TokenTTL        time.Duration
+	SessionTTL      time.Duration
+	KeyRefresh      time.Duration
+	MaxBodyBytes    int64
+	ShutdownTimeout time.Duration
+
 	// CacheTTL is how long found locations, terminals and clients are
 	// reused (internal/storecache): the longest a change made by the CLI or
 	// another instance stays unseen. Zero turns the cache off (posgate serve
 	// sets storecache.DefaultTTL unless told otherwise), so that code which
 	// builds a Config sees every change at once unless it opts in.
-	CacheTTL        time.Duration
-	ShutdownTimeout time.Duration
+	CacheTTL time.Duration
 
 	Logger *slog.Logger
 	Now    func() time.Time
