@@ -55,7 +55,9 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:]); err != nil {
+	if err := run(ctx, os.Args[1:]); errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	} else if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -70,12 +72,12 @@ func parseFlags(args []string) (*options, error) {
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured load before each row (0: none)")
 	fs.IntVar(&o.rows, "rows", 100_000, "rows of the generated data sets (coupons, loyalty users)")
 	large := fs.Bool("large", false, "generate 1,000,000 rows (same as -rows 1000000)")
-	fs.StringVar(&o.postgres, "postgres", os.Getenv("POSGATE_BENCH_POSTGRES_DSN"),
+	fs.StringVar(&o.postgres, "postgres", "",
 		"PostgreSQL URL to benchmark too (default $POSGATE_BENCH_POSTGRES_DSN); the run uses a schema of its own and drops it")
 	stores := fs.String("stores", "sqlite,postgres", "stores to run, of sqlite and postgres (postgres only with -postgres)")
 	only := fs.String("only", "", "comma-separated scenario names to run (default all)")
 	fs.BoolVar(&o.profile, "profile", false, "capture CPU and allocation profiles of every row from posgate's private pprof listener")
-	fs.StringVar(&o.outDir, "out", "bench/out", "directory for profiles and logs kept after the run")
+	fs.StringVar(&o.outDir, "out", "bench/out", "directory for the profiles of -profile")
 	fs.StringVar(&o.doc, "doc", "docs/performance.md", "markdown file to write the results into ('' for none)")
 	serveArgs := fs.String("serve-args", "", "extra flags for posgate serve, space-separated (e.g. '--cache-ttl 0' to compare)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (databases, wrk scripts, posgate logs)")
@@ -84,6 +86,9 @@ func parseFlags(args []string) (*options, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.postgres == "" {
+		o.postgres = os.Getenv("POSGATE_BENCH_POSTGRES_DSN")
 	}
 	o.serveArgs = strings.Fields(*serveArgs)
 	if *large {
