@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/posgate/posgate/internal/app"
 	"github.com/posgate/posgate/internal/demo"
+	"github.com/posgate/posgate/internal/logbuf"
+	"github.com/posgate/posgate/internal/storecache"
 )
 
 // defaultDatabase is the SQLite file used when --database is not given.
@@ -34,6 +37,7 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	fs.DurationVar(&cfg.TokenTTL, "token-ttl", time.Hour, "access token lifetime (expires_in)")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", 24*time.Hour, "lifetime of a startInteraction session")
 	fs.DurationVar(&cfg.KeyRefresh, "key-refresh", 30*time.Second, "how often signing keys are re-read from the store (for keys rotated by another instance)")
+	fs.DurationVar(&cfg.CacheTTL, "cache-ttl", storecache.DefaultTTL, "how long found locations, terminals and clients are reused: the longest a change made by the CLI or another instance stays unseen (0: no cache)")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", 64<<10, "largest request body accepted by the POS and operator routes, in bytes (413 beyond)")
 	fs.DurationVar(&cfg.CarouselURLTTL, "carousel-ttl", 24*time.Hour, "how long a carousel URL from endpoint 5 stays valid")
 	fs.DurationVar(&cfg.CarouselPoll, "carousel-poll", 30*time.Second, "how often the carousel page looks for changed slides")
@@ -46,19 +50,24 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	if cfg.Demo && !env.isSet(fs, "database") {
 		cfg.Database = demoDatabase
 	}
-	log, err := newLogger(*logLevel, *logFormat)
+	// The log is buffered (one write per burst of request lines, not one
+	// per line) and flushed every 100 ms and before serve returns.
+	logOut := logbuf.New(os.Stderr, 0, 0)
+	defer logOut.Close()
+	log, err := newLogger(*logLevel, *logFormat, logOut)
 	if err != nil {
 		return err
 	}
 	cfg.Logger = log
 	return app.Serve(ctx, cfg, func(a app.Addrs) {
+		logOut.Flush() // the start-up lines before the demo banner
 		if cfg.Demo {
 			printDemo(env, a, cfg.Database)
 		}
 	})
 }
 
-func newLogger(level, format string) (*slog.Logger, error) {
+func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
 		return nil, fmt.Errorf("--log-level: %w", err)
@@ -66,9 +75,9 @@ func newLogger(level, format string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: l}
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+		return slog.New(slog.NewTextHandler(w, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/posgate/posgate/internal/httpapi"
 	"github.com/posgate/posgate/internal/postgres"
 	"github.com/posgate/posgate/internal/sqlite"
+	"github.com/posgate/posgate/internal/storecache"
 )
 
 // Config is everything `posgate serve` can be told.
@@ -42,6 +43,13 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	CarouselURLTTL  time.Duration // lifetime of a carousel URL (endpoint 5)
 	CarouselPoll    time.Duration // how often the carousel page looks for changes
+
+	// CacheTTL is how long found locations, terminals and clients are
+	// reused (internal/storecache): the longest a change made by the CLI or
+	// another instance stays unseen. Zero turns the cache off (posgate serve
+	// sets storecache.DefaultTTL unless told otherwise), so that code which
+	// builds a Config sees every change at once unless it opts in.
+	CacheTTL time.Duration
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -94,6 +102,10 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 			return fmt.Errorf("load demo data: %w", err)
 		}
 	}
+	var st posgate.Store = store
+	if cfg.CacheTTL > 0 {
+		st = storecache.New(store, storecache.Options{TTL: cfg.CacheTTL, Now: now})
+	}
 
 	var addrs Addrs
 	var lc net.ListenConfig
@@ -117,7 +129,7 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	addrs.AuthURL = strings.TrimSuffix(orDefault(addrs.AuthURL, addrs.BaseURL), "/")
 	addrs.BaseURL = strings.TrimSuffix(addrs.BaseURL, "/")
 
-	a, err := auth.New(ctx, store, auth.Config{
+	a, err := auth.New(ctx, st, auth.Config{
 		Issuer:     addrs.AuthURL,
 		Audience:   cfg.Audience,
 		TokenTTL:   cfg.TokenTTL,
@@ -128,7 +140,7 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	if err != nil {
 		return fmt.Errorf("identity provider: %w", err)
 	}
-	api := httpapi.New(store, a, httpapi.Config{
+	api := httpapi.New(st, a, httpapi.Config{
 		BaseURL:      addrs.BaseURL,
 		AuthURL:      addrs.AuthURL,
 		SessionTTL:   cfg.SessionTTL,

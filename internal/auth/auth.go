@@ -249,26 +249,21 @@ func (a *Auth) Issue(ctx context.Context, c *posgate.Client, scopes []string) (t
 	signer := a.keys.Load().signer
 	now := a.now().Truncate(time.Second)
 	expiresAt = now.Add(a.ttl)
-	t := &jwt.Token{
-		Header: map[string]any{"alg": jwt.SigningMethodES256.Alg(), "typ": "at+jwt", "kid": signer.kid},
-		Method: jwt.SigningMethodES256,
-		Claims: &claims{
-			Issuer:      a.issuer,
-			Audience:    audience{a.audience},
-			Subject:     c.ID,
-			ClientID:    c.ID,
-			Scope:       strings.Join(scopes, " "),
-			IssuedAt:    jwt.NewNumericDate(now),
-			NotBefore:   jwt.NewNumericDate(now),
-			ExpiresAt:   jwt.NewNumericDate(expiresAt),
-			ID:          uuid.NewString(),
-			POSSystemID: c.POSSystemID,
-			CompanyIDs:  c.CompanyIDs,
-		},
-	}
-	token, err = t.SignedString(signer.key)
+	token, err = signES256(signer.header, &issuedClaims{
+		Issuer:      a.issuer,
+		Audience:    a.audience,
+		Subject:     c.ID,
+		ClientID:    c.ID,
+		Scope:       strings.Join(scopes, " "),
+		IssuedAt:    now.Unix(),
+		NotBefore:   now.Unix(),
+		ExpiresAt:   expiresAt.Unix(),
+		ID:          uuid.NewString(),
+		POSSystemID: c.POSSystemID,
+		CompanyIDs:  c.CompanyIDs,
+	}, signer.key)
 	if err != nil {
-		return "", time.Time{}, fmt.Errorf("auth: sign token: %w", err)
+		return "", time.Time{}, err
 	}
 	return token, expiresAt, nil
 }

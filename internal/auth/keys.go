@@ -33,8 +33,9 @@ type keySet struct {
 }
 
 type signer struct {
-	kid string
-	key *ecdsa.PrivateKey
+	kid    string
+	key    *ecdsa.PrivateKey
+	header string // the base64url JOSE header of its tokens
 }
 
 type publicKey struct {
@@ -116,7 +117,11 @@ func newKeySet(stored []*posgate.SigningKey, ttl time.Duration) (*keySet, error)
 			},
 			until: retiredAt(stored, i, ttl),
 		}
-		ks.signer = signer{kid: sk.ID, key: priv} // the last, newest key wins
+		header, err := encodeHeader(sk.ID)
+		if err != nil {
+			return nil, err
+		}
+		ks.signer = signer{kid: sk.ID, key: priv, header: header} // the last, newest key wins
 	}
 	return ks, nil
 }

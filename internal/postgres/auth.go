@@ -74,15 +74,10 @@ func (db *DB) UpdateClient(ctx context.Context, id string, upd posgate.ClientUpd
 }
 
 // CreateSession stores s with the times it carries; its terminal must exist.
-// startInteraction calls it for every interaction: one INSERT.
+// startInteraction calls it for every interaction: concurrent calls are
+// inserted together by one statement (see sessionWriter in session.go).
 func (db *DB) CreateSession(ctx context.Context, s *posgate.Session) error {
-	_, err := db.pool.Exec(ctx, `INSERT INTO sessions (id, pos_system_id, company_id, location_id, terminal_id, created_at, expires_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-		s.ID, s.POSSystemID, s.CompanyID, s.LocationID, s.TerminalID, s.CreatedAt, s.ExpiresAt)
-	if err != nil {
-		return writeErr(err, "create session", alreadyExists("session", s.ID), notFound("terminal", s.TerminalID))
-	}
-	return nil
+	return db.sessions.create(ctx, s)
 }
 
 // FindSession returns the session id, expired or not.

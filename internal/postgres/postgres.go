@@ -46,6 +46,7 @@ type DB struct {
 	pool       *pgxpool.Pool
 	now        func() time.Time
 	migrations []migration
+	sessions   *sessionWriter // groups CreateSession's inserts
 }
 
 var _ posgate.Store = (*DB)(nil)
@@ -89,11 +90,15 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		pool.Close()
 		return nil, err
 	}
+	db.sessions = newSessionWriter(db)
 	return db, nil
 }
 
 // Close releases every connection.
 func (db *DB) Close() error {
+	if db.sessions != nil {
+		db.sessions.close()
+	}
 	db.pool.Close()
 	return nil
 }

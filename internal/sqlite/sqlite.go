@@ -32,8 +32,14 @@ const (
 	// writeParams makes every transaction take the write lock when it
 	// begins, so that two processes never deadlock upgrading read locks and
 	// two processes migrating one file apply each migration once.
-	writeParams = connParams + "&_txlock=immediate"
+	//
+	// The writer does not checkpoint the WAL itself (wal_autocheckpoint 0):
+	// a checkpoint copies the WAL into the database file and syncs it, which
+	// would stall every startInteraction waiting on that commit. The
+	// checkpointer does it beside the writer instead (see checkpoint.go).
+	writeParams = connParams + "&_txlock=immediate&_pragma=wal_autocheckpoint(0)"
 	readParams  = connParams + "&_query_only=on"
+	ckptParams  = connParams
 )
 
 // busyTimeout is _busy_timeout as a duration, for the one wait SQLite does
@@ -68,6 +74,9 @@ type DB struct {
 	findClient      *sql.Stmt
 	listSigningKeys *sql.Stmt
 	createSession   *sql.Stmt
+
+	sessions *sessionWriter // group commit of CreateSession
+	ckpt     *checkpointer  // checkpoints the WAL beside the writer
 }
 
 // Open opens (creating it if needed) the SQLite database at dsn, a plain
@@ -97,6 +106,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		db.Close()
 		return nil, err
 	}
+	if db.ckpt, err = newCheckpointer(dsn, checkpointInterval); err != nil {
+		db.Close()
+		return nil, err
+	}
+	db.sessions = newSessionWriter(db)
 	return db, nil
 }
 
@@ -179,7 +193,13 @@ func (db *DB) Ping(ctx context.Context) error {
 
 // Close releases the prepared statements and both pools.
 func (db *DB) Close() error {
+	if db.sessions != nil {
+		db.sessions.close()
+	}
 	var errs []error
+	if db.ckpt != nil {
+		errs = append(errs, db.ckpt.close())
+	}
 	for _, s := range []*sql.Stmt{db.findLocation, db.findTerminal, db.findClient, db.listSigningKeys, db.createSession} {
 		if s != nil {
 			errs = append(errs, s.Close())

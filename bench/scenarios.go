@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// scenario is one row group of the benchmark: a request that wrk repeats
+// for the whole duration, with keys drawn at random from the data set, or
+// (run set) a measurement of its own such as a timed import.
+//
+// To add an endpoint, add an entry to scenarios: name it, give the request
+// (method, path and body templates whose $1, $2… are replaced by the fields
+// of a key tuple), say where its keys come from and, when it needs data the
+// tenancy data set does not hold, a setup function that loads it through the
+// store before posgate starts (env.Rows says how many rows the run wants).
+type scenario struct {
+	name   string
+	method string
+	// path and body are templates: {pos} is the data set's POS system and
+	// $1…$9 are the fields of a key tuple picked at random per request.
+	path string
+	body string
+	// contentType of the body; application/json when body is set and this
+	// is empty.
+	contentType string
+	// auth is how the request authenticates.
+	auth authKind
+	// keys lists the key tuples to draw from (nil: one fixed request).
+	keys func(e *env) [][]string
+	// setup loads the data the scenario needs, through e.Store, before
+	// posgate starts. It runs once per store and must tolerate nothing
+	// else having run (only the tenancy data set is there).
+	setup func(ctx context.Context, e *env) error
+	// before runs right before the load (posgate is up), e.g. to count rows;
+	// its state is handed to check.
+	before func(ctx context.Context, e *env) (any, error)
+	// check verifies the store after the load, against what wrk counted;
+	// it returns a note for the table or an error that marks the row failed.
+	check func(ctx context.Context, e *env, r *result, state any) (string, error)
+	// run replaces wrk for a measurement that is not a request loop (e.g.
+	// one large import): it fills the result itself.
+	run func(ctx context.Context, e *env) (*result, error)
+	// connections overrides the run's connection count (e.g. 16 for the
+	// searches over 1,000,000 rows).
+	connections int
+	// target is what the issue asks of this row.
+	target target
+}
+
+// authKind says how a scenario's requests authenticate.
+type authKind int
+
+const (
+	authNone   authKind = iota
+	authBearer          // Authorization: Bearer <token of the data set's POS client>
+	authClient          // HTTP Basic with the POS client's id and secret (the token endpoint)
+)
+
+// target is the bar a row must reach; zero fields are not checked.
+type target struct {
+	minRPS      float64       // absolute requests/s (the token endpoint)
+	minRatio    float64       // requests/s as a fraction of the baseline's
+	maxP99      time.Duration // 99th percentile latency
+	zeroErrors  bool          // no socket errors and no non-2xx answers
+	maxDuration time.Duration // for run scenarios: the whole measurement
+}
+
+// scenarios is every measured endpoint. Keep it in the order of
+// interface.md's endpoint table, the identity provider first.
+var scenarios = []scenario{
+	{
+		name:   "token",
+		method: http.MethodPost,
+		path:   "/connect/token",
+		body:   "grant_type=client_credentials&scope=pos_integration",
+		// The form content type of RFC 6749 §4.4.
+		contentType: "application/x-www-form-urlencoded",
+		auth:        authClient,
+		target:      target{minRPS: 10000, zeroErrors: true},
+	},
+	{
+		name:   "startInteraction",
+		method: http.MethodPost,
+		path:   "/pos/{pos}/startInteraction",
+		body:   `{"terminalId":"$2","posLocationId":"$1"}`,
+		auth:   authBearer,
+		keys:   func(e *env) [][]string { return e.Data.ActiveTerminals },
+		before: countSessions,
+		check:  checkSessions,
+		target: target{minRatio: 0.25, maxP99: 10 * time.Millisecond, zeroErrors: true},
+	},
+}
+
+// countSessions counts the stored sessions before a startInteraction run,
+// once the warm-up's last requests have been committed.
+func countSessions(ctx context.Context, e *env) (any, error) {
+	return e.stableCount(ctx, "sessions")
+}
+
+// checkSessions proves that no answered session was lost: the store holds
+// at least as many new sessions as wrk counted 200 answers, and at most as
+// many more as there were requests in flight when wrk stopped (answers it
+// never read). Then it starts sessions of its own and finds every one of
+// them in the store through the operator API.
+func checkSessions(ctx context.Context, e *env, r *result, state any) (string, error) {
+	before := state.(int64)
+	after, err := e.stableCount(ctx, "sessions")
+	if err != nil {
+		return "", err
+	}
+	stored, ok := after-before, r.Requests-r.Status
+	if stored < ok || stored > ok+int64(r.Connections) {
+		return "", fmt.Errorf("sessions: %d answered with 200, %d stored", ok, stored)
+	}
+	n, err := verifySessions(ctx, e, 1000, 16)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("sessions: %d answered, %d stored; %d of %d re-read", ok, stored, n, n), nil
+}

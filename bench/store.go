@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/posgate/posgate"
+)
+
+// runStore benchmarks posgate on one store: cold start on a new database,
+// data set, cold start on the loaded database, then every selected scenario
+// against that one posgate process.
+func runStore(ctx context.Context, o *options, bin, kind string, rep *report) error {
+	dsn, cleanup, err := prepareStore(ctx, o, kind, rep)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	logPath := filepath.Join(o.workDir, "posgate-"+kind+".log")
+
+	logf("%s: cold start on a new database", kind)
+	p, fresh, err := coldStart(ctx, bin, dsn, logPath+".fresh", false, o.serveArgs)
+	if err != nil {
+		return err
+	}
+	if err := p.stop(); err != nil {
+		return fmt.Errorf("stopping posgate: %w", err)
+	}
+
+	data, err := newDataset()
+	if err != nil {
+		return err
+	}
+	e := &env{Kind: kind, DSN: dsn, Rows: o.rows, Data: data, HTTP: &http.Client{Timeout: 30 * time.Second}, Keys: map[string][][]string{}}
+	logf("%s: loading the data set (%d rows per generated table)", kind, o.rows)
+	t0 := time.Now()
+	if e.Store, err = openStore(ctx, dsn); err != nil {
+		return err
+	}
+	err = data.load(ctx, e.Store)
+	for _, sc := range selected(o) {
+		if err == nil && sc.setup != nil {
+			err = sc.setup(ctx, e)
+		}
+	}
+	if cerr := e.Store.Close(); err == nil {
+		err = cerr
+	}
+	e.Store = nil
+	if err != nil {
+		return err
+	}
+	logf("%s: data set loaded in %s", kind, time.Since(t0).Round(time.Millisecond))
+
+	logf("%s: cold start on the loaded database", kind)
+	p, loaded, err := coldStart(ctx, bin, dsn, logPath, o.profile, o.serveArgs)
+	if err != nil {
+		return err
+	}
+	defer p.stop()
+	rep.Starts = append(rep.Starts, &startRow{Store: kind, Fresh: fresh, Loaded: loaded})
+	e.BaseURL = p.BaseURL
+	if e.Token, err = e.token(ctx, data.ClientID, data.ClientSecret, posgate.ScopePOSIntegration); err != nil {
+		return err
+	}
+	if e.AdminToken, err = e.token(ctx, data.AdminID, data.AdminSecret, posgate.ScopeAdmin); err != nil {
+		return err
+	}
+	for _, sc := range selected(o) {
+		logf("%s: %s", kind, sc.name)
+		r := runScenario(ctx, o, p, e, sc)
+		r.Scenario, r.Store, r.target = sc.name, kind, sc.target
+		if r.Err != nil {
+			logf("%s: %s: %v", kind, sc.name, r.Err)
+		} else {
+			logf("%s: %s: %.0f req/s, p50 %s, p99 %s, %d errors, peak RSS %d MB %s", kind, sc.name, r.RPS,
+				r.P50, r.P99, r.errors(), r.PeakRSSKB>>10, r.Note)
+		}
+		rep.Rows = append(rep.Rows, r)
+	}
+	if err := p.stop(); err != nil {
+		return fmt.Errorf("stopping posgate: %w", err)
+	}
+	return nil
+}
+
+// selected lists the scenarios the run measures.
+func selected(o *options) []*scenario {
+	var out []*scenario
+	for i := range scenarios {
+		if len(o.only) == 0 || containsString(o.only, scenarios[i].name) {
+			out = append(out, &scenarios[i])
+		}
+	}
+	return out
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// runScenario measures one row; errors end up in the result.
+func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario) *result {
+	fail := func(err error) *result { return &result{Err: err} }
+	if sc.run != nil {
+		if err := p.resetPeakRSS(); err != nil {
+			return fail(err)
+		}
+		r, err := sc.run(ctx, e)
+		if err != nil {
+			return fail(err)
+		}
+		r.PeakRSSKB, _ = p.peakRSSKB()
+		return r
+	}
+	l := o.load
+	if sc.connections > 0 {
+		l.Connections = sc.connections
+	}
+	var keys [][]string
+	if sc.keys != nil {
+		if keys = sc.keys(e); len(keys) == 0 {
+			return fail(fmt.Errorf("the data set holds no keys for %s", sc.name))
+		}
+	}
+	path := strings.ReplaceAll(sc.path, "{pos}", e.Data.POSSystem)
+	script, err := luaScript(sc.method, path, sc.body, headersFor(sc, e), keys)
+	if err != nil {
+		return fail(err)
+	}
+	if o.warmup > 0 {
+		if _, err := runWrk(ctx, e.BaseURL, script, load{l.Threads, l.Connections, o.warmup}, o.workDir, sc.name+"-warmup"); err != nil {
+			return fail(err)
+		}
+	}
+	var state any
+	if sc.before != nil {
+		if state, err = sc.before(ctx, e); err != nil {
+			return fail(err)
+		}
+	}
+	if err := p.resetPeakRSS(); err != nil {
+		return fail(err)
+	}
+	profErr := make(chan error, 1)
+	if o.profile {
+		// Profile the middle of the load: start a moment after wrk, stop
+		// before it does.
+		secs := int(l.Duration/time.Second) - 2
+		go func() {
+			time.Sleep(time.Second)
+			profErr <- p.profile(ctx, o.outDir, e.Kind+"-"+sc.name, secs)
+		}()
+	} else {
+		profErr <- nil
+	}
+	cpu0, err := p.cpuTime()
+	if err != nil {
+		return fail(err)
+	}
+	r, err := runWrk(ctx, e.BaseURL, script, l, o.workDir, sc.name)
+	if err == nil {
+		var cpu1 time.Duration
+		if cpu1, err = p.cpuTime(); err == nil {
+			r.CPUPerReq = perRequest(cpu1-cpu0, r.Requests)
+		}
+	}
+	if perr := <-profErr; err == nil && perr != nil {
+		err = fmt.Errorf("profile: %w", perr)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if r.PeakRSSKB, err = p.peakRSSKB(); err != nil {
+		return fail(err)
+	}
+	if sc.check != nil {
+		note, err := sc.check(ctx, e, r, state)
+		if err != nil {
+			r.Failed = append(r.Failed, err.Error())
+		}
+		r.Note = note
+	}
+	return r
+}
+
+// prepareStore returns the DSN posgate runs on: a new SQLite file in the
+// work directory, or a new schema of the given PostgreSQL database (dropped
+// by cleanup unless -keep).
+func prepareStore(ctx context.Context, o *options, kind string, rep *report) (dsn string, cleanup func(), err error) {
+	if kind == "sqlite" {
+		return filepath.Join(o.workDir, "bench.db"), func() {}, nil
+	}
+	conn, err := pgx.Connect(ctx, o.postgres)
+	if err != nil {
+		return "", nil, fmt.Errorf("connect to -postgres: %w", err)
+	}
+	defer conn.Close(ctx)
+	// The coupon and loyalty searches use trigram indexes; the extension is
+	// per database, so it goes into public once.
+	var extSchema string
+	if _, err := conn.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_trgm SCHEMA public`); err != nil {
+		return "", nil, fmt.Errorf("install pg_trgm: %w", err)
+	}
+	if err := conn.QueryRow(ctx, `SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_trgm'`).Scan(&extSchema); err != nil {
+		return "", nil, fmt.Errorf("find pg_trgm: %w", err)
+	}
+	// Durability settings change what a commit costs: the report names them.
+	var version, fsync, syncCommit string
+	if err := conn.QueryRow(ctx, `SELECT current_setting('server_version'), current_setting('fsync'), current_setting('synchronous_commit')`).
+		Scan(&version, &fsync, &syncCommit); err != nil {
+		return "", nil, fmt.Errorf("read PostgreSQL settings: %w", err)
+	}
+	rep.PostgresSettings = fmt.Sprintf("PostgreSQL %s, fsync=%s, synchronous_commit=%s", version, fsync, syncCommit)
+	schema := "bench_" + strings.ToLower(rand.Text()[:12])
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
+		return "", nil, fmt.Errorf("create schema: %w", err)
+	}
+	u, err := url.Parse(o.postgres)
+	if err != nil {
+		return "", nil, err
+	}
+	q := u.Query()
+	q.Set("search_path", schema+","+extSchema)
+	u.RawQuery = q.Encode()
+	cleanup = func() {
+		if o.keep {
+			logf("kept PostgreSQL schema %s", schema)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, o.postgres)
+		if err != nil {
+			logf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
+			logf("drop schema %s: %v", schema, err)
+		}
+	}
+	return u.String(), cleanup, nil
+}

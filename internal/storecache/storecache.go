@@ -1,0 +1,195 @@
+// Package storecache keeps the tenancy lookups of the hot paths in memory
+// for a short time: every startInteraction (and every other POS route) reads
+// a location with its company and a terminal, and every token request reads
+// a client, although these change rarely. It wraps a posgate.Store; every
+// other method passes straight through.
+//
+// Correctness rules, in order of importance:
+//   - Only found objects are cached, never "not found": a terminal or client
+//     that was just created is usable at once (contract.md §1), on every
+//     instance.
+//   - Every update made through this Store (the operator API of this
+//     instance) empties the cache before it returns, and a lookup that was
+//     already in flight when an update happened does not put its (possibly
+//     old) answer in the cache: a terminal disabled here answers Disabled
+//     at once here.
+//   - An update made elsewhere (the CLI, another instance on the same
+//     PostgreSQL database) is seen once the cached entry expires: after at
+//     most the TTL.
+package storecache
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/posgate/posgate"
+)
+
+// DefaultTTL is how long a found object is reused; it is also the longest
+// that a change made by another process stays unseen.
+const DefaultTTL = time.Second
+
+// DefaultMaxEntries bounds each of the three tables, so that a fleet of
+// many terminals cannot grow the process without bound.
+const DefaultMaxEntries = 50_000
+
+// Options tunes New.
+type Options struct {
+	TTL        time.Duration    // default DefaultTTL
+	MaxEntries int              // per table; default DefaultMaxEntries
+	Now        func() time.Time // the expiry clock; default time.Now
+}
+
+// Store is a posgate.Store whose FindLocation, FindTerminal and FindClient
+// answers are cached. It is safe for concurrent use.
+type Store struct {
+	posgate.Store
+	ttl time.Duration
+	max int
+	now func() time.Time
+
+	mu        sync.RWMutex
+	gen       uint64 // bumped by every update; a lookup begun before one may not fill
+	locations map[[2]string]entry[posgate.Location]
+	terminals map[[3]string]entry[posgate.Terminal]
+	clients   map[string]entry[posgate.Client]
+}
+
+type entry[V any] struct {
+	v   *V
+	exp time.Time
+}
+
+// New wraps st.
+func New(st posgate.Store, o Options) *Store {
+	if o.TTL <= 0 {
+		o.TTL = DefaultTTL
+	}
+	if o.MaxEntries <= 0 {
+		o.MaxEntries = DefaultMaxEntries
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Store{
+		Store: st, ttl: o.TTL, max: o.MaxEntries, now: o.Now,
+		locations: map[[2]string]entry[posgate.Location]{},
+		terminals: map[[3]string]entry[posgate.Terminal]{},
+		clients:   map[string]entry[posgate.Client]{},
+	}
+}
+
+// lookup answers from m when it holds a live entry for k, else calls load
+// and caches what it found unless an update happened meanwhile. The cached
+// value is never handed out: callers get a copy.
+func lookup[K comparable, V any](s *Store, m map[K]entry[V], k K, load func() (*V, error), clone func(*V) *V) (*V, error) {
+	now := s.now()
+	s.mu.RLock()
+	e, ok := m[k]
+	gen := s.gen
+	s.mu.RUnlock()
+	if ok && now.Before(e.exp) {
+		return clone(e.v), nil
+	}
+	v, err := load()
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.gen == gen {
+		if len(m) >= s.max {
+			for k, e := range m {
+				if !now.Before(e.exp) {
+					delete(m, k)
+				}
+			}
+			if len(m) >= s.max {
+				clear(m)
+			}
+		}
+		m[k] = entry[V]{v: clone(v), exp: now.Add(s.ttl)}
+	}
+	s.mu.Unlock()
+	return v, nil
+}
+
+// invalidate empties every table and makes lookups in flight skip filling.
+func (s *Store) invalidate() {
+	s.mu.Lock()
+	s.gen++
+	clear(s.locations)
+	clear(s.terminals)
+	clear(s.clients)
+	s.mu.Unlock()
+}
+
+func cloneLocation(l *posgate.Location) *posgate.Location {
+	c := *l
+	if l.Company != nil {
+		co := *l.Company
+		c.Company = &co
+	}
+	return &c
+}
+
+func cloneTerminal(t *posgate.Terminal) *posgate.Terminal {
+	c := *t
+	return &c
+}
+
+func cloneClient(cl *posgate.Client) *posgate.Client {
+	c := *cl
+	c.SecretHash = slices.Clone(cl.SecretHash)
+	c.Scopes = slices.Clone(cl.Scopes)
+	c.CompanyIDs = slices.Clone(cl.CompanyIDs)
+	return &c
+}
+
+// FindLocation returns the location with its company, cached.
+func (s *Store) FindLocation(ctx context.Context, posSystemID, locationID string) (*posgate.Location, error) {
+	return lookup(s, s.locations, [2]string{posSystemID, locationID}, func() (*posgate.Location, error) {
+		return s.Store.FindLocation(ctx, posSystemID, locationID)
+	}, cloneLocation)
+}
+
+// FindTerminal returns the terminal, cached.
+func (s *Store) FindTerminal(ctx context.Context, posSystemID, locationID, terminalID string) (*posgate.Terminal, error) {
+	return lookup(s, s.terminals, [3]string{posSystemID, locationID, terminalID}, func() (*posgate.Terminal, error) {
+		return s.Store.FindTerminal(ctx, posSystemID, locationID, terminalID)
+	}, cloneTerminal)
+}
+
+// FindClient returns the client, cached (the token endpoint reads it for
+// every token).
+func (s *Store) FindClient(ctx context.Context, id string) (*posgate.Client, error) {
+	return lookup(s, s.clients, id, func() (*posgate.Client, error) {
+		return s.Store.FindClient(ctx, id)
+	}, cloneClient)
+}
+
+// UpdateCompany updates the company, then empties the cache (locations
+// carry their company's status and switches).
+func (s *Store) UpdateCompany(ctx context.Context, posSystemID, companyID string, upd posgate.CompanyUpdate) (*posgate.Company, error) {
+	defer s.invalidate()
+	return s.Store.UpdateCompany(ctx, posSystemID, companyID, upd)
+}
+
+// UpdateLocation updates the location, then empties the cache.
+func (s *Store) UpdateLocation(ctx context.Context, posSystemID, locationID string, upd posgate.LocationUpdate) (*posgate.Location, error) {
+	defer s.invalidate()
+	return s.Store.UpdateLocation(ctx, posSystemID, locationID, upd)
+}
+
+// UpdateTerminal updates the terminal, then empties the cache.
+func (s *Store) UpdateTerminal(ctx context.Context, posSystemID, locationID, terminalID string, upd posgate.TerminalUpdate) (*posgate.Terminal, error) {
+	defer s.invalidate()
+	return s.Store.UpdateTerminal(ctx, posSystemID, locationID, terminalID, upd)
+}
+
+// UpdateClient updates the client, then empties the cache.
+func (s *Store) UpdateClient(ctx context.Context, id string, upd posgate.ClientUpdate) (*posgate.Client, error) {
+	defer s.invalidate()
+	return s.Store.UpdateClient(ctx, id, upd)
+}

@@ -1,0 +1,287 @@
+package storecache
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/sqlite"
+	"github.com/posgate/posgate/internal/storetest"
+)
+
+// The cached store is a faithful posgate.Store: it passes the conformance
+// suite (every find there follows the update it checks, through the same
+// store).
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, now func() time.Time) posgate.Store {
+		return New(openSQLite(t, now), Options{})
+	})
+}
+
+func openSQLite(t *testing.T, now func() time.Time) *sqlite.DB {
+	t.Helper()
+	db, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "posgate.db"), sqlite.Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// counting counts the lookups that reach the real store, and can hold a
+// terminal lookup after it has read the store (to race it with an update).
+type counting struct {
+	posgate.Store
+	locations, terminals, clients atomic.Int64
+	hold                          chan chan struct{} // when set, FindTerminal sends a channel and waits on it
+}
+
+func (c *counting) FindLocation(ctx context.Context, p, l string) (*posgate.Location, error) {
+	c.locations.Add(1)
+	return c.Store.FindLocation(ctx, p, l)
+}
+
+func (c *counting) FindTerminal(ctx context.Context, p, l, id string) (*posgate.Terminal, error) {
+	c.terminals.Add(1)
+	t, err := c.Store.FindTerminal(ctx, p, l, id)
+	if c.hold != nil {
+		release := make(chan struct{})
+		c.hold <- release
+		<-release
+	}
+	return t, err
+}
+
+func (c *counting) FindClient(ctx context.Context, id string) (*posgate.Client, error) {
+	c.clients.Add(1)
+	return c.Store.FindClient(ctx, id)
+}
+
+// fakeClock is the cache's expiry clock.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+type fixture struct {
+	ctx   context.Context
+	raw   *sqlite.DB // the store behind the cache: changes here are "another instance"
+	count *counting
+	clock *fakeClock
+	c     *Store
+}
+
+func newFixture(t *testing.T, maxEntries int) *fixture {
+	t.Helper()
+	f := &fixture{ctx: t.Context(), raw: openSQLite(t, nil), clock: &fakeClock{t: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)}}
+	f.count = &counting{Store: f.raw}
+	f.c = New(f.count, Options{TTL: time.Second, MaxEntries: maxEntries, Now: f.clock.Now})
+	ctx, st := f.ctx, f.raw
+	for _, err := range []error{
+		st.CreatePOSSystem(ctx, &posgate.POSSystem{ID: "pos", Name: "POS"}),
+		st.CreateCompany(ctx, &posgate.Company{POSSystemID: "pos", ID: "co", Status: posgate.StatusActive, Features: posgate.AllFeaturesOn()}),
+		st.CreateLocation(ctx, &posgate.Location{POSSystemID: "pos", ID: "L1", CompanyID: "co", Status: posgate.StatusActive}),
+		st.CreateTerminal(ctx, &posgate.Terminal{POSSystemID: "pos", LocationID: "L1", ID: "T1", Status: posgate.StatusActive}),
+		st.CreateTerminal(ctx, &posgate.Terminal{POSSystemID: "pos", LocationID: "L1", ID: "T2", Status: posgate.StatusActive}),
+		st.CreateTerminal(ctx, &posgate.Terminal{POSSystemID: "pos", LocationID: "L1", ID: "T3", Status: posgate.StatusActive}),
+		st.CreateClient(ctx, &posgate.Client{ID: "cl", SecretHash: []byte{1}, POSSystemID: "pos", Scopes: []string{posgate.ScopePOSIntegration}}),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+func (f *fixture) terminalStatus(t *testing.T, id string) posgate.Status {
+	t.Helper()
+	term, err := f.c.FindTerminal(f.ctx, "pos", "L1", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return term.Status
+}
+
+var disabled = posgate.StatusDisabled
+
+func TestLookupsAreCachedUntilTheTTL(t *testing.T) {
+	f := newFixture(t, 0)
+	for range 3 {
+		f.terminalStatus(t, "T1")
+		if _, err := f.c.FindLocation(f.ctx, "pos", "L1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.c.FindClient(f.ctx, "cl"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, m, k := f.count.terminals.Load(), f.count.locations.Load(), f.count.clients.Load(); n != 1 || m != 1 || k != 1 {
+		t.Errorf("store reads: %d terminal, %d location, %d client; want 1 each", n, m, k)
+	}
+	f.clock.Advance(time.Second)
+	f.terminalStatus(t, "T1")
+	if n := f.count.terminals.Load(); n != 2 {
+		t.Errorf("after the TTL: %d terminal reads, want 2", n)
+	}
+}
+
+// A terminal disabled through the cached store (this instance's operator
+// API) answers Disabled at once.
+func TestUpdateThroughTheCacheIsSeenAtOnce(t *testing.T) {
+	f := newFixture(t, 0)
+	if got := f.terminalStatus(t, "T1"); got != posgate.StatusActive {
+		t.Fatalf("status %s", got)
+	}
+	if _, err := f.c.UpdateTerminal(f.ctx, "pos", "L1", "T1", posgate.TerminalUpdate{Status: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.terminalStatus(t, "T1"); got != posgate.StatusDisabled {
+		t.Errorf("after disabling: %s", got)
+	}
+
+	// Locations carry their company: a company update shows at once too,
+	// and so do location and client updates.
+	if _, err := f.c.FindLocation(f.ctx, "pos", "L1"); err != nil {
+		t.Fatal(err)
+	}
+	off := posgate.Features{}
+	if _, err := f.c.UpdateCompany(f.ctx, "pos", "co", posgate.CompanyUpdate{Features: &off}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := f.c.FindLocation(f.ctx, "pos", "L1")
+	if err != nil || l.Company.Features.Transactions {
+		t.Errorf("after switching features off: %+v, %v", l.Company, err)
+	}
+	if _, err := f.c.UpdateLocation(f.ctx, "pos", "L1", posgate.LocationUpdate{Status: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := f.c.FindLocation(f.ctx, "pos", "L1"); err != nil || l.Status != posgate.StatusDisabled {
+		t.Errorf("after disabling the location: %+v, %v", l, err)
+	}
+	if _, err := f.c.FindClient(f.ctx, "cl"); err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	if _, err := f.c.UpdateClient(f.ctx, "cl", posgate.ClientUpdate{Disabled: &yes}); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := f.c.FindClient(f.ctx, "cl"); err != nil || !c.Disabled {
+		t.Errorf("after disabling the client: %+v, %v", c, err)
+	}
+}
+
+// A change made behind the cache (the CLI, another instance) is seen once
+// the entry expires, and not later.
+func TestUpdateElsewhereIsSeenWithinTheTTL(t *testing.T) {
+	f := newFixture(t, 0)
+	f.terminalStatus(t, "T1")
+	if _, err := f.raw.UpdateTerminal(f.ctx, "pos", "L1", "T1", posgate.TerminalUpdate{Status: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(999 * time.Millisecond)
+	if got := f.terminalStatus(t, "T1"); got != posgate.StatusActive {
+		t.Errorf("within the TTL: %s (the cache is not in use)", got)
+	}
+	f.clock.Advance(time.Millisecond)
+	if got := f.terminalStatus(t, "T1"); got != posgate.StatusDisabled {
+		t.Errorf("at the TTL: %s, want Disabled", got)
+	}
+}
+
+// "Not found" is never cached: a terminal registered elsewhere is usable at
+// once.
+func TestNotFoundIsNotCached(t *testing.T) {
+	f := newFixture(t, 0)
+	if _, err := f.c.FindTerminal(f.ctx, "pos", "L1", "NEW"); !errors.Is(err, posgate.ErrNotFound) {
+		t.Fatalf("err = %v, want not found", err)
+	}
+	if err := f.raw.CreateTerminal(f.ctx, &posgate.Terminal{POSSystemID: "pos", LocationID: "L1", ID: "NEW", Status: posgate.StatusActive}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.terminalStatus(t, "NEW"); got != posgate.StatusActive {
+		t.Errorf("status %s", got)
+	}
+	if _, err := f.c.FindClient(f.ctx, "nobody"); !errors.Is(err, posgate.ErrNotFound) {
+		t.Errorf("err = %v, want not found", err)
+	}
+}
+
+// A lookup that read the store before an update and finishes after it must
+// not put its old answer in the cache.
+func TestLookupRacingAnUpdateDoesNotFill(t *testing.T) {
+	f := newFixture(t, 0)
+	f.count.hold = make(chan chan struct{})
+	done := make(chan posgate.Status)
+	go func() {
+		term, err := f.c.FindTerminal(f.ctx, "pos", "L1", "T1")
+		if err != nil {
+			t.Error(err)
+		}
+		done <- term.Status
+	}()
+	release := <-f.count.hold // the lookup has read Active
+	f.count.hold = nil
+	if _, err := f.c.UpdateTerminal(f.ctx, "pos", "L1", "T1", posgate.TerminalUpdate{Status: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	if got := <-done; got != posgate.StatusActive {
+		t.Fatalf("the racing lookup answered %s; the test did not race", got)
+	}
+	if got := f.terminalStatus(t, "T1"); got != posgate.StatusDisabled {
+		t.Errorf("after the race: %s, want Disabled (the old answer was cached)", got)
+	}
+}
+
+// Callers get copies: changing an answer does not change the cache.
+func TestAnswersAreCopies(t *testing.T) {
+	f := newFixture(t, 0)
+	l, err := f.c.FindLocation(f.ctx, "pos", "L1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Status, l.Company.Status = posgate.StatusDisabled, posgate.StatusDisabled
+	c, err := f.c.FindClient(f.ctx, "cl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Scopes[0] = posgate.ScopeAdmin
+	l, _ = f.c.FindLocation(f.ctx, "pos", "L1")
+	c, _ = f.c.FindClient(f.ctx, "cl")
+	if l.Status != posgate.StatusActive || l.Company.Status != posgate.StatusActive || c.Scopes[0] != posgate.ScopePOSIntegration {
+		t.Errorf("cached values changed through an answer: %+v %+v %v", l, l.Company, c.Scopes)
+	}
+	if f.count.locations.Load() != 1 || f.count.clients.Load() != 1 {
+		t.Errorf("store reads: %d location, %d client; want 1 each", f.count.locations.Load(), f.count.clients.Load())
+	}
+}
+
+func TestEntriesAreBounded(t *testing.T) {
+	f := newFixture(t, 2)
+	for _, id := range []string{"T1", "T2", "T3", "T1"} {
+		f.terminalStatus(t, id)
+		f.c.mu.RLock()
+		n := len(f.c.terminals)
+		f.c.mu.RUnlock()
+		if n > 2 {
+			t.Fatalf("%d cached terminals, limit 2", n)
+		}
+	}
+}
