@@ -104,13 +104,23 @@ func TestTwoInstancesShareOnePostgreSQL(t *testing.T) {
 	if st, body := call(t, "POST", b.base+"/pos/clover/startInteraction", tokA, `{"terminalId":"TERM-NEW","posLocationId":"LOC456"}`); st != 200 || !strings.Contains(body, `"posStatus":"Accepted"`) {
 		t.Fatalf("new terminal on B: %d %s", st, body)
 	}
-	// Disabling it through B takes effect on A at once.
+	// Disabling it through B takes effect on B at once and on A within the
+	// lookup cache's TTL (--cache-ttl, 1 s by default), although A has the
+	// terminal cached.
+	newTerm := `{"terminalId":"TERM-NEW","posLocationId":"LOC456"}`
+	if _, body := call(t, "POST", a.base+"/pos/clover/startInteraction", tokA, newTerm); !strings.Contains(body, `"posStatus":"Accepted"`) {
+		t.Fatalf("new terminal on A: %s", body)
+	}
 	if st, _ := call(t, "POST", b.base+"/admin/v1/pos-systems/clover/locations/LOC456/terminals/TERM-NEW/disable", adminB, ""); st != 200 {
 		t.Fatalf("disable on B: %d", st)
 	}
-	if _, body := call(t, "POST", a.base+"/pos/clover/startInteraction", tokA, `{"terminalId":"TERM-NEW","posLocationId":"LOC456"}`); !strings.Contains(body, `"posStatus":"Disabled"`) {
-		t.Fatalf("disabled terminal on A: %s", body)
+	if _, body := call(t, "POST", b.base+"/pos/clover/startInteraction", tokA, newTerm); !strings.Contains(body, `"posStatus":"Disabled"`) {
+		t.Fatalf("disabled terminal on B: %s", body)
 	}
+	eventually(t, 3*time.Second, "A sees the terminal disabled", func() bool {
+		_, body := call(t, "POST", a.base+"/pos/clover/startInteraction", tokA, newTerm)
+		return strings.Contains(body, `"posStatus":"Disabled"`)
+	})
 
 	// A key rotated on A: B accepts A's new tokens at once (unknown kid →
 	// reload), publishes the key and signs with it after its refresh.
