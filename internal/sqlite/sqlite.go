@@ -68,6 +68,8 @@ type DB struct {
 	findClient      *sql.Stmt
 	listSigningKeys *sql.Stmt
 	createSession   *sql.Stmt
+
+	coupons *couponStmts // the coupon feature's (coupons.go)
 }
 
 // Open opens (creating it if needed) the SQLite database at dsn, a plain
@@ -141,7 +143,7 @@ func (db *DB) init(ctx context.Context, noMigrate bool) error {
 			return fmt.Errorf("sqlite: prepare %q: %w", p.query, err)
 		}
 	}
-	return nil
+	return db.prepareCoupons(ctx)
 }
 
 // connectWriter opens the write connection, whose pragmas switch a new file
@@ -185,6 +187,7 @@ func (db *DB) Close() error {
 			errs = append(errs, s.Close())
 		}
 	}
+	errs = append(errs, db.coupons.close())
 	errs = append(errs, db.read.Close(), db.write.Close())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("sqlite: close: %w", err)
