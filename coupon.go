@@ -1,5 +1,543 @@
 package posgate
 
-// CouponStore holds coupons and loyalty users (endpoints 2–4); its methods
-// arrive with that feature.
-type CouponStore interface{}
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"math"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// RewardProvider is interface.md's RewardProvider: who funds a coupon's reward.
+type RewardProvider string
+
+// Reward providers (interface.md §2.5).
+const (
+	ProviderTwoReward RewardProvider = "TwoReward"
+	ProviderPJM       RewardProvider = "PJM"
+	ProviderDummy     RewardProvider = "Dummy"
+)
+
+// RewardProviders lists every provider in the interface's order.
+var RewardProviders = []RewardProvider{ProviderTwoReward, ProviderPJM, ProviderDummy}
+
+// Valid reports whether p is a known provider.
+func (p RewardProvider) Valid() bool { return slices.Contains(RewardProviders, p) }
+
+// CouponStatus is interface.md's CouponCodeItemStatus.
+type CouponStatus string
+
+// Coupon statuses. Expired is never stored: an Issued coupon past its
+// AvailableUntil is reported as Expired (contract.md §6), so that no
+// background job has to flip millions of rows at midnight.
+const (
+	CouponIssued    CouponStatus = "Issued"
+	CouponRedeemed  CouponStatus = "Redeemed"
+	CouponCancelled CouponStatus = "Cancelled"
+	CouponExpired   CouponStatus = "Expired"
+)
+
+// CouponStatuses lists every status in the interface's order.
+var CouponStatuses = []CouponStatus{CouponIssued, CouponRedeemed, CouponCancelled, CouponExpired}
+
+// Storable reports whether s may be stored: every status but the computed
+// Expired.
+func (s CouponStatus) Storable() bool {
+	return s == CouponIssued || s == CouponRedeemed || s == CouponCancelled
+}
+
+// CouponInfo is one CouponCodeDisplayInfoDto section: a title and a map of
+// string values, either of which may be null.
+type CouponInfo struct {
+	Title *string            `json:"title"`
+	Items map[string]*string `json:"items"`
+}
+
+// Coupon is a coupon code of a company (contract.md §6). Its code is unique in
+// the company without regard to case. It may belong to a loyalty user
+// (UserID) and carry an owner e-mail and phone of its own, for coupons given
+// to people outside the loyalty programme; a search by e-mail or phone
+// matches either. It is usable at every location of the company unless
+// LocationIDs names some.
+type Coupon struct {
+	POSSystemID    string         `json:"posSystemId"`
+	CompanyID      string         `json:"posCompanyId"`
+	Code           string         `json:"code"`
+	RewardProvider RewardProvider `json:"rewardProvider"`
+	Name           *string        `json:"name"`
+	Title          *string        `json:"title"`
+	PictureURL     *string        `json:"pictureUrl"`
+	AvailableUntil *time.Time     `json:"availableUntil"`
+	// Status is the stored status: Issued, Redeemed or Cancelled. StatusAt
+	// gives the status to report.
+	Status CouponStatus `json:"status"`
+	// Info is nil when the coupon has no info (null), which differs from an
+	// empty list.
+	Info        []CouponInfo `json:"info"`
+	UserID      string       `json:"userId"`
+	Email       string       `json:"email"`
+	Phone       string       `json:"phone"`
+	LocationIDs []string     `json:"locationIds"`
+	CreatedAt   time.Time    `json:"createdAt"`
+	UpdatedAt   time.Time    `json:"updatedAt"`
+}
+
+// StatusAt is the status to report at time now: an Issued coupon whose
+// AvailableUntil has passed is Expired.
+func (c *Coupon) StatusAt(now time.Time) CouponStatus {
+	if c.Status == CouponIssued && c.AvailableUntil != nil && now.After(*c.AvailableUntil) {
+		return CouponExpired
+	}
+	return c.Status
+}
+
+// Limits on coupon and loyalty-user fields. They keep rows small enough for
+// a million of them and keep one coupon's display within a POS screen.
+const (
+	MaxTextLen      = 200  // names, titles
+	MaxURLLen       = 2048 // picture URLs
+	MaxEmailLen     = 254  // RFC 5321's limit for a path
+	MaxPhoneLen     = 32   // a written phone number, punctuation included
+	MaxGenderLen    = 50
+	MaxInfoSections = 20
+	MaxInfoItems    = 50
+	MaxInfoTextLen  = 1000 // an info title, key or value
+	MaxLocations    = 1000 // location limits of one coupon
+)
+
+// Normalize completes the fields an operator may leave out (an Issued status,
+// the TwoReward provider), sorts and de-duplicates the location limits and
+// normalises the times, so that every store keeps the same coupon.
+func (c *Coupon) Normalize() {
+	if c.Status == "" {
+		c.Status = CouponIssued
+	}
+	if c.RewardProvider == "" {
+		c.RewardProvider = ProviderTwoReward
+	}
+	if c.AvailableUntil != nil {
+		t := Timestamp(*c.AvailableUntil)
+		c.AvailableUntil = &t
+	}
+	if len(c.LocationIDs) > 0 {
+		ids := slices.Clone(c.LocationIDs)
+		slices.Sort(ids)
+		c.LocationIDs = slices.Compact(ids)
+	} else {
+		c.LocationIDs = nil
+	}
+}
+
+// Validate checks the fields an operator supplies (after Normalize).
+func (c *Coupon) Validate() error {
+	v := ValidationError{}
+	checkKey(v, "posSystemId", c.POSSystemID)
+	checkKey(v, "posCompanyId", c.CompanyID)
+	checkKey(v, "code", c.Code)
+	if !c.RewardProvider.Valid() {
+		v.Add("rewardProvider", fmt.Sprintf("The rewardProvider field must be one of %s.", join(RewardProviders)))
+	}
+	if !c.Status.Storable() {
+		v.Add("status", fmt.Sprintf("The status field must be %s, %s or %s (Expired is computed from availableUntil).", CouponIssued, CouponRedeemed, CouponCancelled))
+	}
+	checkOptText(v, "name", c.Name, MaxTextLen)
+	checkOptText(v, "title", c.Title, MaxTextLen)
+	if c.PictureURL != nil {
+		checkURL(v, "pictureUrl", *c.PictureURL)
+	}
+	checkInfo(v, c.Info)
+	if c.UserID != "" {
+		checkKey(v, "userId", c.UserID)
+	}
+	checkEmail(v, "email", c.Email)
+	checkPhone(v, "phone", c.Phone)
+	if len(c.LocationIDs) > MaxLocations {
+		v.Add("locationIds", fmt.Sprintf("A coupon may be limited to at most %d locations.", MaxLocations))
+	}
+	for _, id := range c.LocationIDs {
+		checkKey(v, "locationIds", id)
+	}
+	return v.Err()
+}
+
+// LoyaltyUser is a loyalty-card holder of a company (interface.md §2.7). Its
+// id is unique in the company. Every text field may be empty.
+type LoyaltyUser struct {
+	POSSystemID string    `json:"posSystemId"`
+	CompanyID   string    `json:"posCompanyId"`
+	ID          string    `json:"id"`
+	FirstName   string    `json:"firstName"`
+	LastName    string    `json:"lastName"`
+	Gender      string    `json:"gender"`
+	Phone       string    `json:"phone"`
+	Email       string    `json:"email"`
+	Stamps      int32     `json:"stamps"`
+	Points      int32     `json:"points"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+// Validate checks the fields an operator supplies.
+func (u *LoyaltyUser) Validate() error {
+	v := ValidationError{}
+	checkKey(v, "posSystemId", u.POSSystemID)
+	checkKey(v, "posCompanyId", u.CompanyID)
+	checkKey(v, "id", u.ID)
+	checkText(v, "firstName", u.FirstName, MaxTextLen)
+	checkText(v, "lastName", u.LastName, MaxTextLen)
+	checkText(v, "gender", u.Gender, MaxGenderLen)
+	checkEmail(v, "email", u.Email)
+	checkPhone(v, "phone", u.Phone)
+	if u.Stamps < 0 {
+		v.Add("stamps", "The stamps field must not be negative.")
+	}
+	if u.Points < 0 {
+		v.Add("points", "The points field must not be negative.")
+	}
+	return v.Err()
+}
+
+// LoyaltyUserUpdate names the fields of a loyalty user to change; nil leaves
+// a field as it is. AddStamps and AddPoints are signed adjustments applied
+// atomically to the stored balances, which must stay within 0–2³¹-1.
+type LoyaltyUserUpdate struct {
+	FirstName *string
+	LastName  *string
+	Gender    *string
+	Phone     *string
+	Email     *string
+	AddStamps int32
+	AddPoints int32
+}
+
+// Validate checks the fields the update sets.
+func (u *LoyaltyUserUpdate) Validate() error {
+	v := ValidationError{}
+	if u.FirstName != nil {
+		checkText(v, "firstName", *u.FirstName, MaxTextLen)
+	}
+	if u.LastName != nil {
+		checkText(v, "lastName", *u.LastName, MaxTextLen)
+	}
+	if u.Gender != nil {
+		checkText(v, "gender", *u.Gender, MaxGenderLen)
+	}
+	if u.Email != nil {
+		checkEmail(v, "email", *u.Email)
+	}
+	if u.Phone != nil {
+		checkPhone(v, "phone", *u.Phone)
+	}
+	return v.Err()
+}
+
+// ApplyUserUpdate applies upd to u: the fields it sets, then its balance
+// adjustments. A balance that would leave 0–2³¹-1 is ECONFLICT and leaves u
+// as it was. Stores call it inside their write transaction.
+func ApplyUserUpdate(u *LoyaltyUser, upd LoyaltyUserUpdate) error {
+	stamps, points := int64(u.Stamps)+int64(upd.AddStamps), int64(u.Points)+int64(upd.AddPoints)
+	for _, b := range []struct {
+		name        string
+		was, change int32
+		now         int64
+	}{{"stamps", u.Stamps, upd.AddStamps, stamps}, {"points", u.Points, upd.AddPoints, points}} {
+		if b.now < 0 || b.now > math.MaxInt32 {
+			return Errorf(ECONFLICT, "Adding %d to %d %s would leave 0–%d.", b.change, b.was, b.name, math.MaxInt32)
+		}
+	}
+	set := func(dst *string, v *string) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&u.FirstName, upd.FirstName)
+	set(&u.LastName, upd.LastName)
+	set(&u.Gender, upd.Gender)
+	set(&u.Phone, upd.Phone)
+	set(&u.Email, upd.Email)
+	u.Stamps, u.Points = int32(stamps), int32(points)
+	return nil
+}
+
+// CouponQuery is a coupon search (endpoint 2). The given criteria combine
+// with AND; at least one of Code, Email and Phone must be given (a store
+// answers EINVALID otherwise). Values are matched as contract.md §6 says:
+// codes and e-mails without regard to case, phones on their digits.
+type CouponQuery struct {
+	POSSystemID string
+	// CompanyIDs are the companies searched; none means no result.
+	CompanyIDs []string
+	Code       string
+	Email      string
+	Phone      string
+	// LocationID, when not empty, keeps the coupons usable there.
+	LocationID string
+	// Offset and Limit select the page; results are ordered by code (without
+	// regard to case), then company.
+	Offset, Limit int
+}
+
+// CouponPage is one page of a coupon search and the number of coupons on
+// all pages.
+type CouponPage struct {
+	Coupons []*Coupon
+	Total   int
+}
+
+// MaxUserMatches is how many loyalty users a keyword search returns at most
+// (contract.md §7).
+const MaxUserMatches = 50
+
+// CouponStore holds coupons and loyalty users (endpoints 2–4).
+//
+// Conventions beyond Store's: codes are unique per company without regard to
+// case (ECONFLICT); a coupon's company, loyalty user and locations must exist
+// and the locations must be the company's (ENOTFOUND otherwise); imports run
+// in one transaction, so that a bad item stores nothing.
+type CouponStore interface {
+	// CreateCoupon stores c (Normalize and Validate it first) and sets its
+	// CreatedAt and UpdatedAt.
+	CreateCoupon(ctx context.Context, c *Coupon) error
+	// ImportCoupons stores every coupon of seq in one transaction and
+	// returns how many it stored. The first error (seq's own, or a
+	// coupon's) stops it, stores nothing and is returned, wrapped with the
+	// 1-based position of the item when the item is at fault.
+	ImportCoupons(ctx context.Context, seq iter.Seq2[*Coupon, error]) (int, error)
+	// FindCoupon returns the coupon whose code equals code without regard
+	// to case.
+	FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*Coupon, error)
+	// ChangeCouponStatus moves an Issued, unexpired coupon (by the store's
+	// clock) to Redeemed or Cancelled; any other coupon is ECONFLICT.
+	ChangeCouponStatus(ctx context.Context, posSystemID, companyID, code string, to CouponStatus) (*Coupon, error)
+	// SearchCoupons answers a coupon search.
+	SearchCoupons(ctx context.Context, q CouponQuery) (*CouponPage, error)
+
+	// CreateLoyaltyUser stores u and sets its CreatedAt and UpdatedAt.
+	CreateLoyaltyUser(ctx context.Context, u *LoyaltyUser) error
+	// ImportLoyaltyUsers is ImportCoupons for loyalty users.
+	ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*LoyaltyUser, error]) (int, error)
+	FindLoyaltyUser(ctx context.Context, posSystemID, companyID, id string) (*LoyaltyUser, error)
+	// UpdateLoyaltyUser changes the fields upd sets and applies its
+	// adjustments; a balance leaving 0–2³¹-1 is ECONFLICT and changes
+	// nothing.
+	UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id string, upd LoyaltyUserUpdate) (*LoyaltyUser, error)
+	// SearchLoyaltyUsers returns the company's users matching keyword
+	// (contract.md §7, see UserKeyword), at most MaxUserMatches: exact
+	// matches first, each group by last name, first name and id. When more
+	// users match, the exact ones still come first but which other matches
+	// fill the list is up to the store.
+	SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, keyword UserKeyword) ([]*LoyaltyUser, error)
+}
+
+// ItemError attributes err to the n-th (1-based) item of an import, so that
+// an operator can find the line to fix; the error keeps its code.
+func ItemError(n int, err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		return fmt.Errorf("item %d: %w", n, err)
+	}
+	return &Error{Code: e.Code, Message: fmt.Sprintf("Item %d: %s", n, e.Message), Fields: e.Fields}
+}
+
+// Fold returns s case-folded with Unicode simple folding, in lower case:
+// any two strings that strings.EqualFold calls equal fold alike. Stores keep
+// folded copies of codes, e-mails and names for matching.
+func Fold(s string) string {
+	return strings.Map(func(r rune) rune {
+		m := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			m = min(m, f)
+		}
+		return unicode.ToLower(m)
+	}, s)
+}
+
+// FoldEmail is the form in which e-mails are kept and compared.
+func FoldEmail(s string) string { return Fold(strings.TrimSpace(s)) }
+
+// PhoneDigits returns the digits of a written phone number:
+// "+1 (555) 555-1234" and "15555551234" are the same phone.
+func PhoneDigits(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, s)
+}
+
+// phonePunct are the characters besides digits that a written phone number
+// may hold.
+const phonePunct = " +-()./"
+
+// isPhoneText reports whether s is written like a phone number.
+func isPhoneText(s string) bool {
+	return strings.Trim(s, "0123456789"+phonePunct) == ""
+}
+
+// MinKeywordLen is the shortest keyword of a loyalty-user search, in
+// characters (contract.md §7); it is also the trigram indexes' unit.
+const MinKeywordLen = 3
+
+// UserKeyword is a parsed loyalty-user search keyword: Text, folded, is
+// looked for in first names, last names and e-mails; Digits, when the
+// keyword is written like a phone number with at least MinKeywordLen digits,
+// is looked for in phone digits.
+type UserKeyword struct {
+	Text   string
+	Digits string
+}
+
+// ParseUserKeyword validates and parses a keyword: at least MinKeywordLen
+// characters after trimming spaces, and no control characters (which could
+// never match and would otherwise join fields in a store's index).
+func ParseUserKeyword(s string) (UserKeyword, error) {
+	s = strings.TrimSpace(s)
+	v := ValidationError{}
+	switch {
+	case utf8.RuneCountInString(s) < MinKeywordLen:
+		v.Add("keyword", fmt.Sprintf("The keyword field must be at least %d characters long.", MinKeywordLen))
+	case !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl):
+		v.Add("keyword", "The keyword field must be text without control characters.")
+	case len(s) > MaxTextLen:
+		v.Add("keyword", fmt.Sprintf("The keyword field must be at most %d bytes long.", MaxTextLen))
+	}
+	if err := v.Err(); err != nil {
+		return UserKeyword{}, err
+	}
+	k := UserKeyword{Text: Fold(s)}
+	if d := PhoneDigits(s); isPhoneText(s) && len(d) >= MinKeywordLen {
+		k.Digits = d
+	}
+	return k, nil
+}
+
+// Exact reports whether u matches k exactly rather than as a substring:
+// the keyword is the whole first name, last name, e-mail or phone.
+func (k UserKeyword) Exact(u *LoyaltyUser) bool {
+	return k.Text == Fold(u.FirstName) || k.Text == Fold(u.LastName) || k.Text == FoldEmail(u.Email) ||
+		(k.Digits != "" && k.Digits == PhoneDigits(u.Phone))
+}
+
+// Matches reports whether u matches k at all.
+func (k UserKeyword) Matches(u *LoyaltyUser) bool {
+	return strings.Contains(Fold(u.FirstName), k.Text) || strings.Contains(Fold(u.LastName), k.Text) ||
+		strings.Contains(FoldEmail(u.Email), k.Text) || (k.Digits != "" && strings.Contains(PhoneDigits(u.Phone), k.Digits))
+}
+
+// RankUsers orders keyword matches as SearchLoyaltyUsers returns them (exact
+// matches first, then by folded last name, folded first name and id) and
+// keeps at most MaxUserMatches. Stores call it on their candidates so that
+// both order alike.
+func RankUsers(k UserKeyword, users []*LoyaltyUser) []*LoyaltyUser {
+	type ranked struct {
+		u           *LoyaltyUser
+		exact       bool
+		last, first string
+	}
+	rs := make([]ranked, 0, len(users))
+	seen := make(map[string]bool, len(users))
+	for _, u := range users {
+		if seen[u.ID] || !k.Matches(u) {
+			continue
+		}
+		seen[u.ID] = true
+		rs = append(rs, ranked{u, k.Exact(u), Fold(u.LastName), Fold(u.FirstName)})
+	}
+	slices.SortFunc(rs, func(a, b ranked) int {
+		if a.exact != b.exact {
+			if a.exact {
+				return -1
+			}
+			return 1
+		}
+		if c := strings.Compare(a.last, b.last); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.first, b.first); c != 0 {
+			return c
+		}
+		return strings.Compare(a.u.ID, b.u.ID)
+	})
+	out := make([]*LoyaltyUser, 0, min(len(rs), MaxUserMatches))
+	for _, r := range rs[:min(len(rs), MaxUserMatches)] {
+		out = append(out, r.u)
+	}
+	return out
+}
+
+func join[T ~string](xs []T) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = string(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+func checkText(v ValidationError, field, s string, maxLen int) {
+	if len(s) > maxLen || !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) {
+		v.Add(field, fmt.Sprintf("The %s field must be text of at most %d bytes without control characters.", field, maxLen))
+	}
+}
+
+func checkOptText(v ValidationError, field string, s *string, maxLen int) {
+	if s != nil {
+		checkText(v, field, *s, maxLen)
+	}
+}
+
+func checkURL(v ValidationError, field, s string) {
+	u, err := url.Parse(s)
+	if len(s) > MaxURLLen || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.Add(field, fmt.Sprintf("The %s field must be an absolute http or https URL of at most %d bytes.", field, MaxURLLen))
+	}
+}
+
+func checkEmail(v ValidationError, field, s string) {
+	if s == "" {
+		return
+	}
+	local, domain, ok := strings.Cut(s, "@")
+	if len(s) > MaxEmailLen || !ok || local == "" || domain == "" || strings.ContainsFunc(s, unicode.IsSpace) ||
+		!utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) {
+		v.Add(field, fmt.Sprintf("The %s field must be an e-mail address (name@domain) of at most %d bytes.", field, MaxEmailLen))
+	}
+}
+
+func checkPhone(v ValidationError, field, s string) {
+	if s == "" {
+		return
+	}
+	if len(s) > MaxPhoneLen || !isPhoneText(s) || len(PhoneDigits(s)) < MinKeywordLen {
+		v.Add(field, fmt.Sprintf("The %s field must be a phone number of at most %d characters: digits, spaces and + - ( ) . /, with at least %d digits.", field, MaxPhoneLen, MinKeywordLen))
+	}
+}
+
+func checkInfo(v ValidationError, info []CouponInfo) {
+	if len(info) > MaxInfoSections {
+		v.Add("info", fmt.Sprintf("A coupon may have at most %d info sections.", MaxInfoSections))
+		return
+	}
+	for i, sec := range info {
+		field := fmt.Sprintf("info[%d]", i)
+		if sec.Title != nil {
+			checkText(v, field+".title", *sec.Title, MaxInfoTextLen)
+		}
+		if len(sec.Items) > MaxInfoItems {
+			v.Add(field+".items", fmt.Sprintf("An info section may have at most %d items.", MaxInfoItems))
+			continue
+		}
+		for k, val := range sec.Items {
+			checkText(v, field+".items", k, MaxInfoTextLen)
+			if val != nil {
+				checkText(v, field+".items", *val, MaxInfoTextLen)
+			}
+		}
+	}
+}

@@ -77,6 +77,7 @@ type DB struct {
 
 	sessions *sessionWriter // group commit of CreateSession
 	ckpt     *checkpointer  // checkpoints the WAL beside the writer
+	coupons  *couponStmts   // the coupon feature's (coupons.go)
 }
 
 // Open opens (creating it if needed) the SQLite database at dsn, a plain
@@ -155,7 +156,7 @@ func (db *DB) init(ctx context.Context, noMigrate bool) error {
 			return fmt.Errorf("sqlite: prepare %q: %w", p.query, err)
 		}
 	}
-	return nil
+	return db.prepareCoupons(ctx)
 }
 
 // connectWriter opens the write connection, whose pragmas switch a new file
@@ -205,6 +206,7 @@ func (db *DB) Close() error {
 			errs = append(errs, s.Close())
 		}
 	}
+	errs = append(errs, db.coupons.close())
 	errs = append(errs, db.read.Close(), db.write.Close())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("sqlite: close: %w", err)

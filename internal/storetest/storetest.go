@@ -54,6 +54,16 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"Impressions", testImpressions},
 		{"ConcurrentImpressions", testConcurrentImpressions},
 		{"EnsureSecret", testEnsureSecret},
+		// Coupons and loyalty users (coupons.go).
+		{"CouponCreateFind", testCouponCreateFind},
+		{"CouponErrors", testCouponErrors},
+		{"CouponImport", testCouponImport},
+		{"CouponStatus", testCouponStatus},
+		{"CouponSearch", testCouponSearch},
+		{"LoyaltyUserCreateFindUpdate", testLoyaltyUserCreateFindUpdate},
+		{"LoyaltyUserImport", testLoyaltyUserImport},
+		{"LoyaltyUserSearch", testLoyaltyUserSearch},
+		{"LoyaltyUserSearchLimit", testLoyaltyUserSearchLimit},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,587 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/posgate/posgate"
+)
+
+// Column lists of coupons and loyalty users, in the order scanCoupon and
+// scanUser read them; queries name the tables c and u.
+const (
+	couponCols = `c.pos_system_id, c.company_id, c.code, c.reward_provider, c.name, c.title, c.picture_url, c.available_until,
+		c.status, c.info, coalesce(c.user_id, ''), coalesce(c.email, ''), coalesce(c.phone, ''), c.location_ids, c.created_at, c.updated_at`
+	userCols = `u.pos_system_id, u.company_id, u.user_id, u.first_name, u.last_name, u.gender, u.phone, u.email,
+		u.stamps, u.points, u.created_at, u.updated_at`
+)
+
+// Coupon search, one statement per criterion that selects the candidates
+// through an index (code, else e-mail, else phone); the other criteria
+// filter them. $1 POS system, $2 company ids, $3 folded code, $4 folded
+// e-mail, $5 phone digits (each empty when not given), $6 location (empty for
+// any), $7 limit, $8 offset.
+const (
+	couponSearchHead = `WITH hits (company_id, code_norm) AS (`
+	couponSearchTail = `) SELECT ` + couponCols + `, count(*) OVER ()
+		FROM hits JOIN coupons c ON c.pos_system_id = $1 AND c.company_id = hits.company_id AND c.code_norm = hits.code_norm
+		LEFT JOIN loyalty_users u ON u.pos_system_id = c.pos_system_id AND u.company_id = c.company_id AND u.user_id = c.user_id
+		WHERE ($3::text = '' OR c.code_norm = $3)
+		AND ($4::text = '' OR c.email_norm = $4 OR u.email_norm = $4)
+		AND ($5::text = '' OR c.phone_digits = $5 OR u.phone_digits = $5)
+		AND ($6::text = '' OR c.location_ids IS NULL OR $6 = ANY (c.location_ids))
+		ORDER BY c.code_norm, c.company_id
+		LIMIT $7 OFFSET $8`
+	couponsByCode = `SELECT company_id, code_norm FROM coupons
+		WHERE pos_system_id = $1 AND company_id = ANY ($2::text[]) AND code_norm = $3`
+	couponsByEmail = `SELECT company_id, code_norm FROM coupons
+			WHERE pos_system_id = $1 AND company_id = ANY ($2::text[]) AND email_norm = $4
+		UNION SELECT c2.company_id, c2.code_norm FROM loyalty_users u2
+			JOIN coupons c2 ON c2.pos_system_id = u2.pos_system_id AND c2.company_id = u2.company_id AND c2.user_id = u2.user_id
+			WHERE u2.pos_system_id = $1 AND u2.company_id = ANY ($2::text[]) AND u2.email_norm = $4`
+	couponsByPhone = `SELECT company_id, code_norm FROM coupons
+			WHERE pos_system_id = $1 AND company_id = ANY ($2::text[]) AND phone_digits = $5
+		UNION SELECT c2.company_id, c2.code_norm FROM loyalty_users u2
+			JOIN coupons c2 ON c2.pos_system_id = u2.pos_system_id AND c2.company_id = u2.company_id AND c2.user_id = u2.user_id
+			WHERE u2.pos_system_id = $1 AND u2.company_id = ANY ($2::text[]) AND u2.phone_digits = $5`
+
+	findCouponSQL = `SELECT ` + couponCols + ` FROM coupons c WHERE c.pos_system_id = $1 AND c.company_id = $2 AND c.code_norm = $3`
+	findUserSQL   = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.user_id = $3`
+
+	// userTextExpr is the expression of the trigram index over names and
+	// e-mail (migration 0002); queries must spell it exactly so.
+	userTextExpr = `(u.first_norm || E'\x1f' || u.last_norm || E'\x1f' || u.email_norm)`
+	// userCandidatesSQL finds keyword matches through the trigram indexes:
+	// $1 POS system, $2 company, $3 LIKE pattern of the text, $4 limit, and
+	// in userCandidatesPhoneSQL $5 LIKE pattern of the digits.
+	userCandidatesSQL = `SELECT ` + userCols + ` FROM loyalty_users u
+		WHERE u.pos_system_id = $1 AND u.company_id = $2 AND ` + userTextExpr + ` LIKE $3 LIMIT $4`
+	userCandidatesPhoneSQL = `SELECT ` + userCols + ` FROM loyalty_users u
+		WHERE u.pos_system_id = $1 AND u.company_id = $2 AND (` + userTextExpr + ` LIKE $3 OR u.phone_digits LIKE $5) LIMIT $4`
+	// userExactSQL finds the exact matches of a keyword, the first
+	// MaxUserMatches of each kind in result order: $3 folded text, $4 phone
+	// digits (empty for none).
+	userExactSQL = `(SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.first_norm = $3
+			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 50)
+		UNION ALL (SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.last_norm = $3
+			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 50)
+		UNION ALL (SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.email_norm = $3
+			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 50)
+		UNION ALL (SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2 AND $4::text <> '' AND u.phone_digits = $4
+			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 50)`
+)
+
+// couponCopyCols and userCopyCols are the columns CopyFrom fills, in the
+// order of couponRow and userRow.
+var (
+	couponCopyCols = []string{"pos_system_id", "company_id", "code_norm", "code", "reward_provider", "name", "title", "picture_url",
+		"available_until", "status", "info", "user_id", "email", "email_norm", "phone", "phone_digits", "location_ids", "created_at", "updated_at"}
+	userCopyCols = []string{"pos_system_id", "company_id", "user_id", "first_name", "last_name", "gender", "phone", "email",
+		"stamps", "points", "first_norm", "last_norm", "email_norm", "phone_digits", "created_at", "updated_at"}
+)
+
+func scanCoupon(r pgx.Row) (*posgate.Coupon, error) {
+	c := &posgate.Coupon{}
+	var info []byte
+	if err := r.Scan(&c.POSSystemID, &c.CompanyID, &c.Code, &c.RewardProvider, &c.Name, &c.Title, &c.PictureURL, &c.AvailableUntil,
+		&c.Status, &info, &c.UserID, &c.Email, &c.Phone, &c.LocationIDs, &c.CreatedAt, &c.UpdatedAt); err != nil {
+		return nil, err
+	}
+	return c, decodeInfo(c, info)
+}
+
+// decodeInfo reads the info column; NULL stays a nil slice.
+func decodeInfo(c *posgate.Coupon, info []byte) error {
+	if info == nil {
+		return nil
+	}
+	if err := json.Unmarshal(info, &c.Info); err != nil {
+		return fmt.Errorf("info column: %w", err)
+	}
+	return nil
+}
+
+func userDest(u *posgate.LoyaltyUser) []any {
+	return []any{&u.POSSystemID, &u.CompanyID, &u.ID, &u.FirstName, &u.LastName, &u.Gender, &u.Phone, &u.Email,
+		&u.Stamps, &u.Points, &u.CreatedAt, &u.UpdatedAt}
+}
+
+func scanUser(r pgx.Row) (*posgate.LoyaltyUser, error) {
+	u := &posgate.LoyaltyUser{}
+	return u, r.Scan(userDest(u)...)
+}
+
+// nullIfEmpty stores "" as NULL.
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// couponRow is the row CopyFrom and CreateCoupon write for c (normalised).
+func couponRow(c *posgate.Coupon, now time.Time) ([]any, error) {
+	var info []byte
+	if c.Info != nil {
+		var err error
+		if info, err = json.Marshal(c.Info); err != nil {
+			return nil, fmt.Errorf("postgres: encode coupon info: %w", err)
+		}
+	}
+	return []any{c.POSSystemID, c.CompanyID, posgate.Fold(c.Code), c.Code, string(c.RewardProvider), c.Name, c.Title, c.PictureURL,
+		c.AvailableUntil, string(c.Status), info, nullIfEmpty(c.UserID), nullIfEmpty(c.Email), nullIfEmpty(posgate.FoldEmail(c.Email)),
+		nullIfEmpty(c.Phone), nullIfEmpty(posgate.PhoneDigits(c.Phone)), c.LocationIDs, now, now}, nil
+}
+
+// userRow is the row CopyFrom and CreateLoyaltyUser write for u.
+func userRow(u *posgate.LoyaltyUser, now time.Time) []any {
+	return []any{u.POSSystemID, u.CompanyID, u.ID, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points,
+		posgate.Fold(u.FirstName), posgate.Fold(u.LastName), posgate.FoldEmail(u.Email), posgate.PhoneDigits(u.Phone), now, now}
+}
+
+// placeholders returns "$1, $2, …, $n".
+func placeholders(n int) string {
+	ps := make([]string, n)
+	for i := range ps {
+		ps[i] = fmt.Sprintf("$%d", i+1)
+	}
+	return strings.Join(ps, ", ")
+}
+
+// companyChecker checks that a coupon's or user's company exists and that a
+// coupon's locations are the company's, remembering each company's
+// locations so that a bulk import asks once per company. It reads through
+// the pool, outside any import's transaction (whose connection is busy
+// copying): companies and locations are committed before their coupons.
+type companyChecker struct {
+	db        *DB
+	companies map[[2]string]map[string]bool
+}
+
+func (db *DB) newCompanyChecker() *companyChecker {
+	return &companyChecker{db: db, companies: map[[2]string]map[string]bool{}}
+}
+
+// locations returns the company's locations, or ENOTFOUND for an absent
+// company.
+func (k *companyChecker) locations(ctx context.Context, posSystemID, companyID string) (map[string]bool, error) {
+	key := [2]string{posSystemID, companyID}
+	if locs, ok := k.companies[key]; ok {
+		return locs, nil
+	}
+	var exists bool
+	var ids []string
+	err := k.db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM companies WHERE pos_system_id = $1 AND company_id = $2),
+		ARRAY(SELECT location_id FROM locations WHERE pos_system_id = $1 AND company_id = $2)`, posSystemID, companyID).Scan(&exists, &ids)
+	if err != nil {
+		return nil, wrap(err, "check company")
+	}
+	if !exists {
+		return nil, notFound("company", companyID)
+	}
+	locs := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		locs[id] = true
+	}
+	k.companies[key] = locs
+	return locs, nil
+}
+
+// coupon normalises c and checks its company and locations.
+func (k *companyChecker) coupon(ctx context.Context, c *posgate.Coupon) error {
+	c.Normalize()
+	locs, err := k.locations(ctx, c.POSSystemID, c.CompanyID)
+	if err != nil {
+		return err
+	}
+	for _, id := range c.LocationIDs {
+		if !locs[id] {
+			return posgate.Errorf(posgate.ENOTFOUND, "location %q of company %q not found", id, c.CompanyID)
+		}
+	}
+	return nil
+}
+
+// CreateCoupon normalises c, checks its company and locations and stores it.
+func (db *DB) CreateCoupon(ctx context.Context, c *posgate.Coupon) error {
+	if err := db.newCompanyChecker().coupon(ctx, c); err != nil {
+		return err
+	}
+	now := posgate.Timestamp(db.now())
+	row, err := couponRow(c, now)
+	if err != nil {
+		return err
+	}
+	_, err = db.pool.Exec(ctx, `INSERT INTO coupons (`+strings.Join(couponCopyCols, ", ")+`) VALUES (`+placeholders(len(row))+`)`, row...)
+	if err != nil {
+		return couponWriteErr(err, alreadyExists("coupon", c.Code), notFound("loyalty user", c.UserID))
+	}
+	c.CreatedAt, c.UpdatedAt = now, now
+	return nil
+}
+
+// couponWriteErr maps a failed coupon write: a duplicate code, or a missing
+// loyalty user (the company was checked before).
+func couponWriteErr(err error, conflict, missingUser *posgate.Error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23503" && pgErr.ConstraintName != "coupons_user_fk" {
+		return wrap(err, "create coupon")
+	}
+	return writeErr(err, "create coupon", conflict, missingUser)
+}
+
+// importKey identifies an item of an import: company and folded code or
+// user id.
+type importKey struct{ posSystemID, companyID, id string }
+
+// importRef is where an import first named a key, for error messages.
+type importRef struct {
+	n  int    // 1-based item number
+	id string // as the item wrote it
+}
+
+// importIndex remembers the items of an import by key, so that an error that
+// PostgreSQL reports for a key (COPY does not say which row) names the item.
+type importIndex map[importKey]importRef
+
+// find returns the item whose key PostgreSQL's error detail names, e.g.
+// `Key (pos_system_id, company_id, code_norm)=(clover, acme, abc) already
+// exists.`: the values are joined by ", " and the known companies tell
+// where the last one starts.
+func (ix importIndex) find(detail string) (importRef, bool) {
+	_, tuple, ok := strings.Cut(detail, ")=(")
+	if !ok {
+		return importRef{}, false
+	}
+	if i := strings.LastIndex(tuple, ")"); i >= 0 {
+		tuple = tuple[:i]
+	}
+	seen := map[[2]string]bool{}
+	for k := range ix {
+		c := [2]string{k.posSystemID, k.companyID}
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		if id, ok := strings.CutPrefix(tuple, k.posSystemID+", "+k.companyID+", "); ok {
+			if ref, ok := ix[importKey{k.posSystemID, k.companyID, id}]; ok {
+				return ref, true
+			}
+		}
+	}
+	return importRef{}, false
+}
+
+// copySource feeds CopyFrom from an import's sequence: next turns each item
+// into a row (checking it first) or fails.
+type copySource[T any] struct {
+	next   func() (T, error, bool)
+	toRow  func(n int, item T) ([]any, error)
+	n      int
+	row    []any
+	err    error
+	failed bool
+}
+
+// Next implements pgx.CopyFromSource.
+func (s *copySource[T]) Next() bool {
+	item, err, ok := s.next()
+	if !ok {
+		return false
+	}
+	if err != nil {
+		s.err, s.failed = err, true
+		return false
+	}
+	s.n++
+	if s.row, err = s.toRow(s.n, item); err != nil {
+		s.err, s.failed = posgate.ItemError(s.n, err), true
+		return false
+	}
+	return true
+}
+
+// Values implements pgx.CopyFromSource.
+func (s *copySource[T]) Values() ([]any, error) { return s.row, nil }
+
+// Err implements pgx.CopyFromSource.
+func (s *copySource[T]) Err() error { return s.err }
+
+// copyImport copies seq into table in one transaction.
+func copyImport[T any](ctx context.Context, db *DB, table string, cols []string, seq iter.Seq2[T, error],
+	toRow func(n int, item T) ([]any, error), copyErr func(err error) error) (int, error) {
+	next, stop := iter.Pull2(seq)
+	defer stop()
+	src := &copySource[T]{next: next, toRow: toRow}
+	var n int64
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var err error
+		n, err = tx.CopyFrom(ctx, pgx.Identifier{table}, cols, src)
+		return err
+	})
+	switch {
+	case src.failed:
+		return 0, src.err
+	case err != nil:
+		return 0, copyErr(err)
+	}
+	return int(n), nil
+}
+
+// ImportCoupons copies the coupons of seq into the table in one transaction
+// (COPY). Items are checked as they stream: company, locations, and codes
+// repeated within the import; PostgreSQL's own errors (a code that exists
+// already, an unknown loyalty user) are traced back to their items.
+func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, error]) (int, error) {
+	check := db.newCompanyChecker()
+	now := posgate.Timestamp(db.now())
+	codes, users := importIndex{}, importIndex{}
+	toRow := func(n int, c *posgate.Coupon) ([]any, error) {
+		if err := check.coupon(ctx, c); err != nil {
+			return nil, err
+		}
+		key := importKey{c.POSSystemID, c.CompanyID, posgate.Fold(c.Code)}
+		if _, dup := codes[key]; dup {
+			return nil, alreadyExists("coupon", c.Code)
+		}
+		codes[key] = importRef{n, c.Code}
+		if c.UserID != "" {
+			if key := (importKey{c.POSSystemID, c.CompanyID, c.UserID}); users[key].n == 0 {
+				users[key] = importRef{n, c.UserID}
+			}
+		}
+		c.CreatedAt, c.UpdatedAt = now, now
+		return couponRow(c, now)
+	}
+	return copyImport(ctx, db, "coupons", couponCopyCols, seq, toRow, func(err error) error {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) {
+			switch {
+			case pgErr.Code == "23505":
+				if ref, ok := codes.find(pgErr.Detail); ok {
+					return posgate.ItemError(ref.n, alreadyExists("coupon", ref.id))
+				}
+			case pgErr.Code == "23503" && pgErr.ConstraintName == "coupons_user_fk":
+				if ref, ok := users.find(pgErr.Detail); ok {
+					return posgate.ItemError(ref.n, notFound("loyalty user", ref.id))
+				}
+			}
+		}
+		return wrap(err, "import coupons")
+	})
+}
+
+// FindCoupon returns the coupon whose code folds like code.
+func (db *DB) FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*posgate.Coupon, error) {
+	c, err := scanCoupon(db.pool.QueryRow(ctx, findCouponSQL, posSystemID, companyID, posgate.Fold(code)))
+	if err != nil {
+		return nil, readErr(err, "find coupon", notFound("coupon", code))
+	}
+	return c, nil
+}
+
+// ChangeCouponStatus redeems or cancels an Issued coupon that has not
+// expired by the store's clock; the UPDATE's condition makes it atomic.
+func (db *DB) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, code string, to posgate.CouponStatus) (*posgate.Coupon, error) {
+	if to != posgate.CouponRedeemed && to != posgate.CouponCancelled {
+		return nil, posgate.Errorf(posgate.EINVALID, "A coupon can only be changed to %s or %s.", posgate.CouponRedeemed, posgate.CouponCancelled)
+	}
+	now := posgate.Timestamp(db.now())
+	c, err := scanCoupon(db.pool.QueryRow(ctx, `UPDATE coupons c SET status = $4, updated_at = $5
+		WHERE c.pos_system_id = $1 AND c.company_id = $2 AND c.code_norm = $3 AND c.status = 'Issued'
+		AND (c.available_until IS NULL OR c.available_until >= $5)
+		RETURNING `+couponCols, posSystemID, companyID, posgate.Fold(code), string(to), now))
+	if err == nil {
+		return c, nil
+	} else if !errors.Is(err, pgx.ErrNoRows) {
+		return nil, wrap(err, "change coupon status")
+	}
+	c, err = db.FindCoupon(ctx, posSystemID, companyID, code)
+	if err != nil {
+		return nil, err
+	}
+	verb := "redeemed"
+	if to == posgate.CouponCancelled {
+		verb = "cancelled"
+	}
+	return nil, posgate.Errorf(posgate.ECONFLICT, "coupon %q is %s; only an Issued coupon can be %s", c.Code, c.StatusAt(now), verb)
+}
+
+// SearchCoupons runs the search statement of the most selective criterion
+// given; the total comes from the same query unless the page is past the
+// end.
+func (db *DB) SearchCoupons(ctx context.Context, q posgate.CouponQuery) (*posgate.CouponPage, error) {
+	code, email, phone := posgate.Fold(strings.TrimSpace(q.Code)), posgate.FoldEmail(q.Email), posgate.PhoneDigits(q.Phone)
+	var driver string
+	switch {
+	case code != "":
+		driver = couponsByCode
+	case email != "":
+		driver = couponsByEmail
+	case phone != "":
+		driver = couponsByPhone
+	default:
+		return nil, posgate.Errorf(posgate.EINVALID, "A coupon search needs a code, an e-mail or a phone.")
+	}
+	page := &posgate.CouponPage{}
+	if len(q.CompanyIDs) == 0 || q.Limit <= 0 {
+		return page, nil
+	}
+	sql := couponSearchHead + driver + couponSearchTail
+	args := []any{q.POSSystemID, q.CompanyIDs, code, email, phone, q.LocationID}
+	rows, err := db.pool.Query(ctx, sql, append(args, q.Limit, max(q.Offset, 0))...)
+	if err != nil {
+		return nil, wrap(err, "search coupons")
+	}
+	page.Coupons, err = pgx.AppendRows(page.Coupons, rows, func(r pgx.CollectableRow) (*posgate.Coupon, error) {
+		c := &posgate.Coupon{}
+		var info []byte
+		if err := r.Scan(&c.POSSystemID, &c.CompanyID, &c.Code, &c.RewardProvider, &c.Name, &c.Title, &c.PictureURL, &c.AvailableUntil,
+			&c.Status, &info, &c.UserID, &c.Email, &c.Phone, &c.LocationIDs, &c.CreatedAt, &c.UpdatedAt, &page.Total); err != nil {
+			return nil, err
+		}
+		return c, decodeInfo(c, info)
+	})
+	if err != nil {
+		return nil, wrap(err, "search coupons")
+	}
+	if len(page.Coupons) == 0 && q.Offset > 0 {
+		// Past the last page: count with the same statement's first row.
+		rows, err := db.pool.Query(ctx, sql, append(args, 1, 0)...)
+		if err != nil {
+			return nil, wrap(err, "search coupons")
+		}
+		defer rows.Close()
+		if rows.Next() {
+			vals, err := rows.Values()
+			if err != nil {
+				return nil, wrap(err, "search coupons")
+			}
+			page.Total = int(vals[len(vals)-1].(int64))
+		}
+		if err := rows.Err(); err != nil {
+			return nil, wrap(err, "search coupons")
+		}
+	}
+	return page, nil
+}
+
+// CreateLoyaltyUser stores u and sets its CreatedAt and UpdatedAt.
+func (db *DB) CreateLoyaltyUser(ctx context.Context, u *posgate.LoyaltyUser) error {
+	now := posgate.Timestamp(db.now())
+	row := userRow(u, now)
+	_, err := db.pool.Exec(ctx, `INSERT INTO loyalty_users (`+strings.Join(userCopyCols, ", ")+`) VALUES (`+placeholders(len(row))+`)`, row...)
+	if err != nil {
+		return writeErr(err, "create loyalty user", alreadyExists("loyalty user", u.ID), notFound("company", u.CompanyID))
+	}
+	u.CreatedAt, u.UpdatedAt = now, now
+	return nil
+}
+
+// ImportLoyaltyUsers copies the users of seq into the table in one
+// transaction (COPY), checking companies and ids repeated within the import
+// as they stream.
+func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.LoyaltyUser, error]) (int, error) {
+	check := db.newCompanyChecker()
+	now := posgate.Timestamp(db.now())
+	ids := importIndex{}
+	toRow := func(n int, u *posgate.LoyaltyUser) ([]any, error) {
+		if _, err := check.locations(ctx, u.POSSystemID, u.CompanyID); err != nil {
+			return nil, err
+		}
+		key := importKey{u.POSSystemID, u.CompanyID, u.ID}
+		if _, dup := ids[key]; dup {
+			return nil, alreadyExists("loyalty user", u.ID)
+		}
+		ids[key] = importRef{n, u.ID}
+		u.CreatedAt, u.UpdatedAt = now, now
+		return userRow(u, now), nil
+	}
+	return copyImport(ctx, db, "loyalty_users", userCopyCols, seq, toRow, func(err error) error {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+			if ref, ok := ids.find(pgErr.Detail); ok {
+				return posgate.ItemError(ref.n, alreadyExists("loyalty user", ref.id))
+			}
+		}
+		return wrap(err, "import loyalty users")
+	})
+}
+
+// FindLoyaltyUser returns one loyalty user of a company.
+func (db *DB) FindLoyaltyUser(ctx context.Context, posSystemID, companyID, id string) (*posgate.LoyaltyUser, error) {
+	u, err := scanUser(db.pool.QueryRow(ctx, findUserSQL, posSystemID, companyID, id))
+	if err != nil {
+		return nil, readErr(err, "find loyalty user", notFound("loyalty user", id))
+	}
+	return u, nil
+}
+
+// UpdateLoyaltyUser locks the user's row, applies upd in Go (the folded
+// copies are computed there) and writes the result.
+func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id string, upd posgate.LoyaltyUserUpdate) (*posgate.LoyaltyUser, error) {
+	var u *posgate.LoyaltyUser
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		var err error
+		u, err = scanUser(tx.QueryRow(ctx, findUserSQL+` FOR UPDATE`, posSystemID, companyID, id))
+		if err != nil {
+			return readErr(err, "update loyalty user", notFound("loyalty user", id))
+		}
+		if err := posgate.ApplyUserUpdate(u, upd); err != nil {
+			return err
+		}
+		u.UpdatedAt = posgate.Timestamp(db.now())
+		_, err = tx.Exec(ctx, `UPDATE loyalty_users SET first_name = $4, last_name = $5, gender = $6, phone = $7, email = $8,
+			stamps = $9, points = $10, first_norm = $11, last_norm = $12, email_norm = $13, phone_digits = $14, updated_at = $15
+			WHERE pos_system_id = $1 AND company_id = $2 AND user_id = $3`,
+			posSystemID, companyID, id, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points,
+			posgate.Fold(u.FirstName), posgate.Fold(u.LastName), posgate.FoldEmail(u.Email), posgate.PhoneDigits(u.Phone), u.UpdatedAt)
+		return wrap(err, "update loyalty user")
+	})
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// SearchLoyaltyUsers takes up to 2×MaxUserMatches+1 candidates through the
+// trigram indexes; when that is all the matches, they decide the answer,
+// else the exact matches (B-tree lookups) are added so that they come
+// first whatever the index returned. The candidate query runs unprepared
+// (QueryExecModeExec), so that PostgreSQL plans it for the actual pattern:
+// a generic plan cannot weigh a LIKE pattern against the indexes.
+func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
+	const candidates = 2*posgate.MaxUserMatches + 1
+	args := []any{pgx.QueryExecModeExec, posSystemID, companyID, likeSubstring(k.Text), candidates}
+	sql := userCandidatesSQL
+	if k.Digits != "" {
+		sql, args = userCandidatesPhoneSQL, append(args, likeSubstring(k.Digits))
+	}
+	users, err := collect(ctx, db, "search loyalty users", scanUser, sql, args...)
+	if err != nil {
+		return nil, err
+	}
+	if len(users) == candidates {
+		exact, err := collect(ctx, db, "search loyalty users", scanUser, userExactSQL, posSystemID, companyID, k.Text, k.Digits)
+		if err != nil {
+			return nil, err
+		}
+		users = append(exact, users...)
+	}
+	return posgate.RankUsers(k, users), nil
+}
+
+// likeSubstring is the LIKE pattern matching s anywhere, with LIKE's
+// special characters escaped.
+func likeSubstring(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(s) + "%"
+}

@@ -1,0 +1,612 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+	"time"
+
+	"github.com/posgate/posgate"
+)
+
+// Column lists of coupons and loyalty users, with the *Dest functions that
+// scan them in the same order.
+const (
+	couponCols = `c.pos_system_id, c.company_id, c.code, c.reward_provider, c.name, c.title, c.picture_url,
+		c.available_until, c.status, c.info, c.user_id, c.email, c.phone, c.location_ids, c.created_at, c.updated_at`
+	userCols = `u.pos_system_id, u.company_id, u.user_id, u.first_name, u.last_name, u.gender, u.phone, u.email,
+		u.stamps, u.points, u.created_at, u.updated_at`
+)
+
+// Coupon search statements, one per criterion that selects the candidate
+// coupons through an index (code, else e-mail, else phone); the other
+// criteria filter the candidates. ?1 POS system, ?2 JSON array of company
+// ids, ?3 folded code, ?4 folded e-mail, ?5 phone digits (each empty when
+// not given), ?6 location (empty for any), ?7 limit, ?8 offset.
+const (
+	couponSearchHead = `WITH companies (company_id) AS (SELECT value FROM json_each(?2)), hits (company_id, code_norm) AS (`
+	couponSearchTail = `) SELECT ` + couponCols + `, COUNT(*) OVER ()
+		FROM hits JOIN coupons c ON c.pos_system_id = ?1 AND c.company_id = hits.company_id AND c.code_norm = hits.code_norm
+		LEFT JOIN loyalty_users u ON u.pos_system_id = c.pos_system_id AND u.company_id = c.company_id AND u.user_id = c.user_id
+		WHERE (?3 = '' OR c.code_norm = ?3)
+		AND (?4 = '' OR c.email_norm = ?4 OR u.email_norm = ?4)
+		AND (?5 = '' OR c.phone_digits = ?5 OR u.phone_digits = ?5)
+		AND (?6 = '' OR c.location_ids IS NULL OR EXISTS (SELECT 1 FROM json_each(c.location_ids) WHERE value = ?6))
+		ORDER BY c.code_norm, c.company_id
+		LIMIT ?7 OFFSET ?8`
+	couponsByCode = `SELECT company_id, code_norm FROM coupons
+		WHERE pos_system_id = ?1 AND company_id IN (SELECT company_id FROM companies) AND code_norm = ?3`
+	couponsByEmail = `SELECT company_id, code_norm FROM coupons
+			WHERE pos_system_id = ?1 AND company_id IN (SELECT company_id FROM companies) AND email_norm = ?4
+		UNION SELECT c2.company_id, c2.code_norm FROM loyalty_users u2
+			JOIN coupons c2 ON c2.pos_system_id = u2.pos_system_id AND c2.company_id = u2.company_id AND c2.user_id = u2.user_id
+			WHERE u2.pos_system_id = ?1 AND u2.company_id IN (SELECT company_id FROM companies) AND u2.email_norm = ?4`
+	couponsByPhone = `SELECT company_id, code_norm FROM coupons
+			WHERE pos_system_id = ?1 AND company_id IN (SELECT company_id FROM companies) AND phone_digits = ?5
+		UNION SELECT c2.company_id, c2.code_norm FROM loyalty_users u2
+			JOIN coupons c2 ON c2.pos_system_id = u2.pos_system_id AND c2.company_id = u2.company_id AND c2.user_id = u2.user_id
+			WHERE u2.pos_system_id = ?1 AND u2.company_id IN (SELECT company_id FROM companies) AND u2.phone_digits = ?5`
+
+	findCouponSQL = `SELECT ` + couponCols + ` FROM coupons c WHERE c.pos_system_id = ? AND c.company_id = ? AND c.code_norm = ?`
+
+	// userCandidatesSQL finds keyword matches through the trigram index:
+	// ?1 POS system, ?2 company, ?3 FTS5 query, ?4 limit.
+	userCandidatesSQL = `SELECT ` + userCols + ` FROM loyalty_users_fts f JOIN loyalty_users u ON u.user_key = f.rowid
+		WHERE loyalty_users_fts MATCH ?3 AND u.pos_system_id = ?1 AND u.company_id = ?2
+		LIMIT ?4`
+	// userExactSQL finds the exact matches of a keyword, the first
+	// MaxUserMatches of each kind in result order: ?3 folded text, ?4 phone
+	// digits (empty for none).
+	userExactSQL = `SELECT ` + userCols + ` FROM (
+			SELECT * FROM (SELECT user_key FROM loyalty_users WHERE pos_system_id = ?1 AND company_id = ?2 AND first_norm = ?3
+				ORDER BY last_norm, first_norm, user_id LIMIT 50)
+			UNION SELECT * FROM (SELECT user_key FROM loyalty_users WHERE pos_system_id = ?1 AND company_id = ?2 AND last_norm = ?3
+				ORDER BY last_norm, first_norm, user_id LIMIT 50)
+			UNION SELECT * FROM (SELECT user_key FROM loyalty_users WHERE pos_system_id = ?1 AND company_id = ?2 AND email_norm = ?3
+				ORDER BY last_norm, first_norm, user_id LIMIT 50)
+			UNION SELECT * FROM (SELECT user_key FROM loyalty_users WHERE pos_system_id = ?1 AND company_id = ?2 AND ?4 <> '' AND phone_digits = ?4
+				ORDER BY last_norm, first_norm, user_id LIMIT 50)
+		) k JOIN loyalty_users u ON u.user_key = k.user_key`
+	findUserSQL = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = ? AND u.company_id = ? AND u.user_id = ?`
+
+	insertCouponSQL = `INSERT INTO coupons (pos_system_id, company_id, code_norm, code, reward_provider, name, title, picture_url,
+		available_until, status, info, user_id, email, email_norm, phone, phone_digits, location_ids, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertUserSQL = `INSERT INTO loyalty_users (pos_system_id, company_id, user_id, first_name, last_name, gender, phone, email,
+		stamps, points, first_norm, last_norm, email_norm, phone_digits, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+)
+
+// couponStmts are the coupon feature's statements on the hot paths
+// (endpoints 2–4), prepared once by Open.
+type couponStmts struct {
+	searchByCode, searchByEmail, searchByPhone *sql.Stmt
+	findCoupon, userCandidates, userExact      *sql.Stmt
+}
+
+// prepareCoupons prepares the coupon feature's statements on the read pool.
+func (db *DB) prepareCoupons(ctx context.Context) error {
+	s := &couponStmts{}
+	for _, p := range []struct {
+		stmt  **sql.Stmt
+		query string
+	}{
+		{&s.searchByCode, couponSearchHead + couponsByCode + couponSearchTail},
+		{&s.searchByEmail, couponSearchHead + couponsByEmail + couponSearchTail},
+		{&s.searchByPhone, couponSearchHead + couponsByPhone + couponSearchTail},
+		{&s.findCoupon, findCouponSQL},
+		{&s.userCandidates, userCandidatesSQL},
+		{&s.userExact, userExactSQL},
+	} {
+		var err error
+		if *p.stmt, err = db.read.PrepareContext(ctx, p.query); err != nil {
+			s.close()
+			return fmt.Errorf("sqlite: prepare %q: %w", p.query, err)
+		}
+	}
+	db.coupons = s
+	return nil
+}
+
+// close releases the statements that were prepared.
+func (s *couponStmts) close() error {
+	if s == nil {
+		return nil
+	}
+	var errs []error
+	for _, st := range []*sql.Stmt{s.searchByCode, s.searchByEmail, s.searchByPhone, s.findCoupon, s.userCandidates, s.userExact} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// optString scans a nullable text column into a *string.
+type optString struct{ p **string }
+
+// Scan implements sql.Scanner.
+func (c optString) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*c.p = nil
+	case string:
+		*c.p = &v
+	default:
+		return fmt.Errorf("text column holds %T", src)
+	}
+	return nil
+}
+
+// emptyString scans a nullable text column into a string, NULL as "".
+type emptyString struct{ p *string }
+
+// Scan implements sql.Scanner.
+func (c emptyString) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*c.p = ""
+	case string:
+		*c.p = v
+	default:
+		return fmt.Errorf("text column holds %T", src)
+	}
+	return nil
+}
+
+// optTime scans a nullable time column into a *time.Time.
+type optTime struct{ p **time.Time }
+
+// Scan implements sql.Scanner.
+func (c optTime) Scan(src any) error {
+	if src == nil {
+		*c.p = nil
+		return nil
+	}
+	var t time.Time
+	if err := (timeColumn{&t}).Scan(src); err != nil {
+		return err
+	}
+	*c.p = &t
+	return nil
+}
+
+// jsonColumn scans a nullable JSON text column into *p; NULL leaves the
+// zero value (a nil slice).
+type jsonColumn[T any] struct{ p *T }
+
+// Scan implements sql.Scanner.
+func (c jsonColumn[T]) Scan(src any) error {
+	var zero T
+	*c.p = zero
+	switch v := src.(type) {
+	case nil:
+		return nil
+	case string:
+		return json.Unmarshal([]byte(v), c.p)
+	default:
+		return fmt.Errorf("JSON column holds %T", src)
+	}
+}
+
+func couponDest(c *posgate.Coupon) []any {
+	return []any{&c.POSSystemID, &c.CompanyID, &c.Code, &c.RewardProvider, optString{&c.Name}, optString{&c.Title}, optString{&c.PictureURL},
+		optTime{&c.AvailableUntil}, &c.Status, jsonColumn[[]posgate.CouponInfo]{&c.Info},
+		emptyString{&c.UserID}, emptyString{&c.Email}, emptyString{&c.Phone}, jsonColumn[[]string]{&c.LocationIDs},
+		timeColumn{&c.CreatedAt}, timeColumn{&c.UpdatedAt}}
+}
+
+func userDest(u *posgate.LoyaltyUser) []any {
+	return []any{&u.POSSystemID, &u.CompanyID, &u.ID, &u.FirstName, &u.LastName, &u.Gender, &u.Phone, &u.Email,
+		&u.Stamps, &u.Points, timeColumn{&u.CreatedAt}, timeColumn{&u.UpdatedAt}}
+}
+
+// nullIfEmpty stores "" as NULL.
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// jsonArg stores a nil slice as NULL and any other as JSON text.
+func jsonArg[T any](v []T) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: encode JSON column: %w", err)
+	}
+	return string(b), nil
+}
+
+// optTimeArg stores a nil time as NULL.
+func optTimeArg(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return formatTime(*t)
+}
+
+// CreateCoupon normalises c, stores it with its location limits and sets
+// its CreatedAt and UpdatedAt.
+func (db *DB) CreateCoupon(ctx context.Context, c *posgate.Coupon) error {
+	return db.inTx(ctx, "create coupon", func(tx *sql.Tx) error {
+		ins, err := db.newCouponInserter(ctx, tx)
+		if err != nil {
+			return err
+		}
+		defer ins.close()
+		return ins.insert(ctx, c)
+	})
+}
+
+// ImportCoupons stores the coupons of seq in one transaction with one set
+// of prepared statements.
+func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, error]) (int, error) {
+	n := 0
+	err := db.inTx(ctx, "import coupons", func(tx *sql.Tx) error {
+		ins, err := db.newCouponInserter(ctx, tx)
+		if err != nil {
+			return err
+		}
+		defer ins.close()
+		for c, err := range seq {
+			if err != nil {
+				return err
+			}
+			if err := ins.insert(ctx, c); err != nil {
+				return posgate.ItemError(n+1, err)
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// inTx runs fn in a write transaction and commits when it returns nil.
+func (db *DB) inTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+	return nil
+}
+
+// couponInserter inserts coupons within one transaction. It remembers each
+// company's locations, so that a bulk import checks location limits without
+// a query per coupon.
+type couponInserter struct {
+	tx        *sql.Tx
+	coupon    *sql.Stmt
+	now       time.Time
+	companies map[[2]string]map[string]bool // (POS system, company) → its locations
+}
+
+func (db *DB) newCouponInserter(ctx context.Context, tx *sql.Tx) (*couponInserter, error) {
+	ins := &couponInserter{tx: tx, now: db.timestamp(), companies: map[[2]string]map[string]bool{}}
+	var err error
+	if ins.coupon, err = tx.PrepareContext(ctx, insertCouponSQL); err != nil {
+		return nil, fmt.Errorf("sqlite: prepare coupon insert: %w", err)
+	}
+	return ins, nil
+}
+
+func (ins *couponInserter) close() { ins.coupon.Close() }
+
+// companyLocations returns the locations of a company, or ENOTFOUND when
+// the company does not exist.
+func (ins *couponInserter) companyLocations(ctx context.Context, posSystemID, companyID string) (map[string]bool, error) {
+	key := [2]string{posSystemID, companyID}
+	if locs, ok := ins.companies[key]; ok {
+		return locs, nil
+	}
+	var exists bool
+	if err := ins.tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM companies WHERE pos_system_id = ? AND company_id = ?)`,
+		posSystemID, companyID).Scan(&exists); err != nil {
+		return nil, fmt.Errorf("sqlite: create coupon: %w", err)
+	}
+	if !exists {
+		return nil, notFound("company", companyID)
+	}
+	rows, err := ins.tx.QueryContext(ctx, `SELECT location_id FROM locations WHERE pos_system_id = ? AND company_id = ?`, posSystemID, companyID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: create coupon: %w", err)
+	}
+	defer rows.Close()
+	locs := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("sqlite: create coupon: %w", err)
+		}
+		locs[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: create coupon: %w", err)
+	}
+	ins.companies[key] = locs
+	return locs, nil
+}
+
+// insert normalises and stores one coupon.
+func (ins *couponInserter) insert(ctx context.Context, c *posgate.Coupon) error {
+	c.Normalize()
+	locs, err := ins.companyLocations(ctx, c.POSSystemID, c.CompanyID)
+	if err != nil {
+		return err
+	}
+	for _, id := range c.LocationIDs {
+		if !locs[id] {
+			return posgate.Errorf(posgate.ENOTFOUND, "location %q of company %q not found", id, c.CompanyID)
+		}
+	}
+	info, err := jsonArg(c.Info)
+	if err != nil {
+		return err
+	}
+	locations, err := jsonArg(c.LocationIDs)
+	if err != nil {
+		return err
+	}
+	codeNorm := posgate.Fold(c.Code)
+	now := formatTime(ins.now)
+	if _, err := ins.coupon.ExecContext(ctx, c.POSSystemID, c.CompanyID, codeNorm, c.Code, c.RewardProvider,
+		c.Name, c.Title, c.PictureURL, optTimeArg(c.AvailableUntil), c.Status, info,
+		nullIfEmpty(c.UserID), nullIfEmpty(c.Email), nullIfEmpty(posgate.FoldEmail(c.Email)),
+		nullIfEmpty(c.Phone), nullIfEmpty(posgate.PhoneDigits(c.Phone)), locations, now, now); err != nil {
+		// The company exists (checked above), so a missing parent is the
+		// loyalty user.
+		return writeErr(err, "create coupon", alreadyExists("coupon", c.Code), notFound("loyalty user", c.UserID))
+	}
+	c.CreatedAt, c.UpdatedAt = ins.now, ins.now
+	return nil
+}
+
+// FindCoupon returns the coupon whose code folds like code.
+func (db *DB) FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*posgate.Coupon, error) {
+	c, err := scanRow(db.coupons.findCoupon.QueryRowContext(ctx, posSystemID, companyID, posgate.Fold(code)), couponDest)
+	if err != nil {
+		return nil, readErr(err, "find coupon", notFound("coupon", code))
+	}
+	return c, nil
+}
+
+// ChangeCouponStatus redeems or cancels an Issued coupon that has not
+// expired by the store's clock.
+func (db *DB) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, code string, to posgate.CouponStatus) (*posgate.Coupon, error) {
+	if to != posgate.CouponRedeemed && to != posgate.CouponCancelled {
+		return nil, posgate.Errorf(posgate.EINVALID, "A coupon can only be changed to %s or %s.", posgate.CouponRedeemed, posgate.CouponCancelled)
+	}
+	now := db.timestamp()
+	var c *posgate.Coupon
+	err := db.inTx(ctx, "change coupon status", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE coupons SET status = ?, updated_at = ?
+			WHERE pos_system_id = ? AND company_id = ? AND code_norm = ? AND status = 'Issued'
+			AND (available_until IS NULL OR available_until >= ?)`,
+			to, formatTime(now), posSystemID, companyID, posgate.Fold(code), formatTime(now))
+		if err != nil {
+			return fmt.Errorf("sqlite: change coupon status: %w", err)
+		}
+		changed, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("sqlite: change coupon status: %w", err)
+		}
+		c, err = scanRow(tx.QueryRowContext(ctx, findCouponSQL, posSystemID, companyID, posgate.Fold(code)), couponDest)
+		if err != nil {
+			return readErr(err, "change coupon status", notFound("coupon", code))
+		}
+		if changed == 0 {
+			return statusConflict(c, to, now)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// statusConflict is the ECONFLICT error for a coupon that cannot move to
+// status to, because it is not (or no longer) Issued.
+func statusConflict(c *posgate.Coupon, to posgate.CouponStatus, now time.Time) error {
+	verb := "redeemed"
+	if to == posgate.CouponCancelled {
+		verb = "cancelled"
+	}
+	return posgate.Errorf(posgate.ECONFLICT, "coupon %q is %s; only an Issued coupon can be %s", c.Code, c.StatusAt(now), verb)
+}
+
+// SearchCoupons runs the search statement of the most selective criterion
+// given; the total comes from the same query unless the page is past the
+// end.
+func (db *DB) SearchCoupons(ctx context.Context, q posgate.CouponQuery) (*posgate.CouponPage, error) {
+	code, email, phone := posgate.Fold(strings.TrimSpace(q.Code)), posgate.FoldEmail(q.Email), posgate.PhoneDigits(q.Phone)
+	var stmt *sql.Stmt
+	switch {
+	case code != "":
+		stmt = db.coupons.searchByCode
+	case email != "":
+		stmt = db.coupons.searchByEmail
+	case phone != "":
+		stmt = db.coupons.searchByPhone
+	default:
+		return nil, posgate.Errorf(posgate.EINVALID, "A coupon search needs a code, an e-mail or a phone.")
+	}
+	page := &posgate.CouponPage{}
+	if len(q.CompanyIDs) == 0 || q.Limit <= 0 {
+		return page, nil
+	}
+	companies, err := json.Marshal(q.CompanyIDs)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search coupons: %w", err)
+	}
+	args := []any{q.POSSystemID, string(companies), code, email, phone, q.LocationID}
+	rows, err := stmt.QueryContext(ctx, append(args, q.Limit, max(q.Offset, 0))...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search coupons: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c := &posgate.Coupon{}
+		if err := rows.Scan(append(couponDest(c), &page.Total)...); err != nil {
+			return nil, fmt.Errorf("sqlite: search coupons: %w", err)
+		}
+		page.Coupons = append(page.Coupons, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: search coupons: %w", err)
+	}
+	if len(page.Coupons) == 0 && q.Offset > 0 {
+		// Past the last page: count with the same statement's first row.
+		var total int
+		err := stmt.QueryRowContext(ctx, append(args, 1, 0)...).Scan(append(couponDest(&posgate.Coupon{}), &total)...)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, fmt.Errorf("sqlite: search coupons: %w", err)
+		}
+		page.Total = total
+	}
+	return page, nil
+}
+
+// CreateLoyaltyUser stores u and sets its CreatedAt and UpdatedAt.
+func (db *DB) CreateLoyaltyUser(ctx context.Context, u *posgate.LoyaltyUser) error {
+	return db.inTx(ctx, "create loyalty user", func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, insertUserSQL)
+		if err != nil {
+			return fmt.Errorf("sqlite: create loyalty user: %w", err)
+		}
+		defer stmt.Close()
+		return db.insertUser(ctx, stmt, u, db.timestamp())
+	})
+}
+
+// ImportLoyaltyUsers stores the users of seq in one transaction with one
+// prepared statement.
+func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.LoyaltyUser, error]) (int, error) {
+	n := 0
+	now := db.timestamp()
+	err := db.inTx(ctx, "import loyalty users", func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, insertUserSQL)
+		if err != nil {
+			return fmt.Errorf("sqlite: import loyalty users: %w", err)
+		}
+		defer stmt.Close()
+		for u, err := range seq {
+			if err != nil {
+				return err
+			}
+			if err := db.insertUser(ctx, stmt, u, now); err != nil {
+				return posgate.ItemError(n+1, err)
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+func (db *DB) insertUser(ctx context.Context, stmt *sql.Stmt, u *posgate.LoyaltyUser, now time.Time) error {
+	at := formatTime(now)
+	if _, err := stmt.ExecContext(ctx, u.POSSystemID, u.CompanyID, u.ID, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email,
+		u.Stamps, u.Points, posgate.Fold(u.FirstName), posgate.Fold(u.LastName), posgate.FoldEmail(u.Email), posgate.PhoneDigits(u.Phone),
+		at, at); err != nil {
+		return writeErr(err, "create loyalty user", alreadyExists("loyalty user", u.ID), notFound("company", u.CompanyID))
+	}
+	u.CreatedAt, u.UpdatedAt = now, now
+	return nil
+}
+
+// FindLoyaltyUser returns one loyalty user of a company.
+func (db *DB) FindLoyaltyUser(ctx context.Context, posSystemID, companyID, id string) (*posgate.LoyaltyUser, error) {
+	u, err := scanRow(db.read.QueryRowContext(ctx, findUserSQL, posSystemID, companyID, id), userDest)
+	if err != nil {
+		return nil, readErr(err, "find loyalty user", notFound("loyalty user", id))
+	}
+	return u, nil
+}
+
+// UpdateLoyaltyUser reads the user, applies upd in Go (the folded copies
+// are computed there) and writes the result, all in one write transaction.
+func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id string, upd posgate.LoyaltyUserUpdate) (*posgate.LoyaltyUser, error) {
+	var u *posgate.LoyaltyUser
+	err := db.inTx(ctx, "update loyalty user", func(tx *sql.Tx) error {
+		var err error
+		u, err = scanRow(tx.QueryRowContext(ctx, findUserSQL, posSystemID, companyID, id), userDest)
+		if err != nil {
+			return readErr(err, "update loyalty user", notFound("loyalty user", id))
+		}
+		if err := posgate.ApplyUserUpdate(u, upd); err != nil {
+			return err
+		}
+		u.UpdatedAt = db.timestamp()
+		_, err = tx.ExecContext(ctx, `UPDATE loyalty_users SET first_name = ?, last_name = ?, gender = ?, phone = ?, email = ?,
+			stamps = ?, points = ?, first_norm = ?, last_norm = ?, email_norm = ?, phone_digits = ?, updated_at = ?
+			WHERE pos_system_id = ? AND company_id = ? AND user_id = ?`,
+			u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points,
+			posgate.Fold(u.FirstName), posgate.Fold(u.LastName), posgate.FoldEmail(u.Email), posgate.PhoneDigits(u.Phone),
+			formatTime(u.UpdatedAt), posSystemID, companyID, id)
+		if err != nil {
+			return fmt.Errorf("sqlite: update loyalty user: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// SearchLoyaltyUsers takes up to 2×MaxUserMatches+1 candidates from the
+// trigram index; when that is all the matches, they decide the answer,
+// else the exact matches (B-tree lookups) are added so that they come
+// first whatever the index returned.
+func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
+	const candidates = 2*posgate.MaxUserMatches + 1
+	rows, err := db.coupons.userCandidates.QueryContext(ctx, posSystemID, companyID, ftsQuery(k), candidates)
+	users, err := scanAll(rows, err, "search loyalty users", userDest)
+	if err != nil {
+		return nil, err
+	}
+	if len(users) == candidates {
+		rows, err := db.coupons.userExact.QueryContext(ctx, posSystemID, companyID, k.Text, k.Digits)
+		exact, err := scanAll(rows, err, "search loyalty users", userDest)
+		if err != nil {
+			return nil, err
+		}
+		users = append(exact, users...)
+	}
+	return posgate.RankUsers(k, users), nil
+}
+
+// ftsQuery is the FTS5 query of a keyword: its folded text as a phrase
+// (a substring, for the trigram tokenizer) in the name and e-mail columns,
+// or its digits in the phone column.
+func ftsQuery(k posgate.UserKeyword) string {
+	q := `{first_norm last_norm email_norm} : ` + ftsPhrase(k.Text)
+	if k.Digits != "" {
+		q += ` OR phone_digits : ` + ftsPhrase(k.Digits)
+	}
+	return q
+}
+
+func ftsPhrase(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
