@@ -299,7 +299,7 @@ func TestCarousel(t *testing.T) {
 			r := put(`{"urlTemplate":"https://ads.example.com/screens/{posCompanyId}/{posLocationId}?t={terminalId}&pos={posSystemId}"}`)
 			mustStatus(t, r, 200)
 			mustBody(t, s.do(t, carouselReq(tok, "TERM-05", "LOC123")),
-				`{"data":{"url":"https://ads.example.com/screens/demo-company/LOC123?t=TERM-05\u0026pos=clover","posStatus":"Accepted"}}`)
+				`{"data":{"url":"https://ads.example.com/screens/demo-company/LOC123?t=TERM-05&pos=clover","posStatus":"Accepted"}}`)
 			mustProblem(t, put(`{"urlTemplate":"https://ads.example.com/{store}"}`), 400, "*",
 				map[string][]string{"urlTemplate": {"The urlTemplate field may only hold the placeholders {posSystemId} {posCompanyId} {posLocationId} {terminalId}."}})
 			mustProblem(t, put(`{"urlTemplate":"ftp://ads.example.com/{terminalId}"}`), 400, "*",

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -71,7 +72,7 @@ type envelope struct {
 // writeJSON writes v as the response. Accept: text/json or text/plain gets
 // the same JSON under that media type (contract.md §3).
 func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		// Only a programming error (an unmarshalable type) gets here.
 		http.Error(w, "Internal error.", http.StatusInternalServerError)
@@ -82,6 +83,19 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	w.Write(b)
+}
+
+// marshal encodes v as JSON without HTML escaping: posgate's answers are not
+// embedded in HTML, and URLs must reach POS clients with a plain "&", not
+// "\u0026".
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // responseType picks the first of the JSON media types the client names in
@@ -116,7 +130,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, status int, detail str
 	if len(fields) > 0 {
 		p.Title = "One or more validation errors occurred."
 	}
-	b, _ := json.Marshal(p)
+	b, _ := marshal(p)
 	h := w.Header()
 	h.Set("Content-Type", "application/problem+json; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(len(b)))
