@@ -19,7 +19,7 @@ import (
 
 // migrations is the number of files in migrations/; TestReopenKeepsMigrations
 // lists them.
-const migrations = 1
+const migrations = 2
 
 func TestStore(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, now func() time.Time) posgate.Store {
@@ -72,7 +72,7 @@ func TestReopenKeepsMigrations(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	want := []string{"1 0001_tenancy.sql 2025-03-01T10:00:00.123456"}
+	want := []string{"1 0001_tenancy.sql 2025-03-01T10:00:00.123456", "2 0002_promotions.sql 2025-03-01T10:00:00.123456"}
 	if got := applied(t, dsn); strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Fatalf("after first Open: applied %q, want %q", got, want)
 	}

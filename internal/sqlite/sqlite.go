@@ -68,6 +68,7 @@ type DB struct {
 	findClient      *sql.Stmt
 	listSigningKeys *sql.Stmt
 	createSession   *sql.Stmt
+	promo           promotionStmts
 }
 
 // Open opens (creating it if needed) the SQLite database at dsn, a plain
@@ -141,7 +142,7 @@ func (db *DB) init(ctx context.Context, noMigrate bool) error {
 			return fmt.Errorf("sqlite: prepare %q: %w", p.query, err)
 		}
 	}
-	return nil
+	return db.preparePromotions(ctx)
 }
 
 // connectWriter opens the write connection, whose pragmas switch a new file
@@ -185,7 +186,7 @@ func (db *DB) Close() error {
 			errs = append(errs, s.Close())
 		}
 	}
-	errs = append(errs, db.read.Close(), db.write.Close())
+	errs = append(errs, db.closePromotions(), db.read.Close(), db.write.Close())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("sqlite: close: %w", err)
 	}

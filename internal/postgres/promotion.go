@@ -1,0 +1,445 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/posgate/posgate"
+)
+
+// promotionCols are the columns scanPromotion reads, of table p.
+const promotionCols = `p.pos_system_id, p.company_id, p.promotion_id, p.name, p.use_for_all_categories, p.use_for_all_products,
+	p.location_ids, p.category_ids, p.product_ids, p.validities, p.results, p.created_at, p.updated_at`
+
+// validBetween keeps the promotions whose validity bounds contain $n.
+func validBetween(n int) string {
+	a := "$" + strconv.Itoa(n)
+	return ` AND (p.valid_from IS NULL OR p.valid_from <= ` + a + `) AND (p.valid_until IS NULL OR p.valid_until >= ` + a + `)`
+}
+
+func scanPromotion(r pgx.Row) (*posgate.Promotion, error) {
+	p := &posgate.Promotion{}
+	var validities, results []byte
+	if err := r.Scan(&p.POSSystemID, &p.CompanyID, &p.ID, &p.Name, &p.UseForAllCategories, &p.UseForAllProducts,
+		&p.LocationIDs, &p.CategoryIDs, &p.ProductIDs, &validities, &results, &p.CreatedAt, &p.UpdatedAt); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(validities, &p.Validities); err != nil {
+		return nil, fmt.Errorf("promotion %q: validities: %w", p.ID, err)
+	}
+	if err := json.Unmarshal(results, &p.Results); err != nil {
+		return nil, fmt.Errorf("promotion %q: results: %w", p.ID, err)
+	}
+	for _, l := range []*[]string{&p.LocationIDs, &p.CategoryIDs, &p.ProductIDs} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	for i := range p.Validities {
+		if r := p.Validities[i].Recurrence; r != nil && r.DaysOfWeek == nil {
+			r.DaysOfWeek = []string{}
+		}
+	}
+	return p, nil
+}
+
+// FindPromotion returns one promotion of a company.
+func (db *DB) FindPromotion(ctx context.Context, posSystemID, companyID, promotionID string) (*posgate.Promotion, error) {
+	p, err := scanPromotion(db.pool.QueryRow(ctx, `SELECT `+promotionCols+` FROM promotions p
+		WHERE p.pos_system_id = $1 AND p.company_id = $2 AND p.promotion_id = $3`, posSystemID, companyID, promotionID))
+	if err != nil {
+		return nil, readErr(err, "find promotion", notFound("promotion", promotionID))
+	}
+	return p, nil
+}
+
+// ListPromotions returns a page of a company's promotions by id and how
+// many it has, read from one snapshot.
+func (db *DB) ListPromotions(ctx context.Context, posSystemID, companyID string, offset, limit int) ([]*posgate.Promotion, int, error) {
+	var out []*posgate.Promotion
+	var total int
+	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM promotions WHERE pos_system_id = $1 AND company_id = $2`,
+			posSystemID, companyID).Scan(&total); err != nil {
+			return err
+		}
+		var lim *int // NULL: no limit
+		if limit > 0 {
+			lim = &limit
+		}
+		rows, err := tx.Query(ctx, `SELECT `+promotionCols+` FROM promotions p
+			WHERE p.pos_system_id = $1 AND p.company_id = $2 ORDER BY p.promotion_id LIMIT $3 OFFSET $4`,
+			posSystemID, companyID, lim, max(offset, 0))
+		if err != nil {
+			return err
+		}
+		out, err = pgx.AppendRows(out, rows, func(r pgx.CollectableRow) (*posgate.Promotion, error) { return scanPromotion(r) })
+		return err
+	})
+	if err != nil {
+		return nil, 0, wrap(err, "list promotions")
+	}
+	if out == nil {
+		out = []*posgate.Promotion{}
+	}
+	return out, total, nil
+}
+
+// ListPromotionsValidAt returns the company's promotions that apply at the
+// location at time at (see posgate.PromotionStore): those naming the
+// location (the GIN index) and those naming none (promotions_everywhere),
+// within their validity bounds; Go checks the recurrences.
+func (db *DB) ListPromotionsValidAt(ctx context.Context, posSystemID, companyID, locationID string, at time.Time) ([]*posgate.Promotion, error) {
+	at = posgate.Timestamp(at)
+	var ps []*posgate.Promotion
+	var err error
+	if locationID == "" {
+		ps, err = collect(ctx, db, "list promotions valid at", scanPromotion, `SELECT `+promotionCols+` FROM promotions p
+			WHERE p.pos_system_id = $1 AND p.company_id = $2`+validBetween(3)+`
+			ORDER BY p.promotion_id`, posSystemID, companyID, at)
+	} else {
+		ps, err = collect(ctx, db, "list promotions valid at", scanPromotion, `SELECT `+promotionCols+` FROM promotions p
+			WHERE p.pos_system_id = $1 AND p.company_id = $2 AND p.location_ids @> ARRAY[$3::text]`+validBetween(4)+`
+			UNION ALL
+			SELECT `+promotionCols+` FROM promotions p
+			WHERE p.pos_system_id = $1 AND p.company_id = $2 AND cardinality(p.location_ids) = 0`+validBetween(4)+`
+				AND EXISTS (SELECT 1 FROM locations l WHERE l.pos_system_id = $1 AND l.location_id = $3 AND l.company_id = $2)
+			ORDER BY 3`, posSystemID, companyID, locationID, at)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := []*posgate.Promotion{}
+	for _, p := range ps {
+		if p.ValidAt(at) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// companyExists is ENOTFOUND unless the company exists.
+func companyExists(ctx context.Context, q interface {
+	QueryRow(context.Context, string, ...any) pgx.Row
+}, posSystemID, companyID string) error {
+	var one int
+	err := q.QueryRow(ctx, `SELECT 1 FROM companies WHERE pos_system_id = $1 AND company_id = $2`, posSystemID, companyID).Scan(&one)
+	if err == nil {
+		return nil
+	}
+	return readErr(err, "find company", notFound("company", companyID))
+}
+
+// FindCatalogue returns a company's catalogue, empty if it was never set.
+func (db *DB) FindCatalogue(ctx context.Context, posSystemID, companyID string) (*posgate.Catalogue, error) {
+	c := &posgate.Catalogue{POSSystemID: posSystemID, CompanyID: companyID, CategoryIDs: []string{}, ProductIDs: []string{}}
+	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := companyExists(ctx, tx, posSystemID, companyID); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT kind, item_id FROM catalogue_items WHERE pos_system_id = $1 AND company_id = $2
+			ORDER BY kind, item_id`, posSystemID, companyID)
+		if err != nil {
+			return err
+		}
+		var kind, id string
+		_, err = pgx.ForEachRow(rows, []any{&kind, &id}, func() error {
+			if kind == "category" {
+				c.CategoryIDs = append(c.CategoryIDs, id)
+			} else {
+				c.ProductIDs = append(c.ProductIDs, id)
+			}
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		if posgate.ErrorCode(err) == posgate.ENOTFOUND {
+			return nil, err
+		}
+		return nil, wrap(err, "find catalogue")
+	}
+	return c, nil
+}
+
+// ReplaceCatalogue replaces a company's catalogue with c in one transaction.
+func (db *DB) ReplaceCatalogue(ctx context.Context, c *posgate.Catalogue) error {
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		// FOR UPDATE serialises replacements of one catalogue.
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM companies WHERE pos_system_id = $1 AND company_id = $2 FOR UPDATE`,
+			c.POSSystemID, c.CompanyID).Scan(&one)
+		if err != nil {
+			return readErr(err, "find company", notFound("company", c.CompanyID))
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM catalogue_items WHERE pos_system_id = $1 AND company_id = $2`, c.POSSystemID, c.CompanyID); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO catalogue_items (pos_system_id, company_id, kind, item_id)
+			SELECT $1, $2, 'category', unnest($3::text[]) UNION SELECT $1, $2, 'product', unnest($4::text[])`,
+			c.POSSystemID, c.CompanyID, c.CategoryIDs, c.ProductIDs)
+		return err
+	})
+	if err != nil {
+		if posgate.ErrorCode(err) == posgate.ENOTFOUND {
+			return err
+		}
+		return wrap(err, "replace catalogue")
+	}
+	return nil
+}
+
+// stageCols are the columns of promotion_stage, in the order of the rows
+// Add sends to COPY.
+var stageCols = []string{"promotion_id", "name", "use_for_all_categories", "use_for_all_products",
+	"location_ids", "category_ids", "product_ids", "validities", "results", "valid_from", "valid_until"}
+
+// stageRows is how many rows the channel between Add and COPY holds: enough
+// to keep both sides busy, few enough to bound the memory of a fast client
+// and a slow database.
+const stageRows = 1024
+
+// BeginPromotionImport starts an import on a connection of its own (not
+// one of the pool's, which the POS requests need while a long upload runs):
+// it begins a transaction, creates the staging table and starts a COPY
+// into it that Add feeds as the items arrive, so that the database works
+// while the request body is still being read. Commit then upserts the
+// staging table into promotions with one statement.
+func (db *DB) BeginPromotionImport(ctx context.Context, posSystemID, companyID string) (posgate.PromotionImport, error) {
+	cfg := db.pool.Config()
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
+	if err != nil {
+		return nil, wrap(err, "import promotions: connect")
+	}
+	if cfg.AfterConnect != nil {
+		if err := cfg.AfterConnect(ctx, conn); err != nil {
+			conn.Close(ctx)
+			return nil, wrap(err, "import promotions: connect")
+		}
+	}
+	imp := &promotionImport{db: db, conn: conn, posSystemID: posSystemID, companyID: companyID, ids: map[string]struct{}{}}
+	if err := imp.begin(ctx); err != nil {
+		conn.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return imp, nil
+}
+
+// promotionImport is PostgreSQL's posgate.PromotionImport.
+type promotionImport struct {
+	db                     *DB
+	conn                   *pgx.Conn
+	tx                     pgx.Tx
+	posSystemID, companyID string
+	ids                    map[string]struct{}
+
+	rows    chan []any // Add → COPY
+	copied  chan error // the COPY's outcome
+	cancel  func()     // stops the COPY
+	copyErr error      // the COPY's outcome, once received
+	state   int        // 0 open, 1 rows closed, 2 finished
+	scratch []byte     // Add's JSON buffer
+}
+
+func (imp *promotionImport) begin(ctx context.Context) error {
+	var err error
+	if imp.tx, err = imp.conn.Begin(ctx); err != nil {
+		return wrap(err, "import promotions")
+	}
+	// FOR KEY SHARE: the company cannot go away before the import commits.
+	var one int
+	err = imp.tx.QueryRow(ctx, `SELECT 1 FROM companies WHERE pos_system_id = $1 AND company_id = $2 FOR KEY SHARE`,
+		imp.posSystemID, imp.companyID).Scan(&one)
+	if err != nil {
+		return readErr(err, "find company", notFound("company", imp.companyID))
+	}
+	if _, err := imp.tx.Exec(ctx, `CREATE TEMP TABLE promotion_stage (
+		promotion_id text COLLATE "C" NOT NULL, name text NOT NULL,
+		use_for_all_categories boolean NOT NULL, use_for_all_products boolean NOT NULL,
+		location_ids text[] NOT NULL, category_ids text[] NOT NULL, product_ids text[] NOT NULL,
+		validities jsonb NOT NULL, results jsonb NOT NULL,
+		valid_from timestamptz, valid_until timestamptz) ON COMMIT DROP`); err != nil {
+		return wrap(err, "import promotions: staging table")
+	}
+	copyCtx, cancel := context.WithCancel(ctx)
+	imp.cancel = cancel
+	imp.rows = make(chan []any, stageRows)
+	imp.copied = make(chan error, 1)
+	go func() {
+		_, err := imp.tx.CopyFrom(copyCtx, pgx.Identifier{"promotion_stage"}, stageCols, pgx.CopyFromFunc(func() ([]any, error) {
+			select {
+			case row, ok := <-imp.rows:
+				if !ok {
+					return nil, nil // end of the data
+				}
+				return row, nil
+			case <-copyCtx.Done():
+				return nil, copyCtx.Err()
+			}
+		}))
+		imp.copied <- err
+	}()
+	return nil
+}
+
+// Add sends p to the COPY.
+func (imp *promotionImport) Add(ctx context.Context, p *posgate.Promotion) error {
+	if imp.state != 0 {
+		return errors.New("postgres: promotion import already finished")
+	}
+	if _, dup := imp.ids[p.ID]; dup {
+		return posgate.Errorf(posgate.ECONFLICT, "promotion %q is already part of this import", p.ID)
+	}
+	imp.ids[p.ID] = struct{}{}
+	from, until := p.ValidityBounds()
+	// Each row gets its own JSON: COPY encodes rows later, in its goroutine.
+	imp.scratch = appendValidities(imp.scratch[:0], p.Validities)
+	validities := append([]byte(nil), imp.scratch...)
+	imp.scratch = appendResults(imp.scratch[:0], p.Results)
+	results := append([]byte(nil), imp.scratch...)
+	row := []any{p.ID, p.Name, p.UseForAllCategories, p.UseForAllProducts, p.LocationIDs, p.CategoryIDs, p.ProductIDs,
+		validities, results, from, until}
+	select {
+	case imp.rows <- row:
+		return nil
+	case err := <-imp.copied:
+		// COPY ended before its data did: it failed.
+		imp.copyErr = err
+		imp.state = 1
+		close(imp.rows)
+		if err == nil {
+			err = errors.New("COPY ended early")
+		}
+		return wrap(err, "import promotions: copy")
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// endCopy ends the COPY's data and waits for its outcome.
+func (imp *promotionImport) endCopy() error {
+	if imp.state == 0 {
+		close(imp.rows)
+		imp.state = 1
+		imp.copyErr = <-imp.copied
+	}
+	return imp.copyErr
+}
+
+// Rollback stops the COPY, rolls back and closes the connection.
+func (imp *promotionImport) Rollback() {
+	if imp.state == 2 {
+		return
+	}
+	imp.cancel()
+	imp.endCopy()
+	imp.state = 2
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	imp.tx.Rollback(ctx)
+	imp.conn.Close(ctx)
+}
+
+// Commit ends the COPY and upserts the staging table into promotions in
+// the same transaction; xmax = 0 tells the inserted rows from the updated.
+func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, err error) {
+	if imp.state == 2 {
+		return 0, 0, errors.New("postgres: promotion import already finished")
+	}
+	defer imp.Rollback()
+	if err := imp.endCopy(); err != nil {
+		return 0, 0, wrap(err, "import promotions: copy")
+	}
+	now := posgate.Timestamp(imp.db.now())
+	err = imp.tx.QueryRow(ctx, `WITH up AS (
+		INSERT INTO promotions AS p (pos_system_id, company_id, promotion_id, name, use_for_all_categories, use_for_all_products,
+			location_ids, category_ids, product_ids, validities, results, valid_from, valid_until, created_at, updated_at)
+		SELECT $1, $2, s.promotion_id, s.name, s.use_for_all_categories, s.use_for_all_products,
+			s.location_ids, s.category_ids, s.product_ids, s.validities, s.results, s.valid_from, s.valid_until, $3, $3
+		FROM promotion_stage s ORDER BY s.promotion_id
+		ON CONFLICT (pos_system_id, company_id, promotion_id) DO UPDATE SET
+			name = excluded.name, use_for_all_categories = excluded.use_for_all_categories,
+			use_for_all_products = excluded.use_for_all_products, location_ids = excluded.location_ids,
+			category_ids = excluded.category_ids, product_ids = excluded.product_ids, validities = excluded.validities,
+			results = excluded.results, valid_from = excluded.valid_from, valid_until = excluded.valid_until,
+			updated_at = excluded.updated_at
+		RETURNING p.xmax = 0 AS created)
+		SELECT count(*) FILTER (WHERE created), count(*) FILTER (WHERE NOT created) FROM up`,
+		imp.posSystemID, imp.companyID, now).Scan(&created, &updated)
+	if err != nil {
+		return 0, 0, writeErr(err, "import promotions", nil, notFound("company", imp.companyID))
+	}
+	if err := imp.tx.Commit(ctx); err != nil {
+		return 0, 0, wrap(err, "import promotions: commit")
+	}
+	imp.state = 2
+	imp.conn.Close(context.WithoutCancel(ctx))
+	return created, updated, nil
+}
+
+// appendValidities appends validities as the JSON array of the import's
+// shape, times in RFC 3339 UTC with microseconds.
+func appendValidities(dst []byte, vs []posgate.PromotionValidity) []byte {
+	dst = append(dst, '[')
+	for i := range vs {
+		v := &vs[i]
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"startDate":`...)
+		dst = appendTime(dst, v.StartDate)
+		dst = append(dst, `,"endDate":`...)
+		dst = appendTime(dst, v.EndDate)
+		dst = append(dst, `,"recurrence":`...)
+		if r := v.Recurrence; r == nil {
+			dst = append(dst, "null"...)
+		} else {
+			dst = append(dst, `{"daysOfWeek":[`...)
+			for j, d := range r.DaysOfWeek {
+				if j > 0 {
+					dst = append(dst, ',')
+				}
+				dst = strconv.AppendQuote(dst, d) // day names are plain ASCII
+			}
+			dst = append(dst, `],"startDate":`...)
+			dst = appendTime(dst, r.StartDate)
+			dst = append(dst, `,"endDate":`...)
+			dst = appendTime(dst, r.EndDate)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}
+
+func appendTime(dst []byte, t *time.Time) []byte {
+	if t == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '"')
+	dst = t.UTC().AppendFormat(dst, "2006-01-02T15:04:05.999999Z07:00")
+	return append(dst, '"')
+}
+
+// appendResults appends results as the JSON array of the import's shape.
+func appendResults(dst []byte, rs []posgate.PromotionResult) []byte {
+	dst = append(dst, '[')
+	for i, r := range rs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `{"promotionType":`...)
+		dst, _ = jsontext.AppendQuote(dst, string(r.PromotionType))
+		dst = append(dst, `,"value":`...)
+		dst = strconv.AppendFloat(dst, r.Value, 'g', -1, 64)
+		dst = append(dst, '}')
+	}
+	return append(dst, ']')
+}

@@ -1,0 +1,47 @@
+-- 002: imported promotions (endpoint 7) and company catalogues.
+--
+-- A promotion keeps in columns only what queries filter on; the rest of it
+-- is data, a compact binary record (promotion_codec.go), so that an import
+-- of 100,000 promotions writes one small row each. promotion_locations is
+-- the index of the promotions that name locations; a promotion that names
+-- none applies at every location of its company (all_locations).
+-- valid_from and valid_until bound all of a promotion's validity periods
+-- (NULL: open, or no periods), so that "valid at" queries read only the
+-- promotions that can be valid and check recurrences in Go.
+
+CREATE TABLE promotions (
+	id            INTEGER PRIMARY KEY, -- the rowid, assigned by the import; promotion_locations refers to it
+	pos_system_id TEXT NOT NULL,
+	company_id    TEXT NOT NULL,
+	promotion_id  TEXT NOT NULL,
+	all_locations INTEGER NOT NULL CHECK (all_locations IN (0, 1)),
+	valid_from    TEXT,
+	valid_until   TEXT,
+	data          BLOB NOT NULL,
+	created_at    TEXT NOT NULL,
+	updated_at    TEXT NOT NULL,
+	UNIQUE (pos_system_id, company_id, promotion_id),
+	FOREIGN KEY (pos_system_id, company_id) REFERENCES companies (pos_system_id, company_id)
+) STRICT;
+
+CREATE INDEX promotions_everywhere ON promotions (pos_system_id, company_id, valid_until) WHERE all_locations = 1;
+
+-- Location ids are unique within a POS system, so (pos_system_id,
+-- location_id) names one location of one company.
+CREATE TABLE promotion_locations (
+	pos_system_id TEXT NOT NULL,
+	location_id   TEXT NOT NULL,
+	promotion     INTEGER NOT NULL,
+	PRIMARY KEY (pos_system_id, location_id, promotion)
+) STRICT, WITHOUT ROWID;
+
+-- A company's catalogue: the category and product ids an import is checked
+-- against (warnings for unknown ones).
+CREATE TABLE catalogue_items (
+	pos_system_id TEXT NOT NULL,
+	company_id    TEXT NOT NULL,
+	kind          TEXT NOT NULL CHECK (kind IN ('category', 'product')),
+	item_id       TEXT NOT NULL,
+	PRIMARY KEY (pos_system_id, company_id, kind, item_id),
+	FOREIGN KEY (pos_system_id, company_id) REFERENCES companies (pos_system_id, company_id)
+) STRICT, WITHOUT ROWID;
