@@ -17,7 +17,9 @@ import (
 // Semantics every implementation follows, beyond Store's conventions:
 //   - A promotion is keyed by (POS system, company, promotion id). An import
 //     replaces a stored promotion whole: its lists are the imported ones, not
-//     a merge; CreatedAt stays, UpdatedAt is the import's time.
+//     a merge; CreatedAt stays, UpdatedAt is the time of the last import
+//     that changed it (an import of an identical promotion counts as an
+//     update but leaves it as it is).
 //   - Lists come back in the order stored, never nil ([] when empty); times in
 //     UTC, truncated to microseconds.
 type PromotionStore interface {
@@ -54,11 +56,11 @@ type PromotionStore interface {
 // It is used by one goroutine.
 type PromotionImport interface {
 	// Add stages p, which PromotionChecker.Check has accepted (so it is
-	// normalised); Add does not keep p. A second promotion with the same id
-	// in one import is ECONFLICT.
+	// normalised and its id is not repeated); p must not change afterwards.
 	Add(ctx context.Context, p *Promotion) error
 	// Commit stores every staged promotion in one transaction and reports how
-	// many were created and how many replaced a stored one.
+	// many were created and how many replaced a stored one. An id staged
+	// twice makes it fail with ECONFLICT (and store nothing).
 	Commit(ctx context.Context) (created, updated int, err error)
 	// Rollback discards the import; it does nothing after Commit, so callers
 	// defer it.
@@ -281,31 +283,54 @@ func (p *Promotion) normalize() {
 		v.StartDate, v.EndDate = promoStamp(v.StartDate), promoStamp(v.EndDate)
 		if r := v.Recurrence; r != nil {
 			r.StartDate, r.EndDate = promoStamp(r.StartDate), promoStamp(r.EndDate)
-			days := make([]string, 0, len(r.DaysOfWeek))
-			for _, name := range DayNames {
-				if slices.Contains(r.DaysOfWeek, name) {
-					days = append(days, name)
-				}
-			}
-			r.DaysOfWeek = days
+			r.DaysOfWeek = promoWeekOrder(r.DaysOfWeek)
 		}
 	}
 }
 
-// dedupe drops repeated entries, keeping the first; never nil.
-func promoDedupe(xs []string) []string {
-	if len(xs) < 2 {
-		return promoNonNil(xs)
+// promoWeekOrder returns valid day names in week order without repeats,
+// days itself when it is so already (the usual case).
+func promoWeekOrder(days []string) []string {
+	last := -1
+	for _, d := range days {
+		n := slices.Index(DayNames, d)
+		if n <= last {
+			out := make([]string, 0, len(days))
+			for _, name := range DayNames {
+				if slices.Contains(days, name) {
+					out = append(out, name)
+				}
+			}
+			return out
+		}
+		last = n
 	}
-	out := make([]string, 0, len(xs))
+	return promoNonNil(days)
+}
+
+// promoDedupe drops repeated entries, keeping the first; never nil.
+func promoDedupe(xs []string) []string {
 	if len(xs) <= 16 { // a scan beats a map for the usual short lists
 		for i, x := range xs {
-			if !slices.Contains(xs[:i], x) {
-				out = append(out, x)
+			if slices.Contains(xs[:i], x) {
+				return promoDedupeCopy(xs)
 			}
 		}
-		return out
+		return promoNonNil(xs)
 	}
+	seen := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		if seen[x] {
+			return promoDedupeCopy(xs)
+		}
+		seen[x] = true
+	}
+	return xs
+}
+
+// promoDedupeCopy is promoDedupe's answer for a list with repeats.
+func promoDedupeCopy(xs []string) []string {
+	out := make([]string, 0, len(xs))
 	seen := make(map[string]bool, len(xs))
 	for _, x := range xs {
 		if !seen[x] {
@@ -323,12 +348,12 @@ func promoNonNil(xs []string) []string {
 	return xs
 }
 
+// promoStamp normalises *t in place (the promotion owns its times).
 func promoStamp(t *time.Time) *time.Time {
-	if t == nil {
-		return nil
+	if t != nil {
+		*t = Timestamp(*t)
 	}
-	s := Timestamp(*t)
-	return &s
+	return t
 }
 
 // ImportStatus is the outcome of a promotion import (contract.md §9).

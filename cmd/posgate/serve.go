@@ -11,6 +11,7 @@ import (
 
 	"github.com/posgate/posgate/internal/app"
 	"github.com/posgate/posgate/internal/demo"
+	"github.com/posgate/posgate/internal/httpapi"
 )
 
 // defaultDatabase is the SQLite file used when --database is not given.
@@ -35,6 +36,8 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", 24*time.Hour, "lifetime of a startInteraction session")
 	fs.DurationVar(&cfg.KeyRefresh, "key-refresh", 30*time.Second, "how often signing keys are re-read from the store (for keys rotated by another instance)")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", 64<<10, "largest request body accepted by the POS and operator routes, in bytes (413 beyond)")
+	fs.Int64Var(&cfg.MaxImportBodyBytes, "max-import-body", httpapi.DefaultMaxImportBodyBytes, "largest promotion import body, in bytes (413 beyond)")
+	fs.DurationVar(&cfg.ImportTimeout, "import-timeout", httpapi.DefaultImportTimeout, "how long a promotion import request may take to arrive and be answered")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for in-flight requests")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	logFormat := fs.String("log-format", "text", "text or json")

@@ -40,6 +40,10 @@ type Config struct {
 	KeyRefresh      time.Duration
 	MaxBodyBytes    int64
 	ShutdownTimeout time.Duration
+	// MaxImportBodyBytes and ImportTimeout are the promotion import's own
+	// body cap and request deadline (httpapi.Config); 0: the defaults.
+	MaxImportBodyBytes int64
+	ImportTimeout      time.Duration
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -127,13 +131,15 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		return fmt.Errorf("identity provider: %w", err)
 	}
 	api := httpapi.New(store, a, httpapi.Config{
-		BaseURL:      addrs.BaseURL,
-		AuthURL:      addrs.AuthURL,
-		SessionTTL:   cfg.SessionTTL,
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		Identity:     authLn == nil,
-		Now:          now,
-		Logger:       log,
+		BaseURL:            addrs.BaseURL,
+		AuthURL:            addrs.AuthURL,
+		SessionTTL:         cfg.SessionTTL,
+		MaxBodyBytes:       cfg.MaxBodyBytes,
+		MaxImportBodyBytes: cfg.MaxImportBodyBytes,
+		ImportTimeout:      cfg.ImportTimeout,
+		Identity:           authLn == nil,
+		Now:                now,
+		Logger:             log,
 	})
 
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/posgate/posgate"
 )
@@ -224,7 +225,7 @@ func (db *DB) BeginPromotionImport(ctx context.Context, posSystemID, companyID s
 			return nil, wrap(err, "import promotions: connect")
 		}
 	}
-	imp := &promotionImport{db: db, conn: conn, posSystemID: posSystemID, companyID: companyID, ids: map[string]struct{}{}}
+	imp := &promotionImport{db: db, conn: conn, posSystemID: posSystemID, companyID: companyID}
 	if err := imp.begin(ctx); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
 		return nil, err
@@ -238,11 +239,11 @@ type promotionImport struct {
 	conn                   *pgx.Conn
 	tx                     pgx.Tx
 	posSystemID, companyID string
-	ids                    map[string]struct{}
 
 	rows    chan []any // Add → COPY
 	copied  chan error // the COPY's outcome
 	cancel  func()     // stops the COPY
+	staged  int        // rows sent to COPY
 	copyErr error      // the COPY's outcome, once received
 	state   int        // 0 open, 1 rows closed, 2 finished
 	scratch []byte     // Add's JSON buffer
@@ -264,7 +265,7 @@ func (imp *promotionImport) begin(ctx context.Context) error {
 		promotion_id text COLLATE "C" NOT NULL, name text NOT NULL,
 		use_for_all_categories boolean NOT NULL, use_for_all_products boolean NOT NULL,
 		location_ids text[] NOT NULL, category_ids text[] NOT NULL, product_ids text[] NOT NULL,
-		validities jsonb NOT NULL, results jsonb NOT NULL,
+		validities json NOT NULL, results json NOT NULL,
 		valid_from timestamptz, valid_until timestamptz) ON COMMIT DROP`); err != nil {
 		return wrap(err, "import promotions: staging table")
 	}
@@ -294,10 +295,6 @@ func (imp *promotionImport) Add(ctx context.Context, p *posgate.Promotion) error
 	if imp.state != 0 {
 		return errors.New("postgres: promotion import already finished")
 	}
-	if _, dup := imp.ids[p.ID]; dup {
-		return posgate.Errorf(posgate.ECONFLICT, "promotion %q is already part of this import", p.ID)
-	}
-	imp.ids[p.ID] = struct{}{}
 	from, until := p.ValidityBounds()
 	// Each row gets its own JSON: COPY encodes rows later, in its goroutine.
 	imp.scratch = appendValidities(imp.scratch[:0], p.Validities)
@@ -308,6 +305,7 @@ func (imp *promotionImport) Add(ctx context.Context, p *posgate.Promotion) error
 		validities, results, from, until}
 	select {
 	case imp.rows <- row:
+		imp.staged++
 		return nil
 	case err := <-imp.copied:
 		// COPY ended before its data did: it failed.
@@ -348,7 +346,9 @@ func (imp *promotionImport) Rollback() {
 }
 
 // Commit ends the COPY and upserts the staging table into promotions in
-// the same transaction; xmax = 0 tells the inserted rows from the updated.
+// the same transaction. A staged promotion equal to the stored one is left
+// as it is (it counts as updated, its UpdatedAt stays): re-sending an import
+// rewrites nothing. xmax = 0 tells the inserted rows from the updated.
 func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, err error) {
 	if imp.state == 2 {
 		return 0, 0, errors.New("postgres: promotion import already finished")
@@ -358,30 +358,57 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 		return 0, 0, wrap(err, "import promotions: copy")
 	}
 	now := posgate.Timestamp(imp.db.now())
+	// JIT compiling the upsert costs more than it saves.
+	if _, err := imp.tx.Exec(ctx, `SET LOCAL jit = off; SAVEPOINT upsert`); err != nil {
+		return 0, 0, wrap(err, "import promotions")
+	}
+	var changed int
 	err = imp.tx.QueryRow(ctx, `WITH up AS (
 		INSERT INTO promotions AS p (pos_system_id, company_id, promotion_id, name, use_for_all_categories, use_for_all_products,
 			location_ids, category_ids, product_ids, validities, results, valid_from, valid_until, created_at, updated_at)
 		SELECT $1, $2, s.promotion_id, s.name, s.use_for_all_categories, s.use_for_all_products,
 			s.location_ids, s.category_ids, s.product_ids, s.validities, s.results, s.valid_from, s.valid_until, $3, $3
-		FROM promotion_stage s ORDER BY s.promotion_id
+		FROM promotion_stage s
 		ON CONFLICT (pos_system_id, company_id, promotion_id) DO UPDATE SET
 			name = excluded.name, use_for_all_categories = excluded.use_for_all_categories,
 			use_for_all_products = excluded.use_for_all_products, location_ids = excluded.location_ids,
 			category_ids = excluded.category_ids, product_ids = excluded.product_ids, validities = excluded.validities,
 			results = excluded.results, valid_from = excluded.valid_from, valid_until = excluded.valid_until,
 			updated_at = excluded.updated_at
+		WHERE (p.name, p.use_for_all_categories, p.use_for_all_products, p.location_ids, p.category_ids, p.product_ids,
+				p.validities::text, p.results::text)
+			IS DISTINCT FROM (excluded.name, excluded.use_for_all_categories, excluded.use_for_all_products, excluded.location_ids,
+				excluded.category_ids, excluded.product_ids, excluded.validities::text, excluded.results::text)
 		RETURNING p.xmax = 0 AS created)
-		SELECT count(*) FILTER (WHERE created), count(*) FILTER (WHERE NOT created) FROM up`,
-		imp.posSystemID, imp.companyID, now).Scan(&created, &updated)
-	if err != nil {
-		return 0, 0, writeErr(err, "import promotions", nil, notFound("company", imp.companyID))
+		SELECT count(*) FILTER (WHERE created), count(*) FROM up`,
+		imp.posSystemID, imp.companyID, now).Scan(&created, &changed)
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "21000" { // cardinality_violation: an id staged twice
+		return 0, 0, imp.duplicate(ctx)
+	} else if err != nil {
+		return 0, 0, wrap(err, "import promotions")
 	}
 	if err := imp.tx.Commit(ctx); err != nil {
 		return 0, 0, wrap(err, "import promotions: commit")
 	}
 	imp.state = 2
 	imp.conn.Close(context.WithoutCancel(ctx))
-	return created, updated, nil
+	return created, imp.staged - created, nil
+}
+
+// duplicate reports the id that the staging table holds twice, in the
+// words of the SQLite store, after the upsert failed on it: back at the
+// savepoint before the upsert, the staging table can still be read.
+func (imp *promotionImport) duplicate(ctx context.Context) error {
+	if _, err := imp.tx.Exec(ctx, `ROLLBACK TO SAVEPOINT upsert`); err != nil {
+		return wrap(err, "import promotions")
+	}
+	var id string
+	if err := imp.tx.QueryRow(ctx, `SELECT promotion_id FROM promotion_stage GROUP BY promotion_id HAVING count(*) > 1
+		ORDER BY promotion_id LIMIT 1`).Scan(&id); err != nil {
+		return wrap(err, "import promotions")
+	}
+	return posgate.Errorf(posgate.ECONFLICT, "promotion %q is given twice in this import", id)
 }
 
 // appendValidities appends validities as the JSON array of the import's

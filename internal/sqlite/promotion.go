@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"database/sql"
@@ -21,11 +22,13 @@ const promotionCols = `promotions.promotion_id, promotions.data, promotions.crea
 // validity bounds contain the time (?4); Go checks the recurrences.
 const (
 	// validAtLocationSQL finds the promotions of company ?2 that name
-	// location ?3 (through promotion_locations' key) or no location
-	// (promotions_everywhere), the latter only if ?3 is the company's.
-	validAtLocationSQL = `SELECT ` + promotionCols + ` FROM promotion_locations
+	// location ?3 (through promotion_places and promotion_locations' keys)
+	// or no location (promotions_everywhere), the latter only if ?3 is the
+	// company's.
+	validAtLocationSQL = `SELECT ` + promotionCols + ` FROM promotion_places
+		JOIN promotion_locations ON promotion_locations.place = promotion_places.id
 		JOIN promotions ON promotions.id = promotion_locations.promotion
-		WHERE promotion_locations.pos_system_id = ?1 AND promotion_locations.location_id = ?3
+		WHERE promotion_places.pos_system_id = ?1 AND promotion_places.location_id = ?3
 			AND promotions.company_id = ?2
 			AND (promotions.valid_from IS NULL OR promotions.valid_from <= ?4)
 			AND (promotions.valid_until IS NULL OR promotions.valid_until >= ?4)
@@ -306,70 +309,115 @@ func (db *DB) BeginPromotionImport(ctx context.Context, posSystemID, companyID s
 	if err := companyExists(ctx, db.read, posSystemID, companyID); err != nil {
 		return nil, err
 	}
-	return &promotionImport{db: db, posSystemID: posSystemID, companyID: companyID, ids: map[string]struct{}{}}, nil
+	return &promotionImport{db: db, posSystemID: posSystemID, companyID: companyID}, nil
 }
 
 // promotionImport is SQLite's posgate.PromotionImport.
 type promotionImport struct {
 	db                     *DB
 	posSystemID, companyID string
-	records                []byte // every staged record, back to back
+	chunk                  []byte // where the next record goes
 	staged                 []staged
-	ids                    map[string]struct{}
 	done                   bool
 }
 
 // staged is one promotion waiting for Commit.
 type staged struct {
-	id           string
-	record       [2]int // records[record[0]:record[1]]
-	allLocations bool
-	from, until  any // formatted time, or nil (NULL)
-	locations    []string
-	rowid        int64
-	update       bool
+	id          string
+	record      []byte // within a chunk of records
+	from, until string // formatted validity bounds, "" for NULL
+	locations   []string
+	rowid       int64
+	unchanged   bool // stored exactly so already
 }
+
+// recordChunk is the size of the buffers records are written to: large
+// enough for thousands of records, small enough that a new one costs little
+// (one growing buffer would copy every record at each doubling).
+const recordChunk = 1 << 20
 
 // Add encodes and stages p.
 func (imp *promotionImport) Add(ctx context.Context, p *posgate.Promotion) error {
 	if imp.done {
 		return fmt.Errorf("sqlite: promotion import already finished")
 	}
-	if _, dup := imp.ids[p.ID]; dup {
-		return posgate.Errorf(posgate.ECONFLICT, "promotion %q is already part of this import", p.ID)
+	if cap(imp.chunk)-len(imp.chunk) < 4096 {
+		imp.chunk = make([]byte, 0, recordChunk)
 	}
-	imp.ids[p.ID] = struct{}{}
-	start := len(imp.records)
-	imp.records = appendPromotion(imp.records, p)
-	s := staged{id: p.ID, record: [2]int{start, len(imp.records)}, allLocations: len(p.LocationIDs) == 0, locations: p.LocationIDs}
+	start := len(imp.chunk)
+	imp.chunk = appendPromotion(imp.chunk, p) // a huge record moves to a buffer of its own
+	s := staged{id: p.ID, record: imp.chunk[start:len(imp.chunk):len(imp.chunk)], locations: p.LocationIDs}
 	from, until := p.ValidityBounds()
 	if from != nil {
-		s.from = formatTime(*from)
+		s.from = string(appendTimestamp(nil, *from))
 	}
 	if until != nil {
-		s.until = formatTime(*until)
+		s.until = string(appendTimestamp(nil, *until))
 	}
 	imp.staged = append(imp.staged, s)
 	return nil
 }
 
+// appendTimestamp appends t as formatTime does (timeLayout), without
+// time.Format's general machinery: an import formats two per promotion.
+func appendTimestamp(dst []byte, t time.Time) []byte {
+	t = t.UTC()
+	y, mo, d := t.Date()
+	h, mi, sec := t.Clock()
+	digits := func(dst []byte, v, n int) []byte {
+		for i := n - 1; i >= 0; i-- {
+			dst = append(dst, 0)
+		}
+		for i := len(dst) - 1; n > 0; i, n = i-1, n-1 {
+			dst[i] = byte('0' + v%10)
+			v /= 10
+		}
+		return dst
+	}
+	dst = digits(dst, y, 4)
+	dst = append(dst, '-')
+	dst = digits(dst, int(mo), 2)
+	dst = append(dst, '-')
+	dst = digits(dst, d, 2)
+	dst = append(dst, 'T')
+	dst = digits(dst, h, 2)
+	dst = append(dst, ':')
+	dst = digits(dst, mi, 2)
+	dst = append(dst, ':')
+	dst = digits(dst, sec, 2)
+	dst = append(dst, '.')
+	dst = digits(dst, t.Nanosecond()/1000, 6)
+	return append(dst, 'Z')
+}
+
+// nullString is s for binding, NULL when empty.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
 // Rollback drops the staged promotions.
 func (imp *promotionImport) Rollback() {
 	imp.done = true
-	imp.records, imp.staged, imp.ids = nil, nil, nil
+	imp.chunk, imp.staged = nil, nil
 }
 
 // locationRow is one row of promotion_locations.
-type locationRow struct {
-	location string
-	rowid    int64
-}
+type locationRow struct{ place, promotion int64 }
 
-// Commit writes every staged promotion in one write transaction: it finds
-// which exist, gives the new ones rowids after the largest, upserts them in
-// id order, and brings promotion_locations in line with their new location
-// lists (deleting only the pairs that went away, inserting only new ones,
-// in key order).
+// importCacheKiB is the page cache an import's transaction gets (SQLite's
+// default is 2 MiB): with the default, a large import spills pages to the
+// WAL again and again before it commits.
+const importCacheKiB = 64 << 10
+
+// Commit writes every staged promotion in one write transaction: it reads
+// which exist (with their records), gives the new ones rowids after the
+// largest, upserts them in id order (except those stored exactly so
+// already: their UpdatedAt stays), and brings promotion_locations in line
+// with their location lists, deleting only the pairs that went away and
+// inserting only new ones, in key order.
 func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, err error) {
 	if imp.done {
 		return 0, 0, fmt.Errorf("sqlite: promotion import already finished")
@@ -382,10 +430,25 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 		}
 		return writeErr(err, "import promotions", nil, notFound("company", imp.companyID))
 	}
-	slices.SortFunc(imp.staged, func(a, b staged) int { return strings.Compare(a.id, b.id) })
+	all := imp.staged
+	slices.SortFunc(all, func(a, b staged) int { return strings.Compare(a.id, b.id) })
+	for i := 1; i < len(all); i++ {
+		if all[i].id == all[i-1].id {
+			return 0, 0, posgate.Errorf(posgate.ECONFLICT, "promotion %q is given twice in this import", all[i].id)
+		}
+	}
 	now := formatTime(db.now())
 
-	tx, err := db.write.BeginTx(ctx, nil)
+	conn, err := db.write.Conn(ctx)
+	if err != nil {
+		return 0, 0, wrap(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = -%d`, importCacheKiB)); err != nil {
+		return 0, 0, wrap(err)
+	}
+	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA cache_size = -2000`)
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, 0, wrap(err)
 	}
@@ -393,62 +456,65 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 	if err := companyExists(ctx, tx, imp.posSystemID, imp.companyID); err != nil {
 		return 0, 0, err
 	}
-	existing, err := imp.existing(ctx, tx)
+	places, err := imp.places(ctx, tx)
 	if err != nil {
+		return 0, 0, wrap(err)
+	}
+	var added, removed []locationRow
+	if updated, added, removed, err = imp.matchExisting(ctx, tx, places); err != nil {
 		return 0, 0, wrap(err)
 	}
 	var next int64
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM promotions`).Scan(&next); err != nil {
 		return 0, 0, wrap(err)
 	}
-	var added, removed []locationRow
-	var updates []int // indexes into staged
-	for i := range imp.staged {
-		s := &imp.staged[i]
-		if rowid, ok := existing[s.id]; ok {
-			s.rowid, s.update = rowid, true
-			updates = append(updates, i)
-			updated++
+	for i := range all {
+		s := &all[i]
+		if s.rowid != 0 {
 			continue
 		}
 		next++
 		s.rowid = next
 		created++
 		for _, l := range s.locations {
-			added = append(added, locationRow{l, s.rowid})
-		}
-	}
-	if len(updates) > 0 {
-		if added, removed, err = imp.locationChanges(ctx, tx, updates, added); err != nil {
-			return 0, 0, wrap(err)
+			added = append(added, locationRow{places[l], s.rowid})
 		}
 	}
 
-	err = execBatches(ctx, tx, `INSERT INTO promotions (id, pos_system_id, company_id, promotion_id, all_locations, valid_from, valid_until, data, created_at, updated_at) VALUES `,
-		`(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		` ON CONFLICT (id) DO UPDATE SET all_locations = excluded.all_locations, valid_from = excluded.valid_from,
+	// Promotions stored exactly so already are not written again.
+	write := make([]*staged, 0, len(all))
+	for i := range all {
+		if !all[i].unchanged {
+			write = append(write, &all[i])
+		}
+	}
+	// The values every row shares are bound once per statement, not per row.
+	err = execBatches(ctx, tx, `INSERT INTO promotions (id, pos_system_id, company_id, promotion_id, all_locations, valid_from, valid_until, data, created_at, updated_at)
+		SELECT column1, ?, ?, column2, column3, column4, column5, column6, ?, ? FROM (VALUES `,
+		`(?, ?, ?, ?, ?, ?)`,
+		`) WHERE true ON CONFLICT (id) DO UPDATE SET all_locations = excluded.all_locations, valid_from = excluded.valid_from,
 			valid_until = excluded.valid_until, data = excluded.data, updated_at = excluded.updated_at`,
-		len(imp.staged), func(dst []any, i int) []any {
-			s := &imp.staged[i]
-			return append(dst, s.rowid, imp.posSystemID, imp.companyID, s.id, s.allLocations, s.from, s.until,
-				imp.records[s.record[0]:s.record[1]], now, now)
+		len(write), func(dst []any, i int) []any {
+			if len(dst) == 0 {
+				dst = append(dst, imp.posSystemID, imp.companyID, now, now)
+			}
+			s := write[i]
+			return append(dst, s.rowid, s.id, len(s.locations) == 0, nullString(s.from), nullString(s.until), s.record)
 		})
 	if err != nil {
 		return 0, 0, wrap(err)
 	}
-	err = execBatches(ctx, tx, `DELETE FROM promotion_locations WHERE (pos_system_id, location_id, promotion) IN (VALUES `, `(?, ?, ?)`, `)`,
-		len(removed), func(dst []any, i int) []any {
-			return append(dst, imp.posSystemID, removed[i].location, removed[i].rowid)
-		})
+	err = execBatches(ctx, tx, `DELETE FROM promotion_locations WHERE (place, promotion) IN (VALUES `, `(?, ?)`, `)`,
+		len(removed), func(dst []any, i int) []any { return append(dst, removed[i].place, removed[i].promotion) })
 	if err != nil {
 		return 0, 0, wrap(err)
 	}
 	// In key order, every insert appends to the index's pages.
 	slices.SortFunc(added, func(a, b locationRow) int {
-		return cmp.Or(strings.Compare(a.location, b.location), cmp.Compare(a.rowid, b.rowid))
+		return cmp.Or(cmp.Compare(a.place, b.place), cmp.Compare(a.promotion, b.promotion))
 	})
-	err = execBatches(ctx, tx, `INSERT INTO promotion_locations (pos_system_id, location_id, promotion) VALUES `, `(?, ?, ?)`, ``,
-		len(added), func(dst []any, i int) []any { return append(dst, imp.posSystemID, added[i].location, added[i].rowid) })
+	err = execBatches(ctx, tx, `INSERT INTO promotion_locations (place, promotion) VALUES `, `(?, ?)`, ``,
+		len(added), func(dst []any, i int) []any { return append(dst, added[i].place, added[i].promotion) })
 	if err != nil {
 		return 0, 0, wrap(err)
 	}
@@ -458,73 +524,90 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 	return created, updated, nil
 }
 
-// existing maps the ids of the company's stored promotions to their rowids
-// (an index-only scan of the unique key).
-func (imp *promotionImport) existing(ctx context.Context, tx *sql.Tx) (map[string]int64, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT promotion_id, id FROM promotions WHERE pos_system_id = ? AND company_id = ?`,
-		imp.posSystemID, imp.companyID)
+// places returns the keys of the locations the staged promotions name,
+// numbering those that have none yet.
+func (imp *promotionImport) places(ctx context.Context, tx *sql.Tx) (map[string]int64, error) {
+	places := map[string]int64{}
+	for _, s := range imp.staged {
+		for _, l := range s.locations {
+			places[l] = 0
+		}
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT location_id, id FROM promotion_places WHERE pos_system_id = ?`, imp.posSystemID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]int64{}
 	for rows.Next() {
-		var id string
-		var rowid int64
-		if err := rows.Scan(&id, &rowid); err != nil {
+		var l string
+		var id int64
+		if err := rows.Scan(&l, &id); err != nil {
 			return nil, err
 		}
-		out[id] = rowid
+		places[l] = id // also for locations this import does not name: old lists may
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for l, id := range places {
+		if id == 0 {
+			if err := tx.QueryRowContext(ctx, `INSERT INTO promotion_places (pos_system_id, location_id) VALUES (?, ?) RETURNING id`,
+				imp.posSystemID, l).Scan(&id); err != nil {
+				return nil, err
+			}
+			places[l] = id
+		}
+	}
+	return places, nil
 }
 
-// locationChanges reads the stored location lists of the promotions being
-// replaced and adds to added and removed the pairs that differ from their
-// new lists.
-func (imp *promotionImport) locationChanges(ctx context.Context, tx *sql.Tx, updates []int, added []locationRow) (_, removed []locationRow, err error) {
-	byRowid := make(map[int64]*staged, len(updates))
-	for _, i := range updates {
-		byRowid[imp.staged[i].rowid] = &imp.staged[i]
+// matchExisting finds which staged promotions are stored already, in one
+// pass over the company's promotions in id order beside the staged ones
+// (sorted the same way), gives them their rowids and lists the location
+// pairs their new lists add and remove.
+func (imp *promotionImport) matchExisting(ctx context.Context, tx *sql.Tx, places map[string]int64) (updated int, added, removed []locationRow, err error) {
+	rows, err := tx.QueryContext(ctx, `SELECT promotion_id, id, data FROM promotions
+		WHERE pos_system_id = ? AND company_id = ? ORDER BY promotion_id`, imp.posSystemID, imp.companyID)
+	if err != nil {
+		return 0, nil, nil, err
 	}
-	for start := 0; start < len(updates); start += batchRows {
-		chunk := updates[start:min(start+batchRows, len(updates))]
-		args := make([]any, len(chunk))
-		for j, i := range chunk {
-			args[j] = imp.staged[i].rowid
+	defer rows.Close()
+	all := imp.staged
+	var id sql.RawBytes
+	var data sql.RawBytes
+	var rowid int64
+	j := 0
+	for rows.Next() && j < len(all) {
+		if err := rows.Scan(&id, &rowid, &data); err != nil {
+			return 0, nil, nil, err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT id, data FROM promotions WHERE id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")+`)`, args...)
+		for j < len(all) && all[j].id < string(id) {
+			j++
+		}
+		if j == len(all) || all[j].id != string(id) {
+			continue
+		}
+		s := &all[j]
+		s.rowid = rowid
+		updated++
+		if bytes.Equal(data, s.record) {
+			s.unchanged = true // its bounds and locations derive from the record
+			continue
+		}
+		old, err := decodeLocations(data)
 		if err != nil {
-			return nil, nil, err
+			return 0, nil, nil, fmt.Errorf("promotion %q: %w", s.id, err)
 		}
-		for rows.Next() {
-			var rowid int64
-			var data []byte
-			if err := rows.Scan(&rowid, &data); err != nil {
-				rows.Close()
-				return nil, nil, err
-			}
-			old, err := decodeLocations(data)
-			if err != nil {
-				rows.Close()
-				return nil, nil, fmt.Errorf("promotion %d: %w", rowid, err)
-			}
-			s := byRowid[rowid]
-			for _, l := range old {
-				if !slices.Contains(s.locations, l) {
-					removed = append(removed, locationRow{l, rowid})
-				}
-			}
-			for _, l := range s.locations {
-				if !slices.Contains(old, l) {
-					added = append(added, locationRow{l, rowid})
-				}
+		for _, l := range old {
+			if !slices.Contains(s.locations, l) {
+				removed = append(removed, locationRow{places[l], rowid})
 			}
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, nil, err
+		for _, l := range s.locations {
+			if !slices.Contains(old, l) {
+				added = append(added, locationRow{places[l], rowid})
+			}
 		}
 	}
-	return added, removed, nil
+	return updated, added, removed, rows.Err()
 }

@@ -139,10 +139,18 @@ func testPromotionImport(t *testing.T, e *env) {
 	check(t, "valid at L1 after A dropped it", ids(must[[]*posgate.Promotion](t, "ListPromotionsValidAt")(e.s.ListPromotionsValidAt(ctx, "clover", "acme", "L1", at))), []string{"B", "D"})
 	check(t, "valid at L2", ids(must[[]*posgate.Promotion](t, "ListPromotionsValidAt")(e.s.ListPromotionsValidAt(ctx, "clover", "acme", "L2", at))), []string{"A", "B", "C"})
 
-	// Re-sending the same import creates nothing and updates each once.
+	// Re-sending the same import creates nothing and updates each once,
+	// without changing them (UpdatedAt stays); a changed one gets the new
+	// UpdatedAt.
 	e.clk.advance()
 	e.importPromotions("clover", "acme", 0, 2, a2, d)
-	check(t, "promotions after a re-sent import", len(e.promotions("clover", "acme")), 4)
+	check(t, "promotions after a re-sent import", e.promotions("clover", "acme"), want)
+	third := e.clk.advance()
+	d3 := *d
+	d3.UseForAllCategories = true
+	e.importPromotions("clover", "acme", 0, 2, a2, &d3)
+	want[3] = stored(&d3, "clover", "acme", second, third)
+	check(t, "promotions after changing one", e.promotions("clover", "acme"), want)
 
 	// An empty import is fine.
 	e.importPromotions("clover", "acme", 0, 0)
@@ -159,10 +167,16 @@ func testPromotionImportErrors(t *testing.T, e *env) {
 	a, b := promo("A", "L1"), promo("B")
 	accept(t, "acme", []string{"L1"}, a, b)
 	imp := must[posgate.PromotionImport](t, "BeginPromotionImport")(e.s.BeginPromotionImport(ctx, "clover", "acme"))
-	if err := imp.Add(ctx, a); err != nil {
-		t.Fatal(err)
+	for _, p := range []*posgate.Promotion{a, b, a} {
+		if err := imp.Add(ctx, p); err != nil {
+			t.Fatal(err)
+		}
 	}
-	checkErr(t, "Add(A) twice", imp.Add(ctx, a), posgate.ErrConflict, `promotion "A" is already part of this import`)
+	_, _, err = imp.Commit(ctx)
+	checkErr(t, "Commit with A twice", err, posgate.ErrConflict, `promotion "A" is given twice in this import`)
+	check(t, "promotions after a failed commit", len(e.promotions("clover", "acme")), 0)
+
+	imp = must[posgate.PromotionImport](t, "BeginPromotionImport")(e.s.BeginPromotionImport(ctx, "clover", "acme"))
 	if err := imp.Add(ctx, b); err != nil {
 		t.Fatal(err)
 	}
