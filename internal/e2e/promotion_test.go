@@ -33,7 +33,9 @@ type importWarning struct {
 	Details   string `json:"details"`
 }
 
-func importPath(company string) string { return "/pos/clover/company/" + company + "/import/promotions" }
+func importPath(company string) string {
+	return "/pos/clover/company/" + company + "/import/promotions"
+}
 
 func importReq(tok, company, contentType, body string) req {
 	return req{Method: "POST", Path: importPath(company), Token: tok, ContentType: contentType, Body: body}
