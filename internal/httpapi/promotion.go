@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -97,6 +98,9 @@ func (s *Server) importPromotions(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	// A large import's commit takes a while: say what it is waiting for.
+	s.log.InfoContext(ctx, "promotion import: committing", slog.String("traceId", traceID(ctx)),
+		slog.String("posSystemId", posSystemID), slog.String("posCompanyId", companyID), slog.Int("valid", checker.Accepted()))
 	created, updated, err := imp.Commit(ctx)
 	if err != nil {
 		return 0, nil, err
