@@ -21,7 +21,9 @@ func serveDemo(t *testing.T) (string, string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan app.Addrs, 1)
 	done := make(chan error, 1)
-	go func() { done <- app.Serve(ctx, app.Config{Listen: "127.0.0.1:0", Database: db, Demo: true}, func(a app.Addrs) { ready <- a }) }()
+	go func() {
+		done <- app.Serve(ctx, app.Config{Listen: "127.0.0.1:0", Database: db, Demo: true}, func(a app.Addrs) { ready <- a })
+	}()
 	t.Cleanup(func() { cancel(); <-done })
 	select {
 	case a := <-ready:
