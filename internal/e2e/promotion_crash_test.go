@@ -137,10 +137,10 @@ func (p *process) token(t *testing.T, id, secret, scope string) string {
 	return tr.AccessToken
 }
 
-// stored returns how many promotions demo-company has.
+// stored returns how many promotions company crash has.
 func (p *process) stored(t *testing.T, admin string) int {
 	t.Helper()
-	r, _ := http.NewRequest("GET", p.base+"/admin/v1/pos-systems/clover/companies/demo-company/promotions?pageSize=1", nil)
+	r, _ := http.NewRequest("GET", p.base+"/admin/v1/pos-systems/clover/companies/crash/promotions?pageSize=1", nil)
 	r.Header.Set("Authorization", "Bearer "+admin)
 	resp, err := http.DefaultClient.Do(r)
 	if err != nil {
@@ -156,7 +156,30 @@ func (p *process) stored(t *testing.T, admin string) int {
 	return page.Page.Total
 }
 
-// crashBody is an import of n valid promotions of demo-company.
+// createCrashCompany creates company crash with locations CRASH-1 and
+// CRASH-2.
+func (p *process) createCrashCompany(t *testing.T, admin string) {
+	t.Helper()
+	for _, c := range [][2]string{
+		{"/admin/v1/pos-systems/clover/companies", `{"posCompanyId":"crash"}`},
+		{"/admin/v1/pos-systems/clover/locations", `{"posLocationId":"CRASH-1","posCompanyId":"crash"}`},
+		{"/admin/v1/pos-systems/clover/locations", `{"posLocationId":"CRASH-2","posCompanyId":"crash"}`},
+	} {
+		r, _ := http.NewRequest("POST", p.base+c[0], strings.NewReader(c[1]))
+		r.Header.Set("Authorization", "Bearer "+admin)
+		r.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 201 {
+			t.Fatalf("POST %s: %s", c[0], resp.Status)
+		}
+	}
+}
+
+// crashBody is an import of n valid promotions of company crash.
 func crashBody(n int) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"items":[`)
@@ -164,7 +187,7 @@ func crashBody(n int) []byte {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		fmt.Fprintf(&b, `{"id":"P%06d","name":"Promotion %d","locationIds":["LOC123","LOC456"],"categoryIds":["C1","C2"],`+
+		fmt.Fprintf(&b, `{"id":"P%06d","name":"Promotion %d","locationIds":["CRASH-1","CRASH-2"],"categoryIds":["C1","C2"],`+
 			`"productIds":["S1","S2","S3","S4","S%d"],"promotionValidities":[{"startDate":"2030-01-01T00:00:00Z","endDate":"2030-06-30T23:59:59Z"},`+
 			`{"startDate":"2030-07-01T00:00:00Z","recurrence":{"daysOfWeek":["Saturday"],"startDate":"2030-07-06T08:00:00Z","endDate":"2030-07-06T12:00:00Z"}}],`+
 			`"promotionResults":[{"promotionType":"Amount","value":1.5}]}`, i, i, i)
@@ -179,7 +202,7 @@ func crashBody(n int) []byte {
 func (p *process) importUntil(t *testing.T, tok string, body []byte, afterBytes int, wait time.Duration, atCommit bool) bool {
 	t.Helper()
 	pr, pw := io.Pipe()
-	r, _ := http.NewRequest("POST", p.base+importPath("demo-company"), pr)
+	r, _ := http.NewRequest("POST", p.base+importPath("crash"), pr)
 	r.Header.Set("Authorization", "Bearer "+tok)
 	r.Header.Set("Content-Type", "application/json")
 	answered := make(chan int, 1)
@@ -253,6 +276,7 @@ func TestPromotionImportCrash(t *testing.T) {
 		}
 		// Mid-upload: half of the body has arrived.
 		p := startProcess(t, database)
+		p.createCrashCompany(t, p.token(t, "demo-admin", "demo-admin-secret", "admin"))
 		if p.importUntil(t, p.token(t, "demo-pos", "demo-pos-secret", "pos_integration"), body, len(body)/2, 500*time.Millisecond, false) {
 			t.Fatal("an import without the second half of its body was answered")
 		}
@@ -275,7 +299,7 @@ func TestPromotionImportCrash(t *testing.T) {
 		// Sending it again gives the counts that follow from what is
 		// stored; once answered, the import survives a kill.
 		tok := p.token(t, "demo-pos", "demo-pos-secret", "pos_integration")
-		r, _ := http.NewRequest("POST", p.base+importPath("demo-company"), bytes.NewReader(body))
+		r, _ := http.NewRequest("POST", p.base+importPath("crash"), bytes.NewReader(body))
 		r.Header.Set("Authorization", "Bearer "+tok)
 		r.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(r)

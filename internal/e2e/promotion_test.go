@@ -387,7 +387,7 @@ func TestPromotionImport(t *testing.T) {
 			// pax's own company of the same id is another company.
 			r := s.do(t, req{Method: "POST", Path: "/pos/pax/company/demo-company/import/promotions", Token: pax, ContentType: js, Body: body})
 			checkResult(t, mustImport(t, r), importResult{Status: "Completed", CreatedCount: 1})
-			if got := s.promotionIDs(t, admin, "demo-company", ""); len(got) != 0 {
+			if got := s.promotionIDs(t, admin, "demo-company", ""); strings.Contains(fmt.Sprint(got), "T1") {
 				t.Fatalf("pax's import reached clover's demo-company: %v", got)
 			}
 
@@ -438,15 +438,16 @@ func TestPromotionOperatorAPI(t *testing.T) {
 		tok := s.posToken(t)
 		admin := s.adminToken(t)
 		s.company(t, admin, "other", "OTHER-1")
-		checkResult(t, mustImport(t, s.do(t, importReq(tok, "demo-company", "application/json", items(
+		s.company(t, admin, "ops", "OPS-1", "OPS-2")
+		checkResult(t, mustImport(t, s.do(t, importReq(tok, "ops", "application/json", items(
 			`{"id":"A","name":"everywhere, always"}`,
-			`{"id":"B","name":"LOC123 in May","locationIds":["LOC123"],"promotionValidities":[{"startDate":"2030-05-01","endDate":"2030-05-31T23:59:59Z"}]}`,
-			`{"id":"C","name":"LOC456 weekend mornings","locationIds":["LOC456"],"promotionValidities":[{"startDate":"2030-05-01",
+			`{"id":"B","name":"OPS-1 in May","locationIds":["OPS-1"],"promotionValidities":[{"startDate":"2030-05-01","endDate":"2030-05-31T23:59:59Z"}]}`,
+			`{"id":"C","name":"OPS-2 weekend mornings","locationIds":["OPS-2"],"promotionValidities":[{"startDate":"2030-05-01",
 				"recurrence":{"daysOfWeek":["Saturday","Sunday"],"startDate":"2030-05-04T08:00:00Z","endDate":"2030-05-04T11:00:00Z"}}]}`,
-			`{"id":"D","name":"both, until April","locationIds":["LOC123","LOC456"],"promotionValidities":[{"endDate":"2030-04-30T23:59:59Z"}]}`,
+			`{"id":"D","name":"both, until April","locationIds":["OPS-1","OPS-2"],"promotionValidities":[{"endDate":"2030-04-30T23:59:59Z"}]}`,
 			`{"id":"E","name":"everywhere in June","promotionValidities":[{"startDate":"2030-06-01"}]}`)))),
 			importResult{Status: "Completed", CreatedCount: 5})
-		base := "/admin/v1/pos-systems/clover/companies/demo-company/promotions"
+		base := "/admin/v1/pos-systems/clover/companies/ops/promotions"
 		get := func(query string) response { return s.do(t, req{Method: "GET", Path: base + query, Token: admin}) }
 
 		// Paging.
@@ -460,7 +461,7 @@ func TestPromotionOperatorAPI(t *testing.T) {
 			!reflect.DeepEqual(page.Page, map[string]int{"page": 2, "pageSize": 2, "total": 5}) {
 			t.Fatalf("page 2: %s", r.Body)
 		}
-		if got := s.promotionIDs(t, admin, "demo-company", ""); fmt.Sprint(got) != "[A B C D E]" {
+		if got := s.promotionIDs(t, admin, "ops", ""); fmt.Sprint(got) != "[A B C D E]" {
 			t.Fatalf("all: %v", got)
 		}
 		r = get("?page=9")
@@ -470,31 +471,31 @@ func TestPromotionOperatorAPI(t *testing.T) {
 
 		// Valid at a time and location. 2030-05-04 is a Saturday.
 		for _, tc := range []struct{ query, want string }{
-			{"&validAt=2030-05-04T09:00:00Z&posLocationId=LOC456", "[A C]"},
-			{"&validAt=2030-05-04T12:00:00Z&posLocationId=LOC456", "[A]"},
-			{"&validAt=2030-05-06T09:00:00Z&posLocationId=LOC456", "[A]"}, // a Monday
-			{"&validAt=2030-05-04T09:00:00Z&posLocationId=LOC123", "[A B]"},
-			{"&validAt=2030-04-15T09:00:00Z&posLocationId=LOC123", "[A D]"},
-			{"&validAt=2030-06-01T00:00:00Z&posLocationId=LOC123", "[A E]"},
+			{"&validAt=2030-05-04T09:00:00Z&posLocationId=OPS-2", "[A C]"},
+			{"&validAt=2030-05-04T12:00:00Z&posLocationId=OPS-2", "[A]"},
+			{"&validAt=2030-05-06T09:00:00Z&posLocationId=OPS-2", "[A]"}, // a Monday
+			{"&validAt=2030-05-04T09:00:00Z&posLocationId=OPS-1", "[A B]"},
+			{"&validAt=2030-04-15T09:00:00Z&posLocationId=OPS-1", "[A D]"},
+			{"&validAt=2030-06-01T00:00:00Z&posLocationId=OPS-1", "[A E]"},
 			{"&validAt=2030-05-04T09:00:00", "[A B C]"}, // any location; no offset: UTC
 			{"&validAt=2030-05-04T11:00:00%2B02:00", "[A B C]"},
 		} {
-			if got := s.promotionIDs(t, admin, "demo-company", tc.query); fmt.Sprint(got) != tc.want {
+			if got := s.promotionIDs(t, admin, "ops", tc.query); fmt.Sprint(got) != tc.want {
 				t.Errorf("%s: %v, want %s", tc.query, got, tc.want)
 			}
 		}
 		// posLocationId alone: valid now (the server's clock, 2030 is far).
-		if got := s.promotionIDs(t, admin, "demo-company", "&posLocationId=LOC123"); fmt.Sprint(got) != "[A D]" {
-			t.Errorf("at LOC123 now: %v", got)
+		if got := s.promotionIDs(t, admin, "ops", "&posLocationId=OPS-1"); fmt.Sprint(got) != "[A D]" {
+			t.Errorf("at OPS-1 now: %v", got)
 		}
-		r = get("?validAt=2030-05-04T09:00:00Z&posLocationId=LOC456&pageSize=1&page=2")
+		r = get("?validAt=2030-05-04T09:00:00Z&posLocationId=OPS-2&pageSize=1&page=2")
 		if !strings.Contains(string(r.Body), `"id":"C"`) || !strings.HasSuffix(string(r.Body), `"page":{"page":2,"pageSize":1,"total":2}}`) {
 			t.Fatalf("a page of a filtered list: %s", r.Body)
 		}
 
 		// One promotion.
 		r = s.do(t, req{Method: "GET", Path: base + "/C", Token: admin})
-		if c := r.JSON(t)["data"].(map[string]any); c["name"] != "LOC456 weekend mornings" {
+		if c := r.JSON(t)["data"].(map[string]any); c["name"] != "OPS-2 weekend mornings" {
 			t.Fatalf("C: %s", r.Body)
 		}
 
@@ -505,8 +506,8 @@ func TestPromotionOperatorAPI(t *testing.T) {
 		mustProblem(t, get("?pageSize=1001"), 400, msg, map[string][]string{"pageSize": {msg}})
 		msg = "The page parameter must be an integer from 1 to 1073741824."
 		mustProblem(t, get("?page=0"), 400, msg, map[string][]string{"page": {msg}})
-		mustProblem(t, get("?posLocationId=OTHER-1"), 404, "Location 'OTHER-1' is not a location of company 'demo-company'.", nil)
-		mustProblem(t, get("?posLocationId=NOPE"), 404, "Location 'NOPE' is not a location of company 'demo-company'.", nil)
+		mustProblem(t, get("?posLocationId=OTHER-1"), 404, "Location 'OTHER-1' is not a location of company 'ops'.", nil)
+		mustProblem(t, get("?posLocationId=NOPE"), 404, "Location 'NOPE' is not a location of company 'ops'.", nil)
 		mustProblem(t, s.do(t, req{Method: "GET", Path: base + "/Z", Token: admin}), 404, `promotion "Z" not found`, nil)
 		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/nope/promotions", Token: admin}), 404, `company "nope" not found`, nil)
 		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/pax/companies/demo-company/promotions", Token: admin}), 404, `company "demo-company" not found`, nil)
@@ -540,10 +541,10 @@ func TestPromotionOperatorAPI(t *testing.T) {
 		if string(r.Body) != `{"data":{"posSystemId":"clover","posCompanyId":"other","categoryIds":["a","b"],"productIds":[]}}` {
 			t.Fatalf("catalogue after PUT: %s", r.Body)
 		}
-		// demo-company's catalogue is its own.
-		r = s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/demo-company/catalogue", Token: admin})
+		// ops's catalogue is its own.
+		r = s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/ops/catalogue", Token: admin})
 		if !strings.Contains(string(r.Body), `"categoryIds":[]`) {
-			t.Fatalf("demo-company's catalogue: %s", r.Body)
+			t.Fatalf("ops's catalogue: %s", r.Body)
 		}
 	})
 }
