@@ -398,10 +398,11 @@ type ImportResult struct {
 // that checking an item costs no store access.
 type PromotionChecker struct {
 	companyID  string
-	locations  map[string]bool
+	locations  map[string]string // the company's location ids, each mapped to itself
 	categories map[string]bool // nil: no catalogue of categories
 	products   map[string]bool // nil: no catalogue of products
 	rows       map[string]int  // id → the row it first appeared on
+	warning    string          // the message of every warning
 	accepted   int
 
 	errors   []ImportError
@@ -411,7 +412,11 @@ type PromotionChecker struct {
 // NewPromotionChecker returns a checker for an import into a company with
 // these locations and this catalogue (nil: none).
 func NewPromotionChecker(companyID string, locationIDs []string, cat *Catalogue) *PromotionChecker {
-	c := &PromotionChecker{companyID: companyID, locations: promoSet(locationIDs), rows: map[string]int{}}
+	c := &PromotionChecker{companyID: companyID, locations: make(map[string]string, len(locationIDs)), rows: make(map[string]int, 1024)}
+	for _, l := range locationIDs {
+		c.locations[l] = l
+	}
+	c.warning = fmt.Sprintf("The promotion names categories or products that are not in the catalogue of company '%s'; it is imported anyway.", companyID)
 	if cat != nil && len(cat.CategoryIDs) > 0 {
 		c.categories = promoSet(cat.CategoryIDs)
 	}
@@ -459,8 +464,12 @@ func (c *PromotionChecker) Check(row int, p *Promotion) bool {
 		fail(fmt.Sprintf("The name field must be at most %d bytes.", MaxPromotionNameLen), fmt.Sprintf("name: %d bytes", len(p.Name)))
 	}
 	var unknown []string
-	for _, id := range p.LocationIDs {
-		if !c.locations[id] && !slices.Contains(unknown, id) {
+	for i, id := range p.LocationIDs {
+		if known, ok := c.locations[id]; ok {
+			// The company's own string: the import holds on to the lists
+			// of its items, and every item then shares these.
+			p.LocationIDs[i] = known
+		} else if !slices.Contains(unknown, id) {
 			unknown = append(unknown, id)
 		}
 	}
@@ -504,9 +513,7 @@ func (c *PromotionChecker) Check(row int, p *Promotion) bool {
 		details = append(details, "productIds: "+promoQuoteList(ids))
 	}
 	if len(details) > 0 {
-		c.warnings = append(c.warnings, ImportWarning{EntityID: p.ID, RowNumber: row,
-			Message: fmt.Sprintf("The promotion names categories or products that are not in the catalogue of company '%s'; it is imported anyway.", c.companyID),
-			Details: strings.Join(details, "; ")})
+		c.warnings = append(c.warnings, ImportWarning{EntityID: p.ID, RowNumber: row, Message: c.warning, Details: strings.Join(details, "; ")})
 	}
 	p.normalize()
 	c.accepted++

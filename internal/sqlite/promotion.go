@@ -316,25 +316,35 @@ func (db *DB) BeginPromotionImport(ctx context.Context, posSystemID, companyID s
 type promotionImport struct {
 	db                     *DB
 	posSystemID, companyID string
-	chunk                  []byte // where the next record goes
-	staged                 []staged
+	chunk                  []byte     // where the next record goes
+	staged                 [][]staged // in chunks, so that growing never copies them
+	n                      int
 	done                   bool
 }
 
-// staged is one promotion waiting for Commit.
+// staged is one promotion waiting for Commit: 96 bytes and its record.
 type staged struct {
 	id          string
 	record      []byte // within a chunk of records
-	from, until string // formatted validity bounds, "" for NULL
-	locations   []string
+	from, until int64  // the validity bounds, Unix microseconds
+	bounds      uint8  // hasFrom | hasUntil
+	unchanged   bool   // stored exactly so already
 	rowid       int64
-	unchanged   bool // stored exactly so already
+	locations   []string
 }
 
-// recordChunk is the size of the buffers records are written to: large
-// enough for thousands of records, small enough that a new one costs little
-// (one growing buffer would copy every record at each doubling).
-const recordChunk = 1 << 20
+const (
+	hasFrom = 1 << iota
+	hasUntil
+)
+
+// Chunk sizes: large enough that chunks are few, small enough that a new
+// one costs little (one growing buffer would copy all of it at each
+// doubling).
+const (
+	recordChunk = 1 << 20
+	stagedChunk = 4096
+)
 
 // Add encodes and stages p.
 func (imp *promotionImport) Add(ctx context.Context, p *posgate.Promotion) error {
@@ -349,13 +359,26 @@ func (imp *promotionImport) Add(ctx context.Context, p *posgate.Promotion) error
 	s := staged{id: p.ID, record: imp.chunk[start:len(imp.chunk):len(imp.chunk)], locations: p.LocationIDs}
 	from, until := p.ValidityBounds()
 	if from != nil {
-		s.from = string(appendTimestamp(nil, *from))
+		s.from, s.bounds = from.UnixMicro(), s.bounds|hasFrom
 	}
 	if until != nil {
-		s.until = string(appendTimestamp(nil, *until))
+		s.until, s.bounds = until.UnixMicro(), s.bounds|hasUntil
 	}
-	imp.staged = append(imp.staged, s)
+	if len(imp.staged) == 0 || len(imp.staged[len(imp.staged)-1]) == stagedChunk {
+		imp.staged = append(imp.staged, make([]staged, 0, stagedChunk))
+	}
+	last := &imp.staged[len(imp.staged)-1]
+	*last = append(*last, s)
+	imp.n++
 	return nil
+}
+
+// bound is a validity bound for binding: formatted, or NULL.
+func bound(micros int64, set bool) any {
+	if !set {
+		return nil
+	}
+	return string(appendTimestamp(nil, time.UnixMicro(micros)))
 }
 
 // appendTimestamp appends t as formatTime does (timeLayout), without
@@ -390,27 +413,14 @@ func appendTimestamp(dst []byte, t time.Time) []byte {
 	return append(dst, 'Z')
 }
 
-// nullString is s for binding, NULL when empty.
-func nullString(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 // Rollback drops the staged promotions.
 func (imp *promotionImport) Rollback() {
 	imp.done = true
-	imp.chunk, imp.staged = nil, nil
+	imp.chunk, imp.staged, imp.n = nil, nil, 0
 }
 
 // locationRow is one row of promotion_locations.
 type locationRow struct{ place, promotion int64 }
-
-// importCacheKiB is the page cache an import's transaction gets (SQLite's
-// default is 2 MiB): with the default, a large import spills pages to the
-// WAL again and again before it commits.
-const importCacheKiB = 64 << 10
 
 // Commit writes every staged promotion in one write transaction: it reads
 // which exist (with their records), gives the new ones rowids after the
@@ -430,8 +440,13 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 		}
 		return writeErr(err, "import promotions", nil, notFound("company", imp.companyID))
 	}
-	all := imp.staged
-	slices.SortFunc(all, func(a, b staged) int { return strings.Compare(a.id, b.id) })
+	all := make([]*staged, 0, imp.n)
+	for _, chunk := range imp.staged {
+		for i := range chunk {
+			all = append(all, &chunk[i])
+		}
+	}
+	slices.SortFunc(all, func(a, b *staged) int { return strings.Compare(a.id, b.id) })
 	for i := 1; i < len(all); i++ {
 		if all[i].id == all[i-1].id {
 			return 0, 0, posgate.Errorf(posgate.ECONFLICT, "promotion %q is given twice in this import", all[i].id)
@@ -439,16 +454,7 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 	}
 	now := formatTime(db.now())
 
-	conn, err := db.write.Conn(ctx)
-	if err != nil {
-		return 0, 0, wrap(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = -%d`, importCacheKiB)); err != nil {
-		return 0, 0, wrap(err)
-	}
-	defer conn.ExecContext(context.WithoutCancel(ctx), `PRAGMA cache_size = -2000`)
-	tx, err := conn.BeginTx(ctx, nil)
+	tx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return 0, 0, wrap(err)
 	}
@@ -456,20 +462,19 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 	if err := companyExists(ctx, tx, imp.posSystemID, imp.companyID); err != nil {
 		return 0, 0, err
 	}
-	places, err := imp.places(ctx, tx)
+	places, err := imp.places(ctx, tx, all)
 	if err != nil {
 		return 0, 0, wrap(err)
 	}
 	var added, removed []locationRow
-	if updated, added, removed, err = imp.matchExisting(ctx, tx, places); err != nil {
+	if updated, added, removed, err = imp.matchExisting(ctx, tx, all, places); err != nil {
 		return 0, 0, wrap(err)
 	}
 	var next int64
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM promotions`).Scan(&next); err != nil {
 		return 0, 0, wrap(err)
 	}
-	for i := range all {
-		s := &all[i]
+	for _, s := range all {
 		if s.rowid != 0 {
 			continue
 		}
@@ -483,9 +488,9 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 
 	// Promotions stored exactly so already are not written again.
 	write := make([]*staged, 0, len(all))
-	for i := range all {
-		if !all[i].unchanged {
-			write = append(write, &all[i])
+	for _, s := range all {
+		if !s.unchanged {
+			write = append(write, s)
 		}
 	}
 	// The values every row shares are bound once per statement, not per row.
@@ -499,7 +504,7 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 				dst = append(dst, imp.posSystemID, imp.companyID, now, now)
 			}
 			s := write[i]
-			return append(dst, s.rowid, s.id, len(s.locations) == 0, nullString(s.from), nullString(s.until), s.record)
+			return append(dst, s.rowid, s.id, len(s.locations) == 0, bound(s.from, s.bounds&hasFrom != 0), bound(s.until, s.bounds&hasUntil != 0), s.record)
 		})
 	if err != nil {
 		return 0, 0, wrap(err)
@@ -526,9 +531,9 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 
 // places returns the keys of the locations the staged promotions name,
 // numbering those that have none yet.
-func (imp *promotionImport) places(ctx context.Context, tx *sql.Tx) (map[string]int64, error) {
+func (imp *promotionImport) places(ctx context.Context, tx *sql.Tx, all []*staged) (map[string]int64, error) {
 	places := map[string]int64{}
-	for _, s := range imp.staged {
+	for _, s := range all {
 		for _, l := range s.locations {
 			places[l] = 0
 		}
@@ -565,14 +570,13 @@ func (imp *promotionImport) places(ctx context.Context, tx *sql.Tx) (map[string]
 // pass over the company's promotions in id order beside the staged ones
 // (sorted the same way), gives them their rowids and lists the location
 // pairs their new lists add and remove.
-func (imp *promotionImport) matchExisting(ctx context.Context, tx *sql.Tx, places map[string]int64) (updated int, added, removed []locationRow, err error) {
+func (imp *promotionImport) matchExisting(ctx context.Context, tx *sql.Tx, all []*staged, places map[string]int64) (updated int, added, removed []locationRow, err error) {
 	rows, err := tx.QueryContext(ctx, `SELECT promotion_id, id, data FROM promotions
 		WHERE pos_system_id = ? AND company_id = ? ORDER BY promotion_id`, imp.posSystemID, imp.companyID)
 	if err != nil {
 		return 0, nil, nil, err
 	}
 	defer rows.Close()
-	all := imp.staged
 	var id sql.RawBytes
 	var data sql.RawBytes
 	var rowid int64
@@ -587,7 +591,7 @@ func (imp *promotionImport) matchExisting(ctx context.Context, tx *sql.Tx, place
 		if j == len(all) || all[j].id != string(id) {
 			continue
 		}
-		s := &all[j]
+		s := all[j]
 		s.rowid = rowid
 		updated++
 		if bytes.Equal(data, s.record) {
