@@ -399,10 +399,10 @@ type ImportResult struct {
 type PromotionChecker struct {
 	companyID  string
 	locations  map[string]string // the company's location ids, each mapped to itself
-	categories map[string]bool // nil: no catalogue of categories
-	products   map[string]bool // nil: no catalogue of products
-	rows       map[string]int  // id → the row it first appeared on
-	warning    string          // the message of every warning
+	categories map[string]bool   // nil: no catalogue of categories
+	products   map[string]bool   // nil: no catalogue of products
+	rows       map[string]int    // id → the row it first appeared on
+	warning    string            // the message of every warning
 	accepted   int
 
 	errors   []ImportError
