@@ -19,7 +19,8 @@ import (
 //     replaces a stored promotion whole: its lists are the imported ones, not
 //     a merge; CreatedAt stays, UpdatedAt is the time of the last import
 //     that changed it (an import of an identical promotion counts as an
-//     update but leaves it as it is).
+//     update but leaves it as it is). An import's time is the store clock's
+//     when BeginPromotionImport was called.
 //   - Lists come back in the order stored, never nil ([] when empty); times in
 //     UTC, truncated to microseconds.
 type PromotionStore interface {

@@ -58,11 +58,14 @@ func main() {
 		}
 	}
 	database, store := filepath.Join(dir, "bench.db"), "sqlite"
+	dbCPU := func() time.Duration { return 0 }
 	if *pgDSN != "" {
 		var drop func()
-		database, drop = pgSchema(*pgDSN)
+		var postmaster int
+		database, postmaster, drop = pgSchema(*pgDSN)
 		defer drop()
 		store = "postgres"
+		dbCPU = func() time.Duration { return childrenCPU(postmaster) }
 	}
 
 	debug := ""
@@ -98,7 +101,7 @@ func main() {
 	first := body(*n, "")
 	changed := body(*n, " (changed)")
 	fmt.Printf("store %s, %d promotions, %.1f MB of JSON per import, %d CPUs\n\n", store, *n, float64(len(first))/1e6, numCPU())
-	fmt.Printf("%-22s %9s %12s %14s %13s  %s\n", "run", "time", "items/s", "server CPU", "peak RSS", "result")
+	fmt.Printf("%-22s %9s %12s %11s %9s %10s  %s\n", "run", "time", "items/s", "server CPU", "db CPU", "peak RSS", "result")
 	for _, run := range []struct {
 		name string
 		body []byte
@@ -110,11 +113,11 @@ func main() {
 			go func() { profiled <- fetchProfile("http://"+debug+"/debug/pprof/profile?seconds=6", *cpuProfile) }()
 			time.Sleep(100 * time.Millisecond)
 		}
-		cpu0 := srv.cpu()
+		cpu0, db0 := srv.cpu(), dbCPU()
 		start := time.Now()
 		status, answer := srv.post("/pos/clover/company/bench/import/promotions", tok, run.body)
 		elapsed := time.Since(start)
-		cpu := srv.cpu() - cpu0
+		cpu, db := srv.cpu()-cpu0, dbCPU()-db0
 		if profiled != nil {
 			if err := <-profiled; err != nil {
 				log.Printf("CPU profile: %v", err)
@@ -131,8 +134,8 @@ func main() {
 			}
 		}
 		json.Unmarshal(answer, &r)
-		fmt.Printf("%-22s %8.2fs %12.0f %13.2fs %10.0f MB  %s, created %d, updated %d, %d errors, %d warnings\n",
-			run.name, elapsed.Seconds(), float64(*n)/elapsed.Seconds(), cpu.Seconds(), float64(srv.peakRSS())/1e6,
+		fmt.Printf("%-22s %8.2fs %12.0f %10.2fs %8.2fs %7.0f MB  %s, created %d, updated %d, %d errors, %d warnings\n",
+			run.name, elapsed.Seconds(), float64(*n)/elapsed.Seconds(), cpu.Seconds(), db.Seconds(), float64(srv.peakRSS())/1e6,
 			r.Data.Status, r.Data.CreatedCount, r.Data.UpdatedCount, len(r.Data.Errors), len(r.Data.Warnings))
 	}
 }
@@ -324,8 +327,9 @@ func numCPU() int {
 }
 
 // pgSchema creates a schema of its own in the database at dsn and returns
-// a DSN that uses it, and a function that drops it.
-func pgSchema(dsn string) (string, func()) {
+// a DSN that uses it, the pid of the cluster's postmaster (whose children's
+// CPU time is the database's work) and a function that drops the schema.
+func pgSchema(dsn string) (string, int, func()) {
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
@@ -339,6 +343,14 @@ func pgSchema(dsn string) (string, func()) {
 	if err := conn.QueryRow(ctx, `SELECT coalesce((SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_trgm'), 'public')`).Scan(&ext); err != nil {
 		log.Fatal(err)
 	}
+	var backend int
+	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		log.Fatal(err)
+	}
+	postmaster := 0
+	if f := procStat(backend); len(f) > 1 {
+		postmaster, _ = strconv.Atoi(f[1])
+	}
 	u, err := url.Parse(dsn)
 	if err != nil {
 		log.Fatal(err)
@@ -346,8 +358,42 @@ func pgSchema(dsn string) (string, func()) {
 	q := u.Query()
 	q.Set("search_path", schema+","+ext)
 	u.RawQuery = q.Encode()
-	return u.String(), func() {
+	return u.String(), postmaster, func() {
 		conn.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`)
 		conn.Close(ctx)
 	}
+}
+
+// procStat returns the fields of /proc/pid/stat after the command name
+// (field 3, the state, is the first); nil if the process is gone.
+func procStat(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+}
+
+// childrenCPU sums the CPU time of the processes whose parent is pid (a
+// PostgreSQL cluster's backends and workers), and of those that ended.
+func childrenCPU(pid int) time.Duration {
+	var ticks int64
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if f := procStat(child); len(f) > 12 && f[1] == strconv.Itoa(pid) {
+			u, _ := strconv.ParseInt(f[11], 10, 64)
+			s, _ := strconv.ParseInt(f[12], 10, 64)
+			ticks += u + s
+		}
+	}
+	if f := procStat(pid); len(f) > 14 { // cutime and cstime: children that ended
+		u, _ := strconv.ParseInt(f[13], 10, 64)
+		s, _ := strconv.ParseInt(f[14], 10, 64)
+		ticks += u + s
+	}
+	return time.Duration(ticks) * time.Second / 100
 }

@@ -50,7 +50,7 @@ func TestImportPromotionsCommand(t *testing.T) {
 	env := map[string]string{"POSGATE_BASE_URL": base, "POSGATE_CLIENT_ID": "demo-pos", "POSGATE_CLIENT_SECRET": "demo-pos-secret", "POSGATE_DATABASE": db}
 
 	csvFile := writeFile(t, "promotions.csv", "\ufeffid,name,useForAllProducts,locationIds,categoryIds,startDate,endDate,daysOfWeek,recurrenceStartDate,recurrenceEndDate,promotionType,value\n"+
-		"P1,Two validities,true,LOC123;LOC456,C1,2030-01-01T00:00:00Z,2030-06-30T23:59:59Z,,,,Amount,2.5\n"+
+		"P1,Two validities,true,LOC123;LOC456,COFFEE,2030-01-01T00:00:00Z,2030-06-30T23:59:59Z,,,,Amount,2.5\n"+
 		"P1,,,,,2030-07-01,,Saturday;Sunday,2030-07-06T08:00:00Z,2030-07-06T12:00:00Z,Percentage,10\n"+
 		"P2,\"Negative, with a comma\",,,,,,,,,Amount,-1\n"+
 		"P3,Elsewhere,,NOWHERE,,,,,,,,\n"+

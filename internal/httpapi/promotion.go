@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -84,17 +85,25 @@ func (s *Server) importPromotions(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	defer imp.Rollback()
+	// Decoding and checking run side by side: this goroutine decodes, a
+	// second one checks the items and hands the valid ones to the store.
+	stage := newStager(ctx, func(row int, it *importItem) error {
+		p := it.promotion(posSystemID, companyID)
+		if checker.Check(row, p) {
+			return imp.Add(ctx, p)
+		}
+		return nil
+	})
 	err = codec.StreamArray(r, "items", codec.Options{}, func(i int, it *importItem) error {
 		if i >= posgate.MaxPromotionImportItems {
 			return posgate.Errorf(posgate.ETOOLARGE, "The import holds more than %d items; send at most %d per request.",
 				posgate.MaxPromotionImportItems, posgate.MaxPromotionImportItems)
 		}
-		p := it.promotion(posSystemID, companyID)
-		if checker.Check(i+1, p) {
-			return imp.Add(ctx, p)
-		}
-		return nil
+		return stage.add(it)
 	})
+	if err2 := stage.close(); err == nil {
+		err = err2
+	}
 	if err != nil {
 		return 0, nil, err
 	}
@@ -106,6 +115,77 @@ func (s *Server) importPromotions(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	return http.StatusOK, envelope{checker.Result(created, updated)}, nil
+}
+
+// stager runs fn on every item, in order, on a goroutine of its own, fed in
+// batches so that handing items over costs little.
+type stager struct {
+	ctx     context.Context
+	batches chan []*importItem
+	batch   []*importItem
+	row     int
+	done    chan error // fn's first error, or nil; then closed
+	err     error
+}
+
+// stagerBatch is how many items go over at a time.
+const stagerBatch = 256
+
+func newStager(ctx context.Context, fn func(row int, it *importItem) error) *stager {
+	st := &stager{ctx: ctx, batches: make(chan []*importItem, 4), done: make(chan error, 1)}
+	go func() {
+		var err error
+		row := 0
+		for batch := range st.batches {
+			for _, it := range batch {
+				row++
+				if err == nil {
+					err = fn(row, it)
+				}
+			}
+		}
+		st.done <- err
+		close(st.done)
+	}()
+	return st
+}
+
+// add queues an item; it fails with fn's error once fn has failed.
+func (st *stager) add(it *importItem) error {
+	st.batch = append(st.batch, it)
+	if len(st.batch) < stagerBatch {
+		return nil
+	}
+	return st.flush()
+}
+
+func (st *stager) flush() error {
+	if len(st.batch) == 0 {
+		return nil
+	}
+	select {
+	case st.batches <- st.batch:
+		st.batch = make([]*importItem, 0, stagerBatch)
+		return nil
+	case err := <-st.done:
+		st.err = err
+		return err
+	case <-st.ctx.Done():
+		return st.ctx.Err()
+	}
+}
+
+// close hands over the last items, waits until fn has seen every item and
+// returns its error.
+func (st *stager) close() error {
+	err := st.flush()
+	close(st.batches)
+	if err2, ok := <-st.done; ok {
+		err = err2
+	} else if st.err != nil {
+		err = st.err
+	}
+	return err
 }
 
 // Paging of the operator's promotion list.

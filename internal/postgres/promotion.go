@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/posgate/posgate"
 )
@@ -207,12 +206,41 @@ var stageCols = []string{"promotion_id", "name", "use_for_all_categories", "use_
 // and a slow database.
 const stageRows = 1024
 
+// stageChunk is how many rows go through the staging table at a time: the
+// last chunk's upsert is all that is left to do once the body has been
+// read, and each chunk is one COPY and one upsert statement.
+const stageChunk = 10_000
+
+// upsertSQL moves the staging table into promotions. A staged promotion
+// equal to the stored one is left as it is (it counts as updated, its
+// UpdatedAt stays): re-sending an import rewrites nothing. xmax = 0 tells
+// the inserted rows from the updated ones.
+const upsertSQL = `WITH up AS (
+	INSERT INTO promotions AS p (pos_system_id, company_id, promotion_id, name, use_for_all_categories, use_for_all_products,
+		location_ids, category_ids, product_ids, validities, results, valid_from, valid_until, created_at, updated_at)
+	SELECT $1, $2, s.promotion_id, s.name, s.use_for_all_categories, s.use_for_all_products,
+		s.location_ids, s.category_ids, s.product_ids, s.validities, s.results, s.valid_from, s.valid_until, $3, $3
+	FROM promotion_stage s
+	ON CONFLICT (pos_system_id, company_id, promotion_id) DO UPDATE SET
+		name = excluded.name, use_for_all_categories = excluded.use_for_all_categories,
+		use_for_all_products = excluded.use_for_all_products, location_ids = excluded.location_ids,
+		category_ids = excluded.category_ids, product_ids = excluded.product_ids, validities = excluded.validities,
+		results = excluded.results, valid_from = excluded.valid_from, valid_until = excluded.valid_until,
+		updated_at = excluded.updated_at
+	WHERE (p.name, p.use_for_all_categories, p.use_for_all_products, p.location_ids, p.category_ids, p.product_ids,
+			p.validities::text, p.results::text)
+		IS DISTINCT FROM (excluded.name, excluded.use_for_all_categories, excluded.use_for_all_products, excluded.location_ids,
+			excluded.category_ids, excluded.product_ids, excluded.validities::text, excluded.results::text)
+	RETURNING p.xmax = 0 AS created)
+	SELECT count(*) FILTER (WHERE created) FROM up`
+
 // BeginPromotionImport starts an import on a connection of its own (not
 // one of the pool's, which the POS requests need while a long upload runs):
-// it begins a transaction, creates the staging table and starts a COPY
-// into it that Add feeds as the items arrive, so that the database works
-// while the request body is still being read. Commit then upserts the
-// staging table into promotions with one statement.
+// it begins a transaction, creates a staging table and starts a goroutine
+// that COPYs the rows Add sends into it and upserts them into promotions,
+// stageChunk rows at a time, so that the database works while the request
+// body is still being read. Nothing is visible before Commit, which upserts
+// the last chunk and commits; a rollback, or a crash, leaves nothing.
 func (db *DB) BeginPromotionImport(ctx context.Context, posSystemID, companyID string) (posgate.PromotionImport, error) {
 	cfg := db.pool.Config()
 	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
@@ -225,7 +253,8 @@ func (db *DB) BeginPromotionImport(ctx context.Context, posSystemID, companyID s
 			return nil, wrap(err, "import promotions: connect")
 		}
 	}
-	imp := &promotionImport{db: db, conn: conn, posSystemID: posSystemID, companyID: companyID}
+	imp := &promotionImport{db: db, conn: conn, posSystemID: posSystemID, companyID: companyID,
+		now: posgate.Timestamp(db.now()), seen: map[string]struct{}{}}
 	if err := imp.begin(ctx); err != nil {
 		conn.Close(context.WithoutCancel(ctx))
 		return nil, err
@@ -239,14 +268,18 @@ type promotionImport struct {
 	conn                   *pgx.Conn
 	tx                     pgx.Tx
 	posSystemID, companyID string
+	now                    time.Time // the import's CreatedAt and UpdatedAt
 
-	rows    chan []any // Add → COPY
-	copied  chan error // the COPY's outcome
-	cancel  func()     // stops the COPY
-	staged  int        // rows sent to COPY
-	copyErr error      // the COPY's outcome, once received
-	state   int        // 0 open, 1 rows closed, 2 finished
-	scratch []byte     // Add's JSON buffer
+	rows    chan []any // Add → the worker
+	done    chan error // the worker's outcome, once the rows are closed
+	cancel  func()     // stops the worker
+	created int        // set by the worker, read after done
+	staged  int        // rows sent
+	seen    map[string]struct{}
+	twice   string // an id Add was given twice
+	err     error  // the worker's outcome, once received
+	state   int    // 0 open, 1 rows closed, 2 finished
+	scratch []byte // Add's JSON buffer
 }
 
 func (imp *promotionImport) begin(ctx context.Context) error {
@@ -261,7 +294,8 @@ func (imp *promotionImport) begin(ctx context.Context) error {
 	if err != nil {
 		return readErr(err, "find company", notFound("company", imp.companyID))
 	}
-	if _, err := imp.tx.Exec(ctx, `CREATE TEMP TABLE promotion_stage (
+	// JIT compiling the upserts costs more than it saves.
+	if _, err := imp.tx.Exec(ctx, `SET LOCAL jit = off; CREATE TEMP TABLE promotion_stage (
 		promotion_id text COLLATE "C" NOT NULL, name text NOT NULL,
 		use_for_all_categories boolean NOT NULL, use_for_all_products boolean NOT NULL,
 		location_ids text[] NOT NULL, category_ids text[] NOT NULL, product_ids text[] NOT NULL,
@@ -269,34 +303,67 @@ func (imp *promotionImport) begin(ctx context.Context) error {
 		valid_from timestamptz, valid_until timestamptz) ON COMMIT DROP`); err != nil {
 		return wrap(err, "import promotions: staging table")
 	}
-	copyCtx, cancel := context.WithCancel(ctx)
+	workCtx, cancel := context.WithCancel(ctx)
 	imp.cancel = cancel
 	imp.rows = make(chan []any, stageRows)
-	imp.copied = make(chan error, 1)
-	go func() {
-		_, err := imp.tx.CopyFrom(copyCtx, pgx.Identifier{"promotion_stage"}, stageCols, pgx.CopyFromFunc(func() ([]any, error) {
-			select {
-			case row, ok := <-imp.rows:
-				if !ok {
-					return nil, nil // end of the data
-				}
-				return row, nil
-			case <-copyCtx.Done():
-				return nil, copyCtx.Err()
-			}
-		}))
-		imp.copied <- err
-	}()
+	imp.done = make(chan error, 1)
+	go func() { imp.done <- imp.work(workCtx) }()
 	return nil
 }
 
-// Add sends p to the COPY.
+// work COPYs the rows into the staging table and upserts them, a chunk at
+// a time, until the rows are closed.
+func (imp *promotionImport) work(ctx context.Context) error {
+	for more := true; more; {
+		n := 0
+		_, err := imp.tx.CopyFrom(ctx, pgx.Identifier{"promotion_stage"}, stageCols, pgx.CopyFromFunc(func() ([]any, error) {
+			if n == stageChunk {
+				return nil, nil
+			}
+			select {
+			case row, ok := <-imp.rows:
+				if !ok {
+					more = false
+					return nil, nil // the end of the data
+				}
+				n++
+				return row, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}))
+		if err != nil {
+			return wrap(err, "import promotions: copy")
+		}
+		if n == 0 {
+			break
+		}
+		var created int
+		if err := imp.tx.QueryRow(ctx, upsertSQL, imp.posSystemID, imp.companyID, imp.now).Scan(&created); err != nil {
+			return writeErr(err, "import promotions", nil, notFound("company", imp.companyID))
+		}
+		imp.created += created
+		if _, err := imp.tx.Exec(ctx, `TRUNCATE promotion_stage`); err != nil {
+			return wrap(err, "import promotions")
+		}
+	}
+	return nil
+}
+
+// Add sends p to the worker.
 func (imp *promotionImport) Add(ctx context.Context, p *posgate.Promotion) error {
 	if imp.state != 0 {
 		return errors.New("postgres: promotion import already finished")
 	}
+	if _, dup := imp.seen[p.ID]; dup {
+		if imp.twice == "" {
+			imp.twice = p.ID // Commit fails; the rest still goes through
+		}
+		return nil
+	}
+	imp.seen[p.ID] = struct{}{}
 	from, until := p.ValidityBounds()
-	// Each row gets its own JSON: COPY encodes rows later, in its goroutine.
+	// Each row gets its own JSON: COPY encodes rows later, in the worker.
 	imp.scratch = appendValidities(imp.scratch[:0], p.Validities)
 	validities := append([]byte(nil), imp.scratch...)
 	imp.scratch = appendResults(imp.scratch[:0], p.Results)
@@ -307,37 +374,36 @@ func (imp *promotionImport) Add(ctx context.Context, p *posgate.Promotion) error
 	case imp.rows <- row:
 		imp.staged++
 		return nil
-	case err := <-imp.copied:
-		// COPY ended before its data did: it failed.
-		imp.copyErr = err
-		imp.state = 1
+	case err := <-imp.done:
+		// The worker stopped before the data did: it failed.
+		imp.err, imp.state = err, 1
 		close(imp.rows)
 		if err == nil {
-			err = errors.New("COPY ended early")
+			err = errors.New("the import's worker ended early")
 		}
-		return wrap(err, "import promotions: copy")
+		return wrap(err, "import promotions")
 	case <-ctx.Done():
 		return ctx.Err()
 	}
 }
 
-// endCopy ends the COPY's data and waits for its outcome.
-func (imp *promotionImport) endCopy() error {
+// finish closes the rows and waits for the worker's outcome.
+func (imp *promotionImport) finish() error {
 	if imp.state == 0 {
 		close(imp.rows)
 		imp.state = 1
-		imp.copyErr = <-imp.copied
+		imp.err = <-imp.done
 	}
-	return imp.copyErr
+	return imp.err
 }
 
-// Rollback stops the COPY, rolls back and closes the connection.
+// Rollback stops the worker, rolls back and closes the connection.
 func (imp *promotionImport) Rollback() {
 	if imp.state == 2 {
 		return
 	}
 	imp.cancel()
-	imp.endCopy()
+	imp.finish()
 	imp.state = 2
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -345,70 +411,24 @@ func (imp *promotionImport) Rollback() {
 	imp.conn.Close(ctx)
 }
 
-// Commit ends the COPY and upserts the staging table into promotions in
-// the same transaction. A staged promotion equal to the stored one is left
-// as it is (it counts as updated, its UpdatedAt stays): re-sending an import
-// rewrites nothing. xmax = 0 tells the inserted rows from the updated.
+// Commit waits for the worker to upsert the last chunk, then commits.
 func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, err error) {
 	if imp.state == 2 {
 		return 0, 0, errors.New("postgres: promotion import already finished")
 	}
 	defer imp.Rollback()
-	if err := imp.endCopy(); err != nil {
-		return 0, 0, wrap(err, "import promotions: copy")
+	if err := imp.finish(); err != nil {
+		return 0, 0, err
 	}
-	now := posgate.Timestamp(imp.db.now())
-	// JIT compiling the upsert costs more than it saves.
-	if _, err := imp.tx.Exec(ctx, `SET LOCAL jit = off; SAVEPOINT upsert`); err != nil {
-		return 0, 0, wrap(err, "import promotions")
-	}
-	var changed int
-	err = imp.tx.QueryRow(ctx, `WITH up AS (
-		INSERT INTO promotions AS p (pos_system_id, company_id, promotion_id, name, use_for_all_categories, use_for_all_products,
-			location_ids, category_ids, product_ids, validities, results, valid_from, valid_until, created_at, updated_at)
-		SELECT $1, $2, s.promotion_id, s.name, s.use_for_all_categories, s.use_for_all_products,
-			s.location_ids, s.category_ids, s.product_ids, s.validities, s.results, s.valid_from, s.valid_until, $3, $3
-		FROM promotion_stage s
-		ON CONFLICT (pos_system_id, company_id, promotion_id) DO UPDATE SET
-			name = excluded.name, use_for_all_categories = excluded.use_for_all_categories,
-			use_for_all_products = excluded.use_for_all_products, location_ids = excluded.location_ids,
-			category_ids = excluded.category_ids, product_ids = excluded.product_ids, validities = excluded.validities,
-			results = excluded.results, valid_from = excluded.valid_from, valid_until = excluded.valid_until,
-			updated_at = excluded.updated_at
-		WHERE (p.name, p.use_for_all_categories, p.use_for_all_products, p.location_ids, p.category_ids, p.product_ids,
-				p.validities::text, p.results::text)
-			IS DISTINCT FROM (excluded.name, excluded.use_for_all_categories, excluded.use_for_all_products, excluded.location_ids,
-				excluded.category_ids, excluded.product_ids, excluded.validities::text, excluded.results::text)
-		RETURNING p.xmax = 0 AS created)
-		SELECT count(*) FILTER (WHERE created), count(*) FROM up`,
-		imp.posSystemID, imp.companyID, now).Scan(&created, &changed)
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "21000" { // cardinality_violation: an id staged twice
-		return 0, 0, imp.duplicate(ctx)
-	} else if err != nil {
-		return 0, 0, wrap(err, "import promotions")
+	if imp.twice != "" {
+		return 0, 0, posgate.Errorf(posgate.ECONFLICT, "promotion %q is given twice in this import", imp.twice)
 	}
 	if err := imp.tx.Commit(ctx); err != nil {
 		return 0, 0, wrap(err, "import promotions: commit")
 	}
 	imp.state = 2
 	imp.conn.Close(context.WithoutCancel(ctx))
-	return created, imp.staged - created, nil
-}
-
-// duplicate reports the id that the staging table holds twice, in the
-// words of the SQLite store, after the upsert failed on it: back at the
-// savepoint before the upsert, the staging table can still be read.
-func (imp *promotionImport) duplicate(ctx context.Context) error {
-	if _, err := imp.tx.Exec(ctx, `ROLLBACK TO SAVEPOINT upsert`); err != nil {
-		return wrap(err, "import promotions")
-	}
-	var id string
-	if err := imp.tx.QueryRow(ctx, `SELECT promotion_id FROM promotion_stage GROUP BY promotion_id HAVING count(*) > 1
-		ORDER BY promotion_id LIMIT 1`).Scan(&id); err != nil {
-		return wrap(err, "import promotions")
-	}
-	return posgate.Errorf(posgate.ECONFLICT, "promotion %q is given twice in this import", id)
+	return imp.created, imp.staged - imp.created, nil
 }
 
 // appendValidities appends validities as the JSON array of the import's
@@ -446,13 +466,50 @@ func appendValidities(dst []byte, vs []posgate.PromotionValidity) []byte {
 	return append(dst, ']')
 }
 
+// appendTime appends t as a JSON string in RFC 3339, UTC, with the
+// fraction of a second only when there is one (as time.RFC3339Nano would
+// print it, to microseconds), or null; written out by hand because an
+// import formats four per promotion.
 func appendTime(dst []byte, t *time.Time) []byte {
 	if t == nil {
 		return append(dst, "null"...)
 	}
+	u := t.UTC()
+	y, mo, d := u.Date()
+	h, mi, sec := u.Clock()
 	dst = append(dst, '"')
-	dst = t.UTC().AppendFormat(dst, "2006-01-02T15:04:05.999999Z07:00")
-	return append(dst, '"')
+	dst = appendDigits(dst, y, 4)
+	dst = append(dst, '-')
+	dst = appendDigits(dst, int(mo), 2)
+	dst = append(dst, '-')
+	dst = appendDigits(dst, d, 2)
+	dst = append(dst, 'T')
+	dst = appendDigits(dst, h, 2)
+	dst = append(dst, ':')
+	dst = appendDigits(dst, mi, 2)
+	dst = append(dst, ':')
+	dst = appendDigits(dst, sec, 2)
+	if us := u.Nanosecond() / 1000; us != 0 {
+		dst = append(dst, '.')
+		n := 6
+		for us%10 == 0 {
+			us, n = us/10, n-1
+		}
+		dst = appendDigits(dst, us, n)
+	}
+	return append(dst, 'Z', '"')
+}
+
+// appendDigits appends v (0 <= v < 10^n) as n decimal digits.
+func appendDigits(dst []byte, v, n int) []byte {
+	for i := 0; i < n; i++ {
+		dst = append(dst, 0)
+	}
+	for i := len(dst) - 1; n > 0; i, n = i-1, n-1 {
+		dst[i] = byte('0' + v%10)
+		v /= 10
+	}
+	return dst
 }
 
 // appendResults appends results as the JSON array of the import's shape.

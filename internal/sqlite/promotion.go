@@ -309,13 +309,14 @@ func (db *DB) BeginPromotionImport(ctx context.Context, posSystemID, companyID s
 	if err := companyExists(ctx, db.read, posSystemID, companyID); err != nil {
 		return nil, err
 	}
-	return &promotionImport{db: db, posSystemID: posSystemID, companyID: companyID}, nil
+	return &promotionImport{db: db, posSystemID: posSystemID, companyID: companyID, now: formatTime(db.now())}, nil
 }
 
 // promotionImport is SQLite's posgate.PromotionImport.
 type promotionImport struct {
 	db                     *DB
 	posSystemID, companyID string
+	now                    string     // the import's CreatedAt and UpdatedAt
 	chunk                  []byte     // where the next record goes
 	staged                 [][]staged // in chunks, so that growing never copies them
 	n                      int
@@ -452,7 +453,7 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 			return 0, 0, posgate.Errorf(posgate.ECONFLICT, "promotion %q is given twice in this import", all[i].id)
 		}
 	}
-	now := formatTime(db.now())
+	now := imp.now
 
 	tx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
