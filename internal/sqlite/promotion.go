@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/promorecord"
 )
 
 // promotionCols are the columns a promotion is read from, in the order
@@ -111,7 +112,7 @@ func scanPromotion(s scanner, posSystemID, companyID string) (*posgate.Promotion
 	if err := s.Scan(&p.ID, &data, timeColumn{&p.CreatedAt}, timeColumn{&p.UpdatedAt}); err != nil {
 		return nil, err
 	}
-	if err := decodePromotion(data, p); err != nil {
+	if err := promorecord.Decode(data, p); err != nil {
 		return nil, fmt.Errorf("sqlite: promotion %q: %w", p.ID, err)
 	}
 	return p, nil
@@ -356,7 +357,7 @@ func (imp *promotionImport) Add(ctx context.Context, p *posgate.Promotion) error
 		imp.chunk = make([]byte, 0, recordChunk)
 	}
 	start := len(imp.chunk)
-	imp.chunk = appendPromotion(imp.chunk, p) // a huge record moves to a buffer of its own
+	imp.chunk = promorecord.Append(imp.chunk, p) // a huge record moves to a buffer of its own
 	s := staged{id: p.ID, record: imp.chunk[start:len(imp.chunk):len(imp.chunk)], locations: p.LocationIDs}
 	from, until := p.ValidityBounds()
 	if from != nil {
@@ -599,7 +600,7 @@ func (imp *promotionImport) matchExisting(ctx context.Context, tx *sql.Tx, all [
 			s.unchanged = true // its bounds and locations derive from the record
 			continue
 		}
-		old, err := decodeLocations(data)
+		old, err := promorecord.Locations(data)
 		if err != nil {
 			return 0, nil, nil, fmt.Errorf("promotion %q: %w", s.id, err)
 		}

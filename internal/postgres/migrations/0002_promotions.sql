@@ -1,33 +1,27 @@
 -- Imported promotions (endpoint 7) and company catalogues.
 --
--- A promotion is one row: its id lists are arrays, its validities and
--- results JSON in the shape of the import (interface.md §2.11; json, not
--- jsonb: nothing queries inside them, and an import of 100,000 promotions
--- should not convert them). An empty location_ids means every location of
--- the company. There is no foreign key to companies: an import locks its
--- company (FOR KEY SHARE) for its whole transaction, companies are never
--- deleted, and 100,000 foreign key checks cost the import a large share of
--- its time. valid_from and
--- valid_until bound all of its validity periods (NULL: open, or no periods),
--- so that "valid at" queries read only the promotions that can be valid and
--- check recurrences in Go.
+-- A promotion keeps in columns only what queries filter on; the rest of it
+-- (name, switches, id lists, validities, results) is data, a compact binary
+-- record (internal/promorecord, the SQLite store's too), so that an import
+-- of 100,000 promotions writes one small row each. location_ids repeats the
+-- record's location list for the index; empty, it means every location of
+-- the company. valid_from and valid_until bound all of a promotion's
+-- validity periods (NULL: open, or no periods), so that "valid at" queries
+-- read only the promotions that can be valid and check recurrences in Go.
+-- There is no foreign key to companies: an import locks its company (FOR
+-- KEY SHARE) for its whole transaction, companies are never deleted, and
+-- 100,000 foreign key checks cost an import a large share of its time.
 
 CREATE TABLE promotions (
-    pos_system_id          text COLLATE "C" NOT NULL,
-    company_id             text COLLATE "C" NOT NULL,
-    promotion_id           text COLLATE "C" NOT NULL,
-    name                   text NOT NULL,
-    use_for_all_categories boolean NOT NULL,
-    use_for_all_products   boolean NOT NULL,
-    location_ids           text[] COLLATE "C" NOT NULL,
-    category_ids           text[] NOT NULL,
-    product_ids            text[] NOT NULL,
-    validities             json NOT NULL,
-    results                json NOT NULL,
-    valid_from             timestamptz,
-    valid_until            timestamptz,
-    created_at             timestamptz NOT NULL,
-    updated_at             timestamptz NOT NULL,
+    pos_system_id text COLLATE "C" NOT NULL,
+    company_id    text COLLATE "C" NOT NULL,
+    promotion_id  text COLLATE "C" NOT NULL,
+    location_ids  text[] COLLATE "C" NOT NULL,
+    valid_from    timestamptz,
+    valid_until   timestamptz,
+    data          bytea NOT NULL,
+    created_at    timestamptz NOT NULL,
+    updated_at    timestamptz NOT NULL,
     PRIMARY KEY (pos_system_id, company_id, promotion_id)
 );
 

@@ -1,7 +1,7 @@
 -- 002: imported promotions (endpoint 7) and company catalogues.
 --
 -- A promotion keeps in columns only what queries filter on; the rest of it
--- is data, a compact binary record (promotion_codec.go), so that an import
+-- is data, a compact binary record (internal/promorecord), so that an import
 -- of 100,000 promotions writes one small row each. A promotion that names
 -- no location applies at every location of its company (all_locations).
 -- valid_from and valid_until bound all of a promotion's validity periods

@@ -1,4 +1,9 @@
-package sqlite
+// Package promorecord is the compact binary record both stores keep a
+// promotion's fields in (those that no query filters on): an import of
+// 100,000 promotions then writes one small value per promotion instead of a
+// dozen values or a JSON document several times its size, and a database's
+// cost per row grows with the row's size.
+package promorecord
 
 import (
 	"encoding/binary"
@@ -10,11 +15,8 @@ import (
 	"github.com/posgate/posgate"
 )
 
-// A promotion's fields that no query filters on are kept in promotions.data
-// as one compact binary record rather than in columns or JSON: an import of
-// 100,000 promotions binds one small blob per promotion instead of a dozen
-// values, and the record is about a third of the size of the JSON (SQLite's
-// cost per row grows with its size). The layout, version 1:
+// The layout, version 1 (about a third of the size of the same promotion as
+// JSON):
 //
 //	byte     version (1)
 //	byte     flags: 1 useForAllCategories, 2 useForAllProducts
@@ -31,7 +33,7 @@ import (
 // where a string is a uvarint length and the bytes, and strings a uvarint
 // count and that many strings. A later version adds a new number and keeps
 // decoding the old ones.
-const promotionRecordVersion = 1
+const version = 1
 
 const (
 	flagAllCategories = 1 << iota
@@ -46,8 +48,8 @@ const (
 	hasRecurrenceEnd
 )
 
-// appendPromotion appends p's record to dst.
-func appendPromotion(dst []byte, p *posgate.Promotion) []byte {
+// Append appends p's record to dst.
+func Append(dst []byte, p *posgate.Promotion) []byte {
 	var flags byte
 	if p.UseForAllCategories {
 		flags |= flagAllCategories
@@ -55,7 +57,7 @@ func appendPromotion(dst []byte, p *posgate.Promotion) []byte {
 	if p.UseForAllProducts {
 		flags |= flagAllProducts
 	}
-	dst = append(dst, promotionRecordVersion, flags)
+	dst = append(dst, version, flags)
 	dst = appendString(dst, p.Name)
 	dst = appendStrings(dst, p.LocationIDs)
 	dst = appendStrings(dst, p.CategoryIDs)
@@ -119,8 +121,7 @@ func appendStrings(dst []byte, ss []string) []byte {
 	return dst
 }
 
-// errRecord reports a record this binary cannot read: corrupt, or written by
-// a newer posgate.
+// errRecord reports a record this binary cannot read.
 var errRecord = errors.New("malformed promotion record")
 
 // recordReader reads a record; the first failure sticks, so that callers
@@ -202,11 +203,10 @@ func (r *recordReader) time() *time.Time {
 	return &t
 }
 
-// decodePromotion reads a record into p's fields other than its keys and
-// times.
-func decodePromotion(b []byte, p *posgate.Promotion) error {
+// Decode reads a record into p's fields other than its keys and times.
+func Decode(b []byte, p *posgate.Promotion) error {
 	r := &recordReader{b: b}
-	if v := r.byte(); r.err == nil && v != promotionRecordVersion {
+	if v := r.byte(); r.err == nil && v != version {
 		return fmt.Errorf("promotion record version %d: written by a newer posgate?", v)
 	}
 	flags := r.byte()
@@ -260,11 +260,11 @@ func decodePromotion(b []byte, p *posgate.Promotion) error {
 	return r.err
 }
 
-// decodeLocations reads only the location ids of a record, for an import
-// that replaces the promotion.
-func decodeLocations(b []byte) ([]string, error) {
+// Locations reads only the location ids of a record, for an import that
+// replaces the promotion.
+func Locations(b []byte) ([]string, error) {
 	r := &recordReader{b: b}
-	if v := r.byte(); r.err == nil && v != promotionRecordVersion {
+	if v := r.byte(); r.err == nil && v != version {
 		return nil, fmt.Errorf("promotion record version %d: written by a newer posgate?", v)
 	}
 	r.byte()
