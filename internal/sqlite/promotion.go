@@ -5,9 +5,11 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/posgate/posgate"
@@ -161,10 +163,10 @@ func (db *DB) ListPromotionsValidAt(ctx context.Context, posSystemID, companyID,
 	at = at.UTC()
 	keep := func(p *posgate.Promotion) bool { return p.ValidAt(at) }
 	if locationID == "" {
-		rows, err := db.promo.validAnywhere.QueryContext(ctx, posSystemID, companyID, formatTime(at))
+		rows, err := db.promo.validAnywhere.QueryContext(ctx, posSystemID, companyID, at.UnixMicro())
 		return scanPromotions(rows, err, posSystemID, companyID, keep)
 	}
-	rows, err := db.promo.validAtLocation.QueryContext(ctx, posSystemID, companyID, locationID, formatTime(at))
+	rows, err := db.promo.validAtLocation.QueryContext(ctx, posSystemID, companyID, locationID, at.UnixMicro())
 	return scanPromotions(rows, err, posSystemID, companyID, keep)
 }
 
@@ -235,7 +237,7 @@ func (db *DB) ReplaceCatalogue(ctx context.Context, c *posgate.Catalogue) error 
 	for _, id := range c.ProductIDs {
 		items = append(items, item{"product", id})
 	}
-	err = execBatches(ctx, tx, `INSERT OR IGNORE INTO catalogue_items (pos_system_id, company_id, kind, item_id) VALUES `, `(?, ?, ?, ?)`, ``,
+	err = execBatches(ctx, tx, nil, `INSERT OR IGNORE INTO catalogue_items (pos_system_id, company_id, kind, item_id) VALUES `, `(?, ?, ?, ?)`, ``,
 		len(items), func(dst []any, i int) []any {
 			return append(dst, c.POSSystemID, c.CompanyID, items[i].kind, items[i].id)
 		})
@@ -255,14 +257,12 @@ const batchRows = 100
 
 // execBatches runs head + n rows + tail in statements of batchRows rows
 // (the last one shorter), one prepared statement serving every full batch;
-// args appends row i's values to dst.
-func execBatches(ctx context.Context, tx *sql.Tx, head, row, tail string, n int, args func(dst []any, i int) []any) error {
+// args appends row i's values to dst. stmts, when not nil, keeps that
+// statement for the next call (preparing one of a hundred rows costs about
+// as much as running it); the caller closes them.
+func execBatches(ctx context.Context, tx *sql.Tx, stmts map[string]*sql.Stmt, head, row, tail string, n int, args func(dst []any, i int) []any) error {
 	var full *sql.Stmt
-	defer func() {
-		if full != nil {
-			full.Close()
-		}
-	}()
+	fullSQL := ""
 	buf := make([]any, 0, batchRows*strings.Count(row, "?"))
 	for start := 0; start < n; start += batchRows {
 		end := min(start+batchRows, n)
@@ -273,8 +273,16 @@ func execBatches(ctx context.Context, tx *sql.Tx, head, row, tail string, n int,
 		var err error
 		if end-start == batchRows {
 			if full == nil {
-				if full, err = tx.PrepareContext(ctx, batchSQL(head, row, tail, batchRows)); err != nil {
-					return err
+				fullSQL = batchSQL(head, row, tail, batchRows)
+				if full = stmts[fullSQL]; full == nil {
+					if full, err = tx.PrepareContext(ctx, fullSQL); err != nil {
+						return err
+					}
+					if stmts != nil {
+						stmts[fullSQL] = full
+					} else {
+						defer full.Close()
+					}
 				}
 			}
 			_, err = full.ExecContext(ctx, buf...)
@@ -303,35 +311,66 @@ func batchSQL(head, row, tail string, n int) string {
 	return b.String()
 }
 
-// BeginPromotionImport starts an import. It holds no lock: the promotions
-// are staged in memory, compactly encoded, and written in one transaction by
-// Commit, so that a slow upload never holds SQLite's single write lock.
+// How long an import may hold SQLite's write lock while its request body
+// is still arriving (see BeginPromotionImport): importStall waiting for
+// the next batch of items, importLockBudget in all.
+const (
+	importStall      = 250 * time.Millisecond
+	importLockBudget = 10 * time.Second
+)
+
+// BeginPromotionImport starts an import. The promotions Add stages are kept
+// in memory, compactly encoded, and a writer goroutine writes them into the
+// database as they come, in one write transaction, so that writing overlaps
+// decoding and Commit has little left to do. SQLite has one writer at a
+// time, so while that transaction is open other writes (sessions, other
+// imports) wait: if the writer waits longer than importStall for the next
+// batch of items (the upload is slower than the import), or the body is
+// still arriving importLockBudget after the transaction began, it rolls
+// back and steps aside, and Commit then writes everything in a transaction
+// of its own. A slow upload thus holds the lock for a moment only, plus its
+// commit.
 func (db *DB) BeginPromotionImport(ctx context.Context, posSystemID, companyID string) (posgate.PromotionImport, error) {
 	if err := companyExists(ctx, db.read, posSystemID, companyID); err != nil {
 		return nil, err
 	}
-	return &promotionImport{db: db, posSystemID: posSystemID, companyID: companyID, now: formatTime(db.now())}, nil
+	imp := &promotionImport{db: db, posSystemID: posSystemID, companyID: companyID, now: formatTime(db.now()),
+		more: make(chan struct{}, 1), closing: make(chan struct{})}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	imp.cancel = cancel
+	imp.writer = make(chan writeResult, 1)
+	limits := writeLimits{stall: importStall, budget: importLockBudget}
+	if db.importStall > 0 {
+		limits.stall = db.importStall
+	}
+	go func() { imp.writer <- imp.write(wctx, limits) }()
+	return imp, nil
 }
 
 // promotionImport is SQLite's posgate.PromotionImport.
 type promotionImport struct {
 	db                     *DB
 	posSystemID, companyID string
-	now                    string     // the import's CreatedAt and UpdatedAt
-	chunk                  []byte     // where the next record goes
-	staged                 [][]staged // in chunks, so that growing never copies them
-	n                      int
-	done                   bool
+	now                    string // the import's CreatedAt and UpdatedAt
+	chunk                  []byte // where the next record goes
+
+	mu     sync.Mutex
+	staged [][]staged // in chunks, so that growing never copies them; under mu
+	n      int        // how many are staged; under mu
+
+	more    chan struct{}    // Add → writer: more are staged
+	closing chan struct{}    // closed by Commit: nothing more comes
+	cancel  func()           // stops the writer
+	writer  chan writeResult // the early writer's outcome
+	state   int              // 0 open, 1 committing, 2 finished
 }
 
-// staged is one promotion waiting for Commit: 96 bytes and its record.
+// staged is one promotion waiting to be written: 96 bytes and its record.
 type staged struct {
 	id          string
 	record      []byte // within a chunk of records
 	from, until int64  // the validity bounds, Unix microseconds
 	bounds      uint8  // hasFrom | hasUntil
-	unchanged   bool   // stored exactly so already
-	rowid       int64
 	locations   []string
 }
 
@@ -350,7 +389,7 @@ const (
 
 // Add encodes and stages p.
 func (imp *promotionImport) Add(ctx context.Context, p *posgate.Promotion) error {
-	if imp.done {
+	if imp.state != 0 {
 		return fmt.Errorf("sqlite: promotion import already finished")
 	}
 	if cap(imp.chunk)-len(imp.chunk) < 4096 {
@@ -366,254 +405,392 @@ func (imp *promotionImport) Add(ctx context.Context, p *posgate.Promotion) error
 	if until != nil {
 		s.until, s.bounds = until.UnixMicro(), s.bounds|hasUntil
 	}
+	imp.mu.Lock()
 	if len(imp.staged) == 0 || len(imp.staged[len(imp.staged)-1]) == stagedChunk {
 		imp.staged = append(imp.staged, make([]staged, 0, stagedChunk))
 	}
 	last := &imp.staged[len(imp.staged)-1]
 	*last = append(*last, s)
 	imp.n++
+	full := imp.n%writeBatch == 0
+	imp.mu.Unlock()
+	if full {
+		select {
+		case imp.more <- struct{}{}:
+		default: // the writer has a wake-up pending already
+		}
+	}
 	return nil
 }
 
-// bound is a validity bound for binding: formatted, or NULL.
+// take returns the staged promotions from index from on, at most max, and
+// none while fewer than min are there. Entries never move once staged, so
+// the pointers stay valid.
+func (imp *promotionImport) take(from, min, max int) []*staged {
+	imp.mu.Lock()
+	defer imp.mu.Unlock()
+	if imp.n-from < min {
+		return nil
+	}
+	var out []*staged
+	for i := from; i < imp.n && len(out) < max; i++ {
+		out = append(out, &imp.staged[i/stagedChunk][i%stagedChunk])
+	}
+	return out
+}
+
+// bound is a validity bound for binding: Unix microseconds, or NULL.
 func bound(micros int64, set bool) any {
 	if !set {
 		return nil
 	}
-	return string(appendTimestamp(nil, time.UnixMicro(micros)))
+	return micros
 }
 
-// appendTimestamp appends t as formatTime does (timeLayout), without
-// time.Format's general machinery: an import formats two per promotion.
-func appendTimestamp(dst []byte, t time.Time) []byte {
-	t = t.UTC()
-	y, mo, d := t.Date()
-	h, mi, sec := t.Clock()
-	digits := func(dst []byte, v, n int) []byte {
-		for i := n - 1; i >= 0; i-- {
-			dst = append(dst, 0)
-		}
-		for i := len(dst) - 1; n > 0; i, n = i-1, n-1 {
-			dst[i] = byte('0' + v%10)
-			v /= 10
-		}
-		return dst
+// writeResult is what a write run leaves: its open transaction and counts,
+// or that it stepped aside (nothing written), or an error.
+type writeResult struct {
+	tx               *sql.Tx
+	created, updated int
+	steppedAside     bool
+	err              error
+}
+
+// writeLimits bound how long a write run holds the lock while the body is
+// still arriving; zero: no bound (the body has arrived).
+type writeLimits struct{ stall, budget time.Duration }
+
+// write opens the write transaction and writes the staged promotions as
+// they come, until Commit closes imp.closing and the last is written. While
+// the body is still arriving it steps aside (rolls back) when lim says so.
+func (imp *promotionImport) write(ctx context.Context, lim writeLimits) writeResult {
+	tx, err := imp.db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return writeResult{err: err}
 	}
-	dst = digits(dst, y, 4)
-	dst = append(dst, '-')
-	dst = digits(dst, int(mo), 2)
-	dst = append(dst, '-')
-	dst = digits(dst, d, 2)
-	dst = append(dst, 'T')
-	dst = digits(dst, h, 2)
-	dst = append(dst, ':')
-	dst = digits(dst, mi, 2)
-	dst = append(dst, ':')
-	dst = digits(dst, sec, 2)
-	dst = append(dst, '.')
-	dst = digits(dst, t.Nanosecond()/1000, 6)
-	return append(dst, 'Z')
+	began := time.Now()
+	w := &writeRun{imp: imp, tx: tx, places: map[string]int64{}, seen: map[string]struct{}{}, stmts: map[string]*sql.Stmt{}}
+	defer func() {
+		for _, st := range w.stmts {
+			st.Close()
+		}
+	}()
+	fail := func(err error) writeResult {
+		tx.Rollback()
+		return writeResult{err: err}
+	}
+	stepAside := func() writeResult {
+		tx.Rollback()
+		return writeResult{steppedAside: true}
+	}
+	if err := companyExists(ctx, tx, imp.posSystemID, imp.companyID); err != nil {
+		return fail(err)
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM promotions`).Scan(&w.next); err != nil {
+		return fail(err)
+	}
+	if err := w.loadExisting(ctx); err != nil {
+		return fail(err)
+	}
+	closing := imp.closing
+	done := 0
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	timer.Stop()
+	for {
+		if closing != nil && lim.budget > 0 && time.Since(began) > lim.budget {
+			return stepAside()
+		}
+		// Whole batches while the body arrives (statements of a few rows
+		// cost nearly as much as full ones), whatever is left at the end.
+		least := writeBatch
+		if closing == nil {
+			least = 1
+		}
+		if batch := imp.take(done, least, writeBatch); len(batch) > 0 {
+			if err := w.batch(ctx, batch); err != nil {
+				return fail(err)
+			}
+			done += len(batch)
+			continue
+		}
+		if closing == nil { // Commit is waiting, and everything is written
+			if w.twice != "" {
+				return fail(posgate.Errorf(posgate.ECONFLICT, "promotion %q is given twice in this import", w.twice))
+			}
+			if err := w.addLocations(ctx); err != nil {
+				return fail(err)
+			}
+			return writeResult{tx: tx, created: w.created, updated: w.updated}
+		}
+		var stalled <-chan time.Time
+		if lim.stall > 0 {
+			timer.Reset(lim.stall)
+			stalled = timer.C
+		}
+		select {
+		case <-imp.more:
+		case <-closing:
+			closing = nil
+		case <-stalled:
+			return stepAside()
+		case <-ctx.Done():
+			return fail(ctx.Err())
+		}
+		timer.Stop()
+	}
 }
 
-// Rollback drops the staged promotions.
-func (imp *promotionImport) Rollback() {
-	imp.done = true
-	imp.chunk, imp.staged, imp.n = nil, nil, 0
+// writeBatch is how many staged promotions the writer takes at a time.
+const writeBatch = 1000
+
+// writeRun is the state of one write transaction.
+type writeRun struct {
+	imp              *promotionImport
+	tx               *sql.Tx
+	next             int64            // the last rowid given
+	places           map[string]int64 // location id → promotion_places.id
+	seen             map[string]struct{}
+	existing         map[string]int64     // the company's stored promotions' rowids
+	added            []locationRow        // promotion_locations rows to insert at the end
+	twice            string               // an id staged twice
+	stmts            map[string]*sql.Stmt // the run's prepared statements
+	created, updated int
 }
 
 // locationRow is one row of promotion_locations.
 type locationRow struct{ place, promotion int64 }
 
-// Commit writes every staged promotion in one write transaction: it reads
-// which exist (with their records), gives the new ones rowids after the
-// largest, upserts them in id order (except those stored exactly so
-// already: their UpdatedAt stays), and brings promotion_locations in line
-// with their location lists, deleting only the pairs that went away and
-// inserting only new ones, in key order.
-func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, err error) {
-	if imp.done {
-		return 0, 0, fmt.Errorf("sqlite: promotion import already finished")
-	}
-	defer imp.Rollback()
-	db := imp.db
-	wrap := func(err error) error {
-		if posgate.ErrorCode(err) != posgate.EINTERNAL {
-			return err
-		}
-		return writeErr(err, "import promotions", nil, notFound("company", imp.companyID))
-	}
-	all := make([]*staged, 0, imp.n)
-	for _, chunk := range imp.staged {
-		for i := range chunk {
-			all = append(all, &chunk[i])
-		}
-	}
-	slices.SortFunc(all, func(a, b *staged) int { return strings.Compare(a.id, b.id) })
-	for i := 1; i < len(all); i++ {
-		if all[i].id == all[i-1].id {
-			return 0, 0, posgate.Errorf(posgate.ECONFLICT, "promotion %q is given twice in this import", all[i].id)
-		}
-	}
-	now := imp.now
+// target is a staged promotion with what the writer decided for it.
+type target struct {
+	*staged
+	rowid     int64
+	unchanged bool
+	old       []string // the stored location list of a changed one
+}
 
-	tx, err := db.write.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, 0, wrap(err)
-	}
-	defer tx.Rollback()
-	if err := companyExists(ctx, tx, imp.posSystemID, imp.companyID); err != nil {
-		return 0, 0, err
-	}
-	places, err := imp.places(ctx, tx, all)
-	if err != nil {
-		return 0, 0, wrap(err)
-	}
-	var added, removed []locationRow
-	if updated, added, removed, err = imp.matchExisting(ctx, tx, all, places); err != nil {
-		return 0, 0, wrap(err)
-	}
-	var next int64
-	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM promotions`).Scan(&next); err != nil {
-		return 0, 0, wrap(err)
-	}
-	for _, s := range all {
-		if s.rowid != 0 {
+// batch writes some staged promotions: it finds which are stored (and
+// their records), gives the new ones rowids after the largest, upserts
+// those that changed (an unchanged one keeps its UpdatedAt) and brings
+// promotion_locations in line with their location lists, deleting only the
+// pairs that went away and inserting only new ones, in key order.
+func (w *writeRun) batch(ctx context.Context, batch []*staged) error {
+	imp := w.imp
+	ts := make([]target, 0, len(batch))
+	for _, s := range batch {
+		if _, dup := w.seen[s.id]; dup {
+			if w.twice == "" {
+				w.twice = s.id
+			}
 			continue
 		}
-		next++
-		s.rowid = next
-		created++
-		for _, l := range s.locations {
-			added = append(added, locationRow{places[l], s.rowid})
+		w.seen[s.id] = struct{}{}
+		ts = append(ts, target{staged: s})
+	}
+	// The stored ones (the write run knows their rowids), with their
+	// records.
+	var stored []any
+	for i := range ts {
+		if rowid, ok := w.existing[ts[i].id]; ok {
+			ts[i].rowid = rowid
+			stored = append(stored, rowid)
 		}
 	}
-
-	// Promotions stored exactly so already are not written again.
-	write := make([]*staged, 0, len(all))
-	for _, s := range all {
-		if !s.unchanged {
-			write = append(write, s)
+	byRowid := make(map[int64]*target, len(stored))
+	for i := range ts {
+		if ts[i].rowid != 0 {
+			byRowid[ts[i].rowid] = &ts[i]
+		}
+	}
+	for start := 0; start < len(stored); start += writeBatch {
+		chunk := stored[start:min(start+writeBatch, len(stored))]
+		rows, err := w.tx.QueryContext(ctx, `SELECT id, data FROM promotions WHERE id IN (`+
+			strings.TrimSuffix(strings.Repeat("?,", len(chunk)), ",")+`)`, chunk...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var rowid int64
+			var data sql.RawBytes
+			if err := rows.Scan(&rowid, &data); err != nil {
+				rows.Close()
+				return err
+			}
+			t := byRowid[rowid]
+			w.updated++
+			if bytes.Equal(data, t.record) {
+				t.unchanged = true // its bounds and locations derive from the record
+				continue
+			}
+			if t.old, err = promorecord.Locations(data); err != nil {
+				rows.Close()
+				return fmt.Errorf("promotion %q: %w", t.id, err)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	var write []*target
+	for i := range ts {
+		t := &ts[i]
+		if t.rowid == 0 {
+			w.next++
+			t.rowid = w.next
+			w.created++
+		}
+		if !t.unchanged {
+			write = append(write, t)
+			if err := w.ensurePlaces(ctx, t.locations); err != nil {
+				return err
+			}
+			if err := w.ensurePlaces(ctx, t.old); err != nil {
+				return err
+			}
+		}
+	}
+	var removed []locationRow
+	for _, t := range write {
+		for _, l := range t.old {
+			if !slices.Contains(t.locations, l) {
+				removed = append(removed, locationRow{w.places[l], t.rowid})
+			}
+		}
+		for _, l := range t.locations {
+			if !slices.Contains(t.old, l) {
+				w.added = append(w.added, locationRow{w.places[l], t.rowid})
+			}
 		}
 	}
 	// The values every row shares are bound once per statement, not per row.
-	err = execBatches(ctx, tx, `INSERT INTO promotions (id, pos_system_id, company_id, promotion_id, all_locations, valid_from, valid_until, data, created_at, updated_at)
+	err := execBatches(ctx, w.tx, w.stmts, `INSERT INTO promotions (id, pos_system_id, company_id, promotion_id, all_locations, valid_from, valid_until, data, created_at, updated_at)
 		SELECT column1, ?, ?, column2, column3, column4, column5, column6, ?, ? FROM (VALUES `,
 		`(?, ?, ?, ?, ?, ?)`,
 		`) WHERE true ON CONFLICT (id) DO UPDATE SET all_locations = excluded.all_locations, valid_from = excluded.valid_from,
 			valid_until = excluded.valid_until, data = excluded.data, updated_at = excluded.updated_at`,
 		len(write), func(dst []any, i int) []any {
 			if len(dst) == 0 {
-				dst = append(dst, imp.posSystemID, imp.companyID, now, now)
+				dst = append(dst, imp.posSystemID, imp.companyID, imp.now, imp.now)
 			}
-			s := write[i]
-			return append(dst, s.rowid, s.id, len(s.locations) == 0, bound(s.from, s.bounds&hasFrom != 0), bound(s.until, s.bounds&hasUntil != 0), s.record)
+			t := write[i]
+			return append(dst, t.rowid, t.id, len(t.locations) == 0, bound(t.from, t.bounds&hasFrom != 0),
+				bound(t.until, t.bounds&hasUntil != 0), t.record)
 		})
 	if err != nil {
-		return 0, 0, wrap(err)
+		return err
 	}
-	err = execBatches(ctx, tx, `DELETE FROM promotion_locations WHERE (place, promotion) IN (VALUES `, `(?, ?)`, `)`,
+	return execBatches(ctx, w.tx, w.stmts, `DELETE FROM promotion_locations WHERE (place, promotion) IN (VALUES `, `(?, ?)`, `)`,
 		len(removed), func(dst []any, i int) []any { return append(dst, removed[i].place, removed[i].promotion) })
-	if err != nil {
-		return 0, 0, wrap(err)
-	}
-	// In key order, every insert appends to the index's pages.
-	slices.SortFunc(added, func(a, b locationRow) int {
+}
+
+// addLocations inserts the location pairs the run collected, in key order:
+// then every insert appends to the index's last page, which is several
+// times cheaper than inserting each batch's pairs among the others'.
+func (w *writeRun) addLocations(ctx context.Context) error {
+	slices.SortFunc(w.added, func(a, b locationRow) int {
 		return cmp.Or(cmp.Compare(a.place, b.place), cmp.Compare(a.promotion, b.promotion))
 	})
-	err = execBatches(ctx, tx, `INSERT INTO promotion_locations (place, promotion) VALUES `, `(?, ?)`, ``,
-		len(added), func(dst []any, i int) []any { return append(dst, added[i].place, added[i].promotion) })
-	if err != nil {
-		return 0, 0, wrap(err)
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, 0, wrap(err)
-	}
-	return created, updated, nil
+	return execBatches(ctx, w.tx, w.stmts, `INSERT INTO promotion_locations (place, promotion) VALUES `, `(?, ?)`, ``,
+		len(w.added), func(dst []any, i int) []any { return append(dst, w.added[i].place, w.added[i].promotion) })
 }
 
-// places returns the keys of the locations the staged promotions name,
-// numbering those that have none yet.
-func (imp *promotionImport) places(ctx context.Context, tx *sql.Tx, all []*staged) (map[string]int64, error) {
-	places := map[string]int64{}
-	for _, s := range all {
-		for _, l := range s.locations {
-			places[l] = 0
-		}
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT location_id, id FROM promotion_places WHERE pos_system_id = ?`, imp.posSystemID)
+// loadExisting reads the rowids of the company's stored promotions (an
+// index-only scan of the unique key; nothing for a company's first import).
+func (w *writeRun) loadExisting(ctx context.Context) error {
+	rows, err := w.tx.QueryContext(ctx, `SELECT promotion_id, id FROM promotions WHERE pos_system_id = ? AND company_id = ?`,
+		w.imp.posSystemID, w.imp.companyID)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
+	w.existing = map[string]int64{}
 	for rows.Next() {
-		var l string
-		var id int64
-		if err := rows.Scan(&l, &id); err != nil {
-			return nil, err
+		var id string
+		var rowid int64
+		if err := rows.Scan(&id, &rowid); err != nil {
+			return err
 		}
-		places[l] = id // also for locations this import does not name: old lists may
+		w.existing[id] = rowid
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	for l, id := range places {
-		if id == 0 {
-			if err := tx.QueryRowContext(ctx, `INSERT INTO promotion_places (pos_system_id, location_id) VALUES (?, ?) RETURNING id`,
-				imp.posSystemID, l).Scan(&id); err != nil {
-				return nil, err
-			}
-			places[l] = id
-		}
-	}
-	return places, nil
+	return rows.Err()
 }
 
-// matchExisting finds which staged promotions are stored already, in one
-// pass over the company's promotions in id order beside the staged ones
-// (sorted the same way), gives them their rowids and lists the location
-// pairs their new lists add and remove.
-func (imp *promotionImport) matchExisting(ctx context.Context, tx *sql.Tx, all []*staged, places map[string]int64) (updated int, added, removed []locationRow, err error) {
-	rows, err := tx.QueryContext(ctx, `SELECT promotion_id, id, data FROM promotions
-		WHERE pos_system_id = ? AND company_id = ? ORDER BY promotion_id`, imp.posSystemID, imp.companyID)
-	if err != nil {
-		return 0, nil, nil, err
-	}
-	defer rows.Close()
-	var id sql.RawBytes
-	var data sql.RawBytes
-	var rowid int64
-	j := 0
-	for rows.Next() && j < len(all) {
-		if err := rows.Scan(&id, &rowid, &data); err != nil {
-			return 0, nil, nil, err
-		}
-		for j < len(all) && all[j].id < string(id) {
-			j++
-		}
-		if j == len(all) || all[j].id != string(id) {
+// ensurePlaces makes sure the locations ls have keys in w.places, reading
+// them from promotion_places or numbering them there. A stored promotion's
+// old locations have keys already; they are found the same way.
+func (w *writeRun) ensurePlaces(ctx context.Context, ls []string) error {
+	for _, l := range ls {
+		if _, ok := w.places[l]; ok {
 			continue
 		}
-		s := all[j]
-		s.rowid = rowid
-		updated++
-		if bytes.Equal(data, s.record) {
-			s.unchanged = true // its bounds and locations derive from the record
-			continue
+		var id int64
+		err := w.tx.QueryRowContext(ctx, `SELECT id FROM promotion_places WHERE pos_system_id = ? AND location_id = ?`,
+			w.imp.posSystemID, l).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = w.tx.QueryRowContext(ctx, `INSERT INTO promotion_places (pos_system_id, location_id) VALUES (?, ?) RETURNING id`,
+				w.imp.posSystemID, l).Scan(&id)
 		}
-		old, err := promorecord.Locations(data)
 		if err != nil {
-			return 0, nil, nil, fmt.Errorf("promotion %q: %w", s.id, err)
+			return fmt.Errorf("place of location %q: %w", l, err)
 		}
-		for _, l := range old {
-			if !slices.Contains(s.locations, l) {
-				removed = append(removed, locationRow{places[l], rowid})
-			}
+		w.places[l] = id
+	}
+	return nil
+}
+
+// Rollback stops the writer and drops the staged promotions.
+func (imp *promotionImport) Rollback() {
+	if imp.state == 2 {
+		return
+	}
+	imp.state = 2
+	imp.cancel()
+	if r := <-imp.writer; r.tx != nil {
+		r.tx.Rollback()
+	}
+	imp.release()
+}
+
+// release lets the staged promotions go.
+func (imp *promotionImport) release() {
+	imp.mu.Lock()
+	imp.chunk, imp.staged, imp.n = nil, nil, 0
+	imp.mu.Unlock()
+}
+
+// Commit tells the writer that nothing more comes and commits what it
+// wrote; if it had stepped aside, a new write run writes everything first.
+func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, err error) {
+	if imp.state != 0 {
+		return 0, 0, fmt.Errorf("sqlite: promotion import already finished")
+	}
+	imp.state = 2 // Rollback has nothing left to do
+	defer imp.release()
+	defer imp.cancel()
+	close(imp.closing)
+	var r writeResult
+	select {
+	case r = <-imp.writer:
+	case <-ctx.Done():
+		imp.cancel()
+		if r = <-imp.writer; r.tx != nil {
+			r.tx.Rollback()
 		}
-		for _, l := range s.locations {
-			if !slices.Contains(old, l) {
-				added = append(added, locationRow{places[l], rowid})
-			}
+		return 0, 0, ctx.Err()
+	}
+	if r.steppedAside {
+		// The writer gave the lock back while the body was arriving; it has
+		// all arrived now.
+		r = imp.write(ctx, writeLimits{})
+	}
+	if r.err == nil {
+		if r.err = r.tx.Commit(); r.err == nil {
+			return r.created, r.updated, nil
 		}
 	}
-	return updated, added, removed, rows.Err()
+	if posgate.ErrorCode(r.err) != posgate.EINTERNAL {
+		return 0, 0, r.err
+	}
+	return 0, 0, writeErr(r.err, "import promotions", nil, notFound("company", imp.companyID))
 }

@@ -69,6 +69,8 @@ type DB struct {
 	listSigningKeys *sql.Stmt
 	createSession   *sql.Stmt
 	promo           promotionStmts
+	// importStall overrides the constant of that name (tests).
+	importStall time.Duration
 }
 
 // Open opens (creating it if needed) the SQLite database at dsn, a plain

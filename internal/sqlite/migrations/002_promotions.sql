@@ -6,7 +6,9 @@
 -- no location applies at every location of its company (all_locations).
 -- valid_from and valid_until bound all of a promotion's validity periods
 -- (NULL: open, or no periods), so that "valid at" queries read only the
--- promotions that can be valid and check recurrences in Go.
+-- promotions that can be valid and check recurrences in Go. Unlike the
+-- other times they are INTEGER Unix microseconds: they are only compared,
+-- never shown, and an import writes two per promotion.
 -- There is no foreign key to companies: an import checks its company in
 -- the same write transaction, companies are never deleted, and the check
 -- per row would cost every import of 100,000 promotions.
@@ -17,8 +19,8 @@ CREATE TABLE promotions (
 	company_id    TEXT NOT NULL,
 	promotion_id  TEXT NOT NULL,
 	all_locations INTEGER NOT NULL CHECK (all_locations IN (0, 1)),
-	valid_from    TEXT,
-	valid_until   TEXT,
+	valid_from    INTEGER,
+	valid_until   INTEGER,
 	data          BLOB NOT NULL,
 	created_at    TEXT NOT NULL,
 	updated_at    TEXT NOT NULL,
