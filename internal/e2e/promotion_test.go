@@ -3,9 +3,12 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/posgate/posgate/internal/app"
 )
@@ -546,5 +549,55 @@ func TestPromotionOperatorAPI(t *testing.T) {
 		if !strings.Contains(string(r.Body), `"categoryIds":[]`) {
 			t.Fatalf("ops's catalogue: %s", r.Body)
 		}
+	})
+}
+
+// TestPromotionImportDeadline checks that the import route sets its own
+// deadline (--import-timeout): a body still arriving after it is cut off,
+// and nothing is stored.
+func TestPromotionImportDeadline(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn, func(c *app.Config) { c.ImportTimeout = 300 * time.Millisecond })
+		tok := s.posToken(t)
+		admin := s.adminToken(t)
+		s.company(t, admin, "slow")
+		pr, pw := io.Pipe()
+		r, _ := http.NewRequest("POST", s.base+importPath("slow"), pr)
+		r.Header.Set("Authorization", "Bearer "+tok)
+		r.Header.Set("Content-Type", "application/json")
+		type result struct {
+			status int
+			err    error
+		}
+		done := make(chan result, 1)
+		go func() {
+			resp, err := http.DefaultClient.Do(r)
+			if err != nil {
+				done <- result{err: err}
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			done <- result{status: resp.StatusCode}
+		}()
+		io.WriteString(pw, `{"items":[{"id":"P1","name":"first"},`)
+		started := time.Now()
+		select {
+		case res := <-done:
+			t.Fatalf("answered before the body ended: %+v", res)
+		case <-time.After(time.Second):
+		}
+		io.WriteString(pw, `{"id":"P2","name":"late"}]}`)
+		pw.Close()
+		res := <-done
+		if res.err == nil && res.status == 200 {
+			t.Fatalf("an import past its deadline succeeded (%v after it began)", time.Since(started))
+		}
+		if got := s.promotionIDs(t, admin, "slow", ""); len(got) != 0 {
+			t.Fatalf("an import cut off by its deadline stored %v", got)
+		}
+		// Within the deadline, the same route works.
+		checkResult(t, mustImport(t, s.do(t, importReq(tok, "slow", "application/json", items(`{"id":"P1","name":"n"}`)))),
+			importResult{Status: "Completed", CreatedCount: 1})
 	})
 }
