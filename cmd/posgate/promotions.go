@@ -277,12 +277,15 @@ func (p *progressReader) Read(b []byte) (int, error) {
 func (p *progressReader) show(w io.Writer, name string) func() {
 	done := make(chan struct{})
 	finished := make(chan struct{})
-	draw := func() {
+	draw := func(final bool) {
 		n, total := p.n.Load(), max(p.total, 1)
 		const width = 30
 		filled := int(min(n*width/total, width))
 		state := "uploading"
-		if n >= p.total {
+		switch {
+		case final:
+			state = "sent                                         "
+		case n >= p.total:
 			state = "waiting for the server to check and store it"
 		}
 		fmt.Fprintf(w, "\r%s [%s%s] %3d%%  %.1f/%.1f MB  %s ", name, strings.Repeat("#", filled), strings.Repeat("-", width-filled),
@@ -295,11 +298,11 @@ func (p *progressReader) show(w io.Writer, name string) func() {
 		for {
 			select {
 			case <-done:
-				draw()
+				draw(true)
 				fmt.Fprintln(w)
 				return
 			case <-tick.C:
-				draw()
+				draw(false)
 			}
 		}
 	}()
