@@ -172,16 +172,26 @@ func readArray[T any](dec *jsontext.Decoder, dst []T, read func(*jsontext.Decode
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, err
 	}
+	// The entries go to a buffer on the stack first, so that a short list
+	// (the usual) costs one allocation of its exact size, not one per
+	// doubling.
+	var buf [8]T
+	n := 0
 	for dec.PeekKind() != ']' {
-		var v T
-		if err := read(dec, &v); err != nil {
+		if n == len(buf) {
+			dst = append(dst, buf[:n]...)
+			n = 0
+		}
+		buf[n] = *new(T)
+		if err := read(dec, &buf[n]); err != nil {
 			return nil, err
 		}
-		dst = append(dst, v)
+		n++
 	}
 	if dst == nil {
-		dst = []T{}
+		dst = make([]T, 0, n)
 	}
+	dst = append(dst, buf[:n]...)
 	_, err := dec.ReadToken()
 	return dst, err
 }
