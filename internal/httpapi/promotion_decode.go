@@ -150,16 +150,12 @@ func readBool(dec *jsontext.Decoder) (bool, error) {
 
 // readStrings reads an array of strings (null: nil).
 func readStrings(dec *jsontext.Decoder) ([]string, error) {
-	var out []string
-	return readArray(dec, out, func(dec *jsontext.Decoder, s *string) (err error) {
-		*s, err = readString(dec)
-		return err
-	})
+	return readArray(dec, nil, readString)
 }
 
-// readArray reads an array (null: nil) whose entries read reads into a new
-// zero T appended to dst.
-func readArray[T any](dec *jsontext.Decoder, dst []T, read func(*jsontext.Decoder, *T) error) ([]T, error) {
+// readArray reads an array (null: nil) whose entries read reads, appending
+// them to dst.
+func readArray[T any](dec *jsontext.Decoder, dst []T, read func(*jsontext.Decoder) (T, error)) ([]T, error) {
 	switch dec.PeekKind() {
 	case '[':
 	case 'n':
@@ -172,9 +168,9 @@ func readArray[T any](dec *jsontext.Decoder, dst []T, read func(*jsontext.Decode
 	if _, err := dec.ReadToken(); err != nil {
 		return nil, err
 	}
-	// The entries go to a buffer on the stack first, so that a short list
-	// (the usual) costs one allocation of its exact size, not one per
-	// doubling.
+	// The entries go to a buffer on the stack first (read returns values,
+	// so nothing points into it), so that a short list, the usual, costs
+	// one allocation of its exact size rather than one per doubling.
 	var buf [8]T
 	n := 0
 	for dec.PeekKind() != ']' {
@@ -182,10 +178,11 @@ func readArray[T any](dec *jsontext.Decoder, dst []T, read func(*jsontext.Decode
 			dst = append(dst, buf[:n]...)
 			n = 0
 		}
-		buf[n] = *new(T)
-		if err := read(dec, &buf[n]); err != nil {
+		v, err := read(dec)
+		if err != nil {
 			return nil, err
 		}
+		buf[n] = v
 		n++
 	}
 	if dst == nil {
@@ -235,12 +232,13 @@ func readTime(dec *jsontext.Decoder, slab **[4]time.Time, i int) (*time.Time, er
 var errNotDateTime = errors.New("not an ISO 8601 date-time")
 
 // readValidity reads a validity object (null: the zero validity).
-func readValidity(dec *jsontext.Decoder, v *posgate.PromotionValidity) error {
+func readValidity(dec *jsontext.Decoder) (posgate.PromotionValidity, error) {
+	var v posgate.PromotionValidity
 	if dec.PeekKind() != '{' {
-		return readOther(dec, v)
+		return v, readOther(dec, &v)
 	}
 	var slab *[4]time.Time
-	return readObject(dec, func(name []byte) (err error) {
+	err := readObject(dec, func(name []byte) (err error) {
 		switch string(name) {
 		case "startDate":
 			v.StartDate, err = readTime(dec, &slab, 0)
@@ -260,6 +258,7 @@ func readValidity(dec *jsontext.Decoder, v *posgate.PromotionValidity) error {
 		}
 		return err
 	})
+	return v, err
 }
 
 // readRecurrence reads a recurrence object; its times go in slots 2 and 3
@@ -281,11 +280,12 @@ func readRecurrence(dec *jsontext.Decoder, r *posgate.PromotionRecurrence, slab 
 }
 
 // readResult reads a result object (null: the zero result).
-func readResult(dec *jsontext.Decoder, r *posgate.PromotionResult) error {
+func readResult(dec *jsontext.Decoder) (posgate.PromotionResult, error) {
+	var r posgate.PromotionResult
 	if dec.PeekKind() != '{' {
-		return readOther(dec, r)
+		return r, readOther(dec, &r)
 	}
-	return readObject(dec, func(name []byte) (err error) {
+	err := readObject(dec, func(name []byte) (err error) {
 		switch string(name) {
 		case "promotionType":
 			var s string
@@ -298,6 +298,7 @@ func readResult(dec *jsontext.Decoder, r *posgate.PromotionResult) error {
 		}
 		return err
 	})
+	return r, err
 }
 
 // readNumber reads a number (null: 0).
