@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http/httptest"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 
@@ -92,4 +91,3 @@ func BenchmarkImportItemDecoder(b *testing.B) {
 	}
 }
 
-var _ = strings.Repeat
