@@ -90,4 +90,3 @@ func BenchmarkImportItemDecoder(b *testing.B) {
 		}
 	}
 }
-
