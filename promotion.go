@@ -1,5 +1,604 @@
 package posgate
 
-// PromotionStore holds imported promotions (endpoint 7); its methods arrive
-// with that feature.
-type PromotionStore interface{}
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// PromotionStore holds imported promotions (endpoint 7) and the company
+// catalogues that their category and product ids are checked against.
+//
+// Semantics every implementation follows, beyond Store's conventions:
+//   - A promotion is keyed by (POS system, company, promotion id). An import
+//     replaces a stored promotion whole: its lists are the imported ones, not
+//     a merge; CreatedAt stays, UpdatedAt is the time of the last import
+//     that changed it (an import of an identical promotion counts as an
+//     update but leaves it as it is). An import's time is the store clock's
+//     when BeginPromotionImport was called.
+//   - Lists come back in the order stored, never nil ([] when empty); times in
+//     UTC, truncated to microseconds.
+type PromotionStore interface {
+	// BeginPromotionImport starts an import of promotions into a company
+	// (ENOTFOUND when the company does not exist). Nothing is visible until
+	// Commit, and Commit stores all of the import or none of it.
+	BeginPromotionImport(ctx context.Context, posSystemID, companyID string) (PromotionImport, error)
+
+	// FindPromotion returns one promotion of a company (ENOTFOUND if absent).
+	FindPromotion(ctx context.Context, posSystemID, companyID, promotionID string) (*Promotion, error)
+	// ListPromotions returns a company's promotions ordered by id, skipping
+	// offset and returning at most limit of them (limit <= 0: all), with the
+	// number the company has in all.
+	ListPromotions(ctx context.Context, posSystemID, companyID string, offset, limit int) ([]*Promotion, int, error)
+	// ListPromotionsValidAt returns, ordered by id, the company's promotions
+	// that apply at location locationID (a location of that company) at time
+	// at, per Promotion.AppliesAt: their locationIds name the location or are
+	// empty (all locations), and Promotion.ValidAt(at). An empty locationID
+	// matches every location. It is indexed by location and by validity
+	// bounds, so that a carousel can call it per request.
+	ListPromotionsValidAt(ctx context.Context, posSystemID, companyID, locationID string, at time.Time) ([]*Promotion, error)
+
+	// FindCatalogue returns a company's catalogue; one that was never set is
+	// empty (ENOTFOUND only when the company does not exist).
+	FindCatalogue(ctx context.Context, posSystemID, companyID string) (*Catalogue, error)
+	// ReplaceCatalogue replaces a company's catalogue with c (ENOTFOUND when
+	// the company does not exist).
+	ReplaceCatalogue(ctx context.Context, c *Catalogue) error
+}
+
+// PromotionImport stages the valid promotions of one import request, so that
+// a store can take them while the request body is still being read and yet
+// commit all of them in one transaction once it has been read without error.
+// It is used by one goroutine.
+type PromotionImport interface {
+	// Add stages p, which PromotionChecker.Check has accepted (so it is
+	// normalised and its id is not repeated); p must not change afterwards.
+	Add(ctx context.Context, p *Promotion) error
+	// Commit stores every staged promotion in one transaction and reports how
+	// many were created and how many replaced a stored one. An id staged
+	// twice makes it fail with ECONFLICT (and store nothing).
+	Commit(ctx context.Context) (created, updated int, err error)
+	// Rollback discards the import; it does nothing after Commit, so callers
+	// defer it.
+	Rollback()
+}
+
+// MaxPromotionImportItems is the most items one import request may hold
+// (contract.md §9); a larger request is answered 413.
+const MaxPromotionImportItems = 100_000
+
+// MaxPromotionNameLen is the longest promotion name accepted, in bytes.
+const MaxPromotionNameLen = 500
+
+// PromotionType says what a promotion result's value is.
+type PromotionType string
+
+// Promotion result types (contract.md §9).
+const (
+	PromotionAmount     PromotionType = "Amount"     // value off, in the currency of the location
+	PromotionPercentage PromotionType = "Percentage" // value percent off, 0–100
+)
+
+// Valid reports whether t is a known promotion type.
+func (t PromotionType) Valid() bool { return t == PromotionAmount || t == PromotionPercentage }
+
+// DayNames lists the accepted daysOfWeek values, in week order (Sunday
+// first, as time.Weekday counts).
+var DayNames = []string{"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"}
+
+// Promotion is an imported promotion (interface.md §2.11) of a company.
+type Promotion struct {
+	POSSystemID         string              `json:"posSystemId"`
+	CompanyID           string              `json:"posCompanyId"`
+	ID                  string              `json:"id"`
+	Name                string              `json:"name"`
+	UseForAllCategories bool                `json:"useForAllCategories"`
+	UseForAllProducts   bool                `json:"useForAllProducts"`
+	LocationIDs         []string            `json:"locationIds"` // empty: every location of the company
+	CategoryIDs         []string            `json:"categoryIds"`
+	ProductIDs          []string            `json:"productIds"`
+	Validities          []PromotionValidity `json:"promotionValidities"` // empty: always valid
+	Results             []PromotionResult   `json:"promotionResults"`
+	CreatedAt           time.Time           `json:"createdAt"`
+	UpdatedAt           time.Time           `json:"updatedAt"`
+}
+
+// PromotionValidity is a period in which a promotion applies; a missing
+// bound leaves that side open.
+type PromotionValidity struct {
+	StartDate  *time.Time           `json:"startDate"`
+	EndDate    *time.Time           `json:"endDate"`
+	Recurrence *PromotionRecurrence `json:"recurrence"`
+}
+
+// PromotionRecurrence narrows a validity period to a window repeated on some
+// days of the week: see PromotionValidity.Contains.
+type PromotionRecurrence struct {
+	DaysOfWeek []string   `json:"daysOfWeek"`
+	StartDate  *time.Time `json:"startDate"`
+	EndDate    *time.Time `json:"endDate"`
+}
+
+// PromotionResult is one effect of a promotion.
+type PromotionResult struct {
+	PromotionType PromotionType `json:"promotionType"`
+	Value         float64       `json:"value"`
+}
+
+// Catalogue lists the category and product ids a company knows, so that an
+// import can warn about ids that are not in it (contract.md §9). An empty
+// list means "no catalogue" for that kind: nothing is checked against it.
+type Catalogue struct {
+	POSSystemID string   `json:"posSystemId"`
+	CompanyID   string   `json:"posCompanyId"`
+	CategoryIDs []string `json:"categoryIds"`
+	ProductIDs  []string `json:"productIds"`
+}
+
+// MaxCatalogueIDLen is the longest category or product id of a catalogue.
+const MaxCatalogueIDLen = 128
+
+// Validate checks the ids and normalises the lists (sorted, without
+// repeats), the order in which stores return them.
+func (c *Catalogue) Validate() error {
+	v := ValidationError{}
+	checkKey(v, "posSystemId", c.POSSystemID)
+	checkKey(v, "posCompanyId", c.CompanyID)
+	for _, l := range []struct {
+		field string
+		ids   *[]string
+	}{{"categoryIds", &c.CategoryIDs}, {"productIds", &c.ProductIDs}} {
+		for i, id := range *l.ids {
+			if id == "" || len(id) > MaxCatalogueIDLen || !utf8.ValidString(id) {
+				v.Add(fmt.Sprintf("%s[%d]", l.field, i), fmt.Sprintf("Catalogue ids must be valid text of 1-%d bytes.", MaxCatalogueIDLen))
+			}
+		}
+		ids := slices.Clone(*l.ids)
+		slices.Sort(ids)
+		*l.ids = promoNonNil(slices.Compact(ids))
+	}
+	return v.Err()
+}
+
+// AppliesAt reports whether the promotion applies at location locationID
+// (of its company; "" for any) at time at: its locationIds name the location
+// or are empty, and it is ValidAt(at).
+func (p *Promotion) AppliesAt(locationID string, at time.Time) bool {
+	if locationID != "" && len(p.LocationIDs) > 0 && !slices.Contains(p.LocationIDs, locationID) {
+		return false
+	}
+	return p.ValidAt(at)
+}
+
+// ValidAt reports whether at lies in one of the promotion's validity
+// periods; a promotion without any is always valid.
+func (p *Promotion) ValidAt(at time.Time) bool {
+	if len(p.Validities) == 0 {
+		return true
+	}
+	for i := range p.Validities {
+		if p.Validities[i].Contains(at) {
+			return true
+		}
+	}
+	return false
+}
+
+// Contains reports whether at lies in the validity period: from StartDate to
+// EndDate, both included (a missing one is open). With a recurrence, at must
+// also lie in one of its windows, in UTC: each day named in daysOfWeek (every
+// day when it is empty), from the time of day of recurrence.startDate up to
+// the time of day of recurrence.endDate (excluded). An end time of day
+// earlier than the start's makes the window run past midnight, and it then
+// belongs to the day it starts on (Friday 22:00–02:00 includes Saturday
+// 01:00); equal times of day, or a missing one, make it the whole day. The
+// dates of the recurrence's bounds are not used: the validity bounds the
+// period.
+func (v *PromotionValidity) Contains(at time.Time) bool {
+	at = at.UTC()
+	if (v.StartDate != nil && at.Before(*v.StartDate)) || (v.EndDate != nil && at.After(*v.EndDate)) {
+		return false
+	}
+	r := v.Recurrence
+	if r == nil {
+		return true
+	}
+	tod := promoTimeOfDay(at)
+	if r.StartDate == nil || r.EndDate == nil || promoTimeOfDay(*r.StartDate) == promoTimeOfDay(*r.EndDate) {
+		return r.onDay(at.Weekday())
+	}
+	from, to := promoTimeOfDay(*r.StartDate), promoTimeOfDay(*r.EndDate)
+	if from < to {
+		return tod >= from && tod < to && r.onDay(at.Weekday())
+	}
+	// The window runs past midnight: the evening part belongs to today,
+	// the early-morning part to yesterday's window.
+	if tod >= from {
+		return r.onDay(at.Weekday())
+	}
+	return tod < to && r.onDay((at.Weekday()+6)%7)
+}
+
+// onDay reports whether the recurrence repeats on day d.
+func (r *PromotionRecurrence) onDay(d time.Weekday) bool {
+	return len(r.DaysOfWeek) == 0 || slices.Contains(r.DaysOfWeek, DayNames[d])
+}
+
+// timeOfDay is t's offset from its UTC midnight.
+func promoTimeOfDay(t time.Time) time.Duration {
+	t = t.UTC()
+	y, m, d := t.Date()
+	return t.Sub(time.Date(y, m, d, 0, 0, 0, 0, time.UTC))
+}
+
+// ValidityBounds returns the earliest start and the latest end of the
+// promotion's validity periods, nil where one is open (or there is none),
+// so that stores can index validity without reading recurrences: a
+// promotion can only be ValidAt a time within them.
+func (p *Promotion) ValidityBounds() (from, until *time.Time) {
+	if len(p.Validities) == 0 {
+		return nil, nil
+	}
+	openStart, openEnd := false, false
+	for _, v := range p.Validities {
+		if v.StartDate == nil {
+			openStart = true
+		} else if from == nil || v.StartDate.Before(*from) {
+			from = v.StartDate
+		}
+		if v.EndDate == nil {
+			openEnd = true
+		} else if until == nil || v.EndDate.After(*until) {
+			until = v.EndDate
+		}
+	}
+	if openStart {
+		from = nil
+	}
+	if openEnd {
+		until = nil
+	}
+	return from, until
+}
+
+// normalize makes p what stores keep and return: lists without repeats
+// (first occurrence kept) and never nil, days in week order, times in UTC
+// truncated to microseconds.
+func (p *Promotion) normalize() {
+	p.LocationIDs = promoDedupe(p.LocationIDs)
+	p.CategoryIDs = promoDedupe(p.CategoryIDs)
+	p.ProductIDs = promoDedupe(p.ProductIDs)
+	if p.Validities == nil {
+		p.Validities = []PromotionValidity{}
+	}
+	if p.Results == nil {
+		p.Results = []PromotionResult{}
+	}
+	for i := range p.Validities {
+		v := &p.Validities[i]
+		v.StartDate, v.EndDate = promoStamp(v.StartDate), promoStamp(v.EndDate)
+		if r := v.Recurrence; r != nil {
+			r.StartDate, r.EndDate = promoStamp(r.StartDate), promoStamp(r.EndDate)
+			r.DaysOfWeek = promoWeekOrder(r.DaysOfWeek)
+		}
+	}
+}
+
+// promoWeekOrder returns valid day names in week order without repeats,
+// days itself when it is so already (the usual case).
+func promoWeekOrder(days []string) []string {
+	last := -1
+	for _, d := range days {
+		n := slices.Index(DayNames, d)
+		if n <= last {
+			out := make([]string, 0, len(days))
+			for _, name := range DayNames {
+				if slices.Contains(days, name) {
+					out = append(out, name)
+				}
+			}
+			return out
+		}
+		last = n
+	}
+	return promoNonNil(days)
+}
+
+// promoDedupe drops repeated entries, keeping the first; never nil.
+func promoDedupe(xs []string) []string {
+	if len(xs) <= 16 { // a scan beats a map for the usual short lists
+		for i, x := range xs {
+			if slices.Contains(xs[:i], x) {
+				return promoDedupeCopy(xs)
+			}
+		}
+		return promoNonNil(xs)
+	}
+	seen := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		if seen[x] {
+			return promoDedupeCopy(xs)
+		}
+		seen[x] = true
+	}
+	return xs
+}
+
+// promoDedupeCopy is promoDedupe's answer for a list with repeats.
+func promoDedupeCopy(xs []string) []string {
+	out := make([]string, 0, len(xs))
+	seen := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func promoNonNil(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
+}
+
+// promoStamp normalises *t in place (the promotion owns its times).
+func promoStamp(t *time.Time) *time.Time {
+	if t != nil {
+		*t = Timestamp(*t)
+	}
+	return t
+}
+
+// ImportStatus is the outcome of a promotion import (contract.md §9).
+type ImportStatus string
+
+// Import outcomes.
+const (
+	ImportCompleted           ImportStatus = "Completed"           // every item stored
+	ImportCompletedWithErrors ImportStatus = "CompletedWithErrors" // some items failed their checks, the others are stored
+	ImportFailed              ImportStatus = "Failed"              // items failed and nothing is stored
+)
+
+// ImportError reports an item that failed a check and is not stored.
+type ImportError struct {
+	EntityID     string `json:"entityId"`
+	RowNumber    int    `json:"rowNumber"`
+	ErrorMessage string `json:"errorMessage"`
+	ErrorDetails string `json:"errorDetails"`
+}
+
+// ImportWarning reports something doubtful about an item that is stored
+// anyway.
+type ImportWarning struct {
+	EntityID  string `json:"entityId"`
+	RowNumber int    `json:"rowNumber"`
+	Message   string `json:"message"`
+	Details   string `json:"details"`
+}
+
+// ImportResult is the result of a promotion import (interface.md §2.11).
+type ImportResult struct {
+	Status       ImportStatus    `json:"status"`
+	CreatedCount int             `json:"createdCount"`
+	UpdatedCount int             `json:"updatedCount"`
+	Errors       []ImportError   `json:"errors"`
+	Warnings     []ImportWarning `json:"warnings"`
+}
+
+// PromotionChecker applies contract.md §9's item checks to the items of one
+// import request, in order, and collects the result's errors and warnings.
+// It holds what the checks need (the company's locations and catalogue), so
+// that checking an item costs no store access.
+type PromotionChecker struct {
+	companyID  string
+	locations  map[string]string // the company's location ids, each mapped to itself
+	categories map[string]bool   // nil: no catalogue of categories
+	products   map[string]bool   // nil: no catalogue of products
+	rows       map[string]int    // id → the row it first appeared on
+	warning    string            // the message of every warning
+	accepted   int
+
+	errors   []ImportError
+	warnings []ImportWarning
+}
+
+// NewPromotionChecker returns a checker for an import into a company with
+// these locations and this catalogue (nil: none).
+func NewPromotionChecker(companyID string, locationIDs []string, cat *Catalogue) *PromotionChecker {
+	c := &PromotionChecker{companyID: companyID, locations: make(map[string]string, len(locationIDs)), rows: make(map[string]int, 1024)}
+	for _, l := range locationIDs {
+		c.locations[l] = l
+	}
+	c.warning = fmt.Sprintf("The promotion names categories or products that are not in the catalogue of company '%s'; it is imported anyway.", companyID)
+	if cat != nil && len(cat.CategoryIDs) > 0 {
+		c.categories = promoSet(cat.CategoryIDs)
+	}
+	if cat != nil && len(cat.ProductIDs) > 0 {
+		c.products = promoSet(cat.ProductIDs)
+	}
+	return c
+}
+
+func promoSet(xs []string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+// Check checks item number row (1-based) of the request and reports whether
+// it is to be stored; it records the item's errors or warning, and
+// normalises p when it passes. Only the first item with a given id can be
+// stored: every later one is an error, whether the first passed or not.
+func (c *PromotionChecker) Check(row int, p *Promotion) bool {
+	n := len(c.errors)
+	fail := func(msg, details string) {
+		c.errors = append(c.errors, ImportError{EntityID: p.ID, RowNumber: row, ErrorMessage: msg, ErrorDetails: details})
+	}
+	switch {
+	case p.ID == "":
+		fail("The id field is required.", `id: missing or empty`)
+	case !ValidKey(p.ID):
+		fail(fmt.Sprintf("The id field must be 1-%d printable characters without '/', '\\', '?', '#', '%%' or surrounding spaces.", MaxKeyLen),
+			"id: "+promoQuote(p.ID))
+	default:
+		if first, ok := c.rows[p.ID]; ok {
+			fail(fmt.Sprintf("The id '%s' is given more than once in this request; only its first item (row %d) is imported.", p.ID, first),
+				fmt.Sprintf("id: %s also on row %d", promoQuote(p.ID), first))
+		} else {
+			c.rows[p.ID] = row
+		}
+	}
+	switch {
+	case p.Name == "":
+		fail("The name field is required.", `name: missing or empty`)
+	case len(p.Name) > MaxPromotionNameLen:
+		fail(fmt.Sprintf("The name field must be at most %d bytes.", MaxPromotionNameLen), fmt.Sprintf("name: %d bytes", len(p.Name)))
+	}
+	var unknown []string
+	for i, id := range p.LocationIDs {
+		if known, ok := c.locations[id]; ok {
+			// The company's own string: the import holds on to the lists
+			// of its items, and every item then shares these.
+			p.LocationIDs[i] = known
+		} else if !slices.Contains(unknown, id) {
+			unknown = append(unknown, id)
+		}
+	}
+	if len(unknown) > 0 {
+		fail(fmt.Sprintf("The locationIds name locations that are not locations of company '%s'.", c.companyID),
+			"locationIds: "+promoQuoteList(unknown))
+	}
+	for i := range p.Validities {
+		v := &p.Validities[i]
+		path := func() string { return "promotionValidities[" + strconv.Itoa(i) + "]" }
+		promoCheckPeriod(fail, path, v.StartDate, v.EndDate)
+		if r := v.Recurrence; r != nil {
+			promoCheckPeriod(fail, func() string { return path() + ".recurrence" }, r.StartDate, r.EndDate)
+			for j, d := range r.DaysOfWeek {
+				if !slices.Contains(DayNames, d) {
+					fail("The daysOfWeek must be day names from Sunday to Saturday ("+strings.Join(DayNames, ", ")+").",
+						fmt.Sprintf("%s.recurrence.daysOfWeek[%d]: %s", path(), j, promoQuote(d)))
+				}
+			}
+		}
+	}
+	for i, r := range p.Results {
+		path := func() string { return "promotionResults[" + strconv.Itoa(i) + "]" }
+		switch {
+		case !r.PromotionType.Valid():
+			fail("The promotionType must be Amount or Percentage.", fmt.Sprintf("%s.promotionType: %s", path(), promoQuote(string(r.PromotionType))))
+		case r.Value < 0:
+			fail("The value must not be negative.", fmt.Sprintf("%s.value: %s", path(), promoNumber(r.Value)))
+		case r.PromotionType == PromotionPercentage && r.Value > 100:
+			fail("A Percentage value must be between 0 and 100.", fmt.Sprintf("%s.value: %s", path(), promoNumber(r.Value)))
+		}
+	}
+	if len(c.errors) > n {
+		return false
+	}
+	var details []string
+	if ids := promoMissing(p.CategoryIDs, c.categories); len(ids) > 0 {
+		details = append(details, "categoryIds: "+promoQuoteList(ids))
+	}
+	if ids := promoMissing(p.ProductIDs, c.products); len(ids) > 0 {
+		details = append(details, "productIds: "+promoQuoteList(ids))
+	}
+	if len(details) > 0 {
+		c.warnings = append(c.warnings, ImportWarning{EntityID: p.ID, RowNumber: row, Message: c.warning, Details: strings.Join(details, "; ")})
+	}
+	p.normalize()
+	c.accepted++
+	return true
+}
+
+// checkPeriod reports an end before the start.
+func promoCheckPeriod(fail func(msg, details string), path func() string, start, end *time.Time) {
+	if start != nil && end != nil && end.Before(*start) {
+		fail("The endDate must not be before the startDate.",
+			fmt.Sprintf("%s: endDate %s is before startDate %s", path(), end.UTC().Format(time.RFC3339Nano), start.UTC().Format(time.RFC3339Nano)))
+	}
+}
+
+// missing lists the ids (without repeats) that known lacks; none when there
+// is nothing to check against.
+func promoMissing(ids []string, known map[string]bool) []string {
+	if known == nil {
+		return nil
+	}
+	var out []string
+	for _, id := range ids {
+		if !known[id] && !slices.Contains(out, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// quoteList renders ids for errorDetails; a long list is cut after 20.
+func promoQuoteList(ids []string) string {
+	var b strings.Builder
+	for i, id := range ids {
+		if i == 20 {
+			fmt.Fprintf(&b, " and %d more", len(ids)-20)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(promoQuote(id))
+	}
+	return b.String()
+}
+
+// quoteShort quotes s as Go (and JSON, for printable text) would, cut to
+// 100 bytes so that one huge value cannot bloat the result.
+func promoQuote(s string) string {
+	if len(s) > 100 {
+		cut := 100
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return strconv.Quote(s[:cut]) + "…"
+	}
+	return strconv.Quote(s)
+}
+
+func promoNumber(f float64) string {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return fmt.Sprint(f)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// Accepted is how many items Check has accepted so far.
+func (c *PromotionChecker) Accepted() int { return c.accepted }
+
+// Result returns the import result for the counts the store reported.
+func (c *PromotionChecker) Result(created, updated int) *ImportResult {
+	r := &ImportResult{CreatedCount: created, UpdatedCount: updated, Errors: c.errors, Warnings: c.warnings}
+	if r.Errors == nil {
+		r.Errors = []ImportError{}
+	}
+	if r.Warnings == nil {
+		r.Warnings = []ImportWarning{}
+	}
+	switch {
+	case len(c.errors) == 0:
+		r.Status = ImportCompleted
+	case created+updated > 0:
+		r.Status = ImportCompletedWithErrors
+	default:
+		r.Status = ImportFailed
+	}
+	return r
+}

@@ -56,6 +56,10 @@ func commands() []command {
 		{"client enable", "enable an API client: ID", cmdClientDisabled(false)},
 		{"keys rotate", "add a new token signing key; older keys stay published until their tokens expire", cmdKeysRotate},
 		{"keys list", "list token signing keys", cmdKeysList},
+		{"import promotions", "send a JSON or CSV file of promotions to a running posgate's API: FILE --company C [--base-url U] --client-id I --client-secret S", cmdImportPromotions},
+		{"promotions list", "list a company's promotions: --pos P --company C [--location L] [--valid-at T]", cmdPromotionsList},
+		{"catalogue set", "replace a company's catalogue of categories and products: --pos P --company C [--categories a,b] [--products x,y] [--file F]", cmdCatalogueSet},
+		{"catalogue show", "show a company's catalogue: --pos P --company C", cmdCatalogueShow},
 	}, contentCommands()...)
 }
 

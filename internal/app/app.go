@@ -51,6 +51,11 @@ type Config struct {
 	// builds a Config sees every change at once unless it opts in.
 	CacheTTL time.Duration
 
+	// MaxImportBodyBytes and ImportTimeout are the promotion import's own
+	// body cap and request deadline (httpapi.Config); 0: the defaults.
+	MaxImportBodyBytes int64
+	ImportTimeout      time.Duration
+
 	Logger *slog.Logger
 	Now    func() time.Time
 }
@@ -141,17 +146,19 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		return fmt.Errorf("identity provider: %w", err)
 	}
 	api := httpapi.New(st, a, httpapi.Config{
-		BaseURL:      addrs.BaseURL,
-		AuthURL:      addrs.AuthURL,
-		SessionTTL:   cfg.SessionTTL,
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		Identity:     authLn == nil,
-		// Carousel settings; PromotionSlides (the company's valid
-		// promotions on the carousel) is left nil until promotions exist.
-		CarouselURLTTL: cfg.CarouselURLTTL,
-		CarouselPoll:   cfg.CarouselPoll,
-		Now:            now,
-		Logger:         log,
+		BaseURL:            addrs.BaseURL,
+		AuthURL:            addrs.AuthURL,
+		SessionTTL:         cfg.SessionTTL,
+		MaxBodyBytes:       cfg.MaxBodyBytes,
+		MaxImportBodyBytes: cfg.MaxImportBodyBytes,
+		ImportTimeout:      cfg.ImportTimeout,
+		Identity:           authLn == nil,
+		CarouselURLTTL:     cfg.CarouselURLTTL,
+		CarouselPoll:       cfg.CarouselPoll,
+		// The company's currently valid promotions join the carousel.
+		PromotionSlides: httpapi.PromotionSlides(st),
+		Now:             now,
+		Logger:          log,
 	})
 
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))

@@ -173,9 +173,27 @@ func unmarshalTime(dec *jsontext.Decoder, t *time.Time) error {
 	return errNotDateTime
 }
 
+// ParseDateTime parses s by the date-time rules of the package doc, for
+// decoders written by hand for speed (the promotion import's items) and for
+// date-times in query parameters, so that every date-time reads alike.
+func ParseDateTime(s string) (time.Time, error) { return parseTime(s) }
+
+// CheckContentType returns the error Decode and StreamArray give for a
+// Content-Type outside interface.md §4 (EUNSUPPORTED), nil for one they
+// accept, so that a handler can refuse a body before other work.
+func CheckContentType(contentType string) error {
+	if KindOf(contentType) == Unsupported {
+		return unsupported(contentType)
+	}
+	return nil
+}
+
 // parseTime parses an ISO 8601 date-time: RFC 3339, the same without a zone
 // offset (UTC), or a bare date (midnight UTC). The result is in UTC.
 func parseTime(s string) (time.Time, error) {
+	if t, ok := parseUTCSeconds(s); ok {
+		return t, nil
+	}
 	const zoneless = "2006-01-02T15:04:05"
 	layout := time.RFC3339 // also reads fractional seconds
 	switch {
@@ -186,6 +204,37 @@ func parseTime(s string) (time.Time, error) {
 	}
 	t, err := time.Parse(layout, s)
 	return t.UTC(), err
+}
+
+// parseUTCSeconds reads the most common form, 2006-01-02T15:04:05Z, without
+// time.Parse's general machinery (a promotion import parses hundreds of
+// thousands). It accepts exactly what time.Parse(time.RFC3339) accepts in
+// that form and reports false for anything else, which then goes the
+// general way.
+func parseUTCSeconds(s string) (time.Time, bool) {
+	if len(s) != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
+		return time.Time{}, false
+	}
+	num := func(i, n int) int {
+		v := 0
+		for _, c := range []byte(s[i : i+n]) {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v
+	}
+	year, month, day := num(0, 4), num(5, 2), num(8, 2)
+	hour, minute, second := num(11, 2), num(14, 2), num(17, 2)
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59 {
+		return time.Time{}, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, second, 0, time.UTC)
+	if t.Day() != day { // the 31st of a 30-day month, February 29th of a common year
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // decodeError turns an error of the JSON decoder into a *posgate.Error.

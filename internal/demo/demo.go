@@ -50,6 +50,9 @@ func Load(ctx context.Context, st posgate.Store) error {
 			return fmt.Errorf("demo data: %w", err)
 		}
 	}
+	if err := loadPromotions(ctx, st); err != nil {
+		return fmt.Errorf("demo data: promotions: %w", err)
+	}
 	return nil
 }
 

@@ -85,7 +85,20 @@ func withQuery(t *testing.T, path, name, value string) string {
 
 // expectedContent is the carousel content JSON for the demo company's
 // slides as the store holds them.
-func expectedContent(t *testing.T, st posgate.Store, status string, poll int) string {
+// promotionText is how the carousel words a promotion's results.
+func promotionText(p *posgate.Promotion) string {
+	var parts []string
+	for _, r := range p.Results {
+		if r.PromotionType == posgate.PromotionPercentage {
+			parts = append(parts, strconv.FormatFloat(r.Value, 'f', -1, 64)+"% off")
+		} else {
+			parts = append(parts, strconv.FormatFloat(r.Value, 'f', 2, 64)+" off")
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func expectedContent(t *testing.T, srv *server, st posgate.Store, status string, poll int) string {
 	t.Helper()
 	type slide struct {
 		SlideID         string `json:"slideId"`
@@ -102,6 +115,15 @@ func expectedContent(t *testing.T, st posgate.Store, status string, poll int) st
 		}
 		for _, s := range slides {
 			out = append(out, slide{s.ID, s.ImageURL, s.Title, s.Text, s.DurationSeconds})
+		}
+		// The company's promotions valid at LOC123 now follow the
+		// operator's slides, as text slides.
+		promos, err := st.ListPromotionsValidAt(context.Background(), "clover", demo.CompanyID, "LOC123", srv.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range promos {
+			out = append(out, slide{SlideID: "promotion:" + p.ID, Title: p.Name, Text: promotionText(p), DurationSeconds: 8})
 		}
 	}
 	b, err := json.Marshal(map[string]any{"data": map[string]any{"posStatus": status, "pollSeconds": poll, "slides": out}})
@@ -152,7 +174,12 @@ func TestCarousel(t *testing.T) {
 			if !strings.Contains(string(r.Body), "<script>") || strings.Contains(string(r.Body), "http://") || strings.Contains(string(r.Body), "https://") {
 				t.Fatal("the page is not self-contained")
 			}
-			mustBody(t, s.do(t, req{Method: "GET", Path: contentPath(page, "content")}), expectedContent(t, st, "Accepted", 2))
+			content := s.do(t, req{Method: "GET", Path: contentPath(page, "content")})
+			mustBody(t, content, expectedContent(t, s, st, "Accepted", 2))
+			// The demo's always-valid promotion is on the carousel.
+			if !strings.Contains(string(content.Body), `{"slideId":"promotion:DEMO-COFFEE-2OFF","imageUrl":"","title":"2 off any large coffee","text":"2.00 off","durationSeconds":8}`) {
+				t.Fatalf("promotion slide missing: %s", content.Body)
+			}
 		})
 		t.Run("XML body", func(t *testing.T) {
 			r := s.do(t, req{Method: "POST", Path: "/v2/pos/clover/carousel", Token: tok, ContentType: "application/xml",
@@ -197,7 +224,7 @@ func TestCarousel(t *testing.T) {
 			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"features":{"carousel":false}}`)
 			mustBody(t, s.do(t, carouselReq(tok, "TERM-05", "LOC123")), disabled)
 			// A page already open shows nothing and counts nothing.
-			mustBody(t, s.do(t, req{Method: "GET", Path: contentPath(page, "content")}), expectedContent(t, st, "Disabled", 2))
+			mustBody(t, s.do(t, req{Method: "GET", Path: contentPath(page, "content")}), expectedContent(t, s, st, "Disabled", 2))
 			mustBody(t, s.do(t, req{Method: "POST", Path: contentPath(page, "impressions"), ContentType: "application/json", Body: `{"slideId":"welcome"}`}),
 				`{"data":{"slideId":"welcome","recorded":false}}`)
 			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"features":{"carousel":true}}`)
@@ -208,7 +235,7 @@ func TestCarousel(t *testing.T) {
 			mustBody(t, s.do(t, carouselReq(tok, "TERM-07", "LOC456")), disabled)
 			patch("/admin/v1/pos-systems/clover/locations/LOC456", `{"status":"Active"}`)
 			s.carouselURL(t, tok, "TERM-07", "LOC456")
-			mustBody(t, s.do(t, req{Method: "GET", Path: contentPath(page, "content")}), expectedContent(t, st, "Accepted", 2))
+			mustBody(t, s.do(t, req{Method: "GET", Path: contentPath(page, "content")}), expectedContent(t, s, st, "Accepted", 2))
 		})
 		t.Run("tampered links are refused", func(t *testing.T) {
 			page := s.pathOf(t, s.carouselURL(t, tok, "TERM-05", "LOC123"))
@@ -236,7 +263,7 @@ func TestCarousel(t *testing.T) {
 			page := s.pathOf(t, s.carouselURL(t, tok, "TERM-05", "LOC123"))
 			other := start(t, dsn, func(c *app.Config) { c.Demo = false; c.Now = s.clock.Now; c.CarouselPoll = 2 * time.Second })
 			mustStatus(t, other.do(t, req{Method: "GET", Path: page}), 200)
-			mustBody(t, other.do(t, req{Method: "GET", Path: contentPath(page, "content")}), expectedContent(t, st, "Accepted", 2))
+			mustBody(t, other.do(t, req{Method: "GET", Path: contentPath(page, "content")}), expectedContent(t, s, st, "Accepted", 2))
 		})
 		t.Run("operator changes reach the page", func(t *testing.T) {
 			page := s.pathOf(t, s.carouselURL(t, tok, "TERM-05", "LOC123"))
@@ -248,7 +275,7 @@ func TestCarousel(t *testing.T) {
 				t.Fatalf("content after adding a slide: %s", body)
 			}
 			mustStatus(t, s.do(t, req{Method: "DELETE", Path: "/admin/v1/pos-systems/clover/companies/demo-company/slides/first", Token: admin}), 200)
-			mustBody(t, s.do(t, req{Method: "GET", Path: contentPath(page, "content")}), expectedContent(t, st, "Accepted", 2))
+			mustBody(t, s.do(t, req{Method: "GET", Path: contentPath(page, "content")}), expectedContent(t, s, st, "Accepted", 2))
 		})
 		t.Run("impressions", func(t *testing.T) {
 			day := s.clock.Now().UTC().Format("2006-01-02")

@@ -26,6 +26,11 @@ type Config struct {
 	SessionTTL time.Duration
 	// MaxBodyBytes caps request bodies of ordinary routes (413 beyond).
 	MaxBodyBytes int64
+	// MaxImportBodyBytes caps the promotion import's body, and
+	// ImportTimeout bounds how long that request may take to arrive and be
+	// answered (see importBody).
+	MaxImportBodyBytes int64
+	ImportTimeout      time.Duration
 	// Identity serves the identity provider's routes on Handler too; when
 	// false they are only on IdentityHandler (a listener of their own).
 	Identity bool
@@ -60,6 +65,12 @@ func New(store posgate.Store, a *auth.Auth, cfg Config) *Server {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 64 << 10
+	}
+	if cfg.MaxImportBodyBytes <= 0 {
+		cfg.MaxImportBodyBytes = DefaultMaxImportBodyBytes
+	}
+	if cfg.ImportTimeout <= 0 {
+		cfg.ImportTimeout = DefaultImportTimeout
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -151,6 +162,14 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("GET /admin/v1/sessions/{sessionId}", s.admin(s.endpoint(s.getSession)))
 	mux.HandleFunc("GET /admin/v1/keys", s.admin(s.endpoint(s.listKeys)))
 	mux.HandleFunc("POST /admin/v1/keys/rotate", s.admin(s.endpoint(s.rotateKey)))
+
+	// Promotion import (endpoint 7) and its operator side: promotions and
+	// the catalogue their category and product ids are checked against.
+	mux.HandleFunc("POST /pos/{posSystemId}/company/{posCompanyId}/import/promotions", s.pos(s.importBody(s.endpoint(s.importPromotions))))
+	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}/promotions", s.admin(s.endpoint(s.listPromotions)))
+	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}/promotions/{promotionId}", s.admin(s.endpoint(s.getPromotion)))
+	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}/catalogue", s.admin(s.endpoint(s.getCatalogue)))
+	mux.HandleFunc("PUT /admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}/catalogue", s.admin(bodyEndpoint(s, adminBody, s.replaceCatalogue)))
 
 	mux.HandleFunc("/", s.notFound(mux))
 }

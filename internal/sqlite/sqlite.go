@@ -78,6 +78,9 @@ type DB struct {
 	sessions *sessionWriter // group commit of CreateSession
 	ckpt     *checkpointer  // checkpoints the WAL beside the writer
 	coupons  *couponStmts   // the coupon feature's (coupons.go)
+	promo    promotionStmts
+	// importStall overrides the constant of that name (tests).
+	importStall time.Duration
 }
 
 // Open opens (creating it if needed) the SQLite database at dsn, a plain
@@ -156,7 +159,10 @@ func (db *DB) init(ctx context.Context, noMigrate bool) error {
 			return fmt.Errorf("sqlite: prepare %q: %w", p.query, err)
 		}
 	}
-	return db.prepareCoupons(ctx)
+	if err := db.prepareCoupons(ctx); err != nil {
+		return err
+	}
+	return db.preparePromotions(ctx)
 }
 
 // connectWriter opens the write connection, whose pragmas switch a new file
@@ -207,7 +213,7 @@ func (db *DB) Close() error {
 		}
 	}
 	errs = append(errs, db.coupons.close())
-	errs = append(errs, db.read.Close(), db.write.Close())
+	errs = append(errs, db.closePromotions(), db.read.Close(), db.write.Close())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("sqlite: close: %w", err)
 	}

@@ -64,6 +64,12 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"LoyaltyUserImport", testLoyaltyUserImport},
 		{"LoyaltyUserSearch", testLoyaltyUserSearch},
 		{"LoyaltyUserSearchLimit", testLoyaltyUserSearchLimit},
+		{"PromotionImport", testPromotionImport},
+		{"PromotionImportErrors", testPromotionImportErrors},
+		{"PromotionsValidAt", testPromotionsValidAt},
+		{"PromotionPaging", testPromotionPaging},
+		{"ConcurrentPromotionImports", testConcurrentPromotionImports},
+		{"Catalogue", testCatalogue},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,641 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+
+	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/codec"
+)
+
+// cmdImportPromotions sends a JSON or CSV file of promotions to a running
+// posgate through its POS API (endpoint 7), as a POS system would, showing
+// a progress bar while the file uploads, and prints the result.
+func cmdImportPromotions(ctx context.Context, env *cli, args []string) error {
+	fs := env.newFlags("import promotions")
+	baseURL := fs.String("base-url", "http://localhost:8080", "address of the posgate API")
+	authURL := fs.String("auth-url", "", "address of the identity provider (default --base-url)")
+	clientID := fs.String("client-id", "", "client id of a POS client (scope pos_integration)")
+	clientSecret := fs.String("client-secret", "", "its secret")
+	posID := fs.String("pos", "", "POS system id (default: the client's, from its token)")
+	company := fs.String("company", "", "company id (required)")
+	format := fs.String("format", "", "json or csv (default: from the file name, else json)")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	timeout := fs.Duration("timeout", 15*time.Minute, "how long to wait for the whole import")
+	pos, err := env.parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return fmt.Errorf("import promotions takes one FILE, got %d arguments", len(pos))
+	}
+	switch {
+	case *company == "":
+		return errors.New("--company is required")
+	case *clientID == "" || *clientSecret == "":
+		return errors.New("--client-id and --client-secret (or POSGATE_CLIENT_ID and POSGATE_CLIENT_SECRET) are required")
+	}
+	file := pos[0]
+	kind := strings.ToLower(*format)
+	if kind == "" {
+		kind = "json"
+		if strings.EqualFold(filepath.Ext(file), ".csv") {
+			kind = "csv"
+		}
+	}
+	if kind != "json" && kind != "csv" {
+		return fmt.Errorf("--format must be json or csv, not %q", *format)
+	}
+	info, err := os.Stat(file)
+	if err != nil {
+		return err
+	}
+	// A CSV file is checked whole before anything is sent, so that a
+	// mistake in its last line does not cost an upload; the check also
+	// maps each item to the line it starts on, for the errors table.
+	var lines []int
+	if kind == "csv" {
+		f, err := os.Open(file)
+		if err != nil {
+			return err
+		}
+		lines, err = csvToJSON(f, io.Discard)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	base := strings.TrimSuffix(*baseURL, "/")
+	auth := strings.TrimSuffix(*authURL, "/")
+	if auth == "" {
+		auth = base
+	}
+	tok, err := clientToken(ctx, auth, *clientID, *clientSecret)
+	if err != nil {
+		return err
+	}
+	if *posID == "" {
+		if *posID = tokenPOSSystem(tok); *posID == "" {
+			return errors.New("the client's token names no POS system: give --pos")
+		}
+	}
+
+	f, err := os.Open(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	progress := &progressReader{r: f, total: info.Size()}
+	var body io.Reader = progress
+	if kind == "csv" {
+		pr, pw := io.Pipe()
+		go func() {
+			_, err := csvToJSON(progress, pw)
+			pw.CloseWithError(err)
+		}()
+		body = pr
+	}
+	stop := func() {}
+	if !*quiet {
+		stop = progress.show(env.stderr, filepath.Base(file))
+	}
+	target := base + "/pos/" + url.PathEscape(*posID) + "/company/" + url.PathEscape(*company) + "/import/promotions"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, body)
+	if err != nil {
+		stop()
+		return err
+	}
+	if kind == "json" {
+		req.ContentLength = info.Size()
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	resp, err := http.DefaultClient.Do(req)
+	stop()
+	if err != nil {
+		return fmt.Errorf("import: %w", err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("import: reading the answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return problemError(resp.Status, raw)
+	}
+	var env2 struct {
+		Data posgate.ImportResult `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &env2); err != nil {
+		return fmt.Errorf("import: unexpected answer: %v: %s", err, raw)
+	}
+	printImportResult(env, &env2.Data, lines)
+	if env2.Data.Status == posgate.ImportFailed {
+		return errors.New("import failed: no promotion was stored")
+	}
+	return nil
+}
+
+// clientToken gets a pos_integration token with the client credentials
+// grant.
+func clientToken(ctx context.Context, authURL, id, secret string) (string, error) {
+	form := url.Values{"grant_type": {"client_credentials"}, "scope": {posgate.ScopePOSIntegration}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, authURL+"/connect/token", strings.NewReader(form.Encode()))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(url.QueryEscape(id), url.QueryEscape(secret))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", fmt.Errorf("token: %w", err)
+	}
+	defer resp.Body.Close()
+	var tr struct {
+		AccessToken string `json:"access_token"`
+		Error       string `json:"error"`
+		Description string `json:"error_description"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tr); err != nil {
+		return "", fmt.Errorf("token: %s: %w", resp.Status, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("token: %s: %s: %s", resp.Status, tr.Error, tr.Description)
+	}
+	return tr.AccessToken, nil
+}
+
+// tokenPOSSystem reads the pos_system_id claim of a token without checking
+// it (the server does): the client's POS system is the only one it may use.
+func tokenPOSSystem(tok string) string {
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return ""
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return ""
+	}
+	var claims struct {
+		POSSystemID string `json:"pos_system_id"`
+	}
+	json.Unmarshal(b, &claims)
+	return claims.POSSystemID
+}
+
+// problemError renders a problem answer (RFC 9457) as an error.
+func problemError(status string, raw []byte) error {
+	var p struct {
+		Detail string              `json:"detail"`
+		Errors map[string][]string `json:"errors"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil || p.Detail == "" {
+		return fmt.Errorf("import: %s: %s", status, strings.TrimSpace(string(raw)))
+	}
+	if len(p.Errors) > 0 {
+		return &posgate.Error{Code: posgate.EINVALID, Message: "import: " + status + ": the server refused the file", Fields: p.Errors}
+	}
+	return fmt.Errorf("import: %s: %s", status, p.Detail)
+}
+
+// printImportResult prints the counts, then errors and warnings as tables;
+// lines (for a CSV file) gives the line each item starts on.
+func printImportResult(env *cli, r *posgate.ImportResult, lines []int) {
+	w := env.stdout
+	fmt.Fprintf(w, "status:   %s\ncreated:  %d\nupdated:  %d\nerrors:   %d\nwarnings: %d\n", r.Status, r.CreatedCount, r.UpdatedCount, len(r.Errors), len(r.Warnings))
+	line := func(row int) string {
+		if row >= 1 && row <= len(lines) {
+			return strconv.Itoa(lines[row-1])
+		}
+		return "-"
+	}
+	table := func(title string, head []string, n int, cells func(i int) []string) {
+		if n == 0 {
+			return
+		}
+		fmt.Fprintf(w, "\n%s\n", title)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		if lines == nil {
+			head = append(head[:1], head[2:]...)
+		}
+		fmt.Fprintln(tw, strings.Join(head, "\t"))
+		for i := range n {
+			c := cells(i)
+			if lines == nil {
+				c = append(c[:1], c[2:]...)
+			}
+			fmt.Fprintln(tw, strings.Join(c, "\t"))
+		}
+		tw.Flush()
+	}
+	table("ERRORS (not imported)", []string{"ROW", "LINE", "ID", "ERROR", "DETAILS"}, len(r.Errors), func(i int) []string {
+		e := r.Errors[i]
+		return []string{strconv.Itoa(e.RowNumber), line(e.RowNumber), e.EntityID, e.ErrorMessage, e.ErrorDetails}
+	})
+	table("WARNINGS (imported)", []string{"ROW", "LINE", "ID", "WARNING", "DETAILS"}, len(r.Warnings), func(i int) []string {
+		e := r.Warnings[i]
+		return []string{strconv.Itoa(e.RowNumber), line(e.RowNumber), e.EntityID, e.Message, e.Details}
+	})
+}
+
+// progressReader counts what is read through it, for the progress bar.
+type progressReader struct {
+	r     io.Reader
+	total int64
+	n     atomic.Int64
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.n.Add(int64(n))
+	return n, err
+}
+
+// show draws a progress bar on w ten times a second until the returned
+// function is called, which draws it one last time and ends the line.
+func (p *progressReader) show(w io.Writer, name string) func() {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	draw := func(final bool) {
+		n, total := p.n.Load(), max(p.total, 1)
+		const width = 30
+		filled := int(min(n*width/total, width))
+		state := "uploading"
+		switch {
+		case final:
+			state = "sent                                         "
+		case n >= p.total:
+			state = "waiting for the server to check and store it"
+		}
+		fmt.Fprintf(w, "\r%s [%s%s] %3d%%  %.1f/%.1f MB  %s ", name, strings.Repeat("#", filled), strings.Repeat("-", width-filled),
+			n*100/total, float64(n)/1e6, float64(p.total)/1e6, state)
+	}
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				draw(true)
+				fmt.Fprintln(w)
+				return
+			case <-tick.C:
+				draw(false)
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+// csvColumns are the columns a CSV file of promotions may have (README:
+// "CSV format").
+var csvColumns = []string{"id", "name", "useForAllCategories", "useForAllProducts", "locationIds", "categoryIds", "productIds",
+	"startDate", "endDate", "daysOfWeek", "recurrenceStartDate", "recurrenceEndDate", "promotionType", "value"}
+
+// csvItem is an import item as the CSV conversion builds it; nil fields
+// are left out of the JSON.
+type csvItem struct {
+	ID                  string        `json:"id"`
+	Name                *string       `json:"name,omitempty"`
+	UseForAllCategories *bool         `json:"useForAllCategories,omitempty"`
+	UseForAllProducts   *bool         `json:"useForAllProducts,omitempty"`
+	LocationIDs         []string      `json:"locationIds,omitempty"`
+	CategoryIDs         []string      `json:"categoryIds,omitempty"`
+	ProductIDs          []string      `json:"productIds,omitempty"`
+	Validities          []csvValidity `json:"promotionValidities,omitempty"`
+	Results             []csvResult   `json:"promotionResults,omitempty"`
+	first               []string      // the promotion's cells of its first row
+}
+
+type csvValidity struct {
+	StartDate  string         `json:"startDate,omitempty"`
+	EndDate    string         `json:"endDate,omitempty"`
+	Recurrence *csvRecurrence `json:"recurrence,omitempty"`
+}
+
+type csvRecurrence struct {
+	DaysOfWeek []string `json:"daysOfWeek,omitempty"`
+	StartDate  string   `json:"startDate,omitempty"`
+	EndDate    string   `json:"endDate,omitempty"`
+}
+
+type csvResult struct {
+	PromotionType string          `json:"promotionType,omitempty"`
+	Value         json.RawMessage `json:"value,omitempty"`
+}
+
+// promotionCells are the columns that describe the promotion rather than
+// one of its validities or results: a row continuing a promotion leaves
+// them empty or repeats them.
+var promotionCells = []string{"name", "useForAllCategories", "useForAllProducts", "locationIds", "categoryIds", "productIds"}
+
+// csvToJSON converts a CSV file of promotions to an import body written to
+// w, and returns the line each item starts on. Consecutive rows with the
+// same (non-empty) id are one promotion; each row adds a validity and a
+// result when it has cells for them. It refuses, naming the line, what the
+// server would refuse as a whole body: unknown columns, bad booleans,
+// numbers or date-times, and a continuation row that contradicts the first.
+func csvToJSON(r io.Reader, w io.Writer) ([]int, error) {
+	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<16))
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = true
+	head, err := cr.Read()
+	if err == io.EOF {
+		return nil, errors.New("the file is empty: it needs a header line")
+	} else if err != nil {
+		return nil, err
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		known := false
+		for _, c := range csvColumns {
+			known = known || c == h
+		}
+		if !known {
+			return nil, fmt.Errorf("line 1: unknown column %q (known: %s)", h, strings.Join(csvColumns, ", "))
+		}
+		if _, dup := col[h]; dup {
+			return nil, fmt.Errorf("line 1: column %q appears twice", h)
+		}
+		col[h] = i
+	}
+	if _, ok := col["id"]; !ok {
+		return nil, errors.New("line 1: the header has no id column")
+	}
+	bw := bufio.NewWriterSize(w, 1<<16)
+	if _, err := bw.WriteString(`{"items":[`); err != nil {
+		return nil, err
+	}
+	var lines []int
+	var cur *csvItem
+	flush := func() error {
+		if cur == nil {
+			return nil
+		}
+		b, err := json.Marshal(cur)
+		if err != nil {
+			return err
+		}
+		if len(lines) > 1 {
+			bw.WriteByte(',')
+		}
+		_, err = bw.Write(b)
+		cur = nil
+		return err
+	}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, err
+		}
+		line, _ := cr.FieldPos(0)
+		cell := func(name string) string {
+			if i, ok := col[name]; ok && i < len(rec) {
+				return strings.TrimSpace(rec[i])
+			}
+			return ""
+		}
+		id := cell("id")
+		if cur == nil || id == "" || id != cur.ID {
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			cur = &csvItem{ID: id}
+			lines = append(lines, line)
+			if err := cur.promotion(cell); err != nil {
+				return nil, fmt.Errorf("line %d: %w", line, err)
+			}
+		} else {
+			for i, name := range promotionCells {
+				if v := cell(name); v != "" && v != cur.first[i] {
+					return nil, fmt.Errorf("line %d: %s %q differs from the first line of promotion %q (%q); leave it empty on its further lines",
+						line, name, v, id, cur.first[i])
+				}
+			}
+		}
+		if err := cur.row(cell); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	bw.WriteString(`]}`)
+	return lines, bw.Flush()
+}
+
+// promotion fills in the promotion's own cells from its first row.
+func (it *csvItem) promotion(cell func(string) string) error {
+	for _, name := range promotionCells {
+		it.first = append(it.first, cell(name))
+	}
+	if v := cell("name"); v != "" {
+		it.Name = &v
+	}
+	for _, f := range []struct {
+		name string
+		dst  **bool
+	}{{"useForAllCategories", &it.UseForAllCategories}, {"useForAllProducts", &it.UseForAllProducts}} {
+		v := cell(f.name)
+		if v == "" {
+			continue
+		}
+		b, err := parseBool(v)
+		if err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+		*f.dst = &b
+	}
+	it.LocationIDs = splitCell(cell("locationIds"))
+	it.CategoryIDs = splitCell(cell("categoryIds"))
+	it.ProductIDs = splitCell(cell("productIds"))
+	return nil
+}
+
+// row adds the row's validity and result, if it has them.
+func (it *csvItem) row(cell func(string) string) error {
+	for _, name := range []string{"startDate", "endDate", "recurrenceStartDate", "recurrenceEndDate"} {
+		if v := cell(name); v != "" {
+			if _, err := codec.ParseDateTime(v); err != nil {
+				return fmt.Errorf("%s %q is not an ISO 8601 date-time (e.g. 2030-05-01T08:00:00Z)", name, v)
+			}
+		}
+	}
+	v := csvValidity{StartDate: cell("startDate"), EndDate: cell("endDate")}
+	if days, from, to := splitCell(cell("daysOfWeek")), cell("recurrenceStartDate"), cell("recurrenceEndDate"); days != nil || from != "" || to != "" {
+		v.Recurrence = &csvRecurrence{DaysOfWeek: days, StartDate: from, EndDate: to}
+	}
+	if v.StartDate != "" || v.EndDate != "" || v.Recurrence != nil {
+		it.Validities = append(it.Validities, v)
+	}
+	typ, value := cell("promotionType"), cell("value")
+	if typ != "" || value != "" {
+		res := csvResult{PromotionType: typ}
+		if value != "" {
+			f, err := strconv.ParseFloat(value, 64)
+			if err != nil || !json.Valid([]byte(value)) {
+				return fmt.Errorf("value %q is not a number (use a decimal point: 2.5)", value)
+			}
+			res.Value = json.RawMessage(strconv.FormatFloat(f, 'g', -1, 64))
+		}
+		it.Results = append(it.Results, res)
+	}
+	return nil
+}
+
+func parseBool(s string) (bool, error) {
+	switch strings.ToLower(s) {
+	case "true", "1", "yes":
+		return true, nil
+	case "false", "0", "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not true or false", s)
+}
+
+// splitCell splits a list cell at semicolons ("LOC1;LOC2"); nil when empty.
+func splitCell(s string) []string {
+	if s == "" {
+		return nil
+	}
+	var out []string
+	for _, x := range strings.Split(s, ";") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// cmdPromotionsList lists a company's promotions from the store, all or
+// those that apply at a location and time (the carousel's query).
+func cmdPromotionsList(ctx context.Context, env *cli, args []string) error {
+	var posID, company, location, validAt *string
+	return operatorCommand(ctx, env, "promotions list", args, 0, func(fs *flag.FlagSet) {
+		posID = fs.String("pos", "", "POS system id (required)")
+		company = fs.String("company", "", "company id (required)")
+		location = fs.String("location", "", "only those that apply at this location (now, unless --valid-at)")
+		validAt = fs.String("valid-at", "", "only those that apply at this date-time (ISO 8601)")
+	}, func(st posgate.Store, _ []string) error {
+		if _, err := st.FindCompany(ctx, *posID, *company); err != nil {
+			return err
+		}
+		var ps []*posgate.Promotion
+		var err error
+		if *location != "" || *validAt != "" {
+			at := time.Now().UTC()
+			if *validAt != "" {
+				if at, err = codec.ParseDateTime(*validAt); err != nil {
+					return fmt.Errorf("--valid-at %q is not an ISO 8601 date-time", *validAt)
+				}
+			}
+			ps, err = st.ListPromotionsValidAt(ctx, *posID, *company, *location, at)
+		} else {
+			ps, _, err = st.ListPromotions(ctx, *posID, *company, 0, 0)
+		}
+		if err != nil {
+			return err
+		}
+		return table(env, []string{"ID", "NAME", "LOCATIONS", "VALIDITIES", "RESULTS", "UPDATED"}, ps, func(p *posgate.Promotion) []string {
+			locs := strings.Join(p.LocationIDs, ",")
+			if locs == "" {
+				locs = "all"
+			}
+			var results []string
+			for _, r := range p.Results {
+				results = append(results, fmt.Sprintf("%s %s", r.PromotionType, strconv.FormatFloat(r.Value, 'g', -1, 64)))
+			}
+			return []string{p.ID, p.Name, locs, strconv.Itoa(len(p.Validities)), strings.Join(results, ","), stamp(p.UpdatedAt)}
+		})
+	})
+}
+
+// cmdCatalogueSet replaces a company's catalogue.
+func cmdCatalogueSet(ctx context.Context, env *cli, args []string) error {
+	var posID, company, categories, products, file *string
+	return operatorCommand(ctx, env, "catalogue set", args, 0, func(fs *flag.FlagSet) {
+		posID = fs.String("pos", "", "POS system id (required)")
+		company = fs.String("company", "", "company id (required)")
+		categories = fs.String("categories", "", "category ids, comma-separated")
+		products = fs.String("products", "", "product ids, comma-separated")
+		file = fs.String("file", "", `a JSON file {"categoryIds":[…],"productIds":[…]} instead of the lists`)
+	}, func(st posgate.Store, _ []string) error {
+		c := &posgate.Catalogue{POSSystemID: *posID, CompanyID: *company, CategoryIDs: splitList(*categories), ProductIDs: splitList(*products)}
+		if *file != "" {
+			if *categories != "" || *products != "" {
+				return errors.New("give --file or the lists, not both")
+			}
+			b, err := os.ReadFile(*file)
+			if err != nil {
+				return err
+			}
+			var lists struct {
+				CategoryIDs []string `json:"categoryIds"`
+				ProductIDs  []string `json:"productIds"`
+			}
+			dec := json.NewDecoder(strings.NewReader(string(b)))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&lists); err != nil {
+				return fmt.Errorf("%s: %w", *file, err)
+			}
+			c.CategoryIDs, c.ProductIDs = lists.CategoryIDs, lists.ProductIDs
+		}
+		if err := c.Validate(); err != nil {
+			return err
+		}
+		if err := st.ReplaceCatalogue(ctx, c); err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "catalogue of %s/%s: %d categories, %d products\n", c.POSSystemID, c.CompanyID, len(c.CategoryIDs), len(c.ProductIDs))
+		return nil
+	})
+}
+
+// cmdCatalogueShow prints a company's catalogue.
+func cmdCatalogueShow(ctx context.Context, env *cli, args []string) error {
+	var posID, company *string
+	return operatorCommand(ctx, env, "catalogue show", args, 0, func(fs *flag.FlagSet) {
+		posID = fs.String("pos", "", "POS system id (required)")
+		company = fs.String("company", "", "company id (required)")
+	}, func(st posgate.Store, _ []string) error {
+		c, err := st.FindCatalogue(ctx, *posID, *company)
+		if err != nil {
+			return err
+		}
+		type entry struct{ kind, id string }
+		var rows []entry
+		for _, id := range c.CategoryIDs {
+			rows = append(rows, entry{"category", id})
+		}
+		for _, id := range c.ProductIDs {
+			rows = append(rows, entry{"product", id})
+		}
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i].kind < rows[j].kind })
+		return table(env, []string{"KIND", "ID"}, rows, func(e entry) []string { return []string{e.kind, e.id} })
+	})
+}
