@@ -1,0 +1,290 @@
+package e2e
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The demo coupons as a POS sees them (CouponCodeDisplayDto), by code.
+var demoCouponJSON = map[string]string{
+	"10OFFmq8kl8": `{"rewardProvider":"TwoReward","code":"10OFFmq8kl8","name":"10% off","title":"10% off your next purchase","pictureUrl":"https://example.com/demo/coupons/10off.png","availableUntil":"2099-12-31T23:59:59Z","status":"Issued","info":[{"title":"Terms","items":{"combinable":null,"minimumSpend":"20.00"}}]}`,
+	"5OFFcx21pq":  `{"rewardProvider":"Dummy","code":"5OFFcx21pq","name":"$5 off","title":"$5 off a purchase over $25","pictureUrl":null,"availableUntil":"2099-12-31T23:59:59Z","status":"Cancelled","info":null}`,
+	"FREECOFFEE1": `{"rewardProvider":"TwoReward","code":"FREECOFFEE1","name":"Free coffee","title":"One free coffee","pictureUrl":null,"availableUntil":"2099-12-31T23:59:59Z","status":"Redeemed","info":null}`,
+	"SUMMER24":    `{"rewardProvider":"TwoReward","code":"SUMMER24","name":"Summer sale","title":"15% off summer items","pictureUrl":null,"availableUntil":"2024-09-30T23:59:59Z","status":"Expired","info":null}`,
+	"Sl75Ev":      `{"rewardProvider":"PJM","code":"Sl75Ev","name":"Free drink","title":"A free drink with any meal","pictureUrl":null,"availableUntil":null,"status":"Issued","info":null}`,
+	"JANE2FOR1":   `{"rewardProvider":"TwoReward","code":"JANE2FOR1","name":"2 for 1","title":"Two coffees for the price of one","pictureUrl":null,"availableUntil":"2099-06-30T23:59:59Z","status":"Issued","info":null}`,
+}
+
+// The demo loyalty users as endpoint 4 shows them, by id.
+var demoUserJSON = map[string]string{
+	"john-doe":         `{"id":"john-doe","firstName":"John","lastName":"Doe","gender":"Male","phone":"+15555551234","email":"john.doe@example.com","stamps":3,"points":120}`,
+	"jane-doe":         `{"id":"jane-doe","firstName":"Jane","lastName":"Doe","gender":"Female","phone":"+1 (555) 555-9876","email":"jane.doe@example.com","stamps":7,"points":45}`,
+	"johnny-appleseed": `{"id":"johnny-appleseed","firstName":"Johnny","lastName":"Appleseed","gender":"Male","phone":"+1 555 555 0100","email":"johnny@example.org","stamps":0,"points":10}`,
+	"mary-johnson":     `{"id":"mary-johnson","firstName":"Mary","lastName":"Johnson","gender":"Female","phone":"+44 20 7946 0958","email":"mary.johnson@example.com","stamps":9,"points":300}`,
+	"ava-doerr":        `{"id":"ava-doerr","firstName":"Ava","lastName":"Doerr","gender":"","phone":"","email":"ava.doerr@example.net","stamps":1,"points":0}`,
+}
+
+// johnsCoupons are John Doe's coupons in the search's order (by code).
+var johnsCoupons = []string{"10OFFmq8kl8", "5OFFcx21pq", "FREECOFFEE1", "SUMMER24"}
+
+// searchBody is endpoint 2's exact answer for the given coupons (JSON
+// records), page and posStatus.
+func searchBody(records []string, page, size, total int, status string) string {
+	return `{"data":[` + strings.Join(records, ",") + `],"page":{"page":` + strconv.Itoa(page) + `,"pageSize":` + strconv.Itoa(size) +
+		`,"total":` + strconv.Itoa(total) + `},"posStatus":"` + status + `"}`
+}
+
+// demoCoupons returns the display records of the named demo coupons.
+func demoCoupons(codes ...string) []string {
+	out := make([]string, len(codes))
+	for i, c := range codes {
+		out[i] = demoCouponJSON[c]
+	}
+	return out
+}
+
+func lookupBody(records ...string) string {
+	return `{"data":{"couponCodes":[` + strings.Join(records, ",") + `]}}`
+}
+
+func usersBody(ids ...string) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = demoUserJSON[id]
+	}
+	return `{"data":{"users":[` + strings.Join(out, ",") + `]}}`
+}
+
+const (
+	searchPath      = "/pos/clover/coupon/couponCode/search"
+	lookupPath      = "/v2/pos/clover/coupon/couponCodes/lookup"
+	usersPath       = "/v2/pos/clover/loyaltyCard/users/lookup"
+	demoCompanyPath = "/admin/v1/pos-systems/clover/companies/demo-company"
+)
+
+func posJSON(token, path, body string) req {
+	return req{Method: "POST", Path: path, Token: token, ContentType: "application/json", Body: body}
+}
+
+// TestCouponSearch covers endpoint 2 on the demo data set.
+func TestCouponSearch(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		pos := s.posToken(t)
+		search := func(query, body string) response {
+			t.Helper()
+			return s.do(t, posJSON(pos, searchPath+query, body))
+		}
+		all := searchBody(demoCoupons(johnsCoupons...), 1, 20, 4, "Accepted")
+
+		t.Run("by e-mail, any case", func(t *testing.T) {
+			mustBody(t, search("", `{"email":"john.doe@example.com"}`), all)
+			mustBody(t, search("", `{"email":"JOHN.Doe@Example.COM","code":null,"phone":null,"posLocationId":null}`), all)
+			mustBody(t, search("", `{"email":"jane.doe@example.com"}`), searchBody(demoCoupons("JANE2FOR1"), 1, 20, 1, "Accepted"))
+			mustBody(t, search("", `{"email":"nobody@example.com"}`), searchBody(nil, 1, 20, 0, "Accepted"))
+		})
+		t.Run("by phone, written several ways", func(t *testing.T) {
+			for _, phone := range []string{"+15555551234", "15555551234", "+1 (555) 555-1234", "1-555-555-1234", "+1.555.555.1234"} {
+				mustBody(t, search("", `{"phone":"`+phone+`"}`), all)
+			}
+			mustBody(t, search("", `{"phone":"5555551234"}`), searchBody(nil, 1, 20, 0, "Accepted"))
+		})
+		t.Run("by code, any case", func(t *testing.T) {
+			for _, code := range []string{"10OFFmq8kl8", "10offmq8kl8", "10OFFMQ8KL8"} {
+				mustBody(t, search("", `{"code":"`+code+`"}`), searchBody(demoCoupons("10OFFmq8kl8"), 1, 20, 1, "Accepted"))
+			}
+			mustBody(t, search("", `{"code":"sl75ev"}`), searchBody(demoCoupons("Sl75Ev"), 1, 20, 1, "Accepted"))
+			mustBody(t, search("", `{"code":"10OFF"}`), searchBody(nil, 1, 20, 0, "Accepted"))
+		})
+		t.Run("combinations", func(t *testing.T) {
+			one := searchBody(demoCoupons("10OFFmq8kl8"), 1, 20, 1, "Accepted")
+			none := searchBody(nil, 1, 20, 0, "Accepted")
+			mustBody(t, search("", `{"code":"10offmq8kl8","email":"john.doe@example.com"}`), one)
+			mustBody(t, search("", `{"code":"10offmq8kl8","phone":"+1 555 555 1234"}`), one)
+			mustBody(t, search("", `{"code":"10offmq8kl8","email":"john.doe@example.com","phone":"15555551234","posLocationId":"LOC123"}`), one)
+			mustBody(t, search("", `{"email":"john.doe@example.com","phone":"15555551234"}`), all)
+			mustBody(t, search("", `{"code":"sl75ev","email":"john.doe@example.com"}`), none)
+			mustBody(t, search("", `{"email":"john.doe@example.com","phone":"+1 (555) 555-9876"}`), none)
+			mustBody(t, search("", `{"code":"10offmq8kl8","posLocationId":"LOC456"}`), none)
+		})
+		t.Run("location filter", func(t *testing.T) {
+			mustBody(t, search("", `{"email":"john.doe@example.com","posLocationId":"LOC123"}`), all)
+			mustBody(t, search("", `{"email":"john.doe@example.com","posLocationId":"LOC456"}`),
+				searchBody(demoCoupons("5OFFcx21pq", "FREECOFFEE1", "SUMMER24"), 1, 20, 3, "Accepted"))
+			mustBody(t, search("", `{"code":"Sl75Ev","posLocationId":"LOC123"}`), searchBody(demoCoupons("Sl75Ev"), 1, 20, 1, "Accepted"))
+			mustBody(t, search("", `{"code":"Sl75Ev","posLocationId":"LOC456"}`), searchBody(demoCoupons("Sl75Ev"), 1, 20, 1, "Accepted"))
+			mustBody(t, search("", `{"code":"JANE2FOR1","posLocationId":"LOC123"}`), searchBody(nil, 1, 20, 0, "Accepted"))
+			mustProblem(t, search("", `{"code":"Sl75Ev","posLocationId":"NOPE"}`), 404, "Location 'NOPE' is not registered.", nil)
+		})
+		t.Run("paging", func(t *testing.T) {
+			q := `{"email":"john.doe@example.com"}`
+			mustBody(t, search("?pageSize=2", q), searchBody(demoCoupons(johnsCoupons[:2]...), 1, 2, 4, "Accepted"))
+			mustBody(t, search("?page=2&pageSize=2", q), searchBody(demoCoupons(johnsCoupons[2:]...), 2, 2, 4, "Accepted"))
+			mustBody(t, search("?page=2&pageSize=3", q), searchBody(demoCoupons(johnsCoupons[3:]...), 2, 3, 4, "Accepted"))
+			mustBody(t, search("?page=3&pageSize=2", q), searchBody(nil, 3, 2, 4, "Accepted"))
+			mustBody(t, search("?page=21474836&pageSize=100", q), searchBody(nil, 21474836, 100, 4, "Accepted"))
+			mustBody(t, search("?page=1&pageSize=1", q), searchBody(demoCoupons(johnsCoupons[0]), 1, 1, 4, "Accepted"))
+			mustBody(t, search("?page=4&pageSize=1", q), searchBody(demoCoupons(johnsCoupons[3]), 4, 1, 4, "Accepted"))
+			mustBody(t, search("?pageSize=100", q), searchBody(demoCoupons(johnsCoupons...), 1, 100, 4, "Accepted"))
+			pageMsg := []string{"The page parameter must be an integer from 1 to 21474836."}
+			sizeMsg := []string{"The pageSize parameter must be an integer from 1 to 100."}
+			for _, bad := range []string{"0", "-1", "x", "1.5", "", "21474837", "99999999999999999999"} {
+				mustProblem(t, search("?page="+bad, q), 400, pageMsg[0], map[string][]string{"page": pageMsg})
+			}
+			for _, bad := range []string{"0", "101", "abc", "-5", ""} {
+				mustProblem(t, search("?pageSize="+bad, q), 400, sizeMsg[0], map[string][]string{"pageSize": sizeMsg})
+			}
+			mustProblem(t, search("?page=0&pageSize=0", q), 400, pageMsg[0]+" "+sizeMsg[0], map[string][]string{"page": pageMsg, "pageSize": sizeMsg})
+		})
+		t.Run("bad input", func(t *testing.T) {
+			need := []string{"One of code, email and phone is required."}
+			needAll := map[string][]string{"code": need, "email": need, "phone": need}
+			for _, body := range []string{`{}`, `{"code":null,"email":null,"phone":null}`, `{"code":"","email":"","phone":""}`, `{"posLocationId":"LOC123"}`} {
+				mustProblem(t, search("", body), 400, "*", needAll)
+			}
+			mustProblem(t, search("", `{"code":"x","foo":1}`), 400, "The property 'foo' is not allowed.", map[string][]string{"foo": {"The property 'foo' is not allowed."}})
+			mustProblem(t, search("", `{"code":"x","Email":"a@b.c"}`), 400, "The property 'Email' is not allowed.", map[string][]string{"Email": {"The property 'Email' is not allowed."}})
+			mustProblem(t, search("", `{"code":5}`), 400, "The code field must be a string.", map[string][]string{"code": {"The code field must be a string."}})
+			mustProblem(t, search("", `{"phone":"abc"}`), 400, "The phone field must contain digits.", map[string][]string{"phone": {"The phone field must contain digits."}})
+			mustProblem(t, search("", `{"code":"x","code":"y"}`), 400, "*", map[string][]string{"code": {"The property 'code' is given more than once."}})
+			mustProblem(t, search("", `[{"code":"x"}]`), 400, "*", map[string][]string{"$": {"The request body must be a JSON object."}})
+			mustProblem(t, search("", `{"code":"x"} {}`), 400, "*", map[string][]string{"$": {"The request body is not valid JSON: invalid character '{' after top-level value at byte offset 13."}})
+		})
+		t.Run("XML bodies", func(t *testing.T) {
+			for _, ct := range []string{"application/xml", "text/xml", "application/problem+xml"} {
+				r := s.do(t, req{Method: "POST", Path: searchPath, Token: pos, ContentType: ct,
+					Body: `<SearchUserCouponsDto><email>John.Doe@example.com</email><posLocationId>LOC456</posLocationId></SearchUserCouponsDto>`})
+				mustBody(t, r, searchBody(demoCoupons("5OFFcx21pq", "FREECOFFEE1", "SUMMER24"), 1, 20, 3, "Accepted"))
+			}
+			r := s.do(t, req{Method: "POST", Path: searchPath, Token: pos, ContentType: "application/xml",
+				Body: `<SearchUserCouponsDto><code>x</code><foo>1</foo></SearchUserCouponsDto>`})
+			mustProblem(t, r, 400, "The property 'foo' is not allowed.", map[string][]string{"foo": {"The property 'foo' is not allowed."}})
+		})
+		t.Run("response media types", func(t *testing.T) {
+			for _, accept := range []string{"text/plain", "text/json", "application/json"} {
+				q := posJSON(pos, searchPath, `{"code":"sl75ev"}`)
+				q.Header = map[string]string{"Accept": accept}
+				r := s.do(t, q)
+				mustBody(t, r, searchBody(demoCoupons("Sl75Ev"), 1, 20, 1, "Accepted"))
+				if ct := r.Header.Get("Content-Type"); ct != accept+"; charset=utf-8" {
+					t.Fatalf("Accept %s: content type %q", accept, ct)
+				}
+			}
+		})
+		t.Run("401 403 413 415", func(t *testing.T) {
+			mustProblem(t, s.do(t, req{Method: "POST", Path: searchPath, ContentType: "application/json", Body: `{"code":"x"}`}), 401, "*", nil)
+			mustProblem(t, s.do(t, posJSON("not-a-token", searchPath, `{"code":"x"}`)), 401, "*", nil)
+			mustProblem(t, s.do(t, posJSON(s.adminToken(t), searchPath, `{"code":"x"}`)), 403, "*", nil)
+			mustProblem(t, s.do(t, posJSON(pos, "/pos/pax/coupon/couponCode/search", `{"code":"x"}`)), 403, "The access token belongs to another POS system.", nil)
+			mustProblem(t, search("", `{"code":"`+strings.Repeat("x", 70<<10)+`"}`), 413, "*", nil)
+			mustProblem(t, s.do(t, req{Method: "POST", Path: searchPath, Token: pos, ContentType: "text/csv", Body: "code\nx"}), 415, "*", nil)
+			mustProblem(t, s.do(t, req{Method: "POST", Path: searchPath, Token: pos, Body: `{"code":"x"}`}), 415, "*", nil)
+		})
+	})
+}
+
+// TestCouponLookup covers endpoint 3.
+func TestCouponLookup(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		pos := s.posToken(t)
+		lookup := func(body string) response {
+			t.Helper()
+			return s.do(t, posJSON(pos, lookupPath, body))
+		}
+		for _, code := range []string{"10OFFmq8kl8", "10offmq8kl8", "10OFFMQ8KL8"} {
+			mustBody(t, lookup(`{"posLocationId":"LOC123","code":"`+code+`"}`), lookupBody(demoCouponJSON["10OFFmq8kl8"]))
+		}
+		// Usable only at LOC123; usable everywhere; only at LOC456.
+		mustBody(t, lookup(`{"posLocationId":"LOC456","code":"10OFFmq8kl8"}`), lookupBody())
+		mustBody(t, lookup(`{"posLocationId":"LOC456","code":"sl75EV"}`), lookupBody(demoCouponJSON["Sl75Ev"]))
+		mustBody(t, lookup(`{"posLocationId":"LOC123","code":"Sl75Ev"}`), lookupBody(demoCouponJSON["Sl75Ev"]))
+		mustBody(t, lookup(`{"posLocationId":"LOC123","code":"JANE2FOR1"}`), lookupBody())
+		mustBody(t, lookup(`{"posLocationId":"LOC456","code":"jane2for1"}`), lookupBody(demoCouponJSON["JANE2FOR1"]))
+		// Every state is reported, Expired computed.
+		for _, code := range []string{"5OFFcx21pq", "FREECOFFEE1", "SUMMER24"} {
+			mustBody(t, lookup(`{"posLocationId":"LOC123","code":"`+code+`"}`), lookupBody(demoCouponJSON[code]))
+		}
+		mustBody(t, lookup(`{"posLocationId":"LOC123","code":"NOPE"}`), lookupBody())
+		// Unknown properties are ignored here (only §2.2 and §2.3 forbid them).
+		mustBody(t, lookup(`{"posLocationId":"LOC123","code":"sl75ev","extra":true}`), lookupBody(demoCouponJSON["Sl75Ev"]))
+		r := s.do(t, req{Method: "POST", Path: lookupPath, Token: pos, ContentType: "text/xml",
+			Body: `<LookupCouponCodesDto><posLocationId>LOC123</posLocationId><code>sl75ev</code></LookupCouponCodesDto>`})
+		mustBody(t, r, lookupBody(demoCouponJSON["Sl75Ev"]))
+
+		locReq := map[string][]string{"posLocationId": {"The posLocationId field is required."}}
+		codeReq := map[string][]string{"code": {"The code field is required."}}
+		mustProblem(t, lookup(`{"code":"Sl75Ev"}`), 400, "The posLocationId field is required.", locReq)
+		mustProblem(t, lookup(`{"posLocationId":"","code":"Sl75Ev"}`), 400, "The posLocationId field is required.", locReq)
+		mustProblem(t, lookup(`{"posLocationId":null,"code":"Sl75Ev"}`), 400, "The posLocationId field is required.", locReq)
+		mustProblem(t, lookup(`{"posLocationId":"LOC123"}`), 400, "The code field is required.", codeReq)
+		mustProblem(t, lookup(`{"posLocationId":"LOC123","code":""}`), 400, "The code field is required.", codeReq)
+		mustProblem(t, lookup(`{}`), 400, "*", map[string][]string{"posLocationId": locReq["posLocationId"], "code": codeReq["code"]})
+		mustProblem(t, lookup(`{"posLocationId":123,"code":"x"}`), 400, "*", map[string][]string{"posLocationId": {"The posLocationId field must be a string."}})
+		mustProblem(t, lookup(`{"posLocationId":"NOPE","code":"Sl75Ev"}`), 404, "Location 'NOPE' is not registered.", nil)
+		mustProblem(t, s.do(t, req{Method: "POST", Path: lookupPath, ContentType: "application/json", Body: `{}`}), 401, "*", nil)
+		mustProblem(t, s.do(t, posJSON(s.adminToken(t), lookupPath, `{"posLocationId":"LOC123","code":"x"}`)), 403, "*", nil)
+		mustProblem(t, lookup(`{"posLocationId":"LOC123","code":"`+strings.Repeat("x", 70<<10)+`"}`), 413, "*", nil)
+		mustProblem(t, s.do(t, req{Method: "POST", Path: lookupPath, Token: pos, ContentType: "text/plain", Body: `{}`}), 415, "*", nil)
+	})
+}
+
+// TestLoyaltyUserLookup covers endpoint 4.
+func TestLoyaltyUserLookup(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		pos := s.posToken(t)
+		lookup := func(keyword string) response {
+			t.Helper()
+			return s.do(t, posJSON(pos, usersPath, `{"posLocationId":"LOC123","keyword":"`+keyword+`"}`))
+		}
+		// Exact matches first (by last name, first name), then substrings.
+		mustBody(t, lookup("doe"), usersBody("jane-doe", "john-doe", "ava-doerr"))
+		mustBody(t, lookup("DOE"), usersBody("jane-doe", "john-doe", "ava-doerr"))
+		mustBody(t, lookup("john"), usersBody("john-doe", "johnny-appleseed", "mary-johnson"))
+		mustBody(t, lookup("  John  "), usersBody("john-doe", "johnny-appleseed", "mary-johnson"))
+		mustBody(t, lookup("JOHN.DOE@EXAMPLE.COM"), usersBody("john-doe"))
+		mustBody(t, lookup("example.com"), usersBody("jane-doe", "john-doe", "mary-johnson"))
+		mustBody(t, lookup("+1 (555) 555-1234"), usersBody("john-doe"))
+		mustBody(t, lookup("555-1234"), usersBody("john-doe"))
+		mustBody(t, lookup("555 555"), usersBody("johnny-appleseed", "jane-doe", "john-doe"))
+		mustBody(t, lookup("zzz"), usersBody())
+		// Unknown properties are ignored; XML works.
+		mustBody(t, s.do(t, posJSON(pos, usersPath, `{"posLocationId":"LOC456","keyword":"ava","x":1}`)), usersBody("ava-doerr"))
+		r := s.do(t, req{Method: "POST", Path: usersPath, Token: pos, ContentType: "application/xml",
+			Body: `<LookupLoyaltyUsersDto><posLocationId>LOC123</posLocationId><keyword>mary</keyword></LookupLoyaltyUsersDto>`})
+		mustBody(t, r, usersBody("mary-johnson"))
+
+		short := map[string][]string{"keyword": {"The keyword field must be at least 3 characters long."}}
+		for _, k := range []string{"", "jo", "  jo  ", "é1"} {
+			mustProblem(t, lookup(k), 400, short["keyword"][0], short)
+		}
+		mustProblem(t, s.do(t, posJSON(pos, usersPath, `{"posLocationId":"LOC123"}`)), 400, "The keyword field is required.",
+			map[string][]string{"keyword": {"The keyword field is required."}})
+		mustProblem(t, s.do(t, posJSON(pos, usersPath, `{"keyword":"john"}`)), 400, "The posLocationId field is required.",
+			map[string][]string{"posLocationId": {"The posLocationId field is required."}})
+		mustProblem(t, s.do(t, posJSON(pos, usersPath, `{"posLocationId":"LOC123","keyword":7}`)), 400, "*",
+			map[string][]string{"keyword": {"The keyword field must be a string."}})
+		mustProblem(t, s.do(t, posJSON(pos, usersPath, `{"posLocationId":"NOPE","keyword":"john"}`)), 404, "Location 'NOPE' is not registered.", nil)
+		mustProblem(t, s.do(t, req{Method: "POST", Path: usersPath, ContentType: "application/json", Body: `{}`}), 401, "*", nil)
+		mustProblem(t, s.do(t, posJSON(s.adminToken(t), usersPath, `{"posLocationId":"LOC123","keyword":"john"}`)), 403, "*", nil)
+		mustProblem(t, lookup(strings.Repeat("x", 70<<10)), 413, "*", nil)
+		mustProblem(t, s.do(t, req{Method: "POST", Path: usersPath, Token: pos, ContentType: "application/x-www-form-urlencoded", Body: "keyword=john"}), 415, "*", nil)
+
+		// At most 50, exact matches first even when more match.
+		admin := s.adminToken(t)
+		for i := range 60 {
+			mustStatus(t, s.do(t, req{Method: "POST", Path: demoCompanyPath + "/loyalty-users", Token: admin, ContentType: "application/json",
+				Body: `{"id":"many-` + strconv.Itoa(i) + `","firstName":"Manyfold","lastName":"M` + strconv.Itoa(100+i) + `"}`}), 201)
+		}
+		mustStatus(t, s.do(t, req{Method: "POST", Path: demoCompanyPath + "/loyalty-users", Token: admin, ContentType: "application/json",
+			Body: `{"id":"zz-many","firstName":"Many","lastName":"Zz"}`}), 201)
+		r = lookup("many")
+		mustStatus(t, r, 200)
+		users := r.JSON(t)["data"].(map[string]any)["users"].([]any)
+		if len(users) != 50 || users[0].(map[string]any)["id"] != "zz-many" {
+			t.Fatalf("%d users, first %v; want 50 with the exact match zz-many first", len(users), users[0])
+		}
+	})
+}
