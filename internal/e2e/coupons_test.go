@@ -288,3 +288,83 @@ func TestLoyaltyUserLookup(t *testing.T) {
 		}
 	})
 }
+
+// TestCouponTenancy checks that another company's coupons and users are
+// never visible to a client restricted away from it, and what disabled
+// companies, locations and the coupons switch do.
+func TestCouponTenancy(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		pos := s.posToken(t)
+		admin := s.adminToken(t)
+		call := func(method, path, body string) response {
+			t.Helper()
+			q := req{Method: method, Path: path, Token: admin, Body: body}
+			if body != "" {
+				q.ContentType = "application/json"
+			}
+			return s.do(t, q)
+		}
+		other := restrictedClient(t, s, admin) // other-co with OTHER-1, and a client that sees only it
+		otherPath := "/admin/v1/pos-systems/clover/companies/other-co"
+		mustStatus(t, call("POST", otherPath+"/loyalty-users", `{"id":"other-john","firstName":"John","lastName":"Other","email":"john.doe@example.com","phone":"+15555551234"}`), 201)
+		mustStatus(t, call("POST", otherPath+"/coupons", `{"code":"10offmq8kl8","userId":"other-john","name":"Other's"}`), 201)
+		mustStatus(t, call("POST", otherPath+"/coupons", `{"code":"OTHER-ONLY","email":"john.doe@example.com"}`), 201)
+		otherSame := `{"rewardProvider":"TwoReward","code":"10offmq8kl8","name":"Other's","title":null,"pictureUrl":null,"availableUntil":null,"status":"Issued","info":null}`
+		otherOnly := `{"rewardProvider":"TwoReward","code":"OTHER-ONLY","name":null,"title":null,"pictureUrl":null,"availableUntil":null,"status":"Issued","info":null}`
+		otherJohn := `{"id":"other-john","firstName":"John","lastName":"Other","gender":"","phone":"+15555551234","email":"john.doe@example.com","stamps":0,"points":0}`
+
+		t.Run("restricted client", func(t *testing.T) {
+			mustBody(t, s.do(t, posJSON(other, searchPath, `{"email":"john.doe@example.com"}`)), searchBody([]string{otherSame, otherOnly}, 1, 20, 2, "Accepted"))
+			mustBody(t, s.do(t, posJSON(other, searchPath, `{"code":"Sl75Ev"}`)), searchBody(nil, 1, 20, 0, "Accepted"))
+			mustBody(t, s.do(t, posJSON(other, searchPath, `{"code":"10OFFMQ8KL8","posLocationId":"OTHER-1"}`)), searchBody([]string{otherSame}, 1, 20, 1, "Accepted"))
+			for _, path := range []string{searchPath, lookupPath} {
+				mustProblem(t, s.do(t, posJSON(other, path, `{"code":"Sl75Ev","posLocationId":"LOC123"}`)), 404, "Location 'LOC123' is not registered.", nil)
+			}
+			mustProblem(t, s.do(t, posJSON(other, usersPath, `{"keyword":"john","posLocationId":"LOC123"}`)), 404, "Location 'LOC123' is not registered.", nil)
+			mustBody(t, s.do(t, posJSON(other, lookupPath, `{"code":"sl75ev","posLocationId":"OTHER-1"}`)), lookupBody())
+			mustBody(t, s.do(t, posJSON(other, lookupPath, `{"code":"10OFFmq8kl8","posLocationId":"OTHER-1"}`)), lookupBody(otherSame))
+			mustBody(t, s.do(t, posJSON(other, usersPath, `{"keyword":"john","posLocationId":"OTHER-1"}`)), `{"data":{"users":[`+otherJohn+`]}}`)
+			mustBody(t, s.do(t, posJSON(other, usersPath, `{"keyword":"doe","posLocationId":"OTHER-1"}`)), `{"data":{"users":[`+otherJohn+`]}}`)
+		})
+		t.Run("unrestricted client", func(t *testing.T) {
+			// Without a location every company it may see is searched, ordered by code, then company.
+			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"code":"10OFFmq8kl8"}`)), searchBody([]string{demoCouponJSON["10OFFmq8kl8"], otherSame}, 1, 20, 2, "Accepted"))
+			// With one, only that location's company.
+			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"email":"john.doe@example.com","posLocationId":"LOC123"}`)), searchBody(demoCoupons(johnsCoupons...), 1, 20, 4, "Accepted"))
+			mustBody(t, s.do(t, posJSON(pos, lookupPath, `{"code":"other-only","posLocationId":"LOC123"}`)), lookupBody())
+			mustBody(t, s.do(t, posJSON(pos, usersPath, `{"keyword":"other","posLocationId":"LOC123"}`)), usersBody())
+			mustBody(t, s.do(t, posJSON(pos, usersPath, `{"keyword":"+1 555 555 1234","posLocationId":"LOC123"}`)), usersBody("john-doe"))
+		})
+		t.Run("coupons switched off", func(t *testing.T) {
+			mustStatus(t, call("PATCH", demoCompanyPath, `{"features":{"coupons":false}}`), 200)
+			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"email":"john.doe@example.com","posLocationId":"LOC123"}`)), searchBody(nil, 1, 20, 0, "Disabled"))
+			mustBody(t, s.do(t, posJSON(pos, searchPath+"?page=2&pageSize=5", `{"code":"sl75ev","posLocationId":"LOC456"}`)), searchBody(nil, 2, 5, 0, "Disabled"))
+			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"email":"john.doe@example.com"}`)), searchBody([]string{otherSame, otherOnly}, 1, 20, 2, "Accepted"))
+			mustBody(t, s.do(t, posJSON(pos, lookupPath, `{"code":"sl75ev","posLocationId":"LOC123"}`)), lookupBody())
+			mustBody(t, s.do(t, posJSON(pos, usersPath, `{"keyword":"john","posLocationId":"LOC123"}`)), usersBody())
+			// Bad input is still bad input.
+			mustProblem(t, s.do(t, posJSON(pos, searchPath, `{"posLocationId":"LOC123"}`)), 400, "*", map[string][]string{"code": {"One of code, email and phone is required."}, "email": {"One of code, email and phone is required."}, "phone": {"One of code, email and phone is required."}})
+			mustStatus(t, call("PATCH", demoCompanyPath, `{"features":{"coupons":true}}`), 200)
+			mustBody(t, s.do(t, posJSON(pos, lookupPath, `{"code":"sl75ev","posLocationId":"LOC123"}`)), lookupBody(demoCouponJSON["Sl75Ev"]))
+		})
+		t.Run("disabled location", func(t *testing.T) {
+			mustStatus(t, call("PATCH", "/admin/v1/pos-systems/clover/locations/LOC123", `{"status":"Disabled"}`), 200)
+			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"code":"sl75ev","posLocationId":"LOC123"}`)), searchBody(nil, 1, 20, 0, "Disabled"))
+			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"code":"sl75ev","posLocationId":"LOC456"}`)), searchBody(demoCoupons("Sl75Ev"), 1, 20, 1, "Accepted"))
+			mustBody(t, s.do(t, posJSON(pos, lookupPath, `{"code":"sl75ev","posLocationId":"LOC123"}`)), lookupBody())
+			mustBody(t, s.do(t, posJSON(pos, usersPath, `{"keyword":"john","posLocationId":"LOC123"}`)), usersBody())
+			mustBody(t, s.do(t, posJSON(pos, usersPath, `{"keyword":"ava","posLocationId":"LOC456"}`)), usersBody("ava-doerr"))
+			mustStatus(t, call("PATCH", "/admin/v1/pos-systems/clover/locations/LOC123", `{"status":"Active"}`), 200)
+		})
+		t.Run("disabled company", func(t *testing.T) {
+			mustStatus(t, call("PATCH", demoCompanyPath, `{"status":"Disabled"}`), 200)
+			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"code":"sl75ev","posLocationId":"LOC456"}`)), searchBody(nil, 1, 20, 0, "Disabled"))
+			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"code":"sl75ev"}`)), searchBody(nil, 1, 20, 0, "Accepted"))
+			mustBody(t, s.do(t, posJSON(pos, lookupPath, `{"code":"sl75ev","posLocationId":"LOC456"}`)), lookupBody())
+			mustBody(t, s.do(t, posJSON(pos, usersPath, `{"keyword":"ava","posLocationId":"LOC456"}`)), usersBody())
+			mustStatus(t, call("PATCH", demoCompanyPath, `{"status":"Active"}`), 200)
+			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"code":"sl75ev"}`)), searchBody(demoCoupons("Sl75Ev"), 1, 20, 1, "Accepted"))
+		})
+	})
+}
