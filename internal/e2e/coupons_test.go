@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The demo coupons as a POS sees them (CouponCodeDisplayDto), by code.
@@ -365,6 +366,137 @@ func TestCouponTenancy(t *testing.T) {
 			mustBody(t, s.do(t, posJSON(pos, usersPath, `{"keyword":"ava","posLocationId":"LOC456"}`)), usersBody())
 			mustStatus(t, call("PATCH", demoCompanyPath, `{"status":"Active"}`), 200)
 			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"code":"sl75ev"}`)), searchBody(demoCoupons("Sl75Ev"), 1, 20, 1, "Accepted"))
+		})
+	})
+}
+
+// TestCouponOperatorAPI covers the operator routes of coupons and loyalty
+// users, and the computed Expired status on the server's clock.
+func TestCouponOperatorAPI(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		admin := s.adminToken(t)
+		pos := s.posToken(t)
+		call := func(method, path, body string) response {
+			t.Helper()
+			q := req{Method: method, Path: path, Token: admin, Body: body}
+			if body != "" {
+				q.ContentType = "application/json"
+			}
+			return s.do(t, q)
+		}
+		coupons := demoCompanyPath + "/coupons"
+		users := demoCompanyPath + "/loyalty-users"
+		now := s.clock.Now().UTC().Format(time.RFC3339)
+		until := s.clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+		couponJSON := func(code, status, stored, created, updated string) string {
+			return `{"data":{"posSystemId":"clover","posCompanyId":"demo-company","code":"` + code + `","rewardProvider":"PJM","name":"Soon gone","title":null,` +
+				`"pictureUrl":null,"availableUntil":"` + until + `","info":[{"title":null,"items":null}],"userId":"john-doe","email":"","phone":"",` +
+				`"createdAt":"` + created + `","updatedAt":"` + updated + `","status":"` + status + `","storedStatus":"` + stored + `","locationIds":["LOC123","LOC456"]}}`
+		}
+		display := func(code, status string) string {
+			return `{"rewardProvider":"PJM","code":"` + code + `","name":"Soon gone","title":null,"pictureUrl":null,"availableUntil":"` + until +
+				`","status":"` + status + `","info":[{"title":null,"items":null}]}`
+		}
+
+		t.Run("coupon lifecycle and computed Expired", func(t *testing.T) {
+			body := `{"code":"SOON1","rewardProvider":"PJM","name":"Soon gone","availableUntil":"` + until + `","info":[{"title":null,"items":null}],"userId":"john-doe","locationIds":["LOC456","LOC123","LOC456"]}`
+			mustCreated(t, call("POST", coupons, body), couponJSON("SOON1", "Issued", "Issued", now, now))
+			mustBody(t, call("GET", coupons+"/soon1", ""), couponJSON("SOON1", "Issued", "Issued", now, now))
+			mustBody(t, s.do(t, posJSON(pos, lookupPath, `{"posLocationId":"LOC456","code":"soon1"}`)), lookupBody(display("SOON1", "Issued")))
+			mustStatus(t, call("POST", coupons, strings.Replace(body, "SOON1", "SOON2", 1)), 201)
+			mustStatus(t, call("POST", coupons, strings.Replace(body, "SOON1", "SOON3", 1)), 201)
+
+			s.clock.Advance(time.Minute)
+			later := s.clock.Now().UTC().Format(time.RFC3339)
+			mustBody(t, call("POST", coupons+"/soon2/redeem", ""), couponJSON("SOON2", "Redeemed", "Redeemed", now, later))
+			mustProblem(t, call("POST", coupons+"/soon2/redeem", ""), 409, `coupon "SOON2" is Redeemed; only an Issued coupon can be redeemed`, nil)
+			mustProblem(t, call("POST", coupons+"/soon2/cancel", ""), 409, `coupon "SOON2" is Redeemed; only an Issued coupon can be cancelled`, nil)
+			mustBody(t, call("POST", coupons+"/SOON3/cancel", ""), couponJSON("SOON3", "Cancelled", "Cancelled", now, later))
+			mustProblem(t, call("POST", coupons+"/nope/cancel", ""), 404, `coupon "nope" not found`, nil)
+			mustProblem(t, call("POST", coupons+"/nope/redeem", ""), 404, `coupon "nope" not found`, nil)
+
+			// Past availableUntil an Issued coupon is Expired, to POS systems and operators, and final.
+			s.clock.Advance(time.Hour)
+			admin, pos = s.adminToken(t), s.posToken(t) // the old ones have expired too
+			mustBody(t, call("GET", coupons+"/SOON1", ""), couponJSON("SOON1", "Expired", "Issued", now, now))
+			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"code":"soon1"}`)), searchBody([]string{display("SOON1", "Expired")}, 1, 20, 1, "Accepted"))
+			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"email":"john.doe@example.com","posLocationId":"LOC456"}`)),
+				searchBody(append(demoCoupons("5OFFcx21pq", "FREECOFFEE1"), display("SOON1", "Expired"), display("SOON2", "Redeemed"), display("SOON3", "Cancelled"), demoCouponJSON["SUMMER24"]), 1, 20, 6, "Accepted"))
+			mustProblem(t, call("POST", coupons+"/SOON1/redeem", ""), 409, `coupon "SOON1" is Expired; only an Issued coupon can be redeemed`, nil)
+			mustProblem(t, call("POST", coupons+"/SOON1/cancel", ""), 409, `coupon "SOON1" is Expired; only an Issued coupon can be cancelled`, nil)
+		})
+		t.Run("coupon errors", func(t *testing.T) {
+			mustProblem(t, call("POST", coupons, `{"code":"sl75EV"}`), 409, `coupon "sl75EV" already exists`, nil)
+			mustProblem(t, call("POST", coupons, `{"code":"N1","locationIds":["NOPE"]}`), 404, `location "NOPE" of company "demo-company" not found`, nil)
+			mustProblem(t, call("POST", coupons, `{"code":"N1","userId":"nobody"}`), 404, `loyalty user "nobody" not found`, nil)
+			mustProblem(t, call("POST", "/admin/v1/pos-systems/clover/companies/nope/coupons", `{"code":"N1"}`), 404, `company "nope" not found`, nil)
+			mustProblem(t, call("GET", coupons+"/N1", ""), 404, `coupon "N1" not found`, nil)
+			mustProblem(t, call("POST", coupons, `{"code":"N1","status":"Expired"}`), 400, "*",
+				map[string][]string{"status": {"The status field must be Issued, Redeemed or Cancelled (Expired is computed from availableUntil)."}})
+			mustProblem(t, call("POST", coupons, `{"code":"N1","rewardProvider":"Acme"}`), 400, "*",
+				map[string][]string{"rewardProvider": {"The rewardProvider field must be one of TwoReward, PJM, Dummy."}})
+			mustProblem(t, call("POST", coupons, `{"code":"N1","pictureUrl":"ftp://x"}`), 400, "*",
+				map[string][]string{"pictureUrl": {"The pictureUrl field must be an absolute http or https URL of at most 2048 bytes."}})
+			mustProblem(t, call("POST", coupons, `{"code":"N1","availableUntil":"tomorrow"}`), 400, "*",
+				map[string][]string{"availableUntil": {"The availableUntil field must be a date-time (ISO 8601)."}})
+			mustProblem(t, call("POST", coupons, `{"code":"N1","color":"red"}`), 400, "The property 'color' is not allowed.", map[string][]string{"color": {"The property 'color' is not allowed."}})
+			mustProblem(t, s.do(t, req{Method: "POST", Path: coupons, Token: admin, ContentType: "application/xml", Body: `<c><code>N1</code></c>`}), 415, "Send the body as application/json.", nil)
+			mustProblem(t, call("POST", coupons, `{"code":"`+strings.Repeat("x", 70<<10)+`"}`), 413, "*", nil)
+			mustProblem(t, s.do(t, req{Method: "GET", Path: coupons + "/Sl75Ev"}), 401, "*", nil)
+			mustProblem(t, s.do(t, req{Method: "GET", Path: coupons + "/Sl75Ev", Token: pos}), 403, "*", nil)
+			mustProblem(t, s.do(t, req{Method: "POST", Path: coupons + "/Sl75Ev/cancel", Token: pos}), 403, "*", nil)
+		})
+		t.Run("bulk issue", func(t *testing.T) {
+			imp := coupons + "/import"
+			mustCreated(t, call("POST", imp, `{"items":[{"code":"BULK1"},{"code":"BULK2","email":"Bulk@Example.com","locationIds":["LOC456"]}]}`), `{"data":{"createdCount":2}}`)
+			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"email":"bulk@example.COM"}`)),
+				searchBody([]string{`{"rewardProvider":"TwoReward","code":"BULK2","name":null,"title":null,"pictureUrl":null,"availableUntil":null,"status":"Issued","info":null}`}, 1, 20, 1, "Accepted"))
+			// All or nothing: BULK3 is not stored when a later item fails.
+			mustProblem(t, call("POST", imp, `{"items":[{"code":"BULK3"},{"code":"bulk1"}]}`), 409, `Item 2: coupon "bulk1" already exists`, nil)
+			mustProblem(t, call("POST", imp, `{"items":[{"code":"BULK3"},{"code":"BULK4","rewardProvider":"X"}]}`), 400, "*",
+				map[string][]string{"items[1].rewardProvider": {"The rewardProvider field must be one of TwoReward, PJM, Dummy."}})
+			mustProblem(t, call("POST", imp, `{"items":[{"code":"BULK3"},{"code":"BULK4","bad":1}]}`), 400, "*",
+				map[string][]string{"items[1].bad": {"The property 'items[1].bad' is not allowed."}})
+			mustProblem(t, call("POST", imp, `{"items":[{"code":"BULK3"},{"code":"BULK4","locationIds":["NOPE"]}]}`), 404, `Item 2: location "NOPE" of company "demo-company" not found`, nil)
+			mustProblem(t, call("POST", imp, `{"items":[]}`), 400, "*", map[string][]string{"items": {"The items field must hold at least one coupon."}})
+			mustProblem(t, call("GET", coupons+"/BULK3", ""), 404, `coupon "BULK3" not found`, nil)
+			mustProblem(t, s.do(t, req{Method: "POST", Path: imp, Token: admin, ContentType: "text/xml", Body: `<x/>`}), 415, "Send the body as application/json.", nil)
+			mustProblem(t, s.do(t, req{Method: "POST", Path: imp, Token: pos, ContentType: "application/json", Body: `{"items":[]}`}), 403, "*", nil)
+		})
+		t.Run("loyalty users", func(t *testing.T) {
+			userJSON := func(first string, stamps, points int, created, updated string) string {
+				return `{"data":{"posSystemId":"clover","posCompanyId":"demo-company","id":"u-1","firstName":"` + first + `","lastName":"Tester","gender":"X",` +
+					`"phone":"+1 555 000 1111","email":"u1@example.com","stamps":` + strconv.Itoa(stamps) + `,"points":` + strconv.Itoa(points) +
+					`,"createdAt":"` + created + `","updatedAt":"` + updated + `"}}`
+			}
+			created := s.clock.Now().UTC().Format(time.RFC3339)
+			mustCreated(t, call("POST", users, `{"id":"u-1","firstName":"Una","lastName":"Tester","gender":"X","phone":"+1 555 000 1111","email":"u1@example.com","stamps":2}`),
+				userJSON("Una", 2, 0, created, created))
+			mustBody(t, call("GET", users+"/u-1", ""), userJSON("Una", 2, 0, created, created))
+			s.clock.Advance(time.Minute)
+			updated := s.clock.Now().UTC().Format(time.RFC3339)
+			mustBody(t, call("PATCH", users+"/u-1", `{"firstName":"Uma","stampsDelta":-2,"pointsDelta":15}`), userJSON("Uma", 0, 15, created, updated))
+			mustProblem(t, call("PATCH", users+"/u-1", `{"firstName":"Ida","stampsDelta":-1}`), 409, "Adding -1 to 0 stamps would leave 0–2147483647.", nil)
+			mustBody(t, call("GET", users+"/u-1", ""), userJSON("Uma", 0, 15, created, updated))
+			mustBody(t, s.do(t, posJSON(pos, usersPath, `{"posLocationId":"LOC123","keyword":"5550001111"}`)),
+				`{"data":{"users":[{"id":"u-1","firstName":"Uma","lastName":"Tester","gender":"X","phone":"+1 555 000 1111","email":"u1@example.com","stamps":0,"points":15}]}}`)
+			mustProblem(t, call("POST", users, `{"id":"john-doe"}`), 409, `loyalty user "john-doe" already exists`, nil)
+			mustProblem(t, call("GET", users+"/nobody", ""), 404, `loyalty user "nobody" not found`, nil)
+			mustProblem(t, call("PATCH", users+"/nobody", `{"pointsDelta":1}`), 404, `loyalty user "nobody" not found`, nil)
+			mustProblem(t, call("POST", "/admin/v1/pos-systems/clover/companies/nope/loyalty-users", `{"id":"x"}`), 404, `company "nope" not found`, nil)
+			mustProblem(t, call("POST", users, `{"id":"u-2","stamps":-1}`), 400, "*", map[string][]string{"stamps": {"The stamps field must not be negative."}})
+			mustProblem(t, call("POST", users, `{"id":"u-2","email":"not-an-email"}`), 400, "*",
+				map[string][]string{"email": {"The email field must be an e-mail address (name@domain) of at most 254 bytes."}})
+			mustProblem(t, call("PATCH", users+"/u-1", `{"phone":"call me"}`), 400, "*",
+				map[string][]string{"phone": {"The phone field must be a phone number of at most 32 characters: digits, spaces and + - ( ) . /, with at least 3 digits."}})
+			mustProblem(t, call("PATCH", users+"/u-1", `{"points":5}`), 400, "The property 'points' is not allowed.", map[string][]string{"points": {"The property 'points' is not allowed."}})
+			mustProblem(t, call("PATCH", users+"/u-1", `{"pointsDelta":"5"}`), 400, "*", map[string][]string{"pointsDelta": {"The pointsDelta field must be an integer."}})
+			mustProblem(t, call("PATCH", users+"/u-1", `{"pointsDelta":`+strings.Repeat("9", 12)+`}`), 400, "*", map[string][]string{"pointsDelta": {"The pointsDelta field must be an integer."}})
+			mustProblem(t, s.do(t, req{Method: "PATCH", Path: users + "/u-1", Token: admin, ContentType: "text/xml", Body: `<x/>`}), 415, "Send the body as application/json.", nil)
+			mustProblem(t, call("POST", users, `{"id":"`+strings.Repeat("x", 70<<10)+`"}`), 413, "*", nil)
+			mustProblem(t, s.do(t, req{Method: "GET", Path: users + "/u-1", Token: pos}), 403, "*", nil)
+			mustProblem(t, s.do(t, req{Method: "GET", Path: users + "/u-1"}), 401, "*", nil)
 		})
 	})
 }
