@@ -463,6 +463,22 @@ func TestCouponOperatorAPI(t *testing.T) {
 			mustProblem(t, call("GET", coupons+"/BULK3", ""), 404, `coupon "BULK3" not found`, nil)
 			mustProblem(t, s.do(t, req{Method: "POST", Path: imp, Token: admin, ContentType: "text/xml", Body: `<x/>`}), 415, "Send the body as application/json.", nil)
 			mustProblem(t, s.do(t, req{Method: "POST", Path: imp, Token: pos, ContentType: "application/json", Body: `{"items":[]}`}), 403, "*", nil)
+			// A batch may exceed the ordinary body cap (64 KiB), not 100,000 items.
+			var b strings.Builder
+			b.WriteString(`{"items":[`)
+			for i := range 4000 {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(`{"code":"MANY-` + strconv.Itoa(i) + `"}`)
+			}
+			b.WriteString(`]}`)
+			if b.Len() <= 64<<10 {
+				t.Fatalf("batch of %d bytes does not exceed the ordinary cap", b.Len())
+			}
+			mustCreated(t, call("POST", imp, b.String()), `{"data":{"createdCount":4000}}`)
+			mustProblem(t, call("POST", imp, `{"items":[`+strings.Repeat(`{"code":"x"},`, 100_000)+`{"code":"y"}]}`), 413,
+				"A batch holds at most 100000 coupons; split the file.", nil)
 		})
 		t.Run("loyalty users", func(t *testing.T) {
 			userJSON := func(first string, stamps, points int, created, updated string) string {
@@ -497,6 +513,18 @@ func TestCouponOperatorAPI(t *testing.T) {
 			mustProblem(t, call("POST", users, `{"id":"`+strings.Repeat("x", 70<<10)+`"}`), 413, "*", nil)
 			mustProblem(t, s.do(t, req{Method: "GET", Path: users + "/u-1", Token: pos}), 403, "*", nil)
 			mustProblem(t, s.do(t, req{Method: "GET", Path: users + "/u-1"}), 401, "*", nil)
+		})
+		// Last: the restarted server belongs to this subtest.
+		t.Run("demo data survives a reload", func(t *testing.T) {
+			mustStatus(t, call("POST", coupons+"/10OFFmq8kl8/redeem", ""), 200)
+			mustStatus(t, call("PATCH", users+"/jane-doe", `{"pointsDelta":5}`), 200)
+			s.restart(t) // loads the demo data set again
+			admin, pos = s.adminToken(t), s.posToken(t)
+			mustBody(t, s.do(t, posJSON(pos, lookupPath, `{"posLocationId":"LOC123","code":"10OFFmq8kl8"}`)),
+				lookupBody(strings.Replace(demoCouponJSON["10OFFmq8kl8"], `"status":"Issued"`, `"status":"Redeemed"`, 1)))
+			mustBody(t, s.do(t, posJSON(pos, usersPath, `{"posLocationId":"LOC123","keyword":"jane"}`)),
+				strings.Replace(usersBody("jane-doe"), `"points":45`, `"points":50`, 1))
+			mustBody(t, s.do(t, posJSON(pos, lookupPath, `{"posLocationId":"LOC123","code":"Sl75Ev"}`)), lookupBody(demoCouponJSON["Sl75Ev"]))
 		})
 	})
 }
