@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"math"
 	"net/http"
 	"slices"
@@ -219,14 +220,14 @@ func (q *lookupUsersRequest) Validate() error {
 	if q.Keyword == nil {
 		v.Add("keyword", "The keyword field is required.")
 	} else if k, err := posgate.ParseUserKeyword(*q.Keyword); err != nil {
-		if e, ok := err.(*posgate.Error); ok {
-			for f, msgs := range e.Fields {
-				for _, m := range msgs {
-					v.Add(f, m)
-				}
-			}
-		} else {
+		var e *posgate.Error
+		if !errors.As(err, &e) {
 			return err
+		}
+		for f, msgs := range e.Fields {
+			for _, m := range msgs {
+				v.Add(f, m)
+			}
 		}
 	} else {
 		q.keyword = k
