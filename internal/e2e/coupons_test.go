@@ -141,7 +141,7 @@ func TestCouponSearch(t *testing.T) {
 		t.Run("bad input", func(t *testing.T) {
 			need := []string{"One of code, email and phone is required."}
 			needAll := map[string][]string{"code": need, "email": need, "phone": need}
-			for _, body := range []string{`{}`, `{"code":null,"email":null,"phone":null}`, `{"code":"","email":"","phone":""}`, `{"posLocationId":"LOC123"}`} {
+			for _, body := range []string{`{}`, `{"code":null,"email":null,"phone":null}`, `{"code":"","email":"","phone":""}`, `{"code":"  ","email":" "}`, `{"posLocationId":"LOC123"}`} {
 				mustProblem(t, search("", body), 400, "*", needAll)
 			}
 			mustProblem(t, search("", `{"code":"x","foo":1}`), 400, "The property 'foo' is not allowed.", map[string][]string{"foo": {"The property 'foo' is not allowed."}})

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/posgate/posgate"
@@ -40,6 +41,10 @@ type searchCouponsRequest struct {
 
 func given(s *string) bool { return s != nil && *s != "" }
 
+// criterion reports whether a search field was given: blanks only are as
+// good as nothing, since codes and e-mails are matched trimmed.
+func criterion(s *string) bool { return s != nil && strings.TrimSpace(*s) != "" }
+
 func value(s *string) string {
 	if s == nil {
 		return ""
@@ -51,12 +56,12 @@ func value(s *string) string {
 // since phones are matched on their digits.
 func (q *searchCouponsRequest) Validate() error {
 	v := posgate.ValidationError{}
-	if !given(q.Code) && !given(q.Email) && !given(q.Phone) {
+	if !criterion(q.Code) && !criterion(q.Email) && !criterion(q.Phone) {
 		for _, f := range []string{"code", "email", "phone"} {
 			v.Add(f, "One of code, email and phone is required.")
 		}
 	}
-	if given(q.Phone) && posgate.PhoneDigits(*q.Phone) == "" {
+	if criterion(q.Phone) && posgate.PhoneDigits(*q.Phone) == "" {
 		v.Add("phone", "The phone field must contain digits.")
 	}
 	return v.Err()
