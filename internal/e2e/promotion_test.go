@@ -582,11 +582,10 @@ func TestPromotionImportDeadline(t *testing.T) {
 		}()
 		io.WriteString(pw, `{"items":[{"id":"P1","name":"first"},`)
 		started := time.Now()
-		select {
-		case res := <-done:
-			t.Fatalf("answered before the body ended: %+v", res)
-		case <-time.After(time.Second):
-		}
+		// The rest arrives well after the deadline. Whether the server has
+		// answered by then (a 400 for the cut-off body) or drops the
+		// connection depends on timing; either way it must not succeed.
+		time.Sleep(time.Second)
 		io.WriteString(pw, `{"id":"P2","name":"late"}]}`)
 		pw.Close()
 		res := <-done

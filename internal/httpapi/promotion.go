@@ -194,13 +194,6 @@ const (
 	maxPromotionPageSize     = 1000
 )
 
-// pageModel is interface.md's PageModel.
-type pageModel struct {
-	Page     int `json:"page"`
-	PageSize int `json:"pageSize"`
-	Total    int `json:"total"`
-}
-
 // pagedPromotions is a page of promotions.
 type pagedPromotions struct {
 	Data []*posgate.Promotion `json:"data"`

@@ -137,6 +137,21 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("PUT "+location+"/receipt-promotion", s.admin(bodyEndpoint(s, adminBody, s.putReceiptPromotion)))
 	mux.HandleFunc("DELETE "+location+"/receipt-promotion", s.admin(s.endpoint(s.deleteReceiptPromotion)))
 
+	// Coupons and loyalty users (issue 5): coupon search (endpoint 2), v2
+	// coupon lookup (endpoint 3), v2 loyalty-card user lookup (endpoint 4),
+	// and their operator routes.
+	mux.HandleFunc("POST /pos/{posSystemId}/coupon/couponCode/search", s.pos(bodyEndpoint(s, strictPOSBody, s.searchCoupons)))
+	mux.HandleFunc("POST /v2/pos/{posSystemId}/coupon/couponCodes/lookup", s.pos(bodyEndpoint(s, posBody, s.lookupCoupon)))
+	mux.HandleFunc("POST /v2/pos/{posSystemId}/loyaltyCard/users/lookup", s.pos(bodyEndpoint(s, posBody, s.lookupUsers)))
+	mux.HandleFunc("POST "+company+"/coupons", s.admin(bodyEndpoint(s, adminBody, s.createCoupon)))
+	mux.HandleFunc("POST "+company+"/coupons/import", s.admin(s.importCoupons))
+	mux.HandleFunc("GET "+company+"/coupons/{code}", s.admin(s.endpoint(s.getCoupon)))
+	mux.HandleFunc("POST "+company+"/coupons/{code}/cancel", s.admin(s.endpoint(s.setCouponStatus(posgate.CouponCancelled))))
+	mux.HandleFunc("POST "+company+"/coupons/{code}/redeem", s.admin(s.endpoint(s.setCouponStatus(posgate.CouponRedeemed))))
+	mux.HandleFunc("POST "+company+"/loyalty-users", s.admin(bodyEndpoint(s, adminBody, s.createLoyaltyUser)))
+	mux.HandleFunc("GET "+company+"/loyalty-users/{userId}", s.admin(s.endpoint(s.getLoyaltyUser)))
+	mux.HandleFunc("PATCH "+company+"/loyalty-users/{userId}", s.admin(bodyEndpoint(s, adminBody, s.updateLoyaltyUser)))
+
 	// Operator API.
 	mux.HandleFunc("POST /admin/v1/pos-systems", s.admin(bodyEndpoint(s, adminBody, s.createPOSSystem)))
 	mux.HandleFunc("GET /admin/v1/pos-systems", s.admin(s.endpoint(s.listPOSSystems)))

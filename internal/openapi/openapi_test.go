@@ -86,8 +86,8 @@ func TestEveryOperationIsDescribed(t *testing.T) {
 			}
 		}
 	}
-	if count != 56 {
-		t.Errorf("%d operations, want 56", count)
+	if count != 67 {
+		t.Errorf("%d operations, want 67", count)
 	}
 }
 
@@ -182,6 +182,19 @@ func TestEnumsMatchTheDomain(t *testing.T) {
 	}
 	if got := enum("Scope"); !slices.Equal(got, posgate.KnownScopes) {
 		t.Errorf("Scope %v, want %v", got, posgate.KnownScopes)
+	}
+	var providers, statuses []string
+	for _, p := range posgate.RewardProviders {
+		providers = append(providers, string(p))
+	}
+	for _, st := range posgate.CouponStatuses {
+		statuses = append(statuses, string(st))
+	}
+	if got := enum("RewardProvider"); !slices.Equal(got, providers) {
+		t.Errorf("RewardProvider %v, want %v", got, providers)
+	}
+	if got := enum("CouponCodeItemStatus"); !slices.Equal(got, statuses) {
+		t.Errorf("CouponCodeItemStatus %v, want %v", got, statuses)
 	}
 	features, _ := json.Marshal(posgate.AllFeaturesOn())
 	var fields map[string]bool
