@@ -191,17 +191,11 @@ type carouselResult struct {
 func (s *Server) carousel(r *http.Request, req *carouselRequest) (int, any, error) {
 	ctx := r.Context()
 	posSystemID := r.PathValue("posSystemId")
-	loc, err := s.findLocation(ctx, posSystemID, *req.PosLocationID)
+	loc, term, status, err := s.findTerminal(ctx, posSystemID, *req.PosLocationID, *req.TerminalID, posgate.FeatureCarousel)
 	if err != nil {
 		return 0, nil, err
 	}
-	term, err := s.store.FindTerminal(ctx, posSystemID, loc.ID, *req.TerminalID)
-	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
-		return 0, nil, posgate.Errorf(posgate.ENOTFOUND, "Terminal '%s' is not registered at location '%s'.", *req.TerminalID, loc.ID)
-	} else if err != nil {
-		return 0, nil, err
-	}
-	if placeStatus(loc, posgate.FeatureCarousel) != posgate.PosAccepted || term.Status != posgate.StatusActive {
+	if status != posgate.PosAccepted {
 		return http.StatusOK, envelope{carouselResult{PosStatus: posgate.PosDisabled}}, nil
 	}
 	settings, err := s.store.FindCarouselSettings(ctx, posSystemID, loc.CompanyID)

@@ -44,18 +44,12 @@ type startInteractionResult struct {
 func (s *Server) startInteraction(r *http.Request, req *startInteractionRequest) (int, any, error) {
 	ctx := r.Context()
 	posSystemID := r.PathValue("posSystemId")
-	loc, err := s.findLocation(ctx, posSystemID, *req.PosLocationID)
+	loc, term, status, err := s.findTerminal(ctx, posSystemID, *req.PosLocationID, *req.TerminalID, posgate.FeatureTransactions)
 	if err != nil {
 		return 0, nil, err
 	}
-	term, err := s.store.FindTerminal(ctx, posSystemID, loc.ID, *req.TerminalID)
-	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
-		return 0, nil, posgate.Errorf(posgate.ENOTFOUND, "Terminal '%s' is not registered at location '%s'.", *req.TerminalID, loc.ID)
-	} else if err != nil {
-		return 0, nil, err
-	}
 	out := startInteractionResult{TerminalID: term.ID, PosLocationID: loc.ID, PosStatus: posgate.PosDisabled}
-	if placeStatus(loc, posgate.FeatureTransactions) == posgate.PosAccepted && term.Status == posgate.StatusActive {
+	if status == posgate.PosAccepted {
 		now := s.now()
 		sess := &posgate.Session{
 			ID:          uuid.NewString(),
@@ -86,6 +80,27 @@ func (s *Server) findLocation(ctx context.Context, posSystemID, locationID strin
 		return nil, posgate.Errorf(posgate.ENOTFOUND, "Location '%s' is not registered.", locationID)
 	}
 	return loc, err
+}
+
+// findTerminal finds a terminal at a location the caller may see (404s
+// that name what is missing) and the place's status for feature f:
+// Accepted only when company, location and terminal are active and f is on.
+func (s *Server) findTerminal(ctx context.Context, posSystemID, locationID, terminalID string, f posgate.Feature) (*posgate.Location, *posgate.Terminal, posgate.PosStatus, error) {
+	loc, err := s.findLocation(ctx, posSystemID, locationID)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	term, err := s.store.FindTerminal(ctx, posSystemID, loc.ID, terminalID)
+	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
+		return nil, nil, "", posgate.Errorf(posgate.ENOTFOUND, "Terminal '%s' is not registered at location '%s'.", terminalID, loc.ID)
+	} else if err != nil {
+		return nil, nil, "", err
+	}
+	status := placeStatus(loc, f)
+	if term.Status != posgate.StatusActive {
+		status = posgate.PosDisabled
+	}
+	return loc, term, status, nil
 }
 
 // placeStatus is the posStatus of a location for a feature, before anything
