@@ -56,6 +56,17 @@ func commands() []command {
 		{"client enable", "enable an API client: ID", cmdClientDisabled(false)},
 		{"keys rotate", "add a new token signing key; older keys stay published until their tokens expire", cmdKeysRotate},
 		{"keys list", "list token signing keys", cmdKeysList},
+		// Coupons and loyalty users (coupons.go).
+		{"coupon issue", "issue a coupon: CODE --pos P --company C [--provider] [--name] [--title] [--picture-url] [--until T] [--status] [--user U] [--email] [--phone] [--locations L1,L2] [--info JSON]", cmdCouponIssue},
+		{"coupon import", "issue the coupons of a CSV or JSON file, all or none: FILE --pos P --company C [--format csv|json]", cmdCouponImport},
+		{"coupon show", "show a coupon: CODE --pos P --company C", cmdCouponShow},
+		{"coupon redeem", "mark an Issued coupon Redeemed: CODE --pos P --company C", cmdCouponChange(posgate.CouponRedeemed)},
+		{"coupon cancel", "cancel an Issued coupon: CODE --pos P --company C", cmdCouponChange(posgate.CouponCancelled)},
+		{"loyalty-user create", "create a loyalty user: --pos P --company C [--id ID] [--first-name] [--last-name] [--gender] [--phone] [--email] [--stamps N] [--points N]", cmdLoyaltyUserCreate},
+		{"loyalty-user update", "change a loyalty user: ID --pos P --company C [--first-name] [--last-name] [--gender] [--phone] [--email]", cmdLoyaltyUserUpdate},
+		{"loyalty-user adjust", "add or take stamps and points: ID --pos P --company C [--stamps N] [--points N]", cmdLoyaltyUserAdjust},
+		{"loyalty-user show", "show a loyalty user: ID --pos P --company C", cmdLoyaltyUserShow},
+		{"generate coupons", "load generated loyalty users and coupons into a company, for tests and benchmarks: --pos P --company C [--users N] [--coupons N] [--seed S]", cmdGenerateCoupons},
 	}
 }
 

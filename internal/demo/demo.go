@@ -44,6 +44,7 @@ func Load(ctx context.Context, st posgate.Store) error {
 		client(ctx, st, &posgate.Client{ID: AdminClientID, Name: "Demo operator",
 			Scopes: []string{posgate.ScopeAdmin}}, AdminSecret),
 	}
+	steps = append(steps, couponSteps(ctx, st)...)
 	for _, step := range steps {
 		if err := step(); err != nil && !errors.Is(err, posgate.ErrConflict) {
 			return fmt.Errorf("demo data: %w", err)

@@ -114,6 +114,22 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("GET /admin/v1/keys", s.admin(s.endpoint(s.listKeys)))
 	mux.HandleFunc("POST /admin/v1/keys/rotate", s.admin(s.endpoint(s.rotateKey)))
 
+	// Coupons and loyalty users (coupons.go): endpoints 2–4 and their
+	// operator side.
+	mux.HandleFunc("POST /pos/{posSystemId}/coupon/couponCode/search", s.pos(bodyEndpoint(s, posStrictBody, s.searchCoupons)))
+	mux.HandleFunc("POST /v2/pos/{posSystemId}/coupon/couponCodes/lookup", s.pos(bodyEndpoint(s, posBody, s.lookupCoupons)))
+	mux.HandleFunc("POST /v2/pos/{posSystemId}/loyaltyCard/users/lookup", s.pos(bodyEndpoint(s, posBody, s.lookupUsers)))
+	const company = "/admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}"
+	mux.HandleFunc("POST "+company+"/coupons", s.admin(bodyEndpoint(s, adminBody, s.issueCoupon)))
+	mux.HandleFunc("POST "+company+"/coupons/import", s.admin(s.importCoupons))
+	mux.HandleFunc("GET "+company+"/coupons/{code}", s.admin(s.endpoint(s.getCoupon)))
+	mux.HandleFunc("POST "+company+"/coupons/{code}/redeem", s.admin(s.endpoint(s.changeCoupon(posgate.CouponRedeemed))))
+	mux.HandleFunc("POST "+company+"/coupons/{code}/cancel", s.admin(s.endpoint(s.changeCoupon(posgate.CouponCancelled))))
+	mux.HandleFunc("POST "+company+"/loyalty-users", s.admin(bodyEndpoint(s, adminBody, s.createLoyaltyUser)))
+	mux.HandleFunc("GET "+company+"/loyalty-users/{userId}", s.admin(s.endpoint(s.getLoyaltyUser)))
+	mux.HandleFunc("PATCH "+company+"/loyalty-users/{userId}", s.admin(bodyEndpoint(s, adminBody, s.updateLoyaltyUser)))
+	mux.HandleFunc("POST "+company+"/loyalty-users/{userId}/adjust", s.admin(bodyEndpoint(s, adminBody, s.adjustLoyaltyUser)))
+
 	mux.HandleFunc("/", s.notFound(mux))
 }
 

@@ -86,8 +86,8 @@ func TestEveryOperationIsDescribed(t *testing.T) {
 			}
 		}
 	}
-	if count != 30 {
-		t.Errorf("%d operations, want 30", count)
+	if count != 42 {
+		t.Errorf("%d operations, want 42", count)
 	}
 }
 

@@ -24,13 +24,16 @@ const (
 
 // Coupon search statements, one per criterion that selects the candidate
 // coupons through an index (code, else e-mail, else phone); the other
-// criteria filter the candidates. ?1 POS system, ?2 JSON array of company
+// criteria filter the candidates. The owners' part goes from the user's
+// index to the coupons, and the candidates drive the final join (CROSS JOIN
+// and INDEXED BY fix that order: without statistics the planner would walk
+// the company's coupons). ?1 POS system, ?2 JSON array of company
 // ids, ?3 folded code, ?4 folded e-mail, ?5 phone digits (each empty when
 // not given), ?6 location (empty for any), ?7 limit, ?8 offset.
 const (
 	couponSearchHead = `WITH companies (company_id) AS (SELECT value FROM json_each(?2)), hits (company_id, code_norm) AS (`
 	couponSearchTail = `) SELECT ` + couponCols + `, COUNT(*) OVER ()
-		FROM hits JOIN coupons c ON c.pos_system_id = ?1 AND c.company_id = hits.company_id AND c.code_norm = hits.code_norm
+		FROM hits CROSS JOIN coupons c ON c.pos_system_id = ?1 AND c.company_id = hits.company_id AND c.code_norm = hits.code_norm
 		LEFT JOIN loyalty_users u ON u.pos_system_id = c.pos_system_id AND u.company_id = c.company_id AND u.user_id = c.user_id
 		WHERE (?3 = '' OR c.code_norm = ?3)
 		AND (?4 = '' OR c.email_norm = ?4 OR u.email_norm = ?4)
@@ -42,34 +45,37 @@ const (
 		WHERE pos_system_id = ?1 AND company_id IN (SELECT company_id FROM companies) AND code_norm = ?3`
 	couponsByEmail = `SELECT company_id, code_norm FROM coupons
 			WHERE pos_system_id = ?1 AND company_id IN (SELECT company_id FROM companies) AND email_norm = ?4
-		UNION SELECT c2.company_id, c2.code_norm FROM loyalty_users u2
-			JOIN coupons c2 ON c2.pos_system_id = u2.pos_system_id AND c2.company_id = u2.company_id AND c2.user_id = u2.user_id
+		UNION SELECT c2.company_id, c2.code_norm FROM loyalty_users u2 INDEXED BY loyalty_users_by_email
+			CROSS JOIN coupons c2 INDEXED BY coupons_by_user ON c2.pos_system_id = u2.pos_system_id AND c2.company_id = u2.company_id AND c2.user_id = u2.user_id
 			WHERE u2.pos_system_id = ?1 AND u2.company_id IN (SELECT company_id FROM companies) AND u2.email_norm = ?4`
 	couponsByPhone = `SELECT company_id, code_norm FROM coupons
 			WHERE pos_system_id = ?1 AND company_id IN (SELECT company_id FROM companies) AND phone_digits = ?5
-		UNION SELECT c2.company_id, c2.code_norm FROM loyalty_users u2
-			JOIN coupons c2 ON c2.pos_system_id = u2.pos_system_id AND c2.company_id = u2.company_id AND c2.user_id = u2.user_id
+		UNION SELECT c2.company_id, c2.code_norm FROM loyalty_users u2 INDEXED BY loyalty_users_by_phone
+			CROSS JOIN coupons c2 INDEXED BY coupons_by_user ON c2.pos_system_id = u2.pos_system_id AND c2.company_id = u2.company_id AND c2.user_id = u2.user_id
 			WHERE u2.pos_system_id = ?1 AND u2.company_id IN (SELECT company_id FROM companies) AND u2.phone_digits = ?5`
 
 	findCouponSQL = `SELECT ` + couponCols + ` FROM coupons c WHERE c.pos_system_id = ? AND c.company_id = ? AND c.code_norm = ?`
 
 	// userCandidatesSQL finds keyword matches through the trigram index:
-	// ?1 POS system, ?2 company, ?3 FTS5 query, ?4 limit.
-	userCandidatesSQL = `SELECT ` + userCols + ` FROM loyalty_users_fts f JOIN loyalty_users u ON u.user_key = f.rowid
+	// ?1 POS system, ?2 company, ?3 FTS5 query, ?4 limit. CROSS JOIN keeps
+	// the index the outer loop: left to itself, the planner walks the
+	// company's users and probes the index for each.
+	userCandidatesSQL = `SELECT ` + userCols + ` FROM loyalty_users_fts f CROSS JOIN loyalty_users u ON u.user_key = f.rowid
 		WHERE loyalty_users_fts MATCH ?3 AND u.pos_system_id = ?1 AND u.company_id = ?2
 		LIMIT ?4`
 	// userExactSQL finds the exact matches of a keyword, the first
 	// MaxUserMatches of each kind in result order: ?3 folded text, ?4 phone
-	// digits (empty for none).
+	// digits (empty for none). INDEXED BY pins each part to its index: the
+	// planner would rather walk a whole company in result order.
 	userExactSQL = `SELECT ` + userCols + ` FROM (
-			SELECT * FROM (SELECT user_key FROM loyalty_users WHERE pos_system_id = ?1 AND company_id = ?2 AND first_norm = ?3
-				ORDER BY last_norm, first_norm, user_id LIMIT 50)
-			UNION SELECT * FROM (SELECT user_key FROM loyalty_users WHERE pos_system_id = ?1 AND company_id = ?2 AND last_norm = ?3
-				ORDER BY last_norm, first_norm, user_id LIMIT 50)
-			UNION SELECT * FROM (SELECT user_key FROM loyalty_users WHERE pos_system_id = ?1 AND company_id = ?2 AND email_norm = ?3
-				ORDER BY last_norm, first_norm, user_id LIMIT 50)
-			UNION SELECT * FROM (SELECT user_key FROM loyalty_users WHERE pos_system_id = ?1 AND company_id = ?2 AND ?4 <> '' AND phone_digits = ?4
-				ORDER BY last_norm, first_norm, user_id LIMIT 50)
+			SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_first
+				WHERE pos_system_id = ?1 AND company_id = ?2 AND first_norm = ?3 ORDER BY last_norm, first_norm, user_id LIMIT 50)
+			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_last
+				WHERE pos_system_id = ?1 AND company_id = ?2 AND last_norm = ?3 ORDER BY last_norm, first_norm, user_id LIMIT 50)
+			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_email
+				WHERE pos_system_id = ?1 AND company_id = ?2 AND email_norm = ?3 ORDER BY last_norm, first_norm, user_id LIMIT 50)
+			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_phone
+				WHERE pos_system_id = ?1 AND company_id = ?2 AND phone_digits = ?4 AND ?4 <> '' ORDER BY last_norm, first_norm, user_id LIMIT 50)
 		) k JOIN loyalty_users u ON u.user_key = k.user_key`
 	findUserSQL = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = ? AND u.company_id = ? AND u.user_id = ?`
 
@@ -250,7 +256,7 @@ func (db *DB) CreateCoupon(ctx context.Context, c *posgate.Coupon) error {
 // of prepared statements.
 func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, error]) (int, error) {
 	n := 0
-	err := db.inTx(ctx, "import coupons", func(tx *sql.Tx) error {
+	err := db.bulk(ctx, "import coupons", func(tx *sql.Tx) error {
 		ins, err := db.newCouponInserter(ctx, tx)
 		if err != nil {
 			return err
@@ -271,6 +277,30 @@ func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, 
 		return 0, err
 	}
 	return n, nil
+}
+
+// optimizeAfter is the size of a loyalty-user import after which the
+// trigram index is merged into one segment.
+const optimizeAfter = 10_000
+
+// bulkCacheKiB is the page cache of the write connection during an import:
+// a million rows touch far more index pages than the default 2 MiB holds,
+// and re-reading them dominated the time.
+const bulkCacheKiB = 256 << 10
+
+// bulk runs fn in a write transaction with a large page cache, restoring the
+// cache size afterwards. (The write pool has one connection, so the pragmas
+// reach the transaction's connection.)
+func (db *DB) bulk(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	var kib int64
+	if err := db.write.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&kib); err != nil {
+		return fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+	if _, err := db.write.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d`, -bulkCacheKiB)); err != nil {
+		return fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+	defer db.write.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA cache_size = %d`, kib))
+	return db.inTx(ctx, op, fn)
 }
 
 // inTx runs fn in a write transaction and commits when it returns nil.
@@ -498,11 +528,24 @@ func (db *DB) CreateLoyaltyUser(ctx context.Context, u *posgate.LoyaltyUser) err
 }
 
 // ImportLoyaltyUsers stores the users of seq in one transaction with one
-// prepared statement.
+// prepared statement. The trigram index is filled once at the end, from the
+// new rows, instead of by the insert trigger row by row: that is five times
+// faster for a large import. The trigger is dropped for the transaction and
+// recreated from its stored definition before the commit, so that readers
+// never see it missing.
 func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.LoyaltyUser, error]) (int, error) {
 	n := 0
 	now := db.timestamp()
-	err := db.inTx(ctx, "import loyalty users", func(tx *sql.Tx) error {
+	err := db.bulk(ctx, "import loyalty users", func(tx *sql.Tx) error {
+		var last int64
+		var trigger string
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(user_key), 0),
+			(SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND name = 'loyalty_users_fts_insert') FROM loyalty_users`).Scan(&last, &trigger); err != nil {
+			return fmt.Errorf("sqlite: import loyalty users: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DROP TRIGGER loyalty_users_fts_insert`); err != nil {
+			return fmt.Errorf("sqlite: import loyalty users: %w", err)
+		}
 		stmt, err := tx.PrepareContext(ctx, insertUserSQL)
 		if err != nil {
 			return fmt.Errorf("sqlite: import loyalty users: %w", err)
@@ -516,6 +559,22 @@ func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.Loy
 				return posgate.ItemError(n+1, err)
 			}
 			n++
+		}
+		// New rows have keys above the old maximum: there is one writer.
+		if _, err := tx.ExecContext(ctx, `INSERT INTO loyalty_users_fts (rowid, first_norm, last_norm, email_norm, phone_digits)
+			SELECT user_key, first_norm, last_norm, email_norm, phone_digits FROM loyalty_users WHERE user_key > ?`, last); err != nil {
+			return fmt.Errorf("sqlite: import loyalty users: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, trigger); err != nil {
+			return fmt.Errorf("sqlite: import loyalty users: %w", err)
+		}
+		if n >= optimizeAfter {
+			// A large import leaves the index in many segments, and a
+			// search reads every segment's list for each trigram: merged,
+			// a search over a million users takes a third of the time.
+			if _, err := tx.ExecContext(ctx, `INSERT INTO loyalty_users_fts (loyalty_users_fts) VALUES ('optimize')`); err != nil {
+				return fmt.Errorf("sqlite: import loyalty users: optimize index: %w", err)
+			}
 		}
 		return nil
 	})
