@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -208,11 +209,21 @@ func cmdCouponImport(ctx context.Context, env *cli, args []string) error {
 		start := time.Now()
 		n, err := st.ImportCoupons(ctx, progress(env.stderr, "coupons read", 10_000, ops.Coupons(*cf.pos, *cf.company, inputs)))
 		if err != nil {
-			return fmt.Errorf("nothing was imported: %w", err)
+			return nothingImported(err)
 		}
 		fmt.Fprintf(env.stdout, "imported %d coupons into %s/%s in %s\n", n, *cf.pos, *cf.company, time.Since(start).Round(time.Millisecond))
 		return nil
 	})
+}
+
+// nothingImported says that a failed import stored nothing, keeping the
+// error's code and fields.
+func nothingImported(err error) error {
+	var e *posgate.Error
+	if errors.As(err, &e) {
+		return &posgate.Error{Code: e.Code, Message: "nothing was imported: " + e.Message, Fields: e.Fields}
+	}
+	return fmt.Errorf("nothing was imported: %w", err)
 }
 
 func cmdCouponShow(ctx context.Context, env *cli, args []string) error {

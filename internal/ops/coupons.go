@@ -193,7 +193,7 @@ func ReadCouponsCSV(r io.Reader) iter.Seq2[*CouponInput, error] {
 			line, _ := cr.FieldPos(0)
 			in, err := couponFromCSV(cols, rec)
 			if err != nil {
-				yield(nil, posgate.Errorf(posgate.EINVALID, "line %d: %s", line, posgate.ErrorMessage(err)))
+				yield(nil, posgate.Errorf(posgate.EINVALID, "line %d: %v", line, err))
 				return
 			}
 			if !yield(in, nil) {

@@ -315,6 +315,10 @@ func (s *copySource[T]) Values() ([]any, error) { return s.row, nil }
 // Err implements pgx.CopyFromSource.
 func (s *copySource[T]) Err() error { return s.err }
 
+// analyzeAfter is the size of an import after which the table's planner
+// statistics are refreshed in the same transaction.
+const analyzeAfter = 10_000
+
 // copyImport copies seq into table in one transaction.
 func copyImport[T any](ctx context.Context, db *DB, table string, cols []string, seq iter.Seq2[T, error],
 	toRow func(n int, item T) ([]any, error), copyErr func(err error) error) (int, error) {
@@ -324,7 +328,12 @@ func copyImport[T any](ctx context.Context, db *DB, table string, cols []string,
 	var n int64
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		var err error
-		n, err = tx.CopyFrom(ctx, pgx.Identifier{table}, cols, src)
+		if n, err = tx.CopyFrom(ctx, pgx.Identifier{table}, cols, src); err != nil || n < analyzeAfter {
+			return err
+		}
+		// Plans over a table that just grew a lot would otherwise rest on
+		// stale statistics until autovacuum comes by.
+		_, err = tx.Exec(ctx, `ANALYZE `+pgx.Identifier{table}.Sanitize())
 		return err
 	})
 	switch {

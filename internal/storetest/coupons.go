@@ -436,6 +436,13 @@ func testLoyaltyUserImport(t *testing.T, e *env) {
 		_, err = e.s.FindLoyaltyUser(ctx, "clover", "acme", "n1")
 		checkErr(t, "FindLoyaltyUser after the failed import", err, posgate.ErrNotFound, `loyalty user "n1" not found`)
 	}
+	// Imported users are searchable, and so is a user created one by one
+	// after imports, failed or not.
+	e.user(&posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "acme", ID: "later", FirstName: "Latecomer"})
+	for keyword, want := range map[string][]string{"ann": {"i1"}, "comer": {"later"}} {
+		k, _ := posgate.ParseUserKeyword(keyword)
+		check(t, "SearchLoyaltyUsers("+keyword+") after imports", ids(must[[]*posgate.LoyaltyUser](t, "SearchLoyaltyUsers")(e.s.SearchLoyaltyUsers(ctx, "clover", "acme", k))), want)
+	}
 }
 
 // ids lists the ids of users.
