@@ -80,6 +80,21 @@ func TestParseUserKeyword(t *testing.T) {
 	}
 }
 
+func TestIndexText(t *testing.T) {
+	for in, want := range map[string]string{
+		"john.doe@example.com": "john.doe",
+		"Ann@Example.com":      "ann",
+		"jo@mail.test":         "jo@mail.test", // too short a name to look up alone
+		"@example.com":         "@example.com",
+		"smith":                "smith",
+	} {
+		k, err := ParseUserKeyword(in)
+		if got := k.IndexText(); err != nil || got != want {
+			t.Errorf("IndexText(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
 func TestRankUsers(t *testing.T) {
 	users := []*LoyaltyUser{
 		{ID: "c", FirstName: "Johnny", LastName: "Zed"},

@@ -57,25 +57,35 @@ const (
 	findCouponSQL = `SELECT ` + couponCols + ` FROM coupons c WHERE c.pos_system_id = ? AND c.company_id = ? AND c.code_norm = ?`
 
 	// userCandidatesSQL finds keyword matches through the trigram index:
-	// ?1 POS system, ?2 company, ?3 FTS5 query, ?4 limit. CROSS JOIN keeps
-	// the index the outer loop: left to itself, the planner walks the
-	// company's users and probes the index for each.
+	// ?1 POS system, ?2 company, ?3 FTS5 query (rows holding the trigrams),
+	// ?4 limit, ?5 folded text and ?6 digits (empty for none) to find in the
+	// row. CROSS JOIN keeps the index the outer loop: left to itself, the
+	// planner walks the company's users and probes the index for each.
 	userCandidatesSQL = `SELECT ` + userCols + ` FROM loyalty_users_fts f CROSS JOIN loyalty_users u ON u.user_key = f.rowid
 		WHERE loyalty_users_fts MATCH ?3 AND u.pos_system_id = ?1 AND u.company_id = ?2
+		AND (instr(u.first_norm, ?5) OR instr(u.last_norm, ?5) OR instr(u.email_norm, ?5) OR (?6 <> '' AND instr(u.phone_digits, ?6)))
 		LIMIT ?4`
-	// userExactSQL finds the exact matches of a keyword, the first
-	// MaxUserMatches of each kind in result order: ?3 folded text, ?4 phone
-	// digits (empty for none). INDEXED BY pins each part to its index: the
+	// userPrefixSQL finds, through B-tree indexes, the users whose first
+	// name, last name, e-mail or phone digits start with the keyword: ?3
+	// folded text, ?4 the end of its prefix range, ?5 digits and ?6 their
+	// range end (both empty for none). Each part reads the index in an order
+	// that puts the exact matches first, in result order, so that with
+	// MaxUserMatches+1 rows a part holds all its exact matches or more than
+	// MaxUserMatches of them. INDEXED BY pins each part to its index: the
 	// planner would rather walk a whole company in result order.
-	userExactSQL = `SELECT ` + userCols + ` FROM (
+	userPrefixSQL = `SELECT ` + userCols + ` FROM (
 			SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_first
-				WHERE pos_system_id = ?1 AND company_id = ?2 AND first_norm = ?3 ORDER BY last_norm, first_norm, user_id LIMIT 50)
+				WHERE pos_system_id = ?1 AND company_id = ?2 AND first_norm >= ?3 AND first_norm < ?4 ORDER BY first_norm, last_norm, user_id LIMIT 51)
 			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_last
-				WHERE pos_system_id = ?1 AND company_id = ?2 AND last_norm = ?3 ORDER BY last_norm, first_norm, user_id LIMIT 50)
+				WHERE pos_system_id = ?1 AND company_id = ?2 AND last_norm >= ?3 AND last_norm < ?4 ORDER BY last_norm, first_norm, user_id LIMIT 51)
 			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_email
-				WHERE pos_system_id = ?1 AND company_id = ?2 AND email_norm = ?3 ORDER BY last_norm, first_norm, user_id LIMIT 50)
+				WHERE pos_system_id = ?1 AND company_id = ?2 AND email_norm = ?3 ORDER BY last_norm, first_norm, user_id LIMIT 51)
+			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_email
+				WHERE pos_system_id = ?1 AND company_id = ?2 AND email_norm > ?3 AND email_norm < ?4 ORDER BY email_norm LIMIT 51)
 			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_phone
-				WHERE pos_system_id = ?1 AND company_id = ?2 AND phone_digits = ?4 AND ?4 <> '' ORDER BY last_norm, first_norm, user_id LIMIT 50)
+				WHERE pos_system_id = ?1 AND company_id = ?2 AND phone_digits = ?5 AND ?5 <> '' ORDER BY last_norm, first_norm, user_id LIMIT 51)
+			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_phone
+				WHERE pos_system_id = ?1 AND company_id = ?2 AND phone_digits > ?5 AND phone_digits < ?6 AND ?5 <> '' ORDER BY phone_digits LIMIT 51)
 		) k JOIN loyalty_users u ON u.user_key = k.user_key`
 	findUserSQL = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = ? AND u.company_id = ? AND u.user_id = ?`
 
@@ -91,7 +101,7 @@ const (
 // (endpoints 2–4), prepared once by Open.
 type couponStmts struct {
 	searchByCode, searchByEmail, searchByPhone *sql.Stmt
-	findCoupon, userCandidates, userExact      *sql.Stmt
+	findCoupon, userCandidates, userPrefix     *sql.Stmt
 }
 
 // prepareCoupons prepares the coupon feature's statements on the read pool.
@@ -106,7 +116,7 @@ func (db *DB) prepareCoupons(ctx context.Context) error {
 		{&s.searchByPhone, couponSearchHead + couponsByPhone + couponSearchTail},
 		{&s.findCoupon, findCouponSQL},
 		{&s.userCandidates, userCandidatesSQL},
-		{&s.userExact, userExactSQL},
+		{&s.userPrefix, userPrefixSQL},
 	} {
 		var err error
 		if *p.stmt, err = db.read.PrepareContext(ctx, p.query); err != nil {
@@ -124,7 +134,7 @@ func (s *couponStmts) close() error {
 		return nil
 	}
 	var errs []error
-	for _, st := range []*sql.Stmt{s.searchByCode, s.searchByEmail, s.searchByPhone, s.findCoupon, s.userCandidates, s.userExact} {
+	for _, st := range []*sql.Stmt{s.searchByCode, s.searchByEmail, s.searchByPhone, s.findCoupon, s.userCandidates, s.userPrefix} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -635,37 +645,57 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 	return u, nil
 }
 
-// SearchLoyaltyUsers takes up to 2×MaxUserMatches+1 candidates from the
-// trigram index; when that is all the matches, they decide the answer,
-// else the exact matches (B-tree lookups) are added so that they come
-// first whatever the index returned.
+// SearchLoyaltyUsers reads the users whose fields start with the keyword
+// first (B-tree lookups that also yield every exact match, see
+// posgate.NeedSubstringSearch); only when they leave the answer open does
+// it take up to MaxUserMatches+1 matches through the trigram index (rows
+// holding the trigrams of the keyword's index text, checked for the whole
+// keyword): fewer means that they are all the matches there are.
 func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
-	const candidates = 2*posgate.MaxUserMatches + 1
-	rows, err := db.coupons.userCandidates.QueryContext(ctx, posSystemID, companyID, ftsQuery(k), candidates)
+	rows, err := db.coupons.userPrefix.QueryContext(ctx, posSystemID, companyID, k.Text, k.Text+maxRune, k.Digits, k.Digits+maxRune)
 	users, err := scanAll(rows, err, "search loyalty users", userDest)
 	if err != nil {
 		return nil, err
 	}
-	if len(users) == candidates {
-		rows, err := db.coupons.userExact.QueryContext(ctx, posSystemID, companyID, k.Text, k.Digits)
-		exact, err := scanAll(rows, err, "search loyalty users", userDest)
+	if posgate.NeedSubstringSearch(k, users) {
+		rows, err := db.coupons.userCandidates.QueryContext(ctx, posSystemID, companyID, ftsQuery(k), posgate.MaxUserMatches+1, k.Text, k.Digits)
+		more, err := scanAll(rows, err, "search loyalty users", userDest)
 		if err != nil {
 			return nil, err
 		}
-		users = append(exact, users...)
+		users = append(users, more...)
 	}
 	return posgate.RankUsers(k, users), nil
 }
 
-// ftsQuery is the FTS5 query of a keyword: its folded text as a phrase
-// (a substring, for the trigram tokenizer) in the name and e-mail columns,
-// or its digits in the phone column.
+// maxRune sorts after every character: s+maxRune ends the range of the
+// strings that start with s.
+const maxRune = "\U0010FFFF"
+
+// ftsQuery is the FTS5 query of a keyword: the rows whose name and e-mail
+// columns hold every trigram of its index text, or whose phone column holds
+// every trigram of its digits. (The index keeps no positions, so the
+// statement checks the substring itself.)
 func ftsQuery(k posgate.UserKeyword) string {
-	q := `{first_norm last_norm email_norm} : ` + ftsPhrase(k.Text)
+	q := `{first_norm last_norm email_norm} : ` + ftsTrigrams(k.IndexText())
 	if k.Digits != "" {
-		q += ` OR phone_digits : ` + ftsPhrase(k.Digits)
+		q += ` OR phone_digits : ` + ftsTrigrams(k.Digits)
 	}
 	return q
 }
 
-func ftsPhrase(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+// ftsTrigrams is the FTS5 expression requiring each distinct trigram of s:
+// ("abc" AND "bcd" …).
+func ftsTrigrams(s string) string {
+	r := []rune(s)
+	seen := map[string]bool{}
+	var terms []string
+	for i := 0; i+3 <= len(r); i++ {
+		t := string(r[i : i+3])
+		if !seen[t] {
+			seen[t] = true
+			terms = append(terms, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
+		}
+	}
+	return "(" + strings.Join(terms, " AND ") + ")"
+}

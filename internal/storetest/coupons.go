@@ -463,6 +463,7 @@ func testLoyaltyUserSearch(t *testing.T, e *env) {
 		{ID: "u4", FirstName: "Álvaro", LastName: "ÖZTÜRK", Email: "ALVARO@Example.com"},
 		{ID: "u5", FirstName: "john", LastName: "Adams", Email: "ja@x.test", Phone: "1 555 555 1234"},
 		{ID: "u6", FirstName: "50%", LastName: "Off_Guy", Email: "pct@x.test"},
+		{ID: "u7", FirstName: "Maryanne", LastName: "Major", Email: "mary@example.org"},
 	} {
 		u.POSSystemID, u.CompanyID = "clover", "acme"
 		e.user(u)
@@ -476,6 +477,9 @@ func testLoyaltyUserSearch(t *testing.T, e *env) {
 		{"ohn", "u5 u1 u3"},
 		{"doe", "u1"},
 		{"John.Doe@Example.COM", "u1"},
+		{"mary@example.com", "u3"}, // not mary@example.org: the whole keyword must match
+		{"MARY@", "u3 u7"},
+		{"mary", "u3 u7"}, // Mary exactly, then Maryanne
 		{"example.com", "u1 u3 u4"},
 		{"öztürk", "u4"},
 		{"ÁLVARO", "u4"},
