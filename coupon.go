@@ -418,37 +418,82 @@ func ParseUserKeyword(s string) (UserKeyword, error) {
 	return k, nil
 }
 
-// Exact reports whether u matches k exactly rather than as a substring:
-// the keyword is the whole first name, last name, e-mail or phone.
-func (k UserKeyword) Exact(u *LoyaltyUser) bool {
-	return k.Text == Fold(u.FirstName) || k.Text == Fold(u.LastName) || k.Text == FoldEmail(u.Email) ||
-		(k.Digits != "" && k.Digits == PhoneDigits(u.Phone))
+// IndexText is the part of Text that a store looks up in its trigram index
+// before checking Text itself in the rows found: the name before the "@" of
+// a keyword written like an e-mail (its domain's trigrams are in a great
+// many e-mails and only slow the lookup down), else Text.
+func (k UserKeyword) IndexText() string {
+	if local, _, ok := strings.Cut(k.Text, "@"); ok && utf8.RuneCountInString(local) >= MinKeywordLen {
+		return local
+	}
+	return k.Text
 }
 
+// userFields are the folded fields of a user that a keyword is matched
+// against.
+type userFields struct{ first, last, email, digits string }
+
+func foldUser(u *LoyaltyUser) userFields {
+	return userFields{Fold(u.FirstName), Fold(u.LastName), FoldEmail(u.Email), PhoneDigits(u.Phone)}
+}
+
+func (k UserKeyword) exact(f userFields) bool {
+	return k.Text == f.first || k.Text == f.last || k.Text == f.email || (k.Digits != "" && k.Digits == f.digits)
+}
+
+func (k UserKeyword) matches(f userFields) bool {
+	return strings.Contains(f.first, k.Text) || strings.Contains(f.last, k.Text) || strings.Contains(f.email, k.Text) ||
+		(k.Digits != "" && strings.Contains(f.digits, k.Digits))
+}
+
+// Exact reports whether u matches k exactly rather than as a substring:
+// the keyword is the whole first name, last name, e-mail or phone.
+func (k UserKeyword) Exact(u *LoyaltyUser) bool { return k.exact(foldUser(u)) }
+
 // Matches reports whether u matches k at all.
-func (k UserKeyword) Matches(u *LoyaltyUser) bool {
-	return strings.Contains(Fold(u.FirstName), k.Text) || strings.Contains(Fold(u.LastName), k.Text) ||
-		strings.Contains(FoldEmail(u.Email), k.Text) || (k.Digits != "" && strings.Contains(PhoneDigits(u.Phone), k.Digits))
+func (k UserKeyword) Matches(u *LoyaltyUser) bool { return k.matches(foldUser(u)) }
+
+// NeedSubstringSearch reports whether a store must still look for
+// substring matches of k, given the users whose first name, last name,
+// e-mail or phone digits start with it (prefix lookups that hold every exact
+// match, or more than MaxUserMatches of a kind). It need not when
+// MaxUserMatches exact matches fill the answer, or when more than
+// MaxUserMatches users match already: exact matches are then complete and
+// come first, and which other matches fill the list is the store's choice.
+func NeedSubstringSearch(k UserKeyword, prefixed []*LoyaltyUser) bool {
+	exact, all := map[string]bool{}, map[string]bool{}
+	for _, u := range prefixed {
+		f := foldUser(u)
+		if k.exact(f) {
+			exact[u.ID] = true
+		}
+		if k.matches(f) {
+			all[u.ID] = true
+		}
+	}
+	return len(exact) < MaxUserMatches && len(all) <= MaxUserMatches
 }
 
 // RankUsers orders keyword matches as SearchLoyaltyUsers returns them (exact
-// matches first, then by folded last name, folded first name and id) and
-// keeps at most MaxUserMatches. Stores call it on their candidates so that
-// both order alike.
+// matches first, then by folded last name, folded first name and id), drops
+// duplicates and users that do not match, and keeps at most
+// MaxUserMatches. Stores call it on their candidates so that both order
+// alike.
 func RankUsers(k UserKeyword, users []*LoyaltyUser) []*LoyaltyUser {
 	type ranked struct {
-		u           *LoyaltyUser
-		exact       bool
-		last, first string
+		u     *LoyaltyUser
+		f     userFields
+		exact bool
 	}
 	rs := make([]ranked, 0, len(users))
 	seen := make(map[string]bool, len(users))
 	for _, u := range users {
-		if seen[u.ID] || !k.Matches(u) {
+		f := foldUser(u)
+		if seen[u.ID] || !k.matches(f) {
 			continue
 		}
 		seen[u.ID] = true
-		rs = append(rs, ranked{u, k.Exact(u), Fold(u.LastName), Fold(u.FirstName)})
+		rs = append(rs, ranked{u, f, k.exact(f)})
 	}
 	slices.SortFunc(rs, func(a, b ranked) int {
 		if a.exact != b.exact {
@@ -457,10 +502,10 @@ func RankUsers(k UserKeyword, users []*LoyaltyUser) []*LoyaltyUser {
 			}
 			return 1
 		}
-		if c := strings.Compare(a.last, b.last); c != 0 {
+		if c := strings.Compare(a.f.last, b.f.last); c != 0 {
 			return c
 		}
-		if c := strings.Compare(a.first, b.first); c != 0 {
+		if c := strings.Compare(a.f.first, b.f.first); c != 0 {
 			return c
 		}
 		return strings.Compare(a.u.ID, b.u.ID)

@@ -60,23 +60,33 @@ const (
 	// e-mail (migration 0002); queries must spell it exactly so.
 	userTextExpr = `(u.first_norm || E'\x1f' || u.last_norm || E'\x1f' || u.email_norm)`
 	// userCandidatesSQL finds keyword matches through the trigram indexes:
-	// $1 POS system, $2 company, $3 LIKE pattern of the text, $4 limit, and
-	// in userCandidatesPhoneSQL $5 LIKE pattern of the digits.
+	// $1 POS system, $2 company, $3 LIKE pattern of the index text (which
+	// the index serves), $4 limit, $5 folded text (which the rows must
+	// hold), and in userCandidatesPhoneSQL $6 LIKE pattern of the digits.
 	userCandidatesSQL = `SELECT ` + userCols + ` FROM loyalty_users u
-		WHERE u.pos_system_id = $1 AND u.company_id = $2 AND ` + userTextExpr + ` LIKE $3 LIMIT $4`
+		WHERE u.pos_system_id = $1 AND u.company_id = $2 AND ` + userTextExpr + ` LIKE $3 AND strpos(` + userTextExpr + `, $5) > 0 LIMIT $4`
 	userCandidatesPhoneSQL = `SELECT ` + userCols + ` FROM loyalty_users u
-		WHERE u.pos_system_id = $1 AND u.company_id = $2 AND (` + userTextExpr + ` LIKE $3 OR u.phone_digits LIKE $5) LIMIT $4`
-	// userExactSQL finds the exact matches of a keyword, the first
-	// MaxUserMatches of each kind in result order: $3 folded text, $4 phone
-	// digits (empty for none).
-	userExactSQL = `(SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.first_norm = $3
-			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 50)
-		UNION ALL (SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.last_norm = $3
-			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 50)
-		UNION ALL (SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.email_norm = $3
-			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 50)
-		UNION ALL (SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2 AND $4::text <> '' AND u.phone_digits = $4
-			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 50)`
+		WHERE u.pos_system_id = $1 AND u.company_id = $2
+		AND ((` + userTextExpr + ` LIKE $3 AND strpos(` + userTextExpr + `, $5) > 0) OR u.phone_digits LIKE $6) LIMIT $4`
+	// userPrefixSQL finds, through B-tree indexes, the users whose first
+	// name, last name, e-mail or phone digits start with the keyword: $3
+	// folded text, $4 the end of its prefix range, $5 digits and $6 their
+	// range end (both empty for none). Each part reads the index in an order
+	// that puts the exact matches first, in result order, so that with
+	// MaxUserMatches+1 rows a part holds all its exact matches or more than
+	// MaxUserMatches of them.
+	userPrefixSQL = `(SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2
+			AND u.first_norm >= $3 AND u.first_norm < $4 ORDER BY u.first_norm, u.last_norm, u.user_id LIMIT 51)
+		UNION ALL (SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2
+			AND u.last_norm >= $3 AND u.last_norm < $4 ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 51)
+		UNION ALL (SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2
+			AND u.email_norm = $3 ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 51)
+		UNION ALL (SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2
+			AND u.email_norm > $3 AND u.email_norm < $4 ORDER BY u.email_norm LIMIT 51)
+		UNION ALL (SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2
+			AND $5::text <> '' AND u.phone_digits = $5 ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 51)
+		UNION ALL (SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2
+			AND $5::text <> '' AND u.phone_digits > $5 AND u.phone_digits < $6 ORDER BY u.phone_digits LIMIT 51)`
 )
 
 // couponCopyCols and userCopyCols are the columns CopyFrom fills, in the
@@ -315,6 +325,10 @@ func (s *copySource[T]) Values() ([]any, error) { return s.row, nil }
 // Err implements pgx.CopyFromSource.
 func (s *copySource[T]) Err() error { return s.err }
 
+// analyzeAfter is the size of an import after which the table's planner
+// statistics are refreshed in the same transaction.
+const analyzeAfter = 10_000
+
 // copyImport copies seq into table in one transaction.
 func copyImport[T any](ctx context.Context, db *DB, table string, cols []string, seq iter.Seq2[T, error],
 	toRow func(n int, item T) ([]any, error), copyErr func(err error) error) (int, error) {
@@ -324,7 +338,12 @@ func copyImport[T any](ctx context.Context, db *DB, table string, cols []string,
 	var n int64
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		var err error
-		n, err = tx.CopyFrom(ctx, pgx.Identifier{table}, cols, src)
+		if n, err = tx.CopyFrom(ctx, pgx.Identifier{table}, cols, src); err != nil || n < analyzeAfter {
+			return err
+		}
+		// Plans over a table that just grew a lot would otherwise rest on
+		// stale statistics until autovacuum comes by.
+		_, err = tx.Exec(ctx, `ANALYZE `+pgx.Identifier{table}.Sanitize())
 		return err
 	})
 	switch {
@@ -552,32 +571,38 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 	return u, nil
 }
 
-// SearchLoyaltyUsers takes up to 2×MaxUserMatches+1 candidates through the
-// trigram indexes; when that is all the matches, they decide the answer,
-// else the exact matches (B-tree lookups) are added so that they come
-// first whatever the index returned. The candidate query runs unprepared
-// (QueryExecModeExec), so that PostgreSQL plans it for the actual pattern:
-// a generic plan cannot weigh a LIKE pattern against the indexes.
+// SearchLoyaltyUsers reads the users whose fields start with the keyword
+// first (B-tree lookups that also yield every exact match, see
+// posgate.NeedSubstringSearch); only when they leave the answer open does
+// it take up to MaxUserMatches+1 matches through the trigram indexes
+// (looking up the keyword's index text, then checking the whole keyword in
+// the rows): fewer means that they are all the matches there are. That
+// query runs unprepared (QueryExecModeExec), so that PostgreSQL plans it
+// for the actual pattern: a generic plan cannot weigh a LIKE pattern
+// against the indexes.
 func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
-	const candidates = 2*posgate.MaxUserMatches + 1
-	args := []any{pgx.QueryExecModeExec, posSystemID, companyID, likeSubstring(k.Text), candidates}
-	sql := userCandidatesSQL
-	if k.Digits != "" {
-		sql, args = userCandidatesPhoneSQL, append(args, likeSubstring(k.Digits))
-	}
-	users, err := collect(ctx, db, "search loyalty users", scanUser, sql, args...)
+	users, err := collect(ctx, db, "search loyalty users", scanUser, userPrefixSQL, posSystemID, companyID, k.Text, k.Text+maxRune, k.Digits, k.Digits+maxRune)
 	if err != nil {
 		return nil, err
 	}
-	if len(users) == candidates {
-		exact, err := collect(ctx, db, "search loyalty users", scanUser, userExactSQL, posSystemID, companyID, k.Text, k.Digits)
+	if posgate.NeedSubstringSearch(k, users) {
+		args := []any{pgx.QueryExecModeExec, posSystemID, companyID, likeSubstring(k.IndexText()), posgate.MaxUserMatches + 1, k.Text}
+		sql := userCandidatesSQL
+		if k.Digits != "" {
+			sql, args = userCandidatesPhoneSQL, append(args, likeSubstring(k.Digits))
+		}
+		more, err := collect(ctx, db, "search loyalty users", scanUser, sql, args...)
 		if err != nil {
 			return nil, err
 		}
-		users = append(exact, users...)
+		users = append(users, more...)
 	}
 	return posgate.RankUsers(k, users), nil
 }
+
+// maxRune sorts after every character: s+maxRune ends the range of the
+// strings that start with s.
+const maxRune = "\U0010FFFF"
 
 // likeSubstring is the LIKE pattern matching s anywhere, with LIKE's
 // special characters escaped.

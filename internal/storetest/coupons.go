@@ -436,6 +436,13 @@ func testLoyaltyUserImport(t *testing.T, e *env) {
 		_, err = e.s.FindLoyaltyUser(ctx, "clover", "acme", "n1")
 		checkErr(t, "FindLoyaltyUser after the failed import", err, posgate.ErrNotFound, `loyalty user "n1" not found`)
 	}
+	// Imported users are searchable, and so is a user created one by one
+	// after imports, failed or not.
+	e.user(&posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "acme", ID: "later", FirstName: "Latecomer"})
+	for keyword, want := range map[string][]string{"ann": {"i1"}, "comer": {"later"}} {
+		k, _ := posgate.ParseUserKeyword(keyword)
+		check(t, "SearchLoyaltyUsers("+keyword+") after imports", ids(must[[]*posgate.LoyaltyUser](t, "SearchLoyaltyUsers")(e.s.SearchLoyaltyUsers(ctx, "clover", "acme", k))), want)
+	}
 }
 
 // ids lists the ids of users.
@@ -456,6 +463,7 @@ func testLoyaltyUserSearch(t *testing.T, e *env) {
 		{ID: "u4", FirstName: "Álvaro", LastName: "ÖZTÜRK", Email: "ALVARO@Example.com"},
 		{ID: "u5", FirstName: "john", LastName: "Adams", Email: "ja@x.test", Phone: "1 555 555 1234"},
 		{ID: "u6", FirstName: "50%", LastName: "Off_Guy", Email: "pct@x.test"},
+		{ID: "u7", FirstName: "Maryanne", LastName: "Major", Email: "mary@example.org"},
 	} {
 		u.POSSystemID, u.CompanyID = "clover", "acme"
 		e.user(u)
@@ -469,6 +477,9 @@ func testLoyaltyUserSearch(t *testing.T, e *env) {
 		{"ohn", "u5 u1 u3"},
 		{"doe", "u1"},
 		{"John.Doe@Example.COM", "u1"},
+		{"mary@example.com", "u3"}, // not mary@example.org: the whole keyword must match
+		{"MARY@", "u3 u7"},
+		{"mary", "u3 u7"}, // Mary exactly, then Maryanne
 		{"example.com", "u1 u3 u4"},
 		{"öztürk", "u4"},
 		{"ÁLVARO", "u4"},

@@ -37,14 +37,17 @@ CREATE INDEX loyalty_users_by_email ON loyalty_users (pos_system_id, company_id,
 CREATE INDEX loyalty_users_by_phone ON loyalty_users (pos_system_id, company_id, phone_digits);
 
 -- Substring search (keyword of at least 3 characters): an FTS5 trigram
--- index over the folded columns, each column on its own so that no match
--- spans two fields. It stores only the index (external content); the
--- triggers keep it in step with the table. The text is folded already, so
--- the tokenizer compares it as it is.
+-- index over the folded columns. It stores only the index (external
+-- content); the triggers keep it in step with the table. The text is folded
+-- already, so the tokenizer compares it as it is. detail=column keeps which
+-- column holds a trigram but not where: a search asks for rows holding all
+-- of a keyword's trigrams and checks the substring in the row itself, which
+-- over a million users is several times faster than the position lists a
+-- phrase query walks.
 CREATE VIRTUAL TABLE loyalty_users_fts USING fts5 (
 	first_norm, last_norm, email_norm, phone_digits,
 	content = 'loyalty_users', content_rowid = 'user_key',
-	tokenize = 'trigram case_sensitive 1'
+	tokenize = 'trigram case_sensitive 1', detail = 'column'
 );
 
 CREATE TRIGGER loyalty_users_fts_insert AFTER INSERT ON loyalty_users BEGIN

@@ -1,0 +1,362 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"iter"
+	"math"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/coupongen"
+	"github.com/posgate/posgate/internal/ops"
+)
+
+// progress passes seq through, printing to w every `every` items (and at
+// the end) how many have gone by, so that an operator loading a large file
+// sees it move.
+func progress[T any](w io.Writer, what string, every int, seq iter.Seq2[T, error]) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		start, n := time.Now(), 0
+		for item, err := range seq {
+			if err == nil {
+				n++
+				if n%every == 0 {
+					fmt.Fprintf(w, "  %d %s… (%s)\n", n, what, time.Since(start).Round(time.Millisecond))
+				}
+			}
+			if !yield(item, err) {
+				return
+			}
+		}
+	}
+}
+
+func cmdGenerateCoupons(ctx context.Context, env *cli, args []string) error {
+	var posID, company *string
+	var users, coupons *int
+	var seed *uint64
+	return operatorCommand(ctx, env, "generate coupons", args, 0, func(fs *flag.FlagSet) {
+		posID = fs.String("pos", "", "POS system id (required)")
+		company = fs.String("company", "", "company id (required; it must exist)")
+		users = fs.Int("users", 1000, "loyalty users to generate (ids G0000000…)")
+		coupons = fs.Int("coupons", 1000, "coupons to generate")
+		seed = fs.Uint64("seed", 1, "seed: the same seed makes the same data")
+	}, func(st posgate.Store, _ []string) error {
+		if *users < 0 || *coupons < 0 {
+			return fmt.Errorf("--users and --coupons must not be negative")
+		}
+		if _, err := st.FindCompany(ctx, *posID, *company); err != nil {
+			return err
+		}
+		locs, err := st.ListLocations(ctx, *posID, *company)
+		if err != nil {
+			return err
+		}
+		cfg := coupongen.Config{POSSystemID: *posID, CompanyID: *company, Users: *users, Coupons: *coupons, Seed: *seed, Now: time.Now().UTC()}
+		for _, l := range locs {
+			cfg.LocationIDs = append(cfg.LocationIDs, l.ID)
+		}
+		start := time.Now()
+		n, err := st.ImportLoyaltyUsers(ctx, progress(env.stderr, "loyalty users", 100_000, cfg.AllUsers()))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "generated %d loyalty users in %s\n", n, time.Since(start).Round(time.Millisecond))
+		start = time.Now()
+		n, err = st.ImportCoupons(ctx, progress(env.stderr, "coupons", 100_000, cfg.AllCoupons()))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "generated %d coupons in %s\n", n, time.Since(start).Round(time.Millisecond))
+		return nil
+	})
+}
+
+// companyFlags are the --pos and --company flags of the coupon and
+// loyalty-user commands.
+type companyFlags struct{ pos, company *string }
+
+func addCompanyFlags(fs *flag.FlagSet) companyFlags {
+	return companyFlags{pos: fs.String("pos", "", "POS system id (required)"), company: fs.String("company", "", "company id (required)")}
+}
+
+// printCoupon shows a coupon with the status the POS endpoints report.
+func printCoupon(env *cli, c *posgate.Coupon) {
+	opt := func(s *string) string {
+		if s == nil {
+			return "-"
+		}
+		return *s
+	}
+	until := "-"
+	if c.AvailableUntil != nil {
+		until = stamp(*c.AvailableUntil)
+	}
+	locs := "every location"
+	if len(c.LocationIDs) > 0 {
+		locs = strings.Join(c.LocationIDs, ",")
+	}
+	info := "-"
+	if c.Info != nil {
+		b, _ := json.Marshal(c.Info)
+		info = string(b)
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	for _, kv := range [][2]string{
+		{"code", c.Code}, {"company", c.POSSystemID + "/" + c.CompanyID}, {"status", string(c.StatusAt(time.Now()))},
+		{"rewardProvider", string(c.RewardProvider)}, {"name", opt(c.Name)}, {"title", opt(c.Title)}, {"pictureUrl", opt(c.PictureURL)},
+		{"availableUntil", until}, {"info", info}, {"userId", orDash(c.UserID)}, {"email", orDash(c.Email)}, {"phone", orDash(c.Phone)},
+		{"locations", locs}, {"created", stamp(c.CreatedAt)}, {"updated", stamp(c.UpdatedAt)},
+	} {
+		fmt.Fprintf(tw, "%s:\t%s\n", kv[0], kv[1])
+	}
+	tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func cmdCouponIssue(ctx context.Context, env *cli, args []string) error {
+	var cf companyFlags
+	var provider, name, title, picture, until, status, user, email, phone, locations, info *string
+	var fs *flag.FlagSet
+	return operatorCommand(ctx, env, "coupon issue", args, 1, func(f *flag.FlagSet) {
+		fs, cf = f, addCompanyFlags(f)
+		provider = f.String("provider", string(posgate.ProviderTwoReward), "reward provider: TwoReward, PJM or Dummy")
+		name = f.String("name", "", "name")
+		title = f.String("title", "", "title")
+		picture = f.String("picture-url", "", "picture URL (http or https)")
+		until = f.String("until", "", "end of availability, RFC 3339 (e.g. 2026-12-31T23:59:59Z); none when empty")
+		status = f.String("status", string(posgate.CouponIssued), "Issued, Redeemed or Cancelled")
+		user = f.String("user", "", "id of the loyalty user who owns the coupon")
+		email = f.String("email", "", "owner e-mail of the coupon's own")
+		phone = f.String("phone", "", "owner phone of the coupon's own")
+		locations = f.String("locations", "", "locations where it is usable, comma-separated (every location when empty)")
+		info = f.String("info", "", `info sections as JSON, e.g. '[{"title":"Terms","items":{"minimumSpend":"20.00"}}]'`)
+	}, func(st posgate.Store, pos []string) error {
+		in := &ops.CouponInput{Code: pos[0], RewardProvider: posgate.RewardProvider(*provider), Status: posgate.CouponStatus(*status),
+			UserID: *user, Email: *email, Phone: *phone, LocationIDs: splitList(*locations)}
+		for _, o := range []struct {
+			flag string
+			dst  **string
+			v    *string
+		}{{"name", &in.Name, name}, {"title", &in.Title, title}, {"picture-url", &in.PictureURL, picture}} {
+			if env.isSet(fs, o.flag) {
+				*o.dst = o.v
+			}
+		}
+		if *until != "" {
+			t, err := time.Parse(time.RFC3339Nano, *until)
+			if err != nil {
+				return fmt.Errorf("--until %q is not an RFC 3339 date-time", *until)
+			}
+			in.AvailableUntil = &t
+		}
+		if *info != "" {
+			if err := json.Unmarshal([]byte(*info), &in.Info); err != nil {
+				return fmt.Errorf("--info is not a JSON array of {title, items}: %w", err)
+			}
+		}
+		c, err := ops.IssueCouponInput(ctx, st, *cf.pos, *cf.company, in)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "issued coupon %s of %s/%s\n", c.Code, c.POSSystemID, c.CompanyID)
+		return nil
+	})
+}
+
+func cmdCouponImport(ctx context.Context, env *cli, args []string) error {
+	var cf companyFlags
+	var format *string
+	return operatorCommand(ctx, env, "coupon import", args, 1, func(f *flag.FlagSet) {
+		cf = addCompanyFlags(f)
+		format = f.String("format", "", "csv or json (default: from the file name, csv unless it ends in .json)")
+	}, func(st posgate.Store, pos []string) error {
+		file, err := os.Open(pos[0])
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		if *format == "" {
+			*format = "csv"
+			if strings.HasSuffix(strings.ToLower(pos[0]), ".json") {
+				*format = "json"
+			}
+		}
+		var inputs iter.Seq2[*ops.CouponInput, error]
+		switch *format {
+		case "csv":
+			inputs = ops.ReadCouponsCSV(bufio.NewReaderSize(file, 1<<16))
+		case "json":
+			inputs = ops.ReadCouponsJSON(bufio.NewReaderSize(file, 1<<16))
+		default:
+			return fmt.Errorf("--format %q: want csv or json", *format)
+		}
+		start := time.Now()
+		n, err := st.ImportCoupons(ctx, progress(env.stderr, "coupons read", 10_000, ops.Coupons(*cf.pos, *cf.company, inputs)))
+		if err != nil {
+			return nothingImported(err)
+		}
+		fmt.Fprintf(env.stdout, "imported %d coupons into %s/%s in %s\n", n, *cf.pos, *cf.company, time.Since(start).Round(time.Millisecond))
+		return nil
+	})
+}
+
+// nothingImported says that a failed import stored nothing, keeping the
+// error's code and fields.
+func nothingImported(err error) error {
+	var e *posgate.Error
+	if errors.As(err, &e) {
+		return &posgate.Error{Code: e.Code, Message: "nothing was imported: " + e.Message, Fields: e.Fields}
+	}
+	return fmt.Errorf("nothing was imported: %w", err)
+}
+
+func cmdCouponShow(ctx context.Context, env *cli, args []string) error {
+	var cf companyFlags
+	return operatorCommand(ctx, env, "coupon show", args, 1, func(f *flag.FlagSet) { cf = addCompanyFlags(f) },
+		func(st posgate.Store, pos []string) error {
+			c, err := st.FindCoupon(ctx, *cf.pos, *cf.company, pos[0])
+			if err != nil {
+				return err
+			}
+			printCoupon(env, c)
+			return nil
+		})
+}
+
+func cmdCouponChange(to posgate.CouponStatus) func(ctx context.Context, env *cli, args []string) error {
+	name := "coupon redeem"
+	if to == posgate.CouponCancelled {
+		name = "coupon cancel"
+	}
+	return func(ctx context.Context, env *cli, args []string) error {
+		var cf companyFlags
+		return operatorCommand(ctx, env, name, args, 1, func(f *flag.FlagSet) { cf = addCompanyFlags(f) },
+			func(st posgate.Store, pos []string) error {
+				c, err := st.ChangeCouponStatus(ctx, *cf.pos, *cf.company, pos[0], to)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(env.stdout, "coupon %s of %s/%s is %s\n", c.Code, c.POSSystemID, c.CompanyID, c.Status)
+				return nil
+			})
+	}
+}
+
+// userFlags are the text fields of a loyalty user.
+type userFlags struct{ first, last, gender, phone, email *string }
+
+func addUserFlags(f *flag.FlagSet) userFlags {
+	return userFlags{first: f.String("first-name", "", "first name"), last: f.String("last-name", "", "last name"),
+		gender: f.String("gender", "", "gender (free text)"), phone: f.String("phone", "", "phone"), email: f.String("email", "", "e-mail")}
+}
+
+func printUser(env *cli, u *posgate.LoyaltyUser) {
+	fmt.Fprintf(env.stdout, "loyalty user %s of %s/%s: %s %s, gender %s, phone %s, e-mail %s, %d stamps, %d points\n",
+		u.ID, u.POSSystemID, u.CompanyID, orDash(u.FirstName), orDash(u.LastName), orDash(u.Gender), orDash(u.Phone), orDash(u.Email), u.Stamps, u.Points)
+}
+
+func cmdLoyaltyUserCreate(ctx context.Context, env *cli, args []string) error {
+	var cf companyFlags
+	var uf userFlags
+	var id *string
+	var stamps, points *int
+	return operatorCommand(ctx, env, "loyalty-user create", args, 0, func(f *flag.FlagSet) {
+		cf, uf = addCompanyFlags(f), addUserFlags(f)
+		id = f.String("id", "", "user id (generated when empty)")
+		stamps = f.Int("stamps", 0, "initial stamps")
+		points = f.Int("points", 0, "initial points")
+	}, func(st posgate.Store, _ []string) error {
+		if *stamps < 0 || *stamps > math.MaxInt32 || *points < 0 || *points > math.MaxInt32 {
+			return fmt.Errorf("--stamps and --points must be 0–%d", math.MaxInt32)
+		}
+		u, err := ops.CreateLoyaltyUser(ctx, st, *cf.pos, *cf.company, &ops.LoyaltyUserInput{ID: *id, FirstName: *uf.first, LastName: *uf.last,
+			Gender: *uf.gender, Phone: *uf.phone, Email: *uf.email, Stamps: int32(*stamps), Points: int32(*points)})
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(env.stdout, "created ")
+		printUser(env, u)
+		return nil
+	})
+}
+
+func cmdLoyaltyUserUpdate(ctx context.Context, env *cli, args []string) error {
+	var cf companyFlags
+	var uf userFlags
+	var fs *flag.FlagSet
+	return operatorCommand(ctx, env, "loyalty-user update", args, 1, func(f *flag.FlagSet) {
+		fs, cf, uf = f, addCompanyFlags(f), addUserFlags(f)
+	}, func(st posgate.Store, pos []string) error {
+		var upd posgate.LoyaltyUserUpdate
+		for _, o := range []struct {
+			flag string
+			dst  **string
+			v    *string
+		}{{"first-name", &upd.FirstName, uf.first}, {"last-name", &upd.LastName, uf.last}, {"gender", &upd.Gender, uf.gender},
+			{"phone", &upd.Phone, uf.phone}, {"email", &upd.Email, uf.email}} {
+			if env.isSet(fs, o.flag) {
+				*o.dst = o.v
+			}
+		}
+		u, err := ops.UpdateLoyaltyUser(ctx, st, *cf.pos, *cf.company, pos[0], upd)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(env.stdout, "updated ")
+		printUser(env, u)
+		return nil
+	})
+}
+
+func cmdLoyaltyUserAdjust(ctx context.Context, env *cli, args []string) error {
+	var cf companyFlags
+	var stamps, points *int
+	return operatorCommand(ctx, env, "loyalty-user adjust", args, 1, func(f *flag.FlagSet) {
+		cf = addCompanyFlags(f)
+		stamps = f.Int("stamps", 0, "stamps to add (negative to take)")
+		points = f.Int("points", 0, "points to add (negative to take)")
+	}, func(st posgate.Store, pos []string) error {
+		if *stamps == 0 && *points == 0 {
+			return fmt.Errorf("give --stamps or --points")
+		}
+		if *stamps < math.MinInt32 || *stamps > math.MaxInt32 || *points < math.MinInt32 || *points > math.MaxInt32 {
+			return fmt.Errorf("--stamps and --points must fit in 32 bits")
+		}
+		u, err := ops.UpdateLoyaltyUser(ctx, st, *cf.pos, *cf.company, pos[0], posgate.LoyaltyUserUpdate{AddStamps: int32(*stamps), AddPoints: int32(*points)})
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(env.stdout, "adjusted ")
+		printUser(env, u)
+		return nil
+	})
+}
+
+func cmdLoyaltyUserShow(ctx context.Context, env *cli, args []string) error {
+	var cf companyFlags
+	return operatorCommand(ctx, env, "loyalty-user show", args, 1, func(f *flag.FlagSet) { cf = addCompanyFlags(f) },
+		func(st posgate.Store, pos []string) error {
+			u, err := st.FindLoyaltyUser(ctx, *cf.pos, *cf.company, pos[0])
+			if err != nil {
+				return err
+			}
+			printUser(env, u)
+			return nil
+		})
+}
