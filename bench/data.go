@@ -40,6 +40,9 @@ type env struct {
 	// Keys holds key tuples that setup functions generated, by a name of
 	// their choosing, for their scenario's keys function.
 	Keys map[string][][]string
+	// loaded names the data sets setup functions have loaded, so that
+	// scenarios sharing one (the coupon searches) load it once.
+	loaded map[string]bool
 }
 
 // dataset is the tenancy data every run loads: one POS system with one
