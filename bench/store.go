@@ -123,7 +123,17 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 		if err != nil {
 			return fail(err)
 		}
+		profErr := make(chan error, 1)
+		if o.profile {
+			// The import takes about two seconds: profile them.
+			go func() { profErr <- p.profile(ctx, o.outDir, e.Kind+"-"+sc.name, 2) }()
+		} else {
+			profErr <- nil
+		}
 		r, err := sc.run(ctx, e)
+		if perr := <-profErr; err == nil && perr != nil {
+			err = fmt.Errorf("profile: %w", perr)
+		}
 		if err != nil {
 			return fail(err)
 		}
