@@ -152,6 +152,19 @@ func (e *env) count(ctx context.Context, table string) (int64, error) {
 	return n, nil
 }
 
+// exec runs one statement on the PostgreSQL database of the run.
+func (e *env) exec(ctx context.Context, stmt string) error {
+	conn, err := pgx.Connect(ctx, e.DSN)
+	if err != nil {
+		return fmt.Errorf("%s: %w", stmt, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, stmt); err != nil {
+		return fmt.Errorf("%s: %w", stmt, err)
+	}
+	return nil
+}
+
 // stableCount counts the rows of table once the count has stopped moving
 // (two counts 100 ms apart agree), so that requests still in flight when wrk
 // stopped are committed or gone.
