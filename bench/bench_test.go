@@ -111,3 +111,58 @@ func TestCommandLineHidesThePostgresURL(t *testing.T) {
 		}
 	}
 }
+
+func TestRenderMatchesLuaTemplate(t *testing.T) {
+	k := []string{"code", "CP0001", "L0001"}
+	if got, want := render(`{"$1":"$2","posLocationId":"$3"}`, k), `{"code":"CP0001","posLocationId":"L0001"}`; got != want {
+		t.Errorf("render = %s, want %s", got, want)
+	}
+	if got := render("/x/$1/$0", []string{"a"}); got != "/x/a/$0" {
+		t.Errorf("render = %s", got)
+	}
+}
+
+// TestGeneratedDataSet checks that rows are a function of their index, that
+// codes are unique, that every generated row passes posgate's validation
+// and that every key the scenarios derive is safe for the wrk script.
+func TestGeneratedDataSet(t *testing.T) {
+	d, err := newDataset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 2000
+	codes := map[string]bool{}
+	for i := range n {
+		u, c := genUser(d, i), genCoupon(d, n, i)
+		if err := u.Validate(); err != nil {
+			t.Fatalf("user %d: %v", i, err)
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("coupon %d: %v", i, err)
+		}
+		if *genUser(d, i) != *u || genCoupon(d, n, i).Code != c.Code {
+			t.Fatalf("row %d differs between two generations", i)
+		}
+		if codes[strings.ToLower(c.Code)] {
+			t.Fatalf("code %s repeated", c.Code)
+		}
+		codes[strings.ToLower(c.Code)] = true
+	}
+	e := &env{Rows: n, Data: d}
+	for name, keys := range map[string][][]string{
+		"search": couponSearchKeys(e, false), "search+location": couponSearchKeys(e, true),
+		"lookup": couponLookupKeys(e), "users": userKeywordKeys(e),
+	} {
+		if len(keys) != n {
+			t.Errorf("%s: %d keys, want %d", name, len(keys), n)
+		}
+		if _, err := luaScript("POST", "/$1", `{"a":"$2"}`, nil, keys); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		for _, k := range keys {
+			if name == "users" && len(k[1]) < 3 {
+				t.Errorf("keyword %q shorter than 3 characters", k[1])
+			}
+		}
+	}
+}

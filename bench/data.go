@@ -40,6 +40,9 @@ type env struct {
 	// Keys holds key tuples that setup functions generated, by a name of
 	// their choosing, for their scenario's keys function.
 	Keys map[string][][]string
+	// loaded names the data sets setup functions have loaded, so that
+	// scenarios sharing one (the coupon searches) load it once.
+	loaded map[string]bool
 }
 
 // dataset is the tenancy data every run loads: one POS system with one
@@ -147,6 +150,19 @@ func (e *env) count(ctx context.Context, table string) (int64, error) {
 		return 0, fmt.Errorf("count %s: %w", table, err)
 	}
 	return n, nil
+}
+
+// exec runs one statement on the PostgreSQL database of the run.
+func (e *env) exec(ctx context.Context, stmt string) error {
+	conn, err := pgx.Connect(ctx, e.DSN)
+	if err != nil {
+		return fmt.Errorf("%s: %w", stmt, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, stmt); err != nil {
+		return fmt.Errorf("%s: %w", stmt, err)
+	}
+	return nil
 }
 
 // stableCount counts the rows of table once the count has stopped moving

@@ -40,6 +40,10 @@ type scenario struct {
 	// check verifies the store after the load, against what wrk counted;
 	// it returns a note for the table or an error that marks the row failed.
 	check func(ctx context.Context, e *env, r *result, state any) (string, error)
+	// verify checks the answer body of a request before the load: a few
+	// requests from the keys must answer 200 and pass it, so that a row
+	// cannot measure fast "not found" or "Disabled" answers unnoticed.
+	verify func(body []byte) error
 	// run replaces wrk for a measurement that is not a request loop (e.g.
 	// one large import): it fills the result itself.
 	run func(ctx context.Context, e *env) (*result, error)
@@ -66,6 +70,9 @@ type target struct {
 	maxP99      time.Duration // 99th percentile latency
 	zeroErrors  bool          // no socket errors and no non-2xx answers
 	maxDuration time.Duration // for run scenarios: the whole measurement
+	// anyRSS exempts the row from the RSS bar, which the issue sets for
+	// request load; the row still reports its peak.
+	anyRSS bool
 }
 
 // scenarios is every measured endpoint. Keep it in the order of
@@ -91,6 +98,82 @@ var scenarios = []scenario{
 		before: countSessions,
 		check:  checkSessions,
 		target: target{minRatio: 0.25, maxP99: 10 * time.Millisecond, zeroErrors: true},
+	},
+	{
+		// Endpoint 2 by code, e-mail or phone digits of random coupons.
+		name:        "couponSearch",
+		method:      http.MethodPost,
+		path:        "/pos/{pos}/coupon/couponCode/search",
+		body:        `{"$1":"$2"}`,
+		auth:        authBearer,
+		keys:        func(e *env) [][]string { return couponSearchKeys(e, false) },
+		setup:       loadCouponData,
+		verify:      verifySearch,
+		connections: 16,
+		target:      target{maxP99: 10 * time.Millisecond, zeroErrors: true},
+	},
+	{
+		// Endpoint 2 as above, kept to a location where the coupon is valid.
+		name:        "couponSearch+location",
+		method:      http.MethodPost,
+		path:        "/pos/{pos}/coupon/couponCode/search",
+		body:        `{"$1":"$2","posLocationId":"$3"}`,
+		auth:        authBearer,
+		keys:        func(e *env) [][]string { return couponSearchKeys(e, true) },
+		setup:       loadCouponData,
+		verify:      verifySearch,
+		connections: 16,
+		target:      target{maxP99: 10 * time.Millisecond, zeroErrors: true},
+	},
+	{
+		name:   "couponLookupV2",
+		method: http.MethodPost,
+		path:   "/v2/pos/{pos}/coupon/couponCodes/lookup",
+		body:   `{"posLocationId":"$1","code":"$2"}`,
+		auth:   authBearer,
+		keys:   couponLookupKeys,
+		setup:  loadCouponData,
+		verify: verifyNonEmpty("couponCodes"),
+		target: target{minRatio: 0.5, maxP99: 10 * time.Millisecond, zeroErrors: true},
+	},
+	{
+		name:        "loyaltyUsersLookup",
+		method:      http.MethodPost,
+		path:        "/v2/pos/{pos}/loyaltyCard/users/lookup",
+		body:        `{"posLocationId":"$1","keyword":"$2"}`,
+		auth:        authBearer,
+		keys:        userKeywordKeys,
+		setup:       loadCouponData,
+		verify:      verifyNonEmpty("users"),
+		connections: 16,
+		target:      target{maxP99: 10 * time.Millisecond, zeroErrors: true},
+	},
+	{
+		name:   "carousel",
+		method: http.MethodPost,
+		path:   "/v2/pos/{pos}/carousel",
+		body:   `{"posLocationId":"$1","terminalId":"$2"}`,
+		auth:   authBearer,
+		keys:   func(e *env) [][]string { return e.Data.ActiveTerminals },
+		verify: verifyAccepted,
+		target: target{zeroErrors: true},
+	},
+	{
+		name:   "receiptPromotion",
+		method: http.MethodGet,
+		path:   "/pos/{pos}/receipt/promotion/location/$1",
+		auth:   authBearer,
+		keys:   locationKeys,
+		setup:  loadReceiptPromotions,
+		verify: verifyAccepted,
+		target: target{zeroErrors: true},
+	},
+	{
+		// Endpoint 7: one import of 100,000 new promotions.
+		name:   "promotionImport",
+		setup:  loadCatalogue,
+		run:    runImport,
+		target: target{maxDuration: 2 * time.Second, zeroErrors: true, anyRSS: true},
 	},
 }
 

@@ -39,7 +39,7 @@ func runStore(ctx context.Context, o *options, bin, kind string, rep *report) er
 	if err != nil {
 		return err
 	}
-	e := &env{Kind: kind, DSN: dsn, Rows: o.rows, Data: data, HTTP: &http.Client{Timeout: 30 * time.Second}, Keys: map[string][][]string{}}
+	e := &env{Kind: kind, DSN: dsn, Rows: o.rows, Data: data, HTTP: &http.Client{Timeout: 30 * time.Second}, Keys: map[string][][]string{}, loaded: map[string]bool{}}
 	logf("%s: loading the data set (%d rows per generated table)", kind, o.rows)
 	t0 := time.Now()
 	if e.Store, err = openStore(ctx, dsn); err != nil {
@@ -119,9 +119,26 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 		if err := p.resetPeakRSS(); err != nil {
 			return fail(err)
 		}
-		r, err := sc.run(ctx, e)
+		cpu0, err := p.cpuTime()
 		if err != nil {
 			return fail(err)
+		}
+		profErr := make(chan error, 1)
+		if o.profile {
+			// The import takes about two seconds: profile them.
+			go func() { profErr <- p.profile(ctx, o.outDir, e.Kind+"-"+sc.name, 2) }()
+		} else {
+			profErr <- nil
+		}
+		r, err := sc.run(ctx, e)
+		if perr := <-profErr; err == nil && perr != nil {
+			err = fmt.Errorf("profile: %w", perr)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if cpu1, err := p.cpuTime(); err == nil {
+			r.CPUPerReq = perRequest(cpu1-cpu0, r.Requests)
 		}
 		r.PeakRSSKB, _ = p.peakRSSKB()
 		return r
@@ -140,6 +157,11 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 	script, err := luaScript(sc.method, path, sc.body, headersFor(sc, e), keys)
 	if err != nil {
 		return fail(err)
+	}
+	if sc.verify != nil {
+		if err := probe(ctx, e, sc, path, keys); err != nil {
+			return fail(err)
+		}
 	}
 	if o.warmup > 0 {
 		if _, err := runWrk(ctx, e.BaseURL, script, load{l.Threads, l.Connections, o.warmup}, o.workDir, sc.name+"-warmup"); err != nil {

@@ -37,9 +37,12 @@ type result struct {
 	// request: unlike req/s it hardly depends on what else the machine runs.
 	CPUPerReq time.Duration
 	Note      string
-	Failed    []string // targets missed or checks failed
-	Err       error    // the row could not be measured
-	target    target
+	// Unit names what RPS counts when it is not requests (a run scenario's
+	// items/s); such a row has no ratio to the baseline.
+	Unit   string
+	Failed []string // targets missed or checks failed
+	Err    error    // the row could not be measured
+	target target
 }
 
 // errors is every failed request of the row.
