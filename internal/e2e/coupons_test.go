@@ -576,3 +576,22 @@ func TestCouponOperatorAPI(t *testing.T) {
 		})
 	})
 }
+
+// TestCouponDemoReload shows that loading the demo data set again (a
+// restart with --demo) leaves its users and coupons as they were, operator
+// changes included.
+func TestCouponDemoReload(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		admin := s.adminToken(t)
+		s.adminCall(t, admin, "POST", demoAdmin+"/coupons/10OFFmq8kl8/redeem", "", 200)
+		s.adminCall(t, admin, "POST", demoAdmin+"/loyalty-users/1001/adjust", `{"points":5}`, 200)
+		s.restart(t)
+		tok := s.posToken(t)
+		redeemed := strings.Replace(d10OFF, `"status":"Issued"`, `"status":"Redeemed"`, 1)
+		mustBody(t, s.do(t, postJSON(tok, searchPath, `{"email":"john.doe@example.com"}`)), 200,
+			searchBody(redeemed+","+d5OFF+","+dFREE+","+dSUMMER, 1, 20, 4, "Accepted"))
+		mustBody(t, s.do(t, postJSON(tok, usersPath, `{"posLocationId":"LOC123","keyword":"Doe"}`)), 200,
+			`{"data":{"users":[`+strings.Replace(uJohn, `"points":120`, `"points":125`, 1)+`]}}`)
+	})
+}
