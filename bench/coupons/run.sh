@@ -11,7 +11,8 @@
 # search), CONNECTIONS (4), THREADS (1), DELAY_MS (10: each connection pauses
 # this long between requests, which keeps the load moderate), WORK (a
 # directory for the store, binaries and logs; a new temporary one by
-# default; removed at the end unless KEEP=1). PostgreSQL: POSGATE_BENCH_POSTGRES_DSN
+# default; removed at the end unless KEEP=1), SKIP_LOAD=1 (measure the data
+# a kept WORK or the DSN below holds already). PostgreSQL: POSGATE_BENCH_POSTGRES_DSN
 # names an empty database (or schema, via search_path) to use; without it
 # a throw-away cluster is started in WORK (see start_postgres).
 #
@@ -92,12 +93,16 @@ start_postgres() {
 results=()
 bench() {
 	local store=$1 dsn=$2
-	echo "== $store: loading the demo data set and $USERS users, $COUPONS coupons"
-	"$WORK/posgate" demo load --database "$dsn" >/dev/null
-	local start=$SECONDS
-	"$WORK/posgate" generate coupons --database "$dsn" --pos clover --company demo-company --users "$USERS" --coupons "$COUPONS" \
-		2>"$WORK/$store-generate.log"
-	results+=("$store load $((SECONDS - start))s")
+	if [[ ${SKIP_LOAD:-0} == 1 ]]; then
+		echo "== $store: using the data already loaded (SKIP_LOAD=1)"
+	else
+		echo "== $store: loading the demo data set and $USERS users, $COUPONS coupons"
+		"$WORK/posgate" demo load --database "$dsn" >/dev/null
+		local start=$SECONDS
+		"$WORK/posgate" generate coupons --database "$dsn" --pos clover --company demo-company --users "$USERS" --coupons "$COUPONS" \
+			2>"$WORK/$store-generate.log"
+		results+=("$store load $((SECONDS - start))s")
+	fi
 
 	local port
 	port=$(free_port)

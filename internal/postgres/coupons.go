@@ -56,18 +56,22 @@ const (
 	findCouponSQL = `SELECT ` + couponCols + ` FROM coupons c WHERE c.pos_system_id = $1 AND c.company_id = $2 AND c.code_norm = $3`
 	findUserSQL   = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.user_id = $3`
 
-	// userTextExpr is the expression of the trigram index over names and
-	// e-mail (migration 0002); queries must spell it exactly so.
+	// userTrgmExpr is the expression of the trigram index (migration
+	// 0002), which queries must spell exactly so; userTextExpr is its names
+	// and e-mail part.
+	userTrgmExpr = `(u.first_norm || E'\x1f' || u.last_norm || E'\x1f' || u.email_norm || E'\x1f' || u.phone_digits)`
 	userTextExpr = `(u.first_norm || E'\x1f' || u.last_norm || E'\x1f' || u.email_norm)`
-	// userCandidatesSQL finds keyword matches through the trigram indexes:
-	// $1 POS system, $2 company, $3 LIKE pattern of the index text (which
-	// the index serves), $4 limit, $5 folded text (which the rows must
-	// hold), and in userCandidatesPhoneSQL $6 LIKE pattern of the digits.
+	// userCandidatesSQL finds keyword matches through the trigram index: $1
+	// POS system, $2 company, $3 LIKE pattern of the index text, $4 limit,
+	// $5 folded text, which the names or e-mail must hold; in
+	// userCandidatesPhoneSQL also $6 LIKE pattern of the digits and $7 the
+	// digits, which the phone must hold.
 	userCandidatesSQL = `SELECT ` + userCols + ` FROM loyalty_users u
-		WHERE u.pos_system_id = $1 AND u.company_id = $2 AND ` + userTextExpr + ` LIKE $3 AND strpos(` + userTextExpr + `, $5) > 0 LIMIT $4`
+		WHERE u.pos_system_id = $1 AND u.company_id = $2 AND ` + userTrgmExpr + ` LIKE $3 AND strpos(` + userTextExpr + `, $5) > 0 LIMIT $4`
 	userCandidatesPhoneSQL = `SELECT ` + userCols + ` FROM loyalty_users u
 		WHERE u.pos_system_id = $1 AND u.company_id = $2
-		AND ((` + userTextExpr + ` LIKE $3 AND strpos(` + userTextExpr + `, $5) > 0) OR u.phone_digits LIKE $6) LIMIT $4`
+		AND ((` + userTrgmExpr + ` LIKE $3 AND strpos(` + userTextExpr + `, $5) > 0)
+			OR (` + userTrgmExpr + ` LIKE $6 AND strpos(u.phone_digits, $7) > 0)) LIMIT $4`
 	// userPrefixSQL finds, through B-tree indexes, the users whose first
 	// name, last name, e-mail or phone digits start with the keyword: $3
 	// folded text, $4 the end of its prefix range, $5 digits and $6 their
@@ -589,7 +593,7 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 		args := []any{pgx.QueryExecModeExec, posSystemID, companyID, likeSubstring(k.IndexText()), posgate.MaxUserMatches + 1, k.Text}
 		sql := userCandidatesSQL
 		if k.Digits != "" {
-			sql, args = userCandidatesPhoneSQL, append(args, likeSubstring(k.Digits))
+			sql, args = userCandidatesPhoneSQL, append(args, likeSubstring(k.Digits), k.Digits)
 		}
 		more, err := collect(ctx, db, "search loyalty users", scanUser, sql, args...)
 		if err != nil {

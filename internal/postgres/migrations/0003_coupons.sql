@@ -31,12 +31,14 @@ CREATE INDEX loyalty_users_last ON loyalty_users (pos_system_id, company_id, las
 CREATE INDEX loyalty_users_email ON loyalty_users (pos_system_id, company_id, email_norm);
 CREATE INDEX loyalty_users_phone ON loyalty_users (pos_system_id, company_id, phone_digits);
 
--- Substring search (keyword of at least 3 characters) through pg_trgm:
--- names and e-mail joined by a control character (which keywords may not
--- hold, so no match spans two fields), and phone digits on their own.
-CREATE INDEX loyalty_users_text_trgm ON loyalty_users
-    USING gin ((first_norm || E'\x1f' || last_norm || E'\x1f' || email_norm) gin_trgm_ops);
-CREATE INDEX loyalty_users_phone_trgm ON loyalty_users USING gin (phone_digits gin_trgm_ops);
+-- Substring search (keyword of at least 3 characters) through pg_trgm: one
+-- index over names, e-mail and phone digits joined by a control character
+-- (which keywords may not hold, so no match spans two fields). Searches check
+-- the field they mean in the rows it finds. It indexes an expression on
+-- purpose: pg_trgm also serves =, and an index on phone_digits alone lured
+-- the planner away from the B-tree for exact phone lookups.
+CREATE INDEX loyalty_users_trgm ON loyalty_users
+    USING gin ((first_norm || E'\x1f' || last_norm || E'\x1f' || email_norm || E'\x1f' || phone_digits) gin_trgm_ops);
 
 -- code_norm is the folded code, the key within the company. Optional fields
 -- are NULL when absent (the interface shows them as null). user_id, email and
