@@ -72,6 +72,11 @@ const (
 		WHERE u.pos_system_id = $1 AND u.company_id = $2
 		AND ((` + userTrgmExpr + ` LIKE $3 AND strpos(` + userTextExpr + `, $5) > 0)
 			OR (` + userTrgmExpr + ` LIKE $6 AND strpos(u.phone_digits, $7) > 0)) LIMIT $4`
+	// userCandidatesDigitsSQL serves a keyword of digits only, whose two
+	// parts would look up the same pattern: one index scan, both checks.
+	userCandidatesDigitsSQL = `SELECT ` + userCols + ` FROM loyalty_users u
+		WHERE u.pos_system_id = $1 AND u.company_id = $2 AND ` + userTrgmExpr + ` LIKE $3
+		AND (strpos(` + userTextExpr + `, $5) > 0 OR strpos(u.phone_digits, $5) > 0) LIMIT $4`
 	// userPrefixSQL finds, through B-tree indexes, the users whose first
 	// name, last name, e-mail or phone digits start with the keyword: $3
 	// folded text, $4 the end of its prefix range, $5 digits and $6 their
@@ -592,7 +597,10 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 	if posgate.NeedSubstringSearch(k, users) {
 		args := []any{pgx.QueryExecModeExec, posSystemID, companyID, likeSubstring(k.IndexText()), posgate.MaxUserMatches + 1, k.Text}
 		sql := userCandidatesSQL
-		if k.Digits != "" {
+		switch {
+		case k.Digits != "" && k.Digits == k.IndexText():
+			sql = userCandidatesDigitsSQL
+		case k.Digits != "":
 			sql, args = userCandidatesPhoneSQL, append(args, likeSubstring(k.Digits), k.Digits)
 		}
 		more, err := collect(ctx, db, "search loyalty users", scanUser, sql, args...)

@@ -674,9 +674,14 @@ const maxRune = "\U0010FFFF"
 
 // ftsQuery is the FTS5 query of a keyword: the rows whose name and e-mail
 // columns hold every trigram of its index text, or whose phone column holds
-// every trigram of its digits. (The index keeps no positions, so the
-// statement checks the substring itself.)
+// every trigram of its digits; for a keyword of digits only, which both
+// parts would look up alike, the rows holding its trigrams in any column.
+// (The index keeps no positions, so the statement checks the substring
+// itself.)
 func ftsQuery(k posgate.UserKeyword) string {
+	if k.Digits != "" && k.Digits == k.IndexText() {
+		return ftsTrigrams(k.Digits)
+	}
 	q := `{first_norm last_norm email_norm} : ` + ftsTrigrams(k.IndexText())
 	if k.Digits != "" {
 		q += ` OR phone_digits : ` + ftsTrigrams(k.Digits)

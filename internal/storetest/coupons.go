@@ -464,6 +464,7 @@ func testLoyaltyUserSearch(t *testing.T, e *env) {
 		{ID: "u5", FirstName: "john", LastName: "Adams", Email: "ja@x.test", Phone: "1 555 555 1234"},
 		{ID: "u6", FirstName: "50%", LastName: "Off_Guy", Email: "pct@x.test"},
 		{ID: "u7", FirstName: "Maryanne", LastName: "Major", Email: "mary@example.org"},
+		{ID: "u8", FirstName: "Kim", LastName: "Zorro", Email: "kim1234@x.test"},
 	} {
 		u.POSSystemID, u.CompanyID = "clover", "acme"
 		e.user(u)
@@ -489,6 +490,7 @@ func testLoyaltyUserSearch(t *testing.T, e *env) {
 		{"555", "u5 u1 u3"},
 		{"5550134", "u3"},
 		{"0134", "u3"},
+		{"1234", "u5 u1 u8"}, // digits in phones and in an e-mail
 		{"7946", "u2"},
 		{"50%", "u6"}, // LIKE's special characters are literal
 		{"f_g", "u6"},
