@@ -97,6 +97,17 @@ func (c *Coupon) StatusAt(now time.Time) CouponStatus {
 	return c.Status
 }
 
+// StatusConflict is the ECONFLICT error of a store refusing to move coupon c
+// to status to at time now, because it is not (or no longer) Issued; both
+// stores word it alike.
+func (c *Coupon) StatusConflict(to CouponStatus, now time.Time) error {
+	verb := "redeemed"
+	if to == CouponCancelled {
+		verb = "cancelled"
+	}
+	return Errorf(ECONFLICT, "coupon %q is %s; only an Issued coupon can be %s", c.Code, c.StatusAt(now), verb)
+}
+
 // Limits on coupon and loyalty-user fields. They keep rows small enough for
 // a million of them and keep one coupon's display within a POS screen.
 const (

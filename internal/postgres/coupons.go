@@ -436,11 +436,7 @@ func (db *DB) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, co
 	if err != nil {
 		return nil, err
 	}
-	verb := "redeemed"
-	if to == posgate.CouponCancelled {
-		verb = "cancelled"
-	}
-	return nil, posgate.Errorf(posgate.ECONFLICT, "coupon %q is %s; only an Issued coupon can be %s", c.Code, c.StatusAt(now), verb)
+	return nil, c.StatusConflict(to, now)
 }
 
 // SearchCoupons runs the search statement of the most selective criterion

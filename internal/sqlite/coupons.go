@@ -453,7 +453,7 @@ func (db *DB) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, co
 			return readErr(err, "change coupon status", notFound("coupon", code))
 		}
 		if changed == 0 {
-			return statusConflict(c, to, now)
+			return c.StatusConflict(to, now)
 		}
 		return nil
 	})
@@ -461,16 +461,6 @@ func (db *DB) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, co
 		return nil, err
 	}
 	return c, nil
-}
-
-// statusConflict is the ECONFLICT error for a coupon that cannot move to
-// status to, because it is not (or no longer) Issued.
-func statusConflict(c *posgate.Coupon, to posgate.CouponStatus, now time.Time) error {
-	verb := "redeemed"
-	if to == posgate.CouponCancelled {
-		verb = "cancelled"
-	}
-	return posgate.Errorf(posgate.ECONFLICT, "coupon %q is %s; only an Issued coupon can be %s", c.Code, c.StatusAt(now), verb)
 }
 
 // SearchCoupons runs the search statement of the most selective criterion
