@@ -283,24 +283,13 @@ func (s *Server) lookupUsers(r *http.Request, req *lookupUsersRequest) (int, any
 
 // Operator API: coupons and loyalty users of a company.
 
-// couponRequest is a coupon as an operator issues it; status defaults to
-// Issued and rewardProvider to TwoReward.
-type couponRequest struct {
-	Code           string                 `json:"code"`
-	RewardProvider posgate.RewardProvider `json:"rewardProvider"`
-	Name           *string                `json:"name"`
-	Title          *string                `json:"title"`
-	PictureURL     *string                `json:"pictureUrl"`
-	AvailableUntil *time.Time             `json:"availableUntil"`
-	Status         posgate.CouponStatus   `json:"status"`
-	Info           []posgate.CouponInfo   `json:"info"`
-	UserID         string                 `json:"userId"`
-	Email          string                 `json:"email"`
-	Phone          string                 `json:"phone"`
-	LocationIDs    []string               `json:"locationIds"`
-}
+// couponRequest is a coupon as an operator issues it: the same shape the
+// CLI reads from files (ops.CouponInput); status defaults to Issued and
+// rewardProvider to TwoReward.
+type couponRequest = ops.CouponInput
 
-func (q *couponRequest) coupon(r *http.Request) *posgate.Coupon {
+// couponOf is the coupon q describes for the company in the path.
+func couponOf(r *http.Request, q *couponRequest) *posgate.Coupon {
 	return &posgate.Coupon{POSSystemID: r.PathValue("posSystemId"), CompanyID: r.PathValue("posCompanyId"), Code: q.Code,
 		RewardProvider: q.RewardProvider, Name: q.Name, Title: q.Title, PictureURL: q.PictureURL, AvailableUntil: q.AvailableUntil,
 		Status: q.Status, Info: q.Info, UserID: q.UserID, Email: q.Email, Phone: q.Phone, LocationIDs: q.LocationIDs}
@@ -323,7 +312,7 @@ func (s *Server) viewCoupon(c *posgate.Coupon, err error) (int, any, error) {
 }
 
 func (s *Server) createCoupon(r *http.Request, req *couponRequest) (int, any, error) {
-	c := req.coupon(r)
+	c := couponOf(r, req)
 	if err := ops.IssueCoupon(r.Context(), s.store, c); err != nil {
 		return 0, nil, err
 	}
@@ -345,7 +334,7 @@ func (s *Server) importCoupons(w http.ResponseWriter, r *http.Request) {
 			if i >= maxCouponImportItems {
 				return posgate.Errorf(posgate.ETOOLARGE, "A batch holds at most %d coupons; split the file.", maxCouponImportItems)
 			}
-			coupons = append(coupons, item.coupon(r))
+			coupons = append(coupons, couponOf(r, item))
 			return nil
 		})
 	}
