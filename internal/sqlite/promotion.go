@@ -148,7 +148,7 @@ func (db *DB) ListPromotions(ctx context.Context, posSystemID, companyID string,
 		return nil, 0, fmt.Errorf("sqlite: count promotions: %w", err)
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT `+promotionCols+` FROM promotions
-		WHERE pos_system_id = ? AND company_id = ? ORDER BY promotion_id LIMIT ? OFFSET ?`,
+		WHERE pos_system_id = ? AND company_id = ? ORDER BY promotion_id LIMIT ? + 0 OFFSET ? + 0`,
 		posSystemID, companyID, limit, max(offset, 0))
 	ps, err := scanPromotions(rows, err, posSystemID, companyID, nil)
 	if err != nil {

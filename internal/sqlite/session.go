@@ -204,7 +204,7 @@ func (db *DB) DeleteExpiredSessions(ctx context.Context, t time.Time) (int64, er
 	var total int64
 	for {
 		res, err := db.write.ExecContext(ctx, `DELETE FROM sessions WHERE session_id IN
-			(SELECT session_id FROM sessions WHERE expires_at < ? LIMIT ?)`, formatTime(t), deleteBatch)
+			(SELECT session_id FROM sessions WHERE expires_at < ? LIMIT ? + 0)`, formatTime(t), deleteBatch)
 		if err != nil {
 			return total, fmt.Errorf("sqlite: delete expired sessions: %w", err)
 		}
