@@ -1,13 +1,17 @@
 // Package storecache keeps the tenancy lookups of the hot paths in memory
 // for a short time: every startInteraction (and every other POS route) reads
-// a location with its company and a terminal, and every token request reads
-// a client, although these change rarely. It wraps a posgate.Store; every
+// a location with its company and a terminal, every token request reads a
+// client, and every coupon search without a location lists the POS system's
+// companies, although these change rarely. It wraps a posgate.Store; every
 // other method passes straight through.
 //
 // Correctness rules, in order of importance:
 //   - Only found objects are cached, never "not found": a terminal or client
 //     that was just created is usable at once (contract.md §1), on every
 //     instance.
+//   - A company list is a found answer too, so it can miss a company just
+//     created elsewhere for up to the TTL; a company created through this
+//     Store empties the cache, so that this instance lists it at once.
 //   - Every update made through this Store (the operator API of this
 //     instance) empties the cache before it returns, and a lookup that was
 //     already in flight when an update happened does not put its (possibly
@@ -31,7 +35,7 @@ import (
 // that a change made by another process stays unseen.
 const DefaultTTL = time.Second
 
-// DefaultMaxEntries bounds each of the three tables, so that a fleet of
+// DefaultMaxEntries bounds each of the tables, so that a fleet of
 // many terminals cannot grow the process without bound.
 const DefaultMaxEntries = 50_000
 
@@ -42,8 +46,8 @@ type Options struct {
 	Now        func() time.Time // the expiry clock; default time.Now
 }
 
-// Store is a posgate.Store whose FindLocation, FindTerminal and FindClient
-// answers are cached. It is safe for concurrent use.
+// Store is a posgate.Store whose FindLocation, FindTerminal, FindClient and
+// ListCompanies answers are cached. It is safe for concurrent use.
 type Store struct {
 	posgate.Store
 	ttl time.Duration
@@ -55,7 +59,11 @@ type Store struct {
 	locations map[[2]string]entry[posgate.Location]
 	terminals map[[3]string]entry[posgate.Terminal]
 	clients   map[string]entry[posgate.Client]
+	companies map[string]entry[companyList] // by POS system
 }
+
+// companyList is a cached ListCompanies answer.
+type companyList struct{ list []*posgate.Company }
 
 type entry[V any] struct {
 	v   *V
@@ -78,6 +86,7 @@ func New(st posgate.Store, o Options) *Store {
 		locations: map[[2]string]entry[posgate.Location]{},
 		terminals: map[[3]string]entry[posgate.Terminal]{},
 		clients:   map[string]entry[posgate.Client]{},
+		companies: map[string]entry[companyList]{},
 	}
 }
 
@@ -122,6 +131,7 @@ func (s *Store) invalidate() {
 	clear(s.locations)
 	clear(s.terminals)
 	clear(s.clients)
+	clear(s.companies)
 	s.mu.Unlock()
 }
 
@@ -137,6 +147,15 @@ func cloneLocation(l *posgate.Location) *posgate.Location {
 func cloneTerminal(t *posgate.Terminal) *posgate.Terminal {
 	c := *t
 	return &c
+}
+
+func cloneCompanies(l *companyList) *companyList {
+	c := &companyList{list: make([]*posgate.Company, len(l.list))}
+	for i, co := range l.list {
+		cp := *co
+		c.list[i] = &cp
+	}
+	return c
 }
 
 func cloneClient(cl *posgate.Client) *posgate.Client {
@@ -167,6 +186,29 @@ func (s *Store) FindClient(ctx context.Context, id string) (*posgate.Client, err
 	return lookup(s, s.clients, id, func() (*posgate.Client, error) {
 		return s.Store.FindClient(ctx, id)
 	}, cloneClient)
+}
+
+// ListCompanies returns the POS system's companies, cached (a coupon search
+// without a location reads them for every request).
+func (s *Store) ListCompanies(ctx context.Context, posSystemID string) ([]*posgate.Company, error) {
+	l, err := lookup(s, s.companies, posSystemID, func() (*companyList, error) {
+		list, err := s.Store.ListCompanies(ctx, posSystemID)
+		if err != nil {
+			return nil, err
+		}
+		return &companyList{list: list}, nil
+	}, cloneCompanies)
+	if err != nil {
+		return nil, err
+	}
+	return l.list, nil
+}
+
+// CreateCompany creates the company, then empties the cache, so that the
+// company lists of this instance hold it at once.
+func (s *Store) CreateCompany(ctx context.Context, c *posgate.Company) error {
+	defer s.invalidate()
+	return s.Store.CreateCompany(ctx, c)
 }
 
 // UpdateCompany updates the company, then empties the cache (locations

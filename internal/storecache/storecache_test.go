@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -37,7 +38,7 @@ func openSQLite(t *testing.T, now func() time.Time) *sqlite.DB {
 // terminal lookup after it has read the store (to race it with an update).
 type counting struct {
 	posgate.Store
-	locations, terminals, clients atomic.Int64
+	locations, terminals, clients, lists atomic.Int64
 	hold                          chan chan struct{} // when set, FindTerminal sends a channel and waits on it
 }
 
@@ -55,6 +56,11 @@ func (c *counting) FindTerminal(ctx context.Context, p, l, id string) (*posgate.
 		<-release
 	}
 	return t, err
+}
+
+func (c *counting) ListCompanies(ctx context.Context, p string) ([]*posgate.Company, error) {
+	c.lists.Add(1)
+	return c.Store.ListCompanies(ctx, p)
 }
 
 func (c *counting) FindClient(ctx context.Context, id string) (*posgate.Client, error) {
@@ -284,4 +290,56 @@ func TestEntriesAreBounded(t *testing.T) {
 			t.Fatalf("%d cached terminals, limit 2", n)
 		}
 	}
+}
+
+// companyIDs lists the POS system's companies through the cache.
+func (f *fixture) companyIDs(t *testing.T) []string {
+	t.Helper()
+	cs, err := f.c.ListCompanies(f.ctx, "pos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range cs {
+		ids = append(ids, c.ID+":"+string(c.Status))
+	}
+	return ids
+}
+
+// The company list is cached like the lookups; a company created or
+// changed through the cache shows at once, one created elsewhere within
+// the TTL, and answers are copies.
+func TestCompanyListIsCached(t *testing.T) {
+	f := newFixture(t, 0)
+	want := func(got []string, want ...string) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Errorf("companies %v, want %v", got, want)
+		}
+	}
+	want(f.companyIDs(t), "co:Active")
+	want(f.companyIDs(t), "co:Active")
+	if n := f.count.lists.Load(); n != 1 {
+		t.Errorf("%d list reads, want 1", n)
+	}
+	cs, _ := f.c.ListCompanies(f.ctx, "pos")
+	cs[0].Status = disabled
+	want(f.companyIDs(t), "co:Active")
+
+	if err := f.c.CreateCompany(f.ctx, &posgate.Company{POSSystemID: "pos", ID: "co2", Status: posgate.StatusActive}); err != nil {
+		t.Fatal(err)
+	}
+	want(f.companyIDs(t), "co:Active", "co2:Active")
+	if _, err := f.c.UpdateCompany(f.ctx, "pos", "co2", posgate.CompanyUpdate{Status: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	want(f.companyIDs(t), "co:Active", "co2:Disabled")
+
+	if err := f.raw.CreateCompany(f.ctx, &posgate.Company{POSSystemID: "pos", ID: "co3", Status: posgate.StatusActive}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(999 * time.Millisecond)
+	want(f.companyIDs(t), "co:Active", "co2:Disabled")
+	f.clock.Advance(time.Millisecond)
+	want(f.companyIDs(t), "co:Active", "co2:Disabled", "co3:Active")
 }
