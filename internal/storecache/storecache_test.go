@@ -39,7 +39,7 @@ func openSQLite(t *testing.T, now func() time.Time) *sqlite.DB {
 type counting struct {
 	posgate.Store
 	locations, terminals, clients, lists atomic.Int64
-	hold                          chan chan struct{} // when set, FindTerminal sends a channel and waits on it
+	hold                                 chan chan struct{} // when set, FindTerminal sends a channel and waits on it
 }
 
 func (c *counting) FindLocation(ctx context.Context, p, l string) (*posgate.Location, error) {
