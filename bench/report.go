@@ -93,6 +93,18 @@ type report struct {
 	PostgresSettings string
 }
 
+// bestBaselineP99 is the lowest p99 of the baselines measured with conns
+// connections, 0 if none was.
+func (rep *report) bestBaselineP99(conns int) time.Duration {
+	var best time.Duration
+	for _, b := range rep.Baselines {
+		if b.Err == nil && b.Connections == conns && (best == 0 || b.P99 < best) {
+			best = b.P99
+		}
+	}
+	return best
+}
+
 // finish computes the ratios and checks every target.
 func (rep *report) finish() {
 	rep.LoadAvgAfter = loadAvg()
@@ -114,7 +126,13 @@ func (rep *report) finish() {
 			r.Failed = append(r.Failed, fmt.Sprintf("%.2f× baseline < %.2f×", r.Ratio, t.minRatio))
 		}
 		if t.maxP99 > 0 && r.P99 > t.maxP99 {
-			r.Failed = append(r.Failed, fmt.Sprintf("p99 %s > %s", fmtDur(r.P99), fmtDur(t.maxP99)))
+			msg := fmt.Sprintf("p99 %s > %s", fmtDur(r.P99), fmtDur(t.maxP99))
+			if b := rep.bestBaselineP99(r.Connections); b > t.maxP99 {
+				// The machine's own ceiling: a server that does nothing
+				// missed the same bound under the same load.
+				msg += fmt.Sprintf(" (the bare net/http baseline's own p99 at %d connections in this run: %s)", r.Connections, fmtDur(b))
+			}
+			r.Failed = append(r.Failed, msg)
 		}
 		if t.zeroErrors && r.errors() > 0 {
 			r.Failed = append(r.Failed, fmt.Sprintf("%d errors", r.errors()))
