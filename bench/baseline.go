@@ -36,8 +36,10 @@ func serveBaseline(addr string) error {
 }
 
 // runBaseline starts the baseline process and drives it with the run's
-// load settings.
-func runBaseline(ctx context.Context, o *options) (*result, error) {
+// load settings at conns connections.
+func runBaseline(ctx context.Context, o *options, conns int) (*result, error) {
+	l := o.load
+	l.Connections = conns
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -56,7 +58,7 @@ func runBaseline(ctx context.Context, o *options) (*result, error) {
 		return nil, err
 	}
 	if o.warmup > 0 {
-		if _, err := runWrk(ctx, p.BaseURL, script, load{o.load.Threads, o.load.Connections, o.warmup}, o.workDir, "baseline-warmup"); err != nil {
+		if _, err := runWrk(ctx, p.BaseURL, script, load{l.Threads, l.Connections, o.warmup}, o.workDir, "baseline-warmup"); err != nil {
 			return nil, err
 		}
 	}
@@ -64,7 +66,7 @@ func runBaseline(ctx context.Context, o *options) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := runWrk(ctx, p.BaseURL, script, o.load, o.workDir, "baseline")
+	r, err := runWrk(ctx, p.BaseURL, script, l, o.workDir, "baseline")
 	if err != nil {
 		return nil, err
 	}

@@ -63,6 +63,21 @@ func main() {
 	}
 }
 
+// otherConnections lists, in order, the connection counts of the selected
+// scenarios that differ from the run's own.
+func otherConnections(o *options) []int {
+	var out []int
+	for _, sc := range scenarios {
+		if len(o.only) > 0 && !containsString(o.only, sc.name) {
+			continue
+		}
+		if sc.connections > 0 && sc.connections != o.load.Connections && !slices.Contains(out, sc.connections) {
+			out = append(out, sc.connections)
+		}
+	}
+	return out
+}
+
 func parseFlags(args []string) (*options, error) {
 	o := &options{}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
@@ -189,7 +204,7 @@ func run(ctx context.Context, args []string) error {
 
 	rep := &report{Machine: m, Options: o, Started: time.Now().UTC()}
 	logf("baseline (before)")
-	b1, err := runBaseline(ctx, o)
+	b1, err := runBaseline(ctx, o, o.load.Connections)
 	if err != nil {
 		return err
 	}
@@ -200,11 +215,22 @@ func run(ctx context.Context, args []string) error {
 		}
 	}
 	logf("baseline (after)")
-	b2, err := runBaseline(ctx, o)
+	b2, err := runBaseline(ctx, o, o.load.Connections)
 	if err != nil {
 		return err
 	}
 	rep.Baselines = append(rep.Baselines, b2)
+	// Rows with a connection count of their own (the searches) get a
+	// baseline at that count too: the latency a server that does nothing
+	// shows there is the floor of their p99.
+	for _, conns := range otherConnections(o) {
+		logf("baseline at %d connections", conns)
+		b, err := runBaseline(ctx, o, conns)
+		if err != nil {
+			return err
+		}
+		rep.ExtraBaselines = append(rep.ExtraBaselines, b)
+	}
 	rep.finish()
 
 	md := rep.markdown()
