@@ -57,45 +57,83 @@ const (
 	findUserSQL   = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.user_id = $3`
 
 	// userTrgmExpr is the expression of the trigram index (migration
-	// 0002), which queries must spell exactly so; userTextExpr is its names
+	// 0003), which queries must spell exactly so; userTextExpr is its names
 	// and e-mail part.
 	userTrgmExpr = `(u.first_norm || E'\x1f' || u.last_norm || E'\x1f' || u.email_norm || E'\x1f' || u.phone_digits)`
 	userTextExpr = `(u.first_norm || E'\x1f' || u.last_norm || E'\x1f' || u.email_norm)`
-	// userCandidatesSQL finds keyword matches through the trigram index: $1
-	// POS system, $2 company, $3 LIKE pattern of the index text, $4 limit,
-	// $5 folded text, which the names or e-mail must hold; in
-	// userCandidatesPhoneSQL also $6 LIKE pattern of the digits and $7 the
-	// digits, which the phone must hold.
-	userCandidatesSQL = `SELECT ` + userCols + ` FROM loyalty_users u
-		WHERE u.pos_system_id = $1 AND u.company_id = $2 AND ` + userTrgmExpr + ` LIKE $3 AND strpos(` + userTextExpr + `, $5) > 0 LIMIT $4`
-	userCandidatesPhoneSQL = `SELECT ` + userCols + ` FROM loyalty_users u
-		WHERE u.pos_system_id = $1 AND u.company_id = $2
-		AND ((` + userTrgmExpr + ` LIKE $3 AND strpos(` + userTextExpr + `, $5) > 0)
-			OR (` + userTrgmExpr + ` LIKE $6 AND strpos(u.phone_digits, $7) > 0)) LIMIT $4`
-	// userCandidatesDigitsSQL serves a keyword of digits only, whose two
-	// parts would look up the same pattern: one index scan, both checks.
-	userCandidatesDigitsSQL = `SELECT ` + userCols + ` FROM loyalty_users u
-		WHERE u.pos_system_id = $1 AND u.company_id = $2 AND ` + userTrgmExpr + ` LIKE $3
-		AND (strpos(` + userTextExpr + `, $5) > 0 OR strpos(u.phone_digits, $5) > 0) LIMIT $4`
-	// userPrefixSQL finds, through B-tree indexes, the users whose first
-	// name, last name, e-mail or phone digits start with the keyword: $3
-	// folded text, $4 the end of its prefix range, $5 digits and $6 their
-	// range end (both empty for none). Each part reads the index in an order
-	// that puts the exact matches first, in result order, so that with
-	// MaxUserMatches+1 rows a part holds all its exact matches or more than
-	// MaxUserMatches of them.
-	userPrefixSQL = `(SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2
-			AND u.first_norm >= $3 AND u.first_norm < $4 ORDER BY u.first_norm, u.last_norm, u.user_id LIMIT 51)
-		UNION ALL (SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2
-			AND u.last_norm >= $3 AND u.last_norm < $4 ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 51)
-		UNION ALL (SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2
-			AND u.email_norm = $3 ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 51)
-		UNION ALL (SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2
-			AND u.email_norm > $3 AND u.email_norm < $4 ORDER BY u.email_norm LIMIT 51)
-		UNION ALL (SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2
-			AND $5::text <> '' AND u.phone_digits = $5 ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 51)
-		UNION ALL (SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2
-			AND $5::text <> '' AND u.phone_digits > $5 AND u.phone_digits < $6 ORDER BY u.phone_digits LIMIT 51)`
+)
+
+// userSearchSQL answers a keyword search in one statement, so that a
+// search costs one round trip and posgate reads no more than the
+// MaxUserMatches users of the answer, already in order; candidates travel
+// as keys and folded names, and only the answer's rows are read in full.
+// $1 POS system, $2 company, $3 folded text, $4 the end of its prefix range,
+// $5 digits and $6 their range end (both empty for none), $7 (and $8) the
+// LIKE patterns of the trigram lookup substring.
+//
+// "prefixed" are the users whose first name, last name, e-mail or phone
+// digits start with the keyword, through the B-tree indexes. Each part reads
+// its index in an order that puts its exact matches first, in result order,
+// so that with MaxUserMatches+1 rows a part holds all its exact matches or
+// more than MaxUserMatches of them; a part's exact flag checks the fields
+// its index holds, and a user that is exact by another field is in that
+// field's part (or that part is full and the user cannot rank among the
+// first MaxUserMatches). This is posgate.NeedSubstringSearch: only when
+// fewer than MaxUserMatches are exact and no more than MaxUserMatches match
+// does "substring" run its trigram lookup (an InitPlan: false skips the scan
+// altogether), taking up to MaxUserMatches+1 matches: fewer means that they
+// are all the matches there are. The answer ranks them as
+// posgate.RankUsers does: exact first, then folded last name, folded first
+// name and id (COLLATE "C" compares bytes, as strings.Compare does).
+func userSearchSQL(substring string) string {
+	return `WITH prefixed AS (
+		(SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 AS exact FROM loyalty_users u
+			WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.first_norm >= $3 AND u.first_norm < $4
+			ORDER BY u.first_norm, u.last_norm, u.user_id LIMIT 51)
+		UNION ALL (SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 FROM loyalty_users u
+			WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.last_norm >= $3 AND u.last_norm < $4
+			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 51)
+		UNION ALL (SELECT u.user_id, u.last_norm, u.first_norm, true FROM loyalty_users u
+			WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.email_norm = $3
+			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 51)
+		UNION ALL (SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 FROM loyalty_users u
+			WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.email_norm > $3 AND u.email_norm < $4
+			ORDER BY u.email_norm LIMIT 51)
+		UNION ALL (SELECT u.user_id, u.last_norm, u.first_norm, true FROM loyalty_users u
+			WHERE u.pos_system_id = $1 AND u.company_id = $2 AND $5::text <> '' AND u.phone_digits = $5
+			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 51)
+		UNION ALL (SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 FROM loyalty_users u
+			WHERE u.pos_system_id = $1 AND u.company_id = $2 AND $5::text <> '' AND u.phone_digits > $5 AND u.phone_digits < $6
+			ORDER BY u.phone_digits LIMIT 51)
+	), open AS (
+		SELECT count(DISTINCT user_id) FILTER (WHERE exact) < 50 AND count(DISTINCT user_id) <= 50 AS open FROM prefixed
+	), substring AS (
+		SELECT u.user_id, u.last_norm, u.first_norm,
+			u.first_norm = $3 OR u.last_norm = $3 OR u.email_norm = $3 OR ($5::text <> '' AND u.phone_digits = $5) AS exact
+		FROM loyalty_users u
+		WHERE (SELECT open FROM open) AND u.pos_system_id = $1 AND u.company_id = $2 AND ` + substring + `
+		LIMIT 51
+	), answer AS (
+		SELECT user_id, last_norm, first_norm, bool_or(exact) AS exact
+		FROM (SELECT * FROM prefixed UNION ALL SELECT * FROM substring) hits
+		GROUP BY user_id, last_norm, first_norm
+		ORDER BY bool_or(exact) DESC, last_norm, first_norm, user_id LIMIT 50
+	) SELECT ` + userCols + ` FROM answer a
+		JOIN loyalty_users u ON u.pos_system_id = $1 AND u.company_id = $2 AND u.user_id = a.user_id
+		ORDER BY a.exact DESC, a.last_norm, a.first_norm, a.user_id`
+}
+
+// The statements of userSearchSQL by trigram lookup: the rows whose index text holds the
+// trigrams of $7 (the keyword's index text as a LIKE pattern) and whose
+// names or e-mail hold the folded text $3; with digits, also those whose
+// index text holds the trigrams of $8 (the digits as a pattern) and whose
+// phone holds the digits $5. A keyword of digits only, whose two parts would
+// look up the same pattern, takes one index scan and both checks.
+var (
+	userSearchText  = userSearchSQL(userTrgmExpr + ` LIKE $7 AND strpos(` + userTextExpr + `, $3) > 0`)
+	userSearchPhone = userSearchSQL(`((` + userTrgmExpr + ` LIKE $7 AND strpos(` + userTextExpr + `, $3) > 0)
+			OR (` + userTrgmExpr + ` LIKE $8 AND strpos(u.phone_digits, $5) > 0))`)
+	userSearchDigits = userSearchSQL(userTrgmExpr + ` LIKE $7 AND (strpos(` + userTextExpr + `, $3) > 0 OR strpos(u.phone_digits, $5) > 0)`)
 )
 
 // couponCopyCols and userCopyCols are the columns CopyFrom fills, in the
@@ -576,36 +614,32 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 	return u, nil
 }
 
-// SearchLoyaltyUsers reads the users whose fields start with the keyword
-// first (B-tree lookups that also yield every exact match, see
-// posgate.NeedSubstringSearch); only when they leave the answer open does
-// it take up to MaxUserMatches+1 matches through the trigram indexes
-// (looking up the keyword's index text, then checking the whole keyword in
-// the rows): fewer means that they are all the matches there are. That
-// query runs unprepared (QueryExecModeExec), so that PostgreSQL plans it
-// for the actual pattern: a generic plan cannot weigh a LIKE pattern
-// against the indexes.
+// SearchLoyaltyUsers answers a keyword search with one statement (see
+// userSearchSQL): B-tree prefix and exact lookups first, the trigram index
+// only when they leave the answer open.
 func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
-	users, err := collect(ctx, db, "search loyalty users", scanUser, userPrefixSQL, posSystemID, companyID, k.Text, k.Text+maxRune, k.Digits, k.Digits+maxRune)
-	if err != nil {
-		return nil, err
+	sql := userSearchText
+	args := []any{posSystemID, companyID, k.Text, k.Text + maxRune, k.Digits, k.Digits + maxRune, likeSubstring(k.IndexText())}
+	switch {
+	case k.Digits != "" && k.Digits == k.IndexText():
+		sql = userSearchDigits
+	case k.Digits != "":
+		sql, args = userSearchPhone, append(args, likeSubstring(k.Digits))
 	}
-	if posgate.NeedSubstringSearch(k, users) {
-		args := []any{pgx.QueryExecModeExec, posSystemID, companyID, likeSubstring(k.IndexText()), posgate.MaxUserMatches + 1, k.Text}
-		sql := userCandidatesSQL
-		switch {
-		case k.Digits != "" && k.Digits == k.IndexText():
-			sql = userCandidatesDigitsSQL
-		case k.Digits != "":
-			sql, args = userCandidatesPhoneSQL, append(args, likeSubstring(k.Digits), k.Digits)
-		}
-		more, err := collect(ctx, db, "search loyalty users", scanUser, sql, args...)
-		if err != nil {
-			return nil, err
-		}
-		users = append(users, more...)
-	}
-	return posgate.RankUsers(k, users), nil
+	// PostgreSQL keeps planning this statement afresh (its estimate of the
+	// generic plan, which cannot see the LIKE pattern, is the higher one),
+	// and planning it costs more than running it: the setting, local to the
+	// batch's implicit transaction, makes it take the cached generic plan,
+	// whose trigram lookup is the GIN index whatever the pattern.
+	b := &pgx.Batch{}
+	b.Queue(`SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`)
+	var users []*posgate.LoyaltyUser
+	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+		var err error
+		users, err = pgx.AppendRows(users, rows, func(r pgx.CollectableRow) (*posgate.LoyaltyUser, error) { return scanUser(r) })
+		return err
+	})
+	return users, wrap(db.pool.SendBatch(ctx, b).Close(), "search loyalty users")
 }
 
 // maxRune sorts after every character: s+maxRune ends the range of the
