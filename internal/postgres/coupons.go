@@ -80,11 +80,15 @@ const (
 // field's part (or that part is full and the user cannot rank among the
 // first MaxUserMatches). This is posgate.NeedSubstringSearch: only when
 // fewer than MaxUserMatches are exact and no more than MaxUserMatches match
-// does "substring" run its trigram lookup (an InitPlan: false skips the scan
-// altogether), taking up to MaxUserMatches+1 matches: fewer means that they
-// are all the matches there are. The answer ranks them as
-// posgate.RankUsers does: exact first, then folded last name, folded first
-// name and id (COLLATE "C" compares bytes, as strings.Compare does).
+// does "named" look up the names holding the keyword (migration 0005) and up
+// to MaxUserMatches+1 users of each through the name indexes; and only when
+// the answer is open still does "substring" run its trigram lookup, taking
+// up to MaxUserMatches+1 matches: fewer means that they are all the matches
+// there are. (Each step is an InitPlan: false skips its scans altogether.
+// "named" only ever adds matching users, so the answer never depends on the
+// name list being complete.) The answer ranks them as posgate.RankUsers
+// does: exact first, then folded last name, folded first name and id
+// (COLLATE "C" compares bytes, as strings.Compare does).
 func userSearchSQL(substring string) string {
 	return `WITH prefixed AS (
 		(SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 AS exact FROM loyalty_users u
@@ -107,15 +111,27 @@ func userSearchSQL(substring string) string {
 			ORDER BY u.phone_digits LIMIT 51)
 	), open AS (
 		SELECT count(DISTINCT user_id) FILTER (WHERE exact) < 50 AND count(DISTINCT user_id) <= 50 AS open FROM prefixed
+	), named AS (
+		SELECT x.* FROM loyalty_user_names n CROSS JOIN LATERAL (
+			(SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 AS exact FROM loyalty_users u
+				WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.first_norm = n.name_norm LIMIT 51)
+			UNION ALL (SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 FROM loyalty_users u
+				WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.last_norm = n.name_norm LIMIT 51)) x
+		WHERE (SELECT open FROM open) AND n.pos_system_id = $1 AND n.company_id = $2
+			AND n.name_norm LIKE $7 AND strpos(n.name_norm, $3) > 0
+		LIMIT 102
+	), open2 AS (
+		SELECT count(DISTINCT user_id) FILTER (WHERE exact) < 50 AND count(DISTINCT user_id) <= 50 AS open
+		FROM (SELECT * FROM prefixed UNION ALL SELECT * FROM named) hits
 	), substring AS (
 		SELECT u.user_id, u.last_norm, u.first_norm,
 			u.first_norm = $3 OR u.last_norm = $3 OR u.email_norm = $3 OR ($5::text <> '' AND u.phone_digits = $5) AS exact
 		FROM loyalty_users u
-		WHERE (SELECT open FROM open) AND u.pos_system_id = $1 AND u.company_id = $2 AND ` + substring + `
+		WHERE (SELECT open FROM open2) AND u.pos_system_id = $1 AND u.company_id = $2 AND ` + substring + `
 		LIMIT 51
 	), answer AS (
 		SELECT user_id, last_norm, first_norm, bool_or(exact) AS exact
-		FROM (SELECT * FROM prefixed UNION ALL SELECT * FROM substring) hits
+		FROM (SELECT * FROM prefixed UNION ALL SELECT * FROM named UNION ALL SELECT * FROM substring) hits
 		GROUP BY user_id, last_norm, first_norm
 		ORDER BY bool_or(exact) DESC, last_norm, first_norm, user_id LIMIT 50
 	) SELECT ` + userCols + ` FROM answer a
@@ -615,8 +631,9 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 }
 
 // SearchLoyaltyUsers answers a keyword search with one statement (see
-// userSearchSQL): B-tree prefix and exact lookups first, the trigram index
-// only when they leave the answer open.
+// userSearchSQL): B-tree prefix and exact lookups first, then the users of
+// the names that hold the keyword, the trigram index only when they leave
+// the answer open.
 func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
 	sql := userSearchText
 	args := []any{posSystemID, companyID, k.Text, k.Text + maxRune, k.Digits, k.Digits + maxRune, likeSubstring(k.IndexText())}
