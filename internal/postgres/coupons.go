@@ -24,34 +24,51 @@ const (
 		u.stamps, u.points, u.created_at, u.updated_at`
 )
 
-// Coupon search, one statement per criterion that selects the candidates
+// couponSearchFilters are the criteria a driver does not apply itself; the
+// driver's own is skipped (a true condition that still names the parameter,
+// which PostgreSQL must see to type it).
+func couponSearchFilters(driver int) string {
+	f := []string{`($3::text = '' OR c.code_norm = $3)`,
+		`($4::text = '' OR c.email_norm = $4 OR EXISTS (SELECT FROM loyalty_users o
+			WHERE o.pos_system_id = c.pos_system_id AND o.company_id = c.company_id AND o.user_id = c.user_id AND o.email_norm = $4))`,
+		`($5::text = '' OR c.phone_digits = $5 OR EXISTS (SELECT FROM loyalty_users o
+			WHERE o.pos_system_id = c.pos_system_id AND o.company_id = c.company_id AND o.user_id = c.user_id AND o.phone_digits = $5))`,
+		`($6::text = '' OR c.location_ids IS NULL OR $6 = ANY (c.location_ids))`}
+	f[driver] = fmt.Sprintf("$%d::text IS NOT NULL", driver+3)
+	return strings.Join(f, "\n\t\tAND ")
+}
+
+// Coupon search, one statement per criterion that selects the coupons
 // through an index (code, else e-mail, else phone); the other criteria
 // filter them. $1 POS system, $2 company ids, $3 folded code, $4 folded
 // e-mail, $5 phone digits (each empty when not given), $6 location (empty for
-// any), $7 limit, $8 offset.
-const (
-	couponSearchHead = `WITH hits (company_id, code_norm) AS (`
-	couponSearchTail = `) SELECT ` + couponCols + `, count(*) OVER ()
-		FROM hits JOIN coupons c ON c.pos_system_id = $1 AND c.company_id = hits.company_id AND c.code_norm = hits.code_norm
-		LEFT JOIN loyalty_users u ON u.pos_system_id = c.pos_system_id AND u.company_id = c.company_id AND u.user_id = c.user_id
-		WHERE ($3::text = '' OR c.code_norm = $3)
-		AND ($4::text = '' OR c.email_norm = $4 OR u.email_norm = $4)
-		AND ($5::text = '' OR c.phone_digits = $5 OR u.phone_digits = $5)
-		AND ($6::text = '' OR c.location_ids IS NULL OR $6 = ANY (c.location_ids))
-		ORDER BY c.code_norm, c.company_id
-		LIMIT $7 OFFSET $8`
-	couponsByCode = `SELECT company_id, code_norm FROM coupons
-		WHERE pos_system_id = $1 AND company_id = ANY ($2::text[]) AND code_norm = $3`
-	couponsByEmail = `SELECT company_id, code_norm FROM coupons
-			WHERE pos_system_id = $1 AND company_id = ANY ($2::text[]) AND email_norm = $4
-		UNION SELECT c2.company_id, c2.code_norm FROM loyalty_users u2
-			JOIN coupons c2 ON c2.pos_system_id = u2.pos_system_id AND c2.company_id = u2.company_id AND c2.user_id = u2.user_id
-			WHERE u2.pos_system_id = $1 AND u2.company_id = ANY ($2::text[]) AND u2.email_norm = $4`
-	couponsByPhone = `SELECT company_id, code_norm FROM coupons
-			WHERE pos_system_id = $1 AND company_id = ANY ($2::text[]) AND phone_digits = $5
-		UNION SELECT c2.company_id, c2.code_norm FROM loyalty_users u2
-			JOIN coupons c2 ON c2.pos_system_id = u2.pos_system_id AND c2.company_id = u2.company_id AND c2.user_id = u2.user_id
-			WHERE u2.pos_system_id = $1 AND u2.company_id = ANY ($2::text[]) AND u2.phone_digits = $5`
+// any), $7 limit, $8 offset. The drivers read each coupon row once (an
+// owner's e-mail or phone through the user's index, then the user's
+// coupons); the filters test the coupon's own fields first and look the
+// owner up only when a criterion is given and the coupon's own field does
+// not match (OR stops at the first true operand), so that a search by one
+// criterion reads no loyalty user per coupon.
+var (
+	couponSearchTail = ` ORDER BY c.code_norm, c.company_id LIMIT $7 OFFSET $8`
+	couponsByCode    = `SELECT ` + couponCols + `, count(*) OVER () FROM coupons c
+		WHERE c.pos_system_id = $1 AND c.company_id = ANY ($2::text[]) AND c.code_norm = $3 AND ` + couponSearchFilters(0) + couponSearchTail
+	// The two parts of the e-mail and phone drivers are disjoint: coupons
+	// that carry the e-mail (phone) themselves, and the other coupons of the
+	// users who have it.
+	couponsByEmail = `SELECT ` + couponCols + `, count(*) OVER () FROM (
+			SELECT * FROM coupons WHERE pos_system_id = $1 AND company_id = ANY ($2::text[]) AND email_norm = $4
+			UNION ALL SELECT c2.* FROM loyalty_users u2
+				JOIN coupons c2 ON c2.pos_system_id = u2.pos_system_id AND c2.company_id = u2.company_id AND c2.user_id = u2.user_id
+				WHERE u2.pos_system_id = $1 AND u2.company_id = ANY ($2::text[]) AND u2.email_norm = $4
+				AND c2.email_norm IS DISTINCT FROM $4) c
+		WHERE ` + couponSearchFilters(1) + couponSearchTail
+	couponsByPhone = `SELECT ` + couponCols + `, count(*) OVER () FROM (
+			SELECT * FROM coupons WHERE pos_system_id = $1 AND company_id = ANY ($2::text[]) AND phone_digits = $5
+			UNION ALL SELECT c2.* FROM loyalty_users u2
+				JOIN coupons c2 ON c2.pos_system_id = u2.pos_system_id AND c2.company_id = u2.company_id AND c2.user_id = u2.user_id
+				WHERE u2.pos_system_id = $1 AND u2.company_id = ANY ($2::text[]) AND u2.phone_digits = $5
+				AND c2.phone_digits IS DISTINCT FROM $5) c
+		WHERE ` + couponSearchFilters(2) + couponSearchTail
 
 	findCouponSQL = `SELECT ` + couponCols + ` FROM coupons c WHERE c.pos_system_id = $1 AND c.company_id = $2 AND c.code_norm = $3`
 	findUserSQL   = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.user_id = $3`
@@ -513,7 +530,7 @@ func (db *DB) SearchCoupons(ctx context.Context, q posgate.CouponQuery) (*posgat
 	if len(q.CompanyIDs) == 0 || q.Limit <= 0 {
 		return page, nil
 	}
-	sql := couponSearchHead + driver + couponSearchTail
+	sql := driver
 	args := []any{q.POSSystemID, q.CompanyIDs, code, email, phone, q.LocationID}
 	rows, err := db.pool.Query(ctx, sql, append(args, q.Limit, max(q.Offset, 0))...)
 	if err != nil {
