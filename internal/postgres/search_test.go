@@ -111,3 +111,32 @@ func seq[T any](items []T) iter.Seq2[T, error] {
 		}
 	}
 }
+
+// TestLoyaltyUserNames checks that every way of writing a user records its
+// folded names for the keyword search's name lookup (migration 0005).
+func TestLoyaltyUserNames(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	db := open(t, dsn, postgres.Options{})
+	if err := db.CreatePOSSystem(ctx, &posgate.POSSystem{ID: "pos"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateCompany(ctx, &posgate.Company{POSSystemID: "pos", ID: "co", Status: posgate.StatusActive}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateLoyaltyUser(ctx, &posgate.LoyaltyUser{POSSystemID: "pos", CompanyID: "co", ID: "a", FirstName: "Ärne", LastName: "Brook"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ImportLoyaltyUsers(ctx, seq([]*posgate.LoyaltyUser{{POSSystemID: "pos", CompanyID: "co", ID: "b", FirstName: "Cleo", LastName: "Dunn"}})); err != nil {
+		t.Fatal(err)
+	}
+	name := "Eve"
+	if _, err := db.UpdateLoyaltyUser(ctx, "pos", "co", "a", posgate.LoyaltyUserUpdate{FirstName: &name}); err != nil {
+		t.Fatal(err)
+	}
+	got := query[string](t, dsn, `SELECT pos_system_id || '/' || company_id || '/' || name_norm FROM loyalty_user_names ORDER BY name_norm`)
+	// A renamed user's old name stays: it finds no one and costs nothing.
+	if want := []string{"pos/co/brook", "pos/co/cleo", "pos/co/dunn", "pos/co/eve", "pos/co/ärne"}; !slices.Equal(got, want) {
+		t.Errorf("names %v, want %v", got, want)
+	}
+}
