@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strconv"
 	"strings"
 	"time"
 
@@ -107,53 +108,56 @@ var (
 // does: exact first, then folded last name, folded first name and id
 // (COLLATE "C" compares bytes, as strings.Compare does).
 func userSearchSQL(substring string) string {
-	return `WITH prefixed AS (
+	// A user is at most twice in "named" (first and last name): :twice rows
+	// hold more than MaxUserMatches users.
+	return strings.NewReplacer(":more", strconv.Itoa(posgate.MaxUserMatches+1), ":max", strconv.Itoa(posgate.MaxUserMatches),
+		":twice", strconv.Itoa(2*(posgate.MaxUserMatches+1))).Replace(`WITH prefixed AS (
 		(SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 AS exact FROM loyalty_users u
 			WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.first_norm >= $3 AND u.first_norm < $4
-			ORDER BY u.first_norm, u.last_norm, u.user_id LIMIT 51)
+			ORDER BY u.first_norm, u.last_norm, u.user_id LIMIT :more)
 		UNION ALL (SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 FROM loyalty_users u
 			WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.last_norm >= $3 AND u.last_norm < $4
-			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 51)
+			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT :more)
 		UNION ALL (SELECT u.user_id, u.last_norm, u.first_norm, true FROM loyalty_users u
 			WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.email_norm = $3
-			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 51)
+			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT :more)
 		UNION ALL (SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 FROM loyalty_users u
 			WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.email_norm > $3 AND u.email_norm < $4
-			ORDER BY u.email_norm LIMIT 51)
+			ORDER BY u.email_norm LIMIT :more)
 		UNION ALL (SELECT u.user_id, u.last_norm, u.first_norm, true FROM loyalty_users u
 			WHERE u.pos_system_id = $1 AND u.company_id = $2 AND $5::text <> '' AND u.phone_digits = $5
-			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT 51)
+			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT :more)
 		UNION ALL (SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 FROM loyalty_users u
 			WHERE u.pos_system_id = $1 AND u.company_id = $2 AND $5::text <> '' AND u.phone_digits > $5 AND u.phone_digits < $6
-			ORDER BY u.phone_digits LIMIT 51)
+			ORDER BY u.phone_digits LIMIT :more)
 	), open AS (
-		SELECT count(DISTINCT user_id) FILTER (WHERE exact) < 50 AND count(DISTINCT user_id) <= 50 AS open FROM prefixed
+		SELECT count(DISTINCT user_id) FILTER (WHERE exact) < :max AND count(DISTINCT user_id) <= :max AS open FROM prefixed
 	), named AS (
 		SELECT x.* FROM loyalty_user_names n CROSS JOIN LATERAL (
 			(SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 AS exact FROM loyalty_users u
-				WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.first_norm = n.name_norm LIMIT 51)
+				WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.first_norm = n.name_norm LIMIT :more)
 			UNION ALL (SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 FROM loyalty_users u
-				WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.last_norm = n.name_norm LIMIT 51)) x
+				WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.last_norm = n.name_norm LIMIT :more)) x
 		WHERE (SELECT open FROM open) AND n.pos_system_id = $1 AND n.company_id = $2
 			AND n.name_norm LIKE $7 AND strpos(n.name_norm, $3) > 0
-		LIMIT 102
+		LIMIT :twice
 	), open2 AS (
-		SELECT count(DISTINCT user_id) FILTER (WHERE exact) < 50 AND count(DISTINCT user_id) <= 50 AS open
+		SELECT count(DISTINCT user_id) FILTER (WHERE exact) < :max AND count(DISTINCT user_id) <= :max AS open
 		FROM (SELECT * FROM prefixed UNION ALL SELECT * FROM named) hits
 	), substring AS (
 		SELECT u.user_id, u.last_norm, u.first_norm,
 			u.first_norm = $3 OR u.last_norm = $3 OR u.email_norm = $3 OR ($5::text <> '' AND u.phone_digits = $5) AS exact
 		FROM loyalty_users u
 		WHERE (SELECT open FROM open2) AND u.pos_system_id = $1 AND u.company_id = $2 AND ` + substring + `
-		LIMIT 51
+		LIMIT :more
 	), answer AS (
 		SELECT user_id, last_norm, first_norm, bool_or(exact) AS exact
 		FROM (SELECT * FROM prefixed UNION ALL SELECT * FROM named UNION ALL SELECT * FROM substring) hits
 		GROUP BY user_id, last_norm, first_norm
-		ORDER BY bool_or(exact) DESC, last_norm, first_norm, user_id LIMIT 50
+		ORDER BY bool_or(exact) DESC, last_norm, first_norm, user_id LIMIT :max
 	) SELECT ` + userCols + ` FROM answer a
 		JOIN loyalty_users u ON u.pos_system_id = $1 AND u.company_id = $2 AND u.user_id = a.user_id
-		ORDER BY a.exact DESC, a.last_norm, a.first_norm, a.user_id`
+		ORDER BY a.exact DESC, a.last_norm, a.first_norm, a.user_id`)
 }
 
 // The statements of userSearchSQL by trigram lookup: the rows whose index text holds the
