@@ -107,6 +107,12 @@ var (
 // name list being complete.) The answer ranks them as posgate.RankUsers
 // does: exact first, then folded last name, folded first name and id
 // (COLLATE "C" compares bytes, as strings.Compare does).
+//
+// The statement runs on its generic plan (see SearchLoyaltyUsers), which
+// cannot weigh the LIKE pattern: "substring" tests the company with IS TRUE,
+// which no B-tree index matches, so that the plan cannot trade the trigram
+// index for a scan of the company's users in index order (right for a small
+// company, ruinous for a large one with a rare keyword).
 func userSearchSQL(substring string) string {
 	// A user is at most twice in "named" (first and last name): :twice rows
 	// hold more than MaxUserMatches users.
@@ -148,7 +154,7 @@ func userSearchSQL(substring string) string {
 		SELECT u.user_id, u.last_norm, u.first_norm,
 			u.first_norm = $3 OR u.last_norm = $3 OR u.email_norm = $3 OR ($5::text <> '' AND u.phone_digits = $5) AS exact
 		FROM loyalty_users u
-		WHERE (SELECT open FROM open2) AND u.pos_system_id = $1 AND u.company_id = $2 AND ` + substring + `
+		WHERE (SELECT open FROM open2) AND (u.pos_system_id = $1 AND u.company_id = $2) IS TRUE AND ` + substring + `
 		LIMIT :more
 	), answer AS (
 		SELECT user_id, last_norm, first_norm, bool_or(exact) AS exact
