@@ -108,7 +108,7 @@ var (
 // does: exact first, then folded last name, folded first name and id
 // (COLLATE "C" compares bytes, as strings.Compare does).
 //
-// The statement runs on its generic plan (see SearchLoyaltyUsers), which
+// The statement runs on its generic plan (see queryGeneric), which
 // cannot weigh the LIKE pattern: "substring" tests the company with IS TRUE,
 // which no B-tree index matches, so that the plan cannot trade the trigram
 // index for a scan of the company's users in index order (right for a small
@@ -542,18 +542,18 @@ func (db *DB) SearchCoupons(ctx context.Context, q posgate.CouponQuery) (*posgat
 	}
 	sql := driver
 	args := []any{q.POSSystemID, q.CompanyIDs, code, email, phone, q.LocationID}
-	rows, err := db.pool.Query(ctx, sql, append(args, q.Limit, max(q.Offset, 0))...)
-	if err != nil {
-		return nil, wrap(err, "search coupons")
-	}
-	page.Coupons, err = pgx.AppendRows(page.Coupons, rows, func(r pgx.CollectableRow) (*posgate.Coupon, error) {
-		c := &posgate.Coupon{}
-		var info []byte
-		if err := r.Scan(&c.POSSystemID, &c.CompanyID, &c.Code, &c.RewardProvider, &c.Name, &c.Title, &c.PictureURL, &c.AvailableUntil,
-			&c.Status, &info, &c.UserID, &c.Email, &c.Phone, &c.LocationIDs, &c.CreatedAt, &c.UpdatedAt, &page.Total); err != nil {
-			return nil, err
-		}
-		return c, decodeInfo(c, info)
+	err := queryGeneric(ctx, db, sql, append(args, q.Limit, max(q.Offset, 0)), func(rows pgx.Rows) error {
+		var err error
+		page.Coupons, err = pgx.AppendRows(page.Coupons, rows, func(r pgx.CollectableRow) (*posgate.Coupon, error) {
+			c := &posgate.Coupon{}
+			var info []byte
+			if err := r.Scan(&c.POSSystemID, &c.CompanyID, &c.Code, &c.RewardProvider, &c.Name, &c.Title, &c.PictureURL, &c.AvailableUntil,
+				&c.Status, &info, &c.UserID, &c.Email, &c.Phone, &c.LocationIDs, &c.CreatedAt, &c.UpdatedAt, &page.Total); err != nil {
+				return nil, err
+			}
+			return c, decodeInfo(c, info)
+		})
+		return err
 	})
 	if err != nil {
 		return nil, wrap(err, "search coupons")
@@ -670,20 +670,26 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 	case k.Digits != "":
 		sql, args = userSearchPhone, append(args, likeSubstring(k.Digits))
 	}
-	// PostgreSQL keeps planning this statement afresh (its estimate of the
-	// generic plan, which cannot see the LIKE pattern, is the higher one),
-	// and planning it costs more than running it: the setting, local to the
-	// batch's implicit transaction, makes it take the cached generic plan,
-	// whose trigram lookup is the GIN index whatever the pattern.
-	b := &pgx.Batch{}
-	b.Queue(`SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`)
 	var users []*posgate.LoyaltyUser
-	b.Queue(sql, args...).Query(func(rows pgx.Rows) error {
+	err := queryGeneric(ctx, db, sql, args, func(rows pgx.Rows) error {
 		var err error
 		users, err = pgx.AppendRows(users, rows, func(r pgx.CollectableRow) (*posgate.LoyaltyUser, error) { return scanUser(r) })
 		return err
 	})
-	return users, wrap(db.pool.SendBatch(ctx, b).Close(), "search loyalty users")
+	return users, wrap(err, "search loyalty users")
+}
+
+// queryGeneric runs sql (a prepared statement, as pgx caches them) on its
+// generic plan and hands the rows to read. PostgreSQL keeps planning the
+// search statements afresh at each run (its estimate of their generic plan,
+// which cannot see the parameters, is the higher one), and planning them
+// costs more than running them. The setting is local to the batch's
+// implicit transaction, so the connection keeps its own.
+func queryGeneric(ctx context.Context, db *DB, sql string, args []any, read func(pgx.Rows) error) error {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`)
+	b.Queue(sql, args...).Query(read)
+	return db.pool.SendBatch(ctx, b).Close()
 }
 
 // maxRune sorts after every character: s+maxRune ends the range of the
