@@ -140,3 +140,31 @@ func TestLoyaltyUserNames(t *testing.T) {
 		t.Errorf("names %v, want %v", got, want)
 	}
 }
+
+// TestLargeImport runs an import large enough for the statistics refresh
+// and the merge of the GIN pending lists that follow it, and searches the
+// users it stored through the trigram index.
+func TestLargeImport(t *testing.T) {
+	ctx := context.Background()
+	db := open(t, pgtest.DSN(t), postgres.Options{})
+	if err := db.CreatePOSSystem(ctx, &posgate.POSSystem{ID: "pos"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateCompany(ctx, &posgate.Company{POSSystemID: "pos", ID: "co", Status: posgate.StatusActive}); err != nil {
+		t.Fatal(err)
+	}
+	const n = 10_000
+	users := make([]*posgate.LoyaltyUser, n)
+	for i := range users {
+		users[i] = &posgate.LoyaltyUser{POSSystemID: "pos", CompanyID: "co", ID: fmt.Sprintf("u%05d", i),
+			FirstName: "Pat", LastName: "Lee", Email: fmt.Sprintf("pat%05d@example.com", i)}
+	}
+	if got, err := db.ImportLoyaltyUsers(ctx, seq(users)); err != nil || got != n {
+		t.Fatalf("ImportLoyaltyUsers = %d, %v", got, err)
+	}
+	k, _ := posgate.ParseUserKeyword("t01234@")
+	got, err := db.SearchLoyaltyUsers(ctx, "pos", "co", k)
+	if err != nil || len(got) != 1 || got[0].ID != "u01234" {
+		t.Fatalf("search after import: %v, %v", ids(got), err)
+	}
+}
