@@ -240,13 +240,15 @@ func prepareStore(ctx context.Context, o *options, kind string, rep *report) (ds
 	if err := conn.QueryRow(ctx, `SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'pg_trgm'`).Scan(&extSchema); err != nil {
 		return "", nil, fmt.Errorf("find pg_trgm: %w", err)
 	}
-	// Durability settings change what a commit costs: the report names them.
-	var version, fsync, syncCommit string
-	if err := conn.QueryRow(ctx, `SELECT current_setting('server_version'), current_setting('fsync'), current_setting('synchronous_commit')`).
-		Scan(&version, &fsync, &syncCommit); err != nil {
+	// Durability settings change what a commit costs, and the buffer cache
+	// what a search over a million rows reads from the kernel: the report
+	// names them.
+	var version, fsync, syncCommit, buffers string
+	if err := conn.QueryRow(ctx, `SELECT current_setting('server_version'), current_setting('fsync'), current_setting('synchronous_commit'), current_setting('shared_buffers')`).
+		Scan(&version, &fsync, &syncCommit, &buffers); err != nil {
 		return "", nil, fmt.Errorf("read PostgreSQL settings: %w", err)
 	}
-	rep.PostgresSettings = fmt.Sprintf("PostgreSQL %s, fsync=%s, synchronous_commit=%s", version, fsync, syncCommit)
+	rep.PostgresSettings = fmt.Sprintf("PostgreSQL %s, fsync=%s, synchronous_commit=%s, shared_buffers=%s", version, fsync, syncCommit, buffers)
 	schema := "bench_" + strings.ToLower(rand.Text()[:12])
 	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
 		return "", nil, fmt.Errorf("create schema: %w", err)
