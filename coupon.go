@@ -472,14 +472,24 @@ func (k UserKeyword) Matches(u *LoyaltyUser) bool { return k.matches(foldUser(u)
 // MaxUserMatches users match already: exact matches are then complete and
 // come first, and which other matches fill the list is the store's choice.
 func NeedSubstringSearch(k UserKeyword, prefixed []*LoyaltyUser) bool {
+	return needSubstringSearch(k, prefixed, userOf)
+}
+
+// NeedSubstringSearchFolded is NeedSubstringSearch on users as a store keeps
+// their folded fields.
+func NeedSubstringSearchFolded(k UserKeyword, prefixed []FoldedUser) bool {
+	return needSubstringSearch(k, prefixed, FoldedUser.fields)
+}
+
+func needSubstringSearch[T any](k UserKeyword, prefixed []T, fields func(T) (string, userFields)) bool {
 	exact, all := map[string]bool{}, map[string]bool{}
 	for _, u := range prefixed {
-		f := foldUser(u)
+		id, f := fields(u)
 		if k.exact(f) {
-			exact[u.ID] = true
+			exact[id] = true
 		}
 		if k.matches(f) {
-			all[u.ID] = true
+			all[id] = true
 		}
 	}
 	return len(exact) < MaxUserMatches && len(all) <= MaxUserMatches
@@ -491,20 +501,52 @@ func NeedSubstringSearch(k UserKeyword, prefixed []*LoyaltyUser) bool {
 // MaxUserMatches. Stores call it on their candidates so that both order
 // alike.
 func RankUsers(k UserKeyword, users []*LoyaltyUser) []*LoyaltyUser {
+	return rankUsers(k, users, userOf)
+}
+
+// FoldedUser is a loyalty user as a keyword search matches and ranks it: its
+// id and its fields folded as FoldUser folds them. A store that keeps the
+// folded fields in columns reads them instead of folding again, ranks, and
+// then reads only the users it returns.
+type FoldedUser struct {
+	ID                         string
+	First, Last, Email, Digits string
+}
+
+// FoldUser returns u's folded fields: Fold of the names, FoldEmail of the
+// e-mail and PhoneDigits of the phone.
+func FoldUser(u *LoyaltyUser) FoldedUser {
+	f := foldUser(u)
+	return FoldedUser{ID: u.ID, First: f.first, Last: f.last, Email: f.email, Digits: f.digits}
+}
+
+func (u FoldedUser) fields() (string, userFields) {
+	return u.ID, userFields{u.First, u.Last, u.Email, u.Digits}
+}
+
+func userOf(u *LoyaltyUser) (string, userFields) { return u.ID, foldUser(u) }
+
+// RankFolded is RankUsers on users as a store keeps their folded fields.
+func RankFolded(k UserKeyword, users []FoldedUser) []FoldedUser {
+	return rankUsers(k, users, FoldedUser.fields)
+}
+
+func rankUsers[T any](k UserKeyword, users []T, fields func(T) (string, userFields)) []T {
 	type ranked struct {
-		u     *LoyaltyUser
+		u     T
+		id    string
 		f     userFields
 		exact bool
 	}
 	rs := make([]ranked, 0, len(users))
 	seen := make(map[string]bool, len(users))
 	for _, u := range users {
-		f := foldUser(u)
-		if seen[u.ID] || !k.matches(f) {
+		id, f := fields(u)
+		if seen[id] || !k.matches(f) {
 			continue
 		}
-		seen[u.ID] = true
-		rs = append(rs, ranked{u, f, k.exact(f)})
+		seen[id] = true
+		rs = append(rs, ranked{u, id, f, k.exact(f)})
 	}
 	slices.SortFunc(rs, func(a, b ranked) int {
 		if a.exact != b.exact {
@@ -519,9 +561,9 @@ func RankUsers(k UserKeyword, users []*LoyaltyUser) []*LoyaltyUser {
 		if c := strings.Compare(a.f.first, b.f.first); c != 0 {
 			return c
 		}
-		return strings.Compare(a.u.ID, b.u.ID)
+		return strings.Compare(a.id, b.id)
 	})
-	out := make([]*LoyaltyUser, 0, min(len(rs), MaxUserMatches))
+	out := make([]T, 0, min(len(rs), MaxUserMatches))
 	for _, r := range rs[:min(len(rs), MaxUserMatches)] {
 		out = append(out, r.u)
 	}
