@@ -472,24 +472,14 @@ func (k UserKeyword) Matches(u *LoyaltyUser) bool { return k.matches(foldUser(u)
 // MaxUserMatches users match already: exact matches are then complete and
 // come first, and which other matches fill the list is the store's choice.
 func NeedSubstringSearch(k UserKeyword, prefixed []*LoyaltyUser) bool {
-	return needSubstringSearch(k, prefixed, userOf)
-}
-
-// NeedSubstringSearchFolded is NeedSubstringSearch on users as a store keeps
-// their folded fields.
-func NeedSubstringSearchFolded(k UserKeyword, prefixed []FoldedUser) bool {
-	return needSubstringSearch(k, prefixed, FoldedUser.fields)
-}
-
-func needSubstringSearch[T any](k UserKeyword, prefixed []T, fields func(T) (string, userFields)) bool {
 	exact, all := map[string]bool{}, map[string]bool{}
 	for _, u := range prefixed {
-		id, f := fields(u)
+		f := foldUser(u)
 		if k.exact(f) {
-			exact[id] = true
+			exact[u.ID] = true
 		}
 		if k.matches(f) {
-			all[id] = true
+			all[u.ID] = true
 		}
 	}
 	return len(exact) < MaxUserMatches && len(all) <= MaxUserMatches
@@ -501,52 +491,20 @@ func needSubstringSearch[T any](k UserKeyword, prefixed []T, fields func(T) (str
 // MaxUserMatches. Stores call it on their candidates so that both order
 // alike.
 func RankUsers(k UserKeyword, users []*LoyaltyUser) []*LoyaltyUser {
-	return rankUsers(k, users, userOf)
-}
-
-// FoldedUser is a loyalty user as a keyword search matches and ranks it: its
-// id and its fields folded as FoldUser folds them. A store that keeps the
-// folded fields in columns reads them instead of folding again, ranks, and
-// then reads only the users it returns.
-type FoldedUser struct {
-	ID                         string
-	First, Last, Email, Digits string
-}
-
-// FoldUser returns u's folded fields: Fold of the names, FoldEmail of the
-// e-mail and PhoneDigits of the phone.
-func FoldUser(u *LoyaltyUser) FoldedUser {
-	f := foldUser(u)
-	return FoldedUser{ID: u.ID, First: f.first, Last: f.last, Email: f.email, Digits: f.digits}
-}
-
-func (u FoldedUser) fields() (string, userFields) {
-	return u.ID, userFields{u.First, u.Last, u.Email, u.Digits}
-}
-
-func userOf(u *LoyaltyUser) (string, userFields) { return u.ID, foldUser(u) }
-
-// RankFolded is RankUsers on users as a store keeps their folded fields.
-func RankFolded(k UserKeyword, users []FoldedUser) []FoldedUser {
-	return rankUsers(k, users, FoldedUser.fields)
-}
-
-func rankUsers[T any](k UserKeyword, users []T, fields func(T) (string, userFields)) []T {
 	type ranked struct {
-		u     T
-		id    string
+		u     *LoyaltyUser
 		f     userFields
 		exact bool
 	}
 	rs := make([]ranked, 0, len(users))
 	seen := make(map[string]bool, len(users))
 	for _, u := range users {
-		id, f := fields(u)
-		if seen[id] || !k.matches(f) {
+		f := foldUser(u)
+		if seen[u.ID] || !k.matches(f) {
 			continue
 		}
-		seen[id] = true
-		rs = append(rs, ranked{u, id, f, k.exact(f)})
+		seen[u.ID] = true
+		rs = append(rs, ranked{u, f, k.exact(f)})
 	}
 	slices.SortFunc(rs, func(a, b ranked) int {
 		if a.exact != b.exact {
@@ -561,9 +519,9 @@ func rankUsers[T any](k UserKeyword, users []T, fields func(T) (string, userFiel
 		if c := strings.Compare(a.f.first, b.f.first); c != 0 {
 			return c
 		}
-		return strings.Compare(a.id, b.id)
+		return strings.Compare(a.u.ID, b.u.ID)
 	})
-	out := make([]T, 0, min(len(rs), MaxUserMatches))
+	out := make([]*LoyaltyUser, 0, min(len(rs), MaxUserMatches))
 	for _, r := range rs[:min(len(rs), MaxUserMatches)] {
 		out = append(out, r.u)
 	}

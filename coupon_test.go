@@ -124,44 +124,6 @@ func TestRankUsers(t *testing.T) {
 	}
 }
 
-// TestRankFoldedRanksLikeRankUsers: a store ranking the folded columns it
-// keeps must answer as one ranking the users themselves.
-func TestRankFoldedRanksLikeRankUsers(t *testing.T) {
-	users := []*LoyaltyUser{
-		{ID: "c", FirstName: "Jöhnny", LastName: "Zed"},
-		{ID: "b", FirstName: "JÖHN", LastName: "Zed", Phone: "+1 555 0100"},
-		{ID: "a", FirstName: "jöhn", LastName: "Zed"},
-		{ID: "d", FirstName: "Ann", LastName: "Jöhnson", Email: "ann@x.test"},
-		{ID: "e", FirstName: "Eve", Email: " JÖHN@x.test "},
-		{ID: "g", FirstName: "Gus", Phone: "(555) 0100"},
-		{ID: "f", FirstName: "Nobody"},
-		{ID: "b", FirstName: "JÖHN", LastName: "Zed"},
-	}
-	for _, kw := range []string{"jöhn", "JÖH", "5550100", "555 0100", "x.test", "zed", "nobody", "absent"} {
-		k, err := ParseUserKeyword(kw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want, got []string
-		for _, u := range RankUsers(k, users) {
-			want = append(want, u.ID)
-		}
-		folded := make([]FoldedUser, len(users))
-		for i, u := range users {
-			folded[i] = FoldUser(u)
-		}
-		for _, u := range RankFolded(k, folded) {
-			got = append(got, u.ID)
-		}
-		if !slices.Equal(got, want) {
-			t.Errorf("%q: RankFolded = %v, RankUsers = %v", kw, got, want)
-		}
-		if a, b := NeedSubstringSearchFolded(k, folded), NeedSubstringSearch(k, users); a != b {
-			t.Errorf("%q: NeedSubstringSearchFolded = %v, NeedSubstringSearch = %v", kw, a, b)
-		}
-	}
-}
-
 func TestCouponNormalizeValidate(t *testing.T) {
 	until := time.Date(2030, 1, 2, 3, 4, 5, 6789, time.FixedZone("x", 3600))
 	c := &Coupon{POSSystemID: "p", CompanyID: "c", Code: "A", AvailableUntil: &until, LocationIDs: []string{"b", "a", "b"}}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"slices"
 	"strings"
 	"time"
 
@@ -21,9 +20,6 @@ const (
 		c.available_until, c.status, c.info, c.user_id, c.email, c.phone, c.location_ids, c.created_at, c.updated_at`
 	userCols = `u.pos_system_id, u.company_id, u.user_id, u.first_name, u.last_name, u.gender, u.phone, u.email,
 		u.stamps, u.points, u.created_at, u.updated_at`
-	// matchCols are what a keyword search matches and ranks a user by:
-	// scanned by scanMatches.
-	matchCols = `u.user_key, u.user_id, u.first_norm, u.last_norm, u.email_norm, u.phone_digits`
 )
 
 // Coupon search statements, one per criterion that selects the candidate
@@ -77,10 +73,8 @@ const (
 	// ?1 POS system, ?2 company, ?3 FTS5 query (rows holding the trigrams),
 	// ?4 limit, ?5 folded text and ?6 digits (empty for none) to find in the
 	// row. CROSS JOIN keeps the index the outer loop: left to itself, the
-	// planner walks the company's users and probes the index for each. It
-	// reads the key and folded columns only (matchCols): the full rows of
-	// the users returned are read once ranked (usersByKeySQL).
-	userCandidatesSQL = `SELECT ` + matchCols + ` FROM loyalty_users_fts f CROSS JOIN loyalty_users u ON u.user_key = f.rowid
+	// planner walks the company's users and probes the index for each.
+	userCandidatesSQL = `SELECT ` + userCols + ` FROM loyalty_users_fts f CROSS JOIN loyalty_users u ON u.user_key = f.rowid
 		WHERE loyalty_users_fts MATCH ?3 AND u.pos_system_id = ?1 AND u.company_id = ?2
 		AND (instr(u.first_norm, ?5) OR instr(u.last_norm, ?5) OR instr(u.email_norm, ?5) OR (?6 <> '' AND instr(u.phone_digits, ?6)))
 		LIMIT ?4 + 0`
@@ -92,7 +86,7 @@ const (
 	// MaxUserMatches+1 rows a part holds all its exact matches or more than
 	// MaxUserMatches of them. INDEXED BY pins each part to its index: the
 	// planner would rather walk a whole company in result order.
-	userPrefixSQL = `SELECT ` + matchCols + ` FROM (
+	userPrefixSQL = `SELECT ` + userCols + ` FROM (
 			SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_first
 				WHERE pos_system_id = ?1 AND company_id = ?2 AND first_norm >= ?3 AND first_norm < ?4 ORDER BY first_norm, last_norm, user_id LIMIT 51)
 			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_last
@@ -106,10 +100,7 @@ const (
 			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_phone
 				WHERE pos_system_id = ?1 AND company_id = ?2 AND phone_digits > ?5 AND phone_digits < ?6 AND ?5 <> '' ORDER BY phone_digits LIMIT 51)
 		) k JOIN loyalty_users u ON u.user_key = k.user_key`
-	// usersByKeySQL reads the full rows of the ranked users: ?1 is a JSON
-	// array of their keys.
-	usersByKeySQL = `SELECT u.user_key, ` + userCols + ` FROM loyalty_users u WHERE u.user_key IN (SELECT value FROM json_each(?1))`
-	findUserSQL   = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = ? AND u.company_id = ? AND u.user_id = ?`
+	findUserSQL = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = ? AND u.company_id = ? AND u.user_id = ?`
 
 	insertCouponSQL = `INSERT INTO coupons (pos_system_id, company_id, code_norm, code, reward_provider, name, title, picture_url,
 		available_until, status, info, user_id, email, email_norm, phone, phone_digits, location_ids, created_at, updated_at)
@@ -124,7 +115,6 @@ const (
 type couponStmts struct {
 	searchByCode, searchByEmail, searchByPhone *sql.Stmt
 	findCoupon, userCandidates, userPrefix     *sql.Stmt
-	usersByKey                                 *sql.Stmt
 }
 
 // prepareCoupons prepares the coupon feature's statements on the read pool.
@@ -140,7 +130,6 @@ func (db *DB) prepareCoupons(ctx context.Context) error {
 		{&s.findCoupon, findCouponSQL},
 		{&s.userCandidates, userCandidatesSQL},
 		{&s.userPrefix, userPrefixSQL},
-		{&s.usersByKey, usersByKeySQL},
 	} {
 		var err error
 		if *p.stmt, err = db.read.PrepareContext(ctx, p.query); err != nil {
@@ -158,7 +147,7 @@ func (s *couponStmts) close() error {
 		return nil
 	}
 	var errs []error
-	for _, st := range []*sql.Stmt{s.searchByCode, s.searchByEmail, s.searchByPhone, s.findCoupon, s.userCandidates, s.userPrefix, s.usersByKey} {
+	for _, st := range []*sql.Stmt{s.searchByCode, s.searchByEmail, s.searchByPhone, s.findCoupon, s.userCandidates, s.userPrefix} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -665,90 +654,21 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 // it take up to MaxUserMatches+1 matches through the trigram index (rows
 // holding the trigrams of the keyword's index text, checked for the whole
 // keyword): fewer means that they are all the matches there are.
-//
-// Both lookups read keys and folded columns only, which is what ranking
-// needs; the full rows are read for the at most MaxUserMatches users
-// returned. (Reading and decoding the full rows of up to 357 candidates
-// cost more than the index lookups themselves.)
 func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
 	rows, err := db.coupons.userPrefix.QueryContext(ctx, posSystemID, companyID, k.Text, k.Text+maxRune, k.Digits, k.Digits+maxRune)
-	cands, err := scanMatches(nil, rows, err)
+	users, err := scanAll(rows, err, "search loyalty users", userDest)
 	if err != nil {
 		return nil, err
 	}
-	if posgate.NeedSubstringSearchFolded(k, cands.users) {
+	if posgate.NeedSubstringSearch(k, users) {
 		rows, err := db.coupons.userCandidates.QueryContext(ctx, posSystemID, companyID, ftsQuery(k), posgate.MaxUserMatches+1, k.Text, k.Digits)
-		if cands, err = scanMatches(cands, rows, err); err != nil {
+		more, err := scanAll(rows, err, "search loyalty users", userDest)
+		if err != nil {
 			return nil, err
 		}
+		users = append(users, more...)
 	}
-	ranked := posgate.RankFolded(k, cands.users)
-	if len(ranked) == 0 {
-		return nil, nil
-	}
-	// The ranked users' keys, and where each goes in the answer.
-	keys := make([]int64, len(ranked))
-	at := make(map[int64]int, len(ranked))
-	for i, u := range ranked {
-		keys[i] = cands.keys[u.ID]
-		at[keys[i]] = i
-	}
-	arg, err := json.Marshal(keys)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: search loyalty users: %w", err)
-	}
-	rows, err = db.coupons.usersByKey.QueryContext(ctx, string(arg))
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: search loyalty users: %w", err)
-	}
-	defer rows.Close()
-	users := make([]*posgate.LoyaltyUser, len(ranked))
-	for rows.Next() {
-		var key int64
-		u := &posgate.LoyaltyUser{}
-		if err := rows.Scan(append([]any{&key}, userDest(u)...)...); err != nil {
-			return nil, fmt.Errorf("sqlite: search loyalty users: %w", err)
-		}
-		users[at[key]] = u
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: search loyalty users: %w", err)
-	}
-	// A user deleted between the statements (the read pool has no
-	// transaction around them) is left out.
-	return slices.DeleteFunc(users, func(u *posgate.LoyaltyUser) bool { return u == nil }), nil
-}
-
-// userMatches are the candidates of a keyword search: their folded fields
-// and, by user id, their row keys.
-type userMatches struct {
-	users []posgate.FoldedUser
-	keys  map[string]int64
-}
-
-// scanMatches adds the rows of a query selecting matchCols to m (a new one
-// when nil); it takes the query's error too so that callers stay short.
-func scanMatches(m *userMatches, rows *sql.Rows, err error) (*userMatches, error) {
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: search loyalty users: %w", err)
-	}
-	defer rows.Close()
-	if m == nil {
-		m = &userMatches{keys: map[string]int64{}}
-	}
-	for rows.Next() {
-		var key int64
-		var u posgate.FoldedUser
-		if err := rows.Scan(&key, &u.ID, &u.First, &u.Last, &u.Email, &u.Digits); err != nil {
-			return nil, fmt.Errorf("sqlite: search loyalty users: %w", err)
-		}
-		m.users = append(m.users, u)
-		m.keys[u.ID] = key
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: search loyalty users: %w", err)
-	}
-	return m, nil
+	return posgate.RankUsers(k, users), nil
 }
 
 // maxRune sorts after every character: s+maxRune ends the range of the
