@@ -257,12 +257,41 @@ func (c timeColumn) Scan(src any) error {
 	if !ok {
 		return fmt.Errorf("time column holds %T, want text", src)
 	}
-	t, err := time.Parse(timeLayout, s)
+	t, err := parseTime(s)
 	if err != nil {
 		return fmt.Errorf("time column: %w", err)
 	}
 	*c.t = t
 	return nil
+}
+
+// parseTime parses a time stored in timeLayout. The layout is fixed, so it
+// reads the digits itself: time.Parse cost 6 % of a keyword search's
+// instructions (two times on each of up to 357 candidate rows). Anything
+// that is not a valid time in that layout goes to time.Parse, for its
+// error.
+func parseTime(s string) (time.Time, error) {
+	if len(s) == len(timeLayout) && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':' && s[16] == ':' && s[19] == '.' && s[26] == 'Z' {
+		ok := true
+		num := func(from, to int) int {
+			n := 0
+			for _, c := range []byte(s[from:to]) {
+				if c < '0' || c > '9' {
+					ok = false
+				}
+				n = n*10 + int(c-'0')
+			}
+			return n
+		}
+		year, month, day := num(0, 4), num(5, 7), num(8, 10)
+		hour, minute, sec, micro := num(11, 13), num(14, 16), num(17, 19), num(20, 26)
+		t := time.Date(year, time.Month(month), day, hour, minute, sec, micro*1000, time.UTC)
+		// time.Date normalises what time.Parse refuses (February 30, 24:00).
+		if ok && t.Year() == year && int(t.Month()) == month && t.Day() == day && t.Hour() == hour && t.Minute() == minute && t.Second() == sec {
+			return t, nil
+		}
+	}
+	return time.Parse(timeLayout, s)
 }
 
 // scanner is what *sql.Row and *sql.Rows have in common.
