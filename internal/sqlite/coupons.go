@@ -37,15 +37,23 @@ const (
 // the planner leaves alone. TestNoBareLimitParameters keeps it so.
 const (
 	couponSearchHead = `WITH companies (company_id) AS (SELECT value FROM json_each(?2)), hits (company_id, code_norm) AS (`
+	// couponSearchTail joins the candidates to their coupons and keeps those
+	// that meet the other criteria: ?6 and the filters that follow it (the
+	// criterion that selected the candidates needs no filter).
 	couponSearchTail = `) SELECT ` + couponCols + `, COUNT(*) OVER ()
 		FROM hits CROSS JOIN coupons c ON c.pos_system_id = ?1 AND c.company_id = hits.company_id AND c.code_norm = hits.code_norm
-		LEFT JOIN loyalty_users u ON u.pos_system_id = c.pos_system_id AND u.company_id = c.company_id AND u.user_id = c.user_id
-		WHERE (?3 = '' OR c.code_norm = ?3)
-		AND (?4 = '' OR c.email_norm = ?4 OR u.email_norm = ?4)
-		AND (?5 = '' OR c.phone_digits = ?5 OR u.phone_digits = ?5)
-		AND (?6 = '' OR c.location_ids IS NULL OR EXISTS (SELECT 1 FROM json_each(c.location_ids) WHERE value = ?6))
-		ORDER BY c.code_norm, c.company_id
+		WHERE (?6 = '' OR c.location_ids IS NULL OR EXISTS (SELECT 1 FROM json_each(c.location_ids) WHERE value = ?6))`
+	couponSearchOrder = ` ORDER BY c.code_norm, c.company_id
 		LIMIT ?7 + 0 OFFSET ?8 + 0`
+	// The filters of the criteria: the owner is read only when the coupon's
+	// own e-mail or phone does not decide (a LEFT JOIN of the owner looked
+	// every candidate's owner up, which the search by e-mail or phone did
+	// not need at all).
+	couponByCodeFilter  = ` AND (?3 = '' OR c.code_norm = ?3)`
+	couponByEmailFilter = ` AND (?4 = '' OR c.email_norm = ?4 OR EXISTS (SELECT 1 FROM loyalty_users u
+		WHERE u.pos_system_id = c.pos_system_id AND u.company_id = c.company_id AND u.user_id = c.user_id AND u.email_norm = ?4))`
+	couponByPhoneFilter = ` AND (?5 = '' OR c.phone_digits = ?5 OR EXISTS (SELECT 1 FROM loyalty_users u
+		WHERE u.pos_system_id = c.pos_system_id AND u.company_id = c.company_id AND u.user_id = c.user_id AND u.phone_digits = ?5))`
 	couponsByCode = `SELECT company_id, code_norm FROM coupons
 		WHERE pos_system_id = ?1 AND company_id IN (SELECT company_id FROM companies) AND code_norm = ?3`
 	couponsByEmail = `SELECT company_id, code_norm FROM coupons
@@ -116,9 +124,9 @@ func (db *DB) prepareCoupons(ctx context.Context) error {
 		stmt  **sql.Stmt
 		query string
 	}{
-		{&s.searchByCode, couponSearchHead + couponsByCode + couponSearchTail},
-		{&s.searchByEmail, couponSearchHead + couponsByEmail + couponSearchTail},
-		{&s.searchByPhone, couponSearchHead + couponsByPhone + couponSearchTail},
+		{&s.searchByCode, couponSearchHead + couponsByCode + couponSearchTail + couponByEmailFilter + couponByPhoneFilter + couponSearchOrder},
+		{&s.searchByEmail, couponSearchHead + couponsByEmail + couponSearchTail + couponByCodeFilter + couponByPhoneFilter + couponSearchOrder},
+		{&s.searchByPhone, couponSearchHead + couponsByPhone + couponSearchTail + couponByCodeFilter + couponByEmailFilter + couponSearchOrder},
 		{&s.findCoupon, findCouponSQL},
 		{&s.userCandidates, userCandidatesSQL},
 		{&s.userPrefix, userPrefixSQL},
@@ -684,17 +692,25 @@ func ftsQuery(k posgate.UserKeyword) string {
 	return q
 }
 
-// ftsTrigrams is the FTS5 expression requiring each distinct trigram of s:
-// ("abc" AND "bcd" …).
+// ftsTrigrams is the FTS5 expression requiring the trigrams of s that
+// cover it: those starting at every third character, and the last one
+// (“abcdefgh”: "abc" AND "def" AND "fgh"). A row holding them all may still
+// lack s, which the statement checks anyway; requiring every trigram finds
+// no fewer such rows but makes FTS5 walk one posting list per trigram, and
+// walking them is what a rare keyword costs (a 7-digit phone fragment: 3
+// lists instead of 5).
 func ftsTrigrams(s string) string {
 	r := []rune(s)
 	seen := map[string]bool{}
 	var terms []string
-	for i := 0; i+3 <= len(r); i++ {
+	for i := 0; i+3 <= len(r); i += 3 {
 		t := string(r[i : i+3])
 		if !seen[t] {
 			seen[t] = true
 			terms = append(terms, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
+		}
+		if i+3 < len(r) && i+6 > len(r) {
+			i = len(r) - 6 // the next round takes the last trigram
 		}
 	}
 	return "(" + strings.Join(terms, " AND ") + ")"

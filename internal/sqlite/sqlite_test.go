@@ -224,7 +224,11 @@ func TestPragmas(t *testing.T) {
 		queryOnly string
 		conns     int
 	}{"writer": {db.write, "0", 1}, "reader": {db.read, "1", readConns}} {
-		want := map[string]string{"journal_mode": "wal", "foreign_keys": "1", "busy_timeout": "5000", "synchronous": "1", "query_only": pool.queryOnly}
+		want := map[string]string{"journal_mode": "wal", "foreign_keys": "1", "busy_timeout": "5000", "synchronous": "1", "query_only": pool.queryOnly,
+			"mmap_size": "0"}
+		if pool.db == db.read {
+			want["cache_size"] = "-" + readCacheKiB
+		}
 		for pragma, v := range want {
 			var got string
 			if err := pool.db.QueryRowContext(t.Context(), "PRAGMA "+pragma).Scan(&got); err != nil || got != v {
