@@ -74,12 +74,14 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	})
 }
 
-// defaultGCPercent lets the heap grow to four times the live heap between
+// defaultGCPercent lets the heap grow to three times the live heap between
 // collections instead of Go's two: a request allocates a few kilobytes that
-// die with it, the live heap of a serving posgate is a few megabytes, and
+// die with it and the live heap of a serving posgate is a few megabytes, so
 // with GOGC 100 collections cost 10–20 % of the CPU of a request
-// (docs/performance.md); at 300 the heap peaks near 40 MB under load.
-const defaultGCPercent = 300
+// (docs/performance.md). 300 saved a little more CPU but took the peak RSS
+// under the coupon-lookup load at 1,000,000 rows to 66–69 MB, over the
+// 64 MB that posgate keeps to; 200 keeps it at 56–60 MB.
+const defaultGCPercent = 200
 
 // defaultMemoryLimit caps what the larger GC target may cost: near it the
 // collector runs as often as it must (a promotion import holds a large live
