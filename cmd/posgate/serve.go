@@ -80,7 +80,8 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 // with GOGC 100 collections cost 10–20 % of the CPU of a request
 // (docs/performance.md). 300 saved a little more CPU but took the peak RSS
 // under the coupon-lookup load at 1,000,000 rows to 66–69 MB, over the
-// 64 MB that posgate keeps to; 200 keeps it at 56–60 MB.
+// 64 MB that posgate keeps to; 200 kept it at 56–63 MB (65 MB under the
+// keyword-search load).
 const defaultGCPercent = 200
 
 // defaultMemoryLimit caps what the larger GC target may cost: near it the
