@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/benchkeys"
 )
 
 // The coupon and loyalty-user data sets are pure functions of a row's index:
@@ -215,35 +216,13 @@ func couponLookupKeys(e *env) [][]string {
 	})
 }
 
-// userKeywordKeys are (location, keyword) pairs: 3–6 letters cut from a
-// random user's first or last name, 5–8 characters of the local part of
-// the e-mail, or 4–7 digits of the phone, in equal parts.
+// userKeywordKeys are (location, keyword) pairs: keywords of the kinds of
+// benchkeys.Kinds (names, e-mail local parts, phone digits) cut from random
+// users, in equal parts.
 func userKeywordKeys(e *env) [][]string {
 	return sampleKeys(e, func(i int) []string {
 		u := genUser(e.Data, i)
-		local, _, _ := strings.Cut(u.Email, "@")
-		var kw string
-		switch i % 4 {
-		case 0:
-			kw = cut(u.FirstName, 3, 6)
-		case 1:
-			kw = cut(u.LastName, 3, 6)
-		case 2:
-			kw = cut(local, 5, 8)
-		default:
-			kw = cut(posgate.PhoneDigits(u.Phone), 4, 7)
-		}
+		kw := benchkeys.Kinds[i%len(benchkeys.Kinds)].Cut(randInt, benchkeys.User{First: u.FirstName, Last: u.LastName, Email: u.Email, Phone: u.Phone})
 		return []string{e.Data.Locations[randInt(len(e.Data.Locations))], kw}
 	})
-}
-
-// cut returns a random substring of s of lo–hi bytes (s itself when
-// shorter than lo).
-func cut(s string, lo, hi int) string {
-	if len(s) <= lo {
-		return s
-	}
-	n := lo + randInt(min(hi, len(s))-lo+1)
-	start := randInt(len(s) - n + 1)
-	return s[start : start+n]
 }

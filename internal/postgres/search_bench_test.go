@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/benchkeys"
 	"github.com/posgate/posgate/internal/postgres"
 )
 
@@ -79,47 +80,24 @@ func sampleRows(b *testing.B, sql string) [][]string {
 	return list
 }
 
-// cutKey is a random substring of s of lo–hi bytes (s itself when shorter
-// than lo), as the HTTP benchmark's keywords are cut.
-func cutKey(r *rand.Rand, s string, lo, hi int) string {
-	if len(s) <= lo {
-		return s
-	}
-	n := lo + r.IntN(min(hi, len(s))-lo+1)
-	start := r.IntN(len(s) - n + 1)
-	return s[start : start+n]
-}
-
 // BenchmarkSearchLoyaltyUsers runs keyword searches of each kind the HTTP
 // benchmark draws (3–6 letters of a first or last name, 5–8 characters of
 // an e-mail's local part, 4–7 phone digits), cut from sampled users.
 func BenchmarkSearchLoyaltyUsers(b *testing.B) {
 	db, pos, company := searchBench(b)
 	users := sampleRows(b, `SELECT first_name, last_name, email, phone FROM loyalty_users TABLESAMPLE SYSTEM (1) REPEATABLE (7) LIMIT 2000`)
-	kinds := []struct {
-		name string
-		key  func(r *rand.Rand, u []string) string
-	}{
-		{"first", func(r *rand.Rand, u []string) string { return cutKey(r, u[0], 3, 6) }},
-		{"last", func(r *rand.Rand, u []string) string { return cutKey(r, u[1], 3, 6) }},
-		{"email", func(r *rand.Rand, u []string) string {
-			local, _, _ := strings.Cut(u[2], "@")
-			return cutKey(r, local, 5, 8)
-		}},
-		{"phone", func(r *rand.Rand, u []string) string { return cutKey(r, posgate.PhoneDigits(u[3]), 4, 7) }},
-	}
 	ctx := context.Background()
-	for _, kind := range kinds {
+	for _, kind := range benchkeys.Kinds {
 		r := rand.New(rand.NewPCG(1, 2))
 		keys := make([]posgate.UserKeyword, len(users))
 		for i, u := range users {
-			k, err := posgate.ParseUserKeyword(kind.key(r, u))
+			k, err := posgate.ParseUserKeyword(kind.Cut(r.IntN, benchkeys.User{First: u[0], Last: u[1], Email: u[2], Phone: u[3]}))
 			if err != nil {
 				b.Fatal(err)
 			}
 			keys[i] = k
 		}
-		b.Run(kind.name, func(b *testing.B) {
+		b.Run(kind.Name, func(b *testing.B) {
 			found := 0
 			cpu := cpuNow(b)
 			for i := 0; b.Loop(); i++ {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/benchkeys"
 )
 
 // The search benchmarks run on a database that already holds a large data
@@ -71,46 +72,21 @@ func sampleUsers(b *testing.B, db *DB, n int) []benchUser {
 	return out
 }
 
-// cutKey returns a random substring of s of lo–hi bytes (s itself when
-// shorter than lo).
-func cutKey(r *rand.Rand, s string, lo, hi int) string {
-	if len(s) <= lo {
-		return s
-	}
-	n := lo + r.IntN(min(hi, len(s))-lo+1)
-	start := r.IntN(len(s) - n + 1)
-	return s[start : start+n]
-}
-
-// keywordKinds cut a keyword from a user, one per kind the benchmark draws.
-var keywordKinds = []struct {
-	name string
-	cut  func(r *rand.Rand, u benchUser) string
-}{
-	{"first", func(r *rand.Rand, u benchUser) string { return cutKey(r, u.first, 3, 6) }},
-	{"last", func(r *rand.Rand, u benchUser) string { return cutKey(r, u.last, 3, 6) }},
-	{"email", func(r *rand.Rand, u benchUser) string {
-		local, _, _ := strings.Cut(u.email, "@")
-		return cutKey(r, local, 5, 8)
-	}},
-	{"phone", func(r *rand.Rand, u benchUser) string { return cutKey(r, posgate.PhoneDigits(u.phone), 4, 7) }},
-}
-
 func BenchmarkSearchLoyaltyUsers(b *testing.B) {
 	db := openSearchDB(b)
 	users := sampleUsers(b, db, searchBenchKeys)
 	ctx := context.Background()
-	for _, kind := range keywordKinds {
+	for _, kind := range benchkeys.Kinds {
 		r := rand.New(rand.NewPCG(3, 4))
 		keys := make([]posgate.UserKeyword, len(users))
 		for i, u := range users {
-			k, err := posgate.ParseUserKeyword(kind.cut(r, u))
+			k, err := posgate.ParseUserKeyword(kind.Cut(r.IntN, benchkeys.User{First: u.first, Last: u.last, Email: u.email, Phone: u.phone}))
 			if err != nil {
 				b.Fatal(err)
 			}
 			keys[i] = k
 		}
-		b.Run(kind.name, func(b *testing.B) {
+		b.Run(kind.Name, func(b *testing.B) {
 			b.ReportAllocs()
 			cpu0 := cpuTime(b)
 			found := 0
