@@ -88,6 +88,12 @@ type Coupon struct {
 	UpdatedAt   time.Time    `json:"updatedAt"`
 }
 
+// UsableAt reports whether the coupon may be used at a location of its
+// company: a coupon limited to no location is usable at every one.
+func (c *Coupon) UsableAt(locationID string) bool {
+	return len(c.LocationIDs) == 0 || slices.Contains(c.LocationIDs, locationID)
+}
+
 // StatusAt is the status to report at time now: an Issued coupon whose
 // AvailableUntil has passed is Expired.
 func (c *Coupon) StatusAt(now time.Time) CouponStatus {
@@ -177,6 +183,19 @@ func (c *Coupon) Validate() error {
 	return v.Err()
 }
 
+// LoyaltyCard is a loyalty user as the loyalty-card lookup shows it and as
+// an operator creates one: id, names, contact and balances.
+type LoyaltyCard struct {
+	ID        string `json:"id"`
+	FirstName string `json:"firstName"`
+	LastName  string `json:"lastName"`
+	Gender    string `json:"gender"`
+	Phone     string `json:"phone"`
+	Email     string `json:"email"`
+	Stamps    int32  `json:"stamps"`
+	Points    int32  `json:"points"`
+}
+
 // LoyaltyUser is a loyalty-card holder of a company (interface.md §2.7). Its
 // id is unique in the company. Every text field may be empty.
 type LoyaltyUser struct {
@@ -192,6 +211,12 @@ type LoyaltyUser struct {
 	Points      int32     `json:"points"`
 	CreatedAt   time.Time `json:"createdAt"`
 	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+// Card is the user as the loyalty-card lookup shows it.
+func (u *LoyaltyUser) Card() LoyaltyCard {
+	return LoyaltyCard{ID: u.ID, FirstName: u.FirstName, LastName: u.LastName, Gender: u.Gender,
+		Phone: u.Phone, Email: u.Email, Stamps: u.Stamps, Points: u.Points}
 }
 
 // Validate checks the fields an operator supplies.

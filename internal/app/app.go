@@ -20,6 +20,7 @@ import (
 	"github.com/posgate/posgate/internal/demo"
 	"github.com/posgate/posgate/internal/httpapi"
 	"github.com/posgate/posgate/internal/postgres"
+	"github.com/posgate/posgate/internal/service"
 	"github.com/posgate/posgate/internal/sqlite"
 	"github.com/posgate/posgate/internal/storecache"
 )
@@ -145,20 +146,23 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	if err != nil {
 		return fmt.Errorf("identity provider: %w", err)
 	}
-	api := httpapi.New(st, a, httpapi.Config{
+	svc := service.New(st, service.Config{
+		BaseURL:        addrs.BaseURL,
+		SessionTTL:     cfg.SessionTTL,
+		CarouselURLTTL: cfg.CarouselURLTTL,
+		CarouselPoll:   cfg.CarouselPoll,
+		Keys:           a,
+		Now:            now,
+	})
+	api := httpapi.New(st, svc, a, httpapi.Config{
 		BaseURL:            addrs.BaseURL,
 		AuthURL:            addrs.AuthURL,
-		SessionTTL:         cfg.SessionTTL,
 		MaxBodyBytes:       cfg.MaxBodyBytes,
 		MaxImportBodyBytes: cfg.MaxImportBodyBytes,
 		ImportTimeout:      cfg.ImportTimeout,
 		Identity:           authLn == nil,
-		CarouselURLTTL:     cfg.CarouselURLTTL,
-		CarouselPoll:       cfg.CarouselPoll,
-		// The company's currently valid promotions join the carousel.
-		PromotionSlides: httpapi.PromotionSlides(st),
-		Now:             now,
-		Logger:          log,
+		Now:                now,
+		Logger:             log,
 	})
 
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))

@@ -181,20 +181,10 @@ func (a *Auth) Rotate(ctx context.Context) (*posgate.SigningKey, error) {
 	return k, nil
 }
 
-// Principal is who a verified access token speaks for. Verify shares one
-// Principal between requests carrying the same token: treat it as read-only.
-type Principal struct {
-	ClientID    string
-	Scopes      []string
-	POSSystemID string
-	// CompanyIDs, when not empty, restricts the principal to these companies.
-	CompanyIDs []string
-	ExpiresAt  time.Time
-}
-
-// HasScope reports whether the token grants scope s; routes check it before
-// doing anything on the principal's behalf.
-func (p *Principal) HasScope(s string) bool { return slices.Contains(p.Scopes, s) }
+// Principal is who a verified access token speaks for (posgate.Principal).
+// Verify shares one Principal between requests carrying the same token: treat
+// it as read-only.
+type Principal = posgate.Principal
 
 // claims is the payload of a posgate access token (RFC 9068 §2.2 plus the
 // tenancy claims).

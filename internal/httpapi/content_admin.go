@@ -118,7 +118,7 @@ type receiptPromotionView struct {
 }
 
 func (s *Server) viewReceipt(ctx context.Context, p *posgate.ReceiptPromotion) (receiptPromotionView, error) {
-	img, err := s.qrURL(ctx, p.TargetURL)
+	img, err := s.svc.ReceiptImageURL(ctx, p.TargetURL)
 	return receiptPromotionView{ReceiptPromotion: p, ImageURL: img}, err
 }
 

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"github.com/posgate/posgate/internal/service"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -53,7 +54,7 @@ func BenchmarkTraceID(b *testing.B) {
 // BenchmarkWriteJSON measures encoding startInteraction's answer.
 func BenchmarkWriteJSON(b *testing.B) {
 	id := "0b6f0c0e-8a4c-4bd4-9a07-3f1c3c0b9c1e"
-	out := envelope{startInteractionResult{TerminalID: "TERM-05", PosLocationID: "LOC123", SessionID: &id, PosStatus: "Accepted"}}
+	out := envelope{service.Interaction{TerminalID: "TERM-05", PosLocationID: "LOC123", SessionID: &id, PosStatus: "Accepted"}}
 	req := httptest.NewRequest(http.MethodPost, "/pos/clover/startInteraction", nil)
 	b.ReportAllocs()
 	for b.Loop() {

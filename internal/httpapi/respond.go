@@ -69,6 +69,23 @@ type envelope struct {
 	Data any `json:"data"`
 }
 
+// enveloped answers 200 with out in the data envelope, or the error.
+func enveloped[T any](out *T, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, envelope{out}, nil
+}
+
+// plain answers 200 with out as it is (answers whose data, page and
+// posStatus stand at the top level), or the error.
+func plain[T any](out *T, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	return http.StatusOK, out, nil
+}
+
 // writeJSON writes v as the response. Accept: text/json or text/plain gets
 // the same JSON under that media type (contract.md §3).
 func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {

@@ -14,16 +14,15 @@ import (
 	"github.com/posgate/posgate/internal/auth"
 	"github.com/posgate/posgate/internal/codec"
 	"github.com/posgate/posgate/internal/openapi"
+	"github.com/posgate/posgate/internal/service"
 )
 
 // Config holds the HTTP layer's settings.
 type Config struct {
 	// BaseURL and AuthURL are the public addresses posgate advertises
-	// ({base_url} and {auth_url} of interface.md).
+	// ({base_url} and {auth_url}, docs/api.md §@addresses).
 	BaseURL string
 	AuthURL string
-	// SessionTTL is how long a startInteraction session lives (contract.md §5).
-	SessionTTL time.Duration
 	// MaxBodyBytes caps request bodies of ordinary routes (413 beyond).
 	MaxBodyBytes int64
 	// MaxImportBodyBytes caps the promotion import's body, and
@@ -34,35 +33,26 @@ type Config struct {
 	// Identity serves the identity provider's routes on Handler too; when
 	// false they are only on IdentityHandler (a listener of their own).
 	Identity bool
-	// CarouselURLTTL is how long a carousel URL from endpoint 5 stays
-	// valid (default 24h); CarouselPoll is how often the carousel page asks
-	// for changed content (default 30s).
-	CarouselURLTTL time.Duration
-	CarouselPoll   time.Duration
-	// PromotionSlides, when set, adds slides (the company's currently valid
-	// promotions) after the operator's slides on the carousel page.
-	PromotionSlides SlideSource
-	Now             func() time.Time
-	Logger          *slog.Logger
+	Now      func() time.Time
+	Logger   *slog.Logger
 }
 
-// Server serves posgate's HTTP surface.
+// Server serves posgate's HTTP surface: it decodes requests, calls the use
+// cases of internal/service and encodes their answers.
 type Server struct {
 	store posgate.Store
+	svc   *service.Service
 	auth  *auth.Auth
 	cfg   Config
 	log   *slog.Logger
 	now   func() time.Time
-	// content holds the URL-signing secret and the carousel page, both made
-	// on first use.
-	content contentState
+
+	carouselPageState carouselPageState
+	qr                qrCache
 }
 
 // New returns a Server; zero Config fields get their defaults.
-func New(store posgate.Store, a *auth.Auth, cfg Config) *Server {
-	if cfg.SessionTTL <= 0 {
-		cfg.SessionTTL = 24 * time.Hour
-	}
+func New(store posgate.Store, svc *service.Service, a *auth.Auth, cfg Config) *Server {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 64 << 10
 	}
@@ -78,7 +68,7 @@ func New(store posgate.Store, a *auth.Auth, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{store: store, auth: a, cfg: cfg, log: cfg.Logger, now: func() time.Time { return cfg.Now().UTC() }}
+	return &Server{store: store, svc: svc, auth: a, cfg: cfg, log: cfg.Logger, now: func() time.Time { return cfg.Now().UTC() }}
 }
 
 // Handler returns the API handler: POS, operator, health and OpenAPI routes,
@@ -262,7 +252,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	if err := s.store.Ping(ctx); err != nil {
+	if err := s.svc.Ready(ctx); err != nil {
 		s.log.WarnContext(ctx, "not ready", slog.Any("err", err))
 		writeJSON(w, r, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
 		return

@@ -1,0 +1,166 @@
+package service
+
+import (
+	"context"
+
+	"github.com/posgate/posgate"
+)
+
+// Messages of refused principals. The HTTP adapter checks the same rules
+// before it reads a request body (AuthorizePOS, AuthorizeOperator), so these
+// are what a client sees.
+const (
+	msgNoPrincipal  = "This operation needs an authenticated caller."
+	msgPOSScope     = "The access token lacks the scope this operation needs (" + posgate.ScopePOSIntegration + " or " + posgate.ScopeServiceAPI + ")."
+	msgAdminScope   = "The access token lacks the scope this operation needs (" + posgate.ScopeAdmin + ")."
+	msgOtherPOS     = "The access token belongs to another POS system."
+	msgInstallation = "This operation acts on the whole installation; the access token is restricted to some POS systems or companies."
+)
+
+// AuthorizePOS reports whether p may call the POS API of a POS system: a
+// token with a POS scope, bound to that POS system (docs/api.md §@tenancy). Every
+// POS use case checks it itself; the HTTP adapter also calls it before
+// reading a body, so that a request that cannot succeed is not read.
+func (s *Service) AuthorizePOS(p *posgate.Principal, posSystemID string) error {
+	switch {
+	case p == nil:
+		return posgate.Errorf(posgate.EUNAUTHORIZED, msgNoPrincipal)
+	case !p.HasScope(posgate.ScopePOSIntegration) && !p.HasScope(posgate.ScopeServiceAPI):
+		return posgate.Errorf(posgate.EFORBIDDEN, msgPOSScope)
+	case p.POSSystemID != posSystemID:
+		return posgate.Errorf(posgate.EFORBIDDEN, msgOtherPOS)
+	}
+	return nil
+}
+
+// AuthorizeOperator reports whether p may use the operator API at all: a
+// token with the admin scope. What it may see there is narrowed further by
+// its POS system and companies (operatorCompany, installation).
+func (s *Service) AuthorizeOperator(p *posgate.Principal) error {
+	switch {
+	case p == nil:
+		return posgate.Errorf(posgate.EUNAUTHORIZED, msgNoPrincipal)
+	case !p.HasScope(posgate.ScopeAdmin):
+		return posgate.Errorf(posgate.EFORBIDDEN, msgAdminScope)
+	}
+	return nil
+}
+
+// installation is the check of the operator routes that act on the whole
+// installation (POS systems, API clients, signing keys): only an
+// unrestricted operator may use them.
+func (s *Service) installation(p *posgate.Principal) error {
+	if err := s.AuthorizeOperator(p); err != nil {
+		return err
+	}
+	if !p.Unrestricted() {
+		return posgate.Errorf(posgate.EFORBIDDEN, msgInstallation)
+	}
+	return nil
+}
+
+// companyNotFound is the answer for a company that is absent or hidden
+// from the caller: the two must not be told apart (docs/api.md §@tenancy).
+func companyNotFound(companyID string) error {
+	return posgate.Errorf(posgate.ENOTFOUND, "company %q not found", companyID)
+}
+
+// posSystemNotFound is the answer for a POS system that is absent or
+// hidden from the caller.
+func posSystemNotFound(posSystemID string) error {
+	return posgate.Errorf(posgate.ENOTFOUND, "POS system %q not found", posSystemID)
+}
+
+// operatorPOSSystem checks that p may act as an operator on a POS system
+// and that it exists.
+func (s *Service) operatorPOSSystem(ctx context.Context, p *posgate.Principal, posSystemID string) (*posgate.POSSystem, error) {
+	if err := s.AuthorizeOperator(p); err != nil {
+		return nil, err
+	}
+	if !p.CanSeePOSSystem(posSystemID) {
+		return nil, posSystemNotFound(posSystemID)
+	}
+	return s.store.FindPOSSystem(ctx, posSystemID)
+}
+
+// operatorCompany checks that p may act as an operator on a company and
+// returns it; a company p is restricted away from is as absent as an
+// unknown one.
+func (s *Service) operatorCompany(ctx context.Context, p *posgate.Principal, posSystemID, companyID string) (*posgate.Company, error) {
+	if err := s.AuthorizeOperator(p); err != nil {
+		return nil, err
+	}
+	if !p.CanSeeCompany(posSystemID, companyID) {
+		return nil, companyNotFound(companyID)
+	}
+	return s.store.FindCompany(ctx, posSystemID, companyID)
+}
+
+// operatorLocation checks that p may act as an operator on a location (that
+// is, on its company) and returns it.
+func (s *Service) operatorLocation(ctx context.Context, p *posgate.Principal, posSystemID, locationID string) (*posgate.Location, error) {
+	if err := s.AuthorizeOperator(p); err != nil {
+		return nil, err
+	}
+	if !p.CanSeePOSSystem(posSystemID) {
+		return nil, posgate.Errorf(posgate.ENOTFOUND, "location %q not found", locationID)
+	}
+	loc, err := s.store.FindLocation(ctx, posSystemID, locationID)
+	if err == nil && !p.CanSeeCompany(posSystemID, loc.CompanyID) {
+		return nil, posgate.Errorf(posgate.ENOTFOUND, "location %q not found", locationID)
+	}
+	return loc, err
+}
+
+// posLocation finds a location for a POS use case: p must be allowed the
+// POS system, and a location of a company p is restricted away from is as
+// absent as an unknown one.
+func (s *Service) posLocation(ctx context.Context, p *posgate.Principal, posSystemID, locationID string) (*posgate.Location, error) {
+	if err := s.AuthorizePOS(p, posSystemID); err != nil {
+		return nil, err
+	}
+	loc, err := s.store.FindLocation(ctx, posSystemID, locationID)
+	if err == nil && !p.CanSeeCompany(posSystemID, loc.CompanyID) {
+		err = posgate.ErrNotFound
+	}
+	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
+		return nil, posgate.Errorf(posgate.ENOTFOUND, "Location '%s' is not registered.", locationID)
+	}
+	return loc, err
+}
+
+// posTerminal finds a terminal at a location p may see (404s that name what
+// is missing) and the place's posStatus for feature f.
+func (s *Service) posTerminal(ctx context.Context, p *posgate.Principal, posSystemID, locationID, terminalID string, f posgate.Feature) (*posgate.Location, *posgate.Terminal, posgate.PosStatus, error) {
+	loc, err := s.posLocation(ctx, p, posSystemID, locationID)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	term, err := s.store.FindTerminal(ctx, posSystemID, loc.ID, terminalID)
+	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
+		return nil, nil, "", posgate.Errorf(posgate.ENOTFOUND, "Terminal '%s' is not registered at location '%s'.", terminalID, loc.ID)
+	} else if err != nil {
+		return nil, nil, "", err
+	}
+	return loc, term, terminalStatus(loc, term, f), nil
+}
+
+// placeStatus is the posStatus of a location for a feature before anything
+// feature-specific (docs/api.md §@posstatus): Disabled when the company or the
+// location is disabled or the feature is off for the company, else Accepted.
+func placeStatus(loc *posgate.Location, f posgate.Feature) posgate.PosStatus {
+	c := loc.Company
+	if c == nil || c.Status != posgate.StatusActive || loc.Status != posgate.StatusActive || !c.Features.Enabled(f) {
+		return posgate.PosDisabled
+	}
+	return posgate.PosAccepted
+}
+
+// terminalStatus is placeStatus with the terminal's own status: a disabled
+// terminal is Disabled too.
+func terminalStatus(loc *posgate.Location, term *posgate.Terminal, f posgate.Feature) posgate.PosStatus {
+	if term.Status != posgate.StatusActive {
+		return posgate.PosDisabled
+	}
+	return placeStatus(loc, f)
+}

@@ -1,0 +1,80 @@
+// Package service holds posgate's use cases: every rule of the POS API and
+// the operator API — who may act (tenancy, company restrictions), feature
+// switches, posStatus and validation — applied once, here. The HTTP adapter
+// (internal/httpapi) and the command line (cmd/posgate) only translate
+// requests into calls of these methods and their answers back, so no rule can
+// be forgotten by one of them or applied twice differently.
+//
+// Access is closed by default: every method takes the principal it acts for
+// and refuses to do anything without one (docs/api.md §@tenancy).
+package service
+
+import (
+	"context"
+	"time"
+
+	"github.com/posgate/posgate"
+)
+
+// Defaults of Config.
+const (
+	DefaultSessionTTL     = 24 * time.Hour
+	DefaultCarouselURLTTL = 24 * time.Hour
+	DefaultCarouselPoll   = 30 * time.Second
+)
+
+// KeyRotator makes a new token-signing key the one that signs (the identity
+// provider, internal/auth); the operator's key rotation goes through it so
+// that the running instance signs with the new key at once.
+type KeyRotator interface {
+	Rotate(ctx context.Context) (*posgate.SigningKey, error)
+}
+
+// Config holds the settings of the use cases; zero fields get their
+// defaults.
+type Config struct {
+	// BaseURL is posgate's public address: the carousel page and the QR
+	// images that the POS answers link to live under it.
+	BaseURL string
+	// SessionTTL is how long a startInteraction session lives.
+	SessionTTL time.Duration
+	// CarouselURLTTL is how long a carousel URL stays valid; CarouselPoll is
+	// how often the carousel page asks for changed slides.
+	CarouselURLTTL time.Duration
+	CarouselPoll   time.Duration
+	// Keys rotates the signing key; nil refuses key rotation.
+	Keys KeyRotator
+	// Now is the clock; its times are used in UTC.
+	Now func() time.Time
+}
+
+// Service is posgate's use cases over one store. It is safe for concurrent
+// use.
+type Service struct {
+	store posgate.Store
+	cfg   Config
+	links links
+}
+
+// New returns the use cases over store.
+func New(store posgate.Store, cfg Config) *Service {
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = DefaultSessionTTL
+	}
+	if cfg.CarouselURLTTL <= 0 {
+		cfg.CarouselURLTTL = DefaultCarouselURLTTL
+	}
+	if cfg.CarouselPoll <= 0 {
+		cfg.CarouselPoll = DefaultCarouselPoll
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{store: store, cfg: cfg, links: links{store: store}}
+}
+
+// now is the service's clock, in UTC.
+func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
+
+// Ready reports whether the store can serve requests (for /readyz).
+func (s *Service) Ready(ctx context.Context) error { return s.store.Ping(ctx) }
