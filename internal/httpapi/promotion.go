@@ -148,4 +148,3 @@ func (st *stager) close() error {
 	}
 	return err
 }
-

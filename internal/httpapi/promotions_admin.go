@@ -18,7 +18,7 @@ const (
 // pagedPromotions is a page of promotions.
 type pagedPromotions struct {
 	Data []*posgate.Promotion `json:"data"`
-	Page service.PageModel            `json:"page"`
+	Page service.PageModel    `json:"page"`
 }
 
 // listPromotions lists a company's promotions, a page at a time; with
