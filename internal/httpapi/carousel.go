@@ -64,33 +64,48 @@ type carouselPageState struct {
 	csp  string
 }
 
-// carouselPage serves the carousel page for a valid link, and a plain HTML
-// error page (403) for a tampered or expired one: a customer screen must
-// never show a JSON problem.
-func (s *Server) carouselPage(w http.ResponseWriter, r *http.Request) {
+// carouselPage serves the carousel page for a valid link. Its errors are
+// answered by carouselErrors as a plain HTML page: a customer screen must never
+// show a JSON problem.
+func (s *Server) carouselPage(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	// The URL carries the link's signature: never send it to the hosts of
 	// the slides' images.
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Type", "text/html; charset=utf-8")
 	if err := s.svc.CheckCarouselLink(r.Context(), service.ParseCarouselQuery(r.URL.Query())); err != nil {
+		return err
+	}
+	page, csp := s.carouselPageBytes()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", csp)
+	h.Set("Content-Length", strconv.Itoa(len(page)))
+	w.Write(page)
+	return nil
+}
+
+// carouselErrors adapts the carousel page's handler: its errors are
+// answered as a plain HTML page (403 with the message for a refused link,
+// 500 with a generic one, logged with the trace id, for anything else).
+func (s *Server) carouselErrors(fn func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		err := fn(w, r)
+		if err == nil {
+			return
+		}
 		status, msg := http.StatusForbidden, posgate.ErrorMessage(err)
 		if posgate.ErrorCode(err) != posgate.EFORBIDDEN {
 			s.log.ErrorContext(r.Context(), "internal error", slog.String("traceId", traceID(r.Context())),
 				slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))
 			status, msg = http.StatusInternalServerError, "The carousel is unavailable. Please try again later."
 		}
+		h := w.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
 		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
 		w.WriteHeader(status)
 		fmt.Fprintf(w, errorPage, html.EscapeString(msg))
-		return
 	}
-	page, csp := s.carouselPageBytes()
-	h.Set("Content-Security-Policy", csp)
-	h.Set("Content-Length", strconv.Itoa(len(page)))
-	w.Write(page)
 }
 
 // errorPage is the carousel's plain error page; %s is the escaped message.

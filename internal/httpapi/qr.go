@@ -56,7 +56,7 @@ func (c *qrCache) get(etag, target string, px int) ([]byte, error) {
 
 // receiptQR serves the PNG QR code of a signed target, sized for the
 // thermal printer named by ?size= (58mm, the default, or 80mm).
-func (s *Server) receiptQR(w http.ResponseWriter, r *http.Request) {
+func (s *Server) receiptQR(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	size := q.Get("size")
 	if size == "" {
@@ -66,13 +66,11 @@ func (s *Server) receiptQR(w http.ResponseWriter, r *http.Request) {
 	if !ok || len(q["size"]) > 1 {
 		v := posgate.ValidationError{}
 		v.Add("size", "The size parameter must be 58mm or 80mm.")
-		s.writeError(w, r, v.Err())
-		return
+		return v.Err()
 	}
 	target, err := s.svc.QRTarget(r.Context(), q)
 	if err != nil {
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	sum := sha256.Sum256([]byte(size + "\n" + target))
 	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
@@ -81,18 +79,18 @@ func (s *Server) receiptQR(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "public, max-age=31536000, immutable")
 	if match := r.Header.Get("If-None-Match"); match != "" && (match == "*" || strings.Contains(match, etag)) {
 		w.WriteHeader(http.StatusNotModified)
-		return
+		return nil
 	}
 	img, err := s.qr.get(etag, target, px)
 	if err != nil {
 		h.Del("ETag")
 		h.Del("Cache-Control")
-		s.writeError(w, r, err)
-		return
+		return err
 	}
 	h.Set("Content-Type", "image/png")
 	h.Set("Content-Length", strconv.Itoa(len(img)))
 	w.Write(img)
+	return nil
 }
 
 // renderQR draws target's QR code (error correction M, 4-module quiet

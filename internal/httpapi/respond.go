@@ -86,6 +86,18 @@ func plain[T any](out *T, err error) (int, any, error) {
 	return http.StatusOK, out, nil
 }
 
+// rawEndpoint adapts a handler that writes its own successful answer (an
+// image, a page): its errors come back the same way as every other
+// handler's and are answered by writeError, so no path can forget to stop
+// after one.
+func (s *Server) rawEndpoint(fn func(w http.ResponseWriter, r *http.Request) error) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := fn(w, r); err != nil {
+			s.writeError(w, r, err)
+		}
+	}
+}
+
 // writeJSON writes v as the response. Accept: text/json or text/plain gets
 // the same JSON under that media type (contract.md §3).
 func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {

@@ -105,10 +105,10 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	// the signed URL itself), and their operator routes.
 	mux.HandleFunc("POST /v2/pos/{posSystemId}/carousel", s.pos(bodyEndpoint(s, posBody, s.carousel)))
 	mux.HandleFunc("GET /pos/{posSystemId}/receipt/promotion/location/{posLocationId}", s.pos(s.endpoint(s.receiptPromotion)))
-	mux.HandleFunc("GET /carousel", s.carouselPage)
+	mux.HandleFunc("GET /carousel", s.carouselErrors(s.carouselPage))
 	mux.HandleFunc("GET /carousel/content", s.carouselLink(noStore(s.endpoint(s.carouselContent))))
 	mux.HandleFunc("POST /carousel/impressions", s.carouselLink(noStore(bodyEndpoint(s, adminBody, s.recordImpression))))
-	mux.HandleFunc("GET /receipt/qr.png", s.receiptQR)
+	mux.HandleFunc("GET /receipt/qr.png", s.rawEndpoint(s.receiptQR))
 	const company = "/admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}"
 	mux.HandleFunc("POST "+company+"/slides", s.admin(bodyEndpoint(s, adminBody, s.createSlide)))
 	mux.HandleFunc("GET "+company+"/slides", s.admin(s.endpoint(s.listSlides)))
