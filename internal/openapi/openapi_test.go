@@ -61,6 +61,14 @@ func TestEveryOperationIsDescribed(t *testing.T) {
 			if op.OperationID == "" {
 				t.Errorf("%s: no operationId", name)
 			}
+			// A summary names the operation; the description is what an
+			// integrator reads to call it: what it does, who may, and
+			// when it answers what.
+			if d := strings.TrimSpace(op.Description); d == "" || d == strings.TrimSpace(op.Summary) {
+				t.Errorf("%s: no description beside the summary", name)
+			} else if l := strings.ToLower(d); !strings.Contains(l, "token") && !strings.Contains(l, "authenticat") && !strings.Contains(l, "authoris") {
+				t.Errorf("%s: the description does not say who may call it (which token, a signed link, or no authentication)", name)
+			}
 			if len(op.Tags) != 1 || !known[op.Tags[0]] {
 				t.Errorf("%s: tags %v, want one of Identity, POS, Operator, Health, Content", name, op.Tags)
 			}
