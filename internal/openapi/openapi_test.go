@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -304,4 +305,15 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestCitesNoOutsideDocuments keeps the document in posgate's own words:
+// the specifications posgate was built from are not in the repository, so
+// a reader could not follow a reference to them.
+func TestCitesNoOutsideDocuments(t *testing.T) {
+	for _, name := range []string{"interface.md", "contract.md"} {
+		if bytes.Contains(source, []byte(name)) {
+			t.Errorf("openapi.yaml cites %s", name)
+		}
+	}
 }
