@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -60,6 +61,14 @@ func TestEveryOperationIsDescribed(t *testing.T) {
 			name := method + " " + path
 			if op.OperationID == "" {
 				t.Errorf("%s: no operationId", name)
+			}
+			// A summary names the operation; the description is what an
+			// integrator reads to call it: what it does, who may, and
+			// when it answers what.
+			if d := strings.TrimSpace(op.Description); d == "" || d == strings.TrimSpace(op.Summary) {
+				t.Errorf("%s: no description beside the summary", name)
+			} else if l := strings.ToLower(d); !strings.Contains(l, "token") && !strings.Contains(l, "authenticat") && !strings.Contains(l, "authoris") {
+				t.Errorf("%s: the description does not say who may call it (which token, a signed link, or no authentication)", name)
 			}
 			if len(op.Tags) != 1 || !known[op.Tags[0]] {
 				t.Errorf("%s: tags %v, want one of Identity, POS, Operator, Health, Content", name, op.Tags)
@@ -296,4 +305,38 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestEveryOperationAnswersClientErrors stands in for the linter's
+// operation-4xx-response rule, which internal/openapi/redocly.yaml turns
+// off: every operation documents a 4xx, except the four that take no input
+// and no credentials and so have no client error to answer.
+func TestEveryOperationAnswersClientErrors(t *testing.T) {
+	doc := load(t)
+	inputless := map[string]bool{"getHealth": true, "getReadiness": true, "getDiscovery": true, "getJwks": true}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			has4xx := false
+			for code := range op.Responses.Map() {
+				has4xx = has4xx || strings.HasPrefix(code, "4")
+			}
+			if has4xx == inputless[op.OperationID] {
+				t.Errorf("%s %s (%s): documents a 4xx: %v; want %v", method, path, op.OperationID, has4xx, !inputless[op.OperationID])
+			}
+			if inputless[op.OperationID] && (len(op.Parameters) > 0 || op.RequestBody != nil || op.Security == nil || len(*op.Security) > 0) {
+				t.Errorf("%s %s (%s) is listed as taking no input and no credentials, but does", method, path, op.OperationID)
+			}
+		}
+	}
+}
+
+// TestCitesNoOutsideDocuments keeps the document in posgate's own words:
+// the specifications posgate was built from are not in the repository, so
+// a reader could not follow a reference to them.
+func TestCitesNoOutsideDocuments(t *testing.T) {
+	for _, name := range []string{"interface.md", "contract.md"} {
+		if bytes.Contains(source, []byte(name)) {
+			t.Errorf("openapi.yaml cites %s", name)
+		}
+	}
 }
