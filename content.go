@@ -10,8 +10,9 @@ import (
 )
 
 // ContentStore holds customer-facing content: carousel slides, the external
-// carousel template, receipt promotions and impressions (docs/api.md §7,
-// §8), plus the secret that signs the URLs posgate hands out for them.
+// carousel template, receipt promotions and impressions (docs/api.md §7 and
+// docs/api.md §8), plus the secret that signs the URLs posgate hands out for
+// them.
 type ContentStore interface {
 	// CreateSlide stores s and sets its CreatedAt and UpdatedAt. A Position
 	// of 0 puts the slide after the company's last one (and sets Position).
@@ -41,8 +42,8 @@ type ContentStore interface {
 	// (or, with locationID empty, the company default).
 	FindReceiptPromotion(ctx context.Context, posSystemID, companyID, locationID string) (*ReceiptPromotion, error)
 	// EffectiveReceiptPromotion returns the location's promotion, else the
-	// company default, else ENOTFOUND: the receipt promotion (docs/api.md
-	// §8.1) in one round trip.
+	// company default, else ENOTFOUND: the receipt promotion endpoint
+	// (docs/api.md §8.1) in one round trip.
 	EffectiveReceiptPromotion(ctx context.Context, posSystemID, companyID, locationID string) (*ReceiptPromotion, error)
 	// ListReceiptPromotions lists a company's promotions, the default first,
 	// then by location id.

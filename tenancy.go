@@ -309,9 +309,9 @@ type ClientUpdate struct {
 	Disabled *bool
 }
 
-// Session is one customer interaction started at a terminal (docs/api.md
-// §4.1, §4.2). Its
-// ID links the interaction to a later transaction submission.
+// Session is one customer interaction started at a terminal
+// (docs/api.md §4.1, §4.2). Its ID links the interaction to a later
+// transaction submission.
 type Session struct {
 	ID          string    `json:"sessionId"`
 	POSSystemID string    `json:"posSystemId"`

@@ -233,8 +233,8 @@ func TestCouponLookup(t *testing.T) {
 	})
 }
 
-// TestLoyaltyUserLookup covers the loyalty-card user lookup (docs/api.md
-// §6.1).
+// TestLoyaltyUserLookup covers the loyalty-card user lookup
+// (docs/api.md §6.1).
 func TestLoyaltyUserLookup(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
 		s := start(t, dsn)
