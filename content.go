@@ -10,8 +10,9 @@ import (
 )
 
 // ContentStore holds customer-facing content: carousel slides, the external
-// carousel template, receipt promotions and impressions (endpoints 5–6), plus
-// the secret that signs the URLs posgate hands out for them.
+// carousel template, receipt promotions and impressions (docs/api.md §7 and
+// docs/api.md §8), plus the secret that signs the URLs posgate hands out for
+// them.
 type ContentStore interface {
 	// CreateSlide stores s and sets its CreatedAt and UpdatedAt. A Position
 	// of 0 puts the slide after the company's last one (and sets Position).
@@ -41,7 +42,8 @@ type ContentStore interface {
 	// (or, with locationID empty, the company default).
 	FindReceiptPromotion(ctx context.Context, posSystemID, companyID, locationID string) (*ReceiptPromotion, error)
 	// EffectiveReceiptPromotion returns the location's promotion, else the
-	// company default, else ENOTFOUND: endpoint 6 in one round trip.
+	// company default, else ENOTFOUND: the receipt promotion endpoint
+	// (docs/api.md §8.1) in one round trip.
 	EffectiveReceiptPromotion(ctx context.Context, posSystemID, companyID, locationID string) (*ReceiptPromotion, error)
 	// ListReceiptPromotions lists a company's promotions, the default first,
 	// then by location id.
@@ -158,8 +160,8 @@ func (u SlideUpdate) Apply(s Slide) Slide {
 }
 
 // CarouselSettings is a company's carousel configuration. With URLTemplate
-// set, endpoint 5 answers that template filled in instead of posgate's own
-// page (see ExpandCarouselTemplate).
+// set, the carousel endpoint answers that template filled in instead of
+// posgate's own page (docs/api.md §7.3; see ExpandCarouselTemplate).
 type CarouselSettings struct {
 	POSSystemID string    `json:"posSystemId"`
 	CompanyID   string    `json:"posCompanyId"`

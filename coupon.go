@@ -14,10 +14,11 @@ import (
 	"unicode/utf8"
 )
 
-// RewardProvider is interface.md's RewardProvider: who funds a coupon's reward.
+// RewardProvider is the interface's RewardProvider (docs/api.md §5.1): who
+// funds a coupon's reward.
 type RewardProvider string
 
-// Reward providers (interface.md §2.5).
+// Reward providers (docs/api.md §5.1).
 const (
 	ProviderTwoReward RewardProvider = "TwoReward"
 	ProviderPJM       RewardProvider = "PJM"
@@ -30,11 +31,11 @@ var RewardProviders = []RewardProvider{ProviderTwoReward, ProviderPJM, ProviderD
 // Valid reports whether p is a known provider.
 func (p RewardProvider) Valid() bool { return slices.Contains(RewardProviders, p) }
 
-// CouponStatus is interface.md's CouponCodeItemStatus.
+// CouponStatus is the interface's CouponCodeItemStatus (docs/api.md §5.1).
 type CouponStatus string
 
 // Coupon statuses. Expired is never stored: an Issued coupon past its
-// AvailableUntil is reported as Expired (contract.md §6), so that no
+// AvailableUntil is reported as Expired (docs/api.md §5.1), so that no
 // background job has to flip millions of rows at midnight.
 const (
 	CouponIssued    CouponStatus = "Issued"
@@ -59,7 +60,7 @@ type CouponInfo struct {
 	Items map[string]*string `json:"items"`
 }
 
-// Coupon is a coupon code of a company (contract.md §6). Its code is unique in
+// Coupon is a coupon code of a company (docs/api.md §5). Its code is unique in
 // the company without regard to case. It may belong to a loyalty user
 // (UserID) and carry an owner e-mail and phone of its own, for coupons given
 // to people outside the loyalty programme; a search by e-mail or phone
@@ -196,7 +197,7 @@ type LoyaltyCard struct {
 	Points    int32  `json:"points"`
 }
 
-// LoyaltyUser is a loyalty-card holder of a company (interface.md §2.7). Its
+// LoyaltyUser is a loyalty-card holder of a company (docs/api.md §6.1). Its
 // id is unique in the company. Every text field may be empty.
 type LoyaltyUser struct {
 	POSSystemID string    `json:"posSystemId"`
@@ -301,10 +302,10 @@ func ApplyUserUpdate(u *LoyaltyUser, upd LoyaltyUserUpdate) error {
 	return nil
 }
 
-// CouponQuery is a coupon search (endpoint 2). The given criteria combine
-// with AND; at least one of Code, Email and Phone must be given (a store
-// answers EINVALID otherwise). Values are matched as contract.md §6 says:
-// codes and e-mails without regard to case, phones on their digits.
+// CouponQuery is a coupon search (docs/api.md §5.2). The given criteria
+// combine with AND; at least one of Code, Email and Phone must be given (a
+// store answers EINVALID otherwise). Values are matched as that section
+// says: codes and e-mails without regard to case, phones on their digits.
 type CouponQuery struct {
 	POSSystemID string
 	// CompanyIDs are the companies searched; none means no result.
@@ -327,10 +328,10 @@ type CouponPage struct {
 }
 
 // MaxUserMatches is how many loyalty users a keyword search returns at most
-// (contract.md §7).
+// (docs/api.md §6.1).
 const MaxUserMatches = 50
 
-// CouponStore holds coupons and loyalty users (endpoints 2–4).
+// CouponStore holds coupons and loyalty users (docs/api.md §5, §6).
 //
 // Conventions beyond Store's: codes are unique per company without regard to
 // case (ECONFLICT); a coupon's company, loyalty user and locations must exist
@@ -364,7 +365,7 @@ type CouponStore interface {
 	// nothing.
 	UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id string, upd LoyaltyUserUpdate) (*LoyaltyUser, error)
 	// SearchLoyaltyUsers returns the company's users matching keyword
-	// (contract.md §7, see UserKeyword), at most MaxUserMatches: exact
+	// (docs/api.md §6.1, see UserKeyword), at most MaxUserMatches: exact
 	// matches first, each group by last name, first name and id. When more
 	// users match, the exact ones still come first but which other matches
 	// fill the list is up to the store.
@@ -418,7 +419,7 @@ func isPhoneText(s string) bool {
 }
 
 // MinKeywordLen is the shortest keyword of a loyalty-user search, in
-// characters (contract.md §7); it is also the trigram indexes' unit.
+// characters (docs/api.md §6.1); it is also the trigram indexes' unit.
 const MinKeywordLen = 3
 
 // UserKeyword is a parsed loyalty-user search keyword: Text, folded, is

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// PromotionStore holds imported promotions (endpoint 7) and the company
+// PromotionStore holds imported promotions (docs/api.md §9) and the company
 // catalogues that their category and product ids are checked against.
 //
 // Semantics every implementation follows, beyond Store's conventions:
@@ -69,7 +69,7 @@ type PromotionImport interface {
 }
 
 // MaxPromotionImportItems is the most items one import request may hold
-// (contract.md §9); a larger request is answered 413.
+// (docs/api.md §9.2); a larger request is answered 413.
 const MaxPromotionImportItems = 100_000
 
 // MaxPromotionNameLen is the longest promotion name accepted, in bytes.
@@ -78,7 +78,7 @@ const MaxPromotionNameLen = 500
 // PromotionType says what a promotion result's value is.
 type PromotionType string
 
-// Promotion result types (contract.md §9).
+// Promotion result types (docs/api.md §9.1, §9.3).
 const (
 	PromotionAmount     PromotionType = "Amount"     // value off, in the currency of the location
 	PromotionPercentage PromotionType = "Percentage" // value percent off, 0–100
@@ -91,7 +91,7 @@ func (t PromotionType) Valid() bool { return t == PromotionAmount || t == Promot
 // first, as time.Weekday counts).
 var DayNames = []string{"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"}
 
-// Promotion is an imported promotion (interface.md §2.11) of a company.
+// Promotion is an imported promotion (docs/api.md §9.1) of a company.
 type Promotion struct {
 	POSSystemID         string              `json:"posSystemId"`
 	CompanyID           string              `json:"posCompanyId"`
@@ -131,7 +131,7 @@ type PromotionResult struct {
 }
 
 // Catalogue lists the category and product ids a company knows, so that an
-// import can warn about ids that are not in it (contract.md §9). An empty
+// import can warn about ids that are not in it (docs/api.md §9.3). An empty
 // list means "no catalogue" for that kind: nothing is checked against it.
 type Catalogue struct {
 	POSSystemID string   `json:"posSystemId"`
@@ -357,7 +357,7 @@ func promoStamp(t *time.Time) *time.Time {
 	return t
 }
 
-// ImportStatus is the outcome of a promotion import (contract.md §9).
+// ImportStatus is the outcome of a promotion import (docs/api.md §9.4).
 type ImportStatus string
 
 // Import outcomes.
@@ -384,7 +384,7 @@ type ImportWarning struct {
 	Details   string `json:"details"`
 }
 
-// ImportResult is the result of a promotion import (interface.md §2.11).
+// ImportResult is the result of a promotion import (docs/api.md §9.4).
 type ImportResult struct {
 	Status       ImportStatus    `json:"status"`
 	CreatedCount int             `json:"createdCount"`
@@ -393,8 +393,9 @@ type ImportResult struct {
 	Warnings     []ImportWarning `json:"warnings"`
 }
 
-// PromotionChecker applies contract.md §9's item checks to the items of one
-// import request, in order, and collects the result's errors and warnings.
+// PromotionChecker applies the item checks of docs/api.md §9.3 to the items
+// of one import request, in order, and collects the result's errors and
+// warnings.
 // It holds what the checks need (the company's locations and catalogue), so
 // that checking an item costs no store access.
 type PromotionChecker struct {

@@ -22,11 +22,11 @@ const (
 // Valid reports whether s is a known status.
 func (s Status) Valid() bool { return s == StatusActive || s == StatusDisabled }
 
-// PosStatus is interface.md's PosResponseStatus.
+// PosStatus is the interface's PosResponseStatus (docs/api.md §1.5).
 type PosStatus string
 
-// PosStatus values. Rejected and Error are listed by the quick-start guide
-// only: they parse but posgate never produces them (contract.md §4).
+// PosStatus values. Rejected and Error are known to some POS integrations:
+// they parse but posgate never produces them (docs/api.md §1.5).
 const (
 	PosAccepted     PosStatus = "Accepted"
 	PosDisabled     PosStatus = "Disabled"
@@ -49,7 +49,7 @@ var KnownScopes = []string{ScopePOSIntegration, ScopeServiceAPI, ScopeAdmin}
 // operator API and the stores.
 type Feature string
 
-// Company feature switches (contract.md §1).
+// Company feature switches (docs/api.md §1.3).
 const (
 	FeatureCoupons          Feature = "coupons"
 	FeatureReceiptPromotion Feature = "receiptPromotion"
@@ -218,7 +218,7 @@ type LocationUpdate struct {
 }
 
 // Terminal is a registered till at a location; it is usable as soon as it is
-// stored (contract.md §1: no "short wait").
+// stored (docs/api.md §1.3: no "short wait").
 type Terminal struct {
 	POSSystemID string    `json:"posSystemId"`
 	LocationID  string    `json:"posLocationId"`
@@ -309,8 +309,9 @@ type ClientUpdate struct {
 	Disabled *bool
 }
 
-// Session is one customer interaction started at a terminal (endpoint 1). Its
-// ID links the interaction to a later transaction submission.
+// Session is one customer interaction started at a terminal
+// (docs/api.md §4.1, §4.2). Its ID links the interaction to a later
+// transaction submission.
 type Session struct {
 	ID          string    `json:"sessionId"`
 	POSSystemID string    `json:"posSystemId"`

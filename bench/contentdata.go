@@ -13,8 +13,8 @@ import (
 )
 
 // loadReceiptPromotions gives the company a default receipt promotion and
-// every other location one of its own, so that endpoint 6 takes both paths
-// (the location's, the company's) and always answers Accepted.
+// every other location one of its own, so that the receipt promotion takes
+// both paths (the location's, the company's) and always answers Accepted.
 func loadReceiptPromotions(ctx context.Context, e *env) error {
 	d := e.Data
 	if err := e.Store.PutReceiptPromotion(ctx, &posgate.ReceiptPromotion{POSSystemID: d.POSSystem, CompanyID: d.Company,

@@ -76,7 +76,7 @@ type target struct {
 }
 
 // scenarios is every measured endpoint. Keep it in the order of
-// interface.md's endpoint table, the identity provider first.
+// the endpoint table of docs/api.md §1.2, the identity provider first.
 var scenarios = []scenario{
 	{
 		name:   "token",
@@ -100,7 +100,7 @@ var scenarios = []scenario{
 		target: target{minRatio: 0.25, maxP99: 10 * time.Millisecond, zeroErrors: true},
 	},
 	{
-		// Endpoint 2 by code, e-mail or phone digits of random coupons.
+		// The coupon search by code, e-mail or phone digits of random coupons.
 		name:        "couponSearch",
 		method:      http.MethodPost,
 		path:        "/pos/{pos}/coupon/couponCode/search",
@@ -113,7 +113,7 @@ var scenarios = []scenario{
 		target:      target{maxP99: 10 * time.Millisecond, zeroErrors: true},
 	},
 	{
-		// Endpoint 2 as above, kept to a location where the coupon is valid.
+		// The coupon search as above, kept to a location where the coupon is valid.
 		name:        "couponSearch+location",
 		method:      http.MethodPost,
 		path:        "/pos/{pos}/coupon/couponCode/search",
@@ -169,7 +169,7 @@ var scenarios = []scenario{
 		target: target{zeroErrors: true},
 	},
 	{
-		// Endpoint 7: one import of 100,000 new promotions.
+		// The promotion import: one import of 100,000 new promotions.
 		name:   "promotionImport",
 		setup:  loadCatalogue,
 		run:    runImport,

@@ -21,7 +21,7 @@ import (
 )
 
 func main() {
-	kind := flag.String("kind", "users", "users (loyalty-card lookup, endpoint 4) or coupons (coupon search, endpoint 2)")
+	kind := flag.String("kind", "users", "users (loyalty-card user lookup, docs/api.md §6.1) or coupons (coupon search, docs/api.md §5.2)")
 	n := flag.Int("n", 20000, "bodies to write")
 	users := flag.Int("users", 1_000_000, "the generated data set's --users")
 	coupons := flag.Int("coupons", 1_000_000, "the generated data set's --coupons")

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Coupon and loyalty-user search at scale (issue 5): loads USERS loyalty users
 # and COUPONS coupons into a fresh store with `posgate generate coupons`,
-# starts posgate on loopback, and drives the keyword search (endpoint 4) and
-# the coupon search (endpoint 2) with random real keys through wrk at a
-# moderate, bounded load; prints load time, req/s, p50, p90 and p99.
+# starts posgate on loopback, and drives the keyword search (docs/api.md §6.1)
+# and the coupon search (docs/api.md §5.2) with random real keys through wrk
+# at a moderate, bounded load; prints load time, req/s, p50, p90 and p99.
 #
 #   bench/coupons/run.sh [sqlite|postgres|both]        (default both)
 #

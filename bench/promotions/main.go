@@ -1,12 +1,12 @@
-// Command promotions measures the promotion import (endpoint 7) end to end:
-// it builds posgate, runs `posgate serve` as a process of its own, and posts
-// an import of 100,000 promotions (each with 2 validities, 3 locations, 2
-// categories, 5 products and 1 result) over HTTP, timing each request from
-// the first byte sent to the last byte of the answer and reading the
-// server's peak memory (VmHWM, reset before each run) and CPU time from
-// /proc. It runs the import three times: creating everything, re-sending
-// the same body (every item an unchanged update), and sending every item
-// changed (every item rewritten).
+// Command promotions measures the promotion import (docs/api.md §9) end to
+// end: it builds posgate, runs `posgate serve` as a process of its own, and
+// posts an import of 100,000 promotions (each with 2 validities, 3
+// locations, 2 categories, 5 products and 1 result) over HTTP, timing each
+// request from the first byte sent to the last byte of the answer and
+// reading the server's peak memory (VmHWM, reset before each run) and CPU
+// time from /proc. It runs the import three times: creating everything,
+// re-sending the same body (every item an unchanged update), and sending
+// every item changed (every item rewritten).
 //
 //	go run ./bench/promotions                               # SQLite
 //	go run ./bench/promotions -postgres 'postgres://…'      # PostgreSQL (a schema of its own, dropped after)

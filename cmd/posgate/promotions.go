@@ -26,8 +26,9 @@ import (
 )
 
 // cmdImportPromotions sends a JSON or CSV file of promotions to a running
-// posgate through its POS API (endpoint 7), as a POS system would, showing
-// a progress bar while the file uploads, and prints the result.
+// posgate through its POS API (the promotion import, docs/api.md §9), as a
+// POS system would, showing a progress bar while the file uploads, and
+// prints the result.
 func cmdImportPromotions(ctx context.Context, env *cli, args []string) error {
 	fs := env.newFlags("import promotions")
 	baseURL := fs.String("base-url", "http://localhost:8080", "address of the posgate API")

@@ -41,7 +41,7 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	fs.DurationVar(&cfg.KeyRefresh, "key-refresh", 30*time.Second, "how often signing keys are re-read from the store (for keys rotated by another instance)")
 	fs.DurationVar(&cfg.CacheTTL, "cache-ttl", storecache.DefaultTTL, "how long found locations, terminals and clients are reused: the longest a change made by the CLI or another instance stays unseen (0: no cache)")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", 64<<10, "largest request body accepted by the POS and operator routes, in bytes (413 beyond)")
-	fs.DurationVar(&cfg.CarouselURLTTL, "carousel-ttl", 24*time.Hour, "how long a carousel URL from endpoint 5 stays valid")
+	fs.DurationVar(&cfg.CarouselURLTTL, "carousel-ttl", 24*time.Hour, "how long a carousel URL from the carousel endpoint stays valid")
 	fs.DurationVar(&cfg.CarouselPoll, "carousel-poll", 30*time.Second, "how often the carousel page looks for changed slides")
 	fs.Int64Var(&cfg.MaxImportBodyBytes, "max-import-body", httpapi.DefaultMaxImportBodyBytes, "largest promotion import body, in bytes (413 beyond)")
 	fs.DurationVar(&cfg.ImportTimeout, "import-timeout", httpapi.DefaultImportTimeout, "how long a promotion import request may take to arrive and be answered")

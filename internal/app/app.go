@@ -42,7 +42,7 @@ type Config struct {
 	KeyRefresh      time.Duration
 	MaxBodyBytes    int64
 	ShutdownTimeout time.Duration
-	CarouselURLTTL  time.Duration // lifetime of a carousel URL (endpoint 5)
+	CarouselURLTTL  time.Duration // lifetime of a carousel URL (docs/api.md §7.2)
 	CarouselPoll    time.Duration // how often the carousel page looks for changes
 
 	// CacheTTL is how long found locations, terminals and clients are

@@ -1,6 +1,6 @@
 // Package codec turns request bodies into Go structs with the rules of
-// contract.md §3, for JSON and XML alike, so that every handler rejects the
-// same mistakes with the same integrator-facing messages.
+// docs/api.md §2.1–§2.4, for JSON and XML alike, so that every handler
+// rejects the same mistakes with the same integrator-facing messages.
 //
 // Destination structs describe the body with `json` tags only. XML bodies are
 // read with those tags as the schema: the root element (any name) holds one
@@ -36,8 +36,8 @@ import (
 // Options tunes decoding per endpoint, because the interface forbids unknown
 // properties on some request types only.
 type Options struct {
-	// DisallowUnknown rejects unknown properties (interface.md: "Unknown
-	// properties are not allowed"); otherwise unknown properties are ignored.
+	// DisallowUnknown rejects unknown properties (the coupon search's rule,
+	// docs/api.md §2.2); otherwise unknown properties are ignored.
 	DisallowUnknown bool
 }
 
@@ -53,7 +53,7 @@ const (
 	XML
 )
 
-// KindOf classifies a Content-Type header value per interface.md §4:
+// KindOf classifies a Content-Type header value per docs/api.md §2.1:
 // application/json, text/json and application/*+json are JSON;
 // application/xml, text/xml and application/*+xml are XML. The media type is
 // case-insensitive; a charset parameter other than utf-8 makes it
@@ -83,7 +83,7 @@ func isSuffixed(mt, suffix string) bool {
 
 // Decode reads r.Body according to r's Content-Type into dst, a non-nil
 // pointer to a struct. Errors are *posgate.Error: EUNSUPPORTED for a content
-// type outside interface.md §4, ETOOLARGE when the body exceeds the caller's
+// type outside docs/api.md §2.1, ETOOLARGE when the body exceeds the caller's
 // http.MaxBytesReader, EINVALID with Fields (property path → messages)
 // otherwise. A dst of the wrong kind is a programming error and yields a
 // plain error (EINTERNAL). The body is read whole: its size is the caller's
@@ -179,7 +179,7 @@ func unmarshalTime(dec *jsontext.Decoder, t *time.Time) error {
 func ParseDateTime(s string) (time.Time, error) { return parseTime(s) }
 
 // CheckContentType returns the error Decode and StreamArray give for a
-// Content-Type outside interface.md §4 (EUNSUPPORTED), nil for one they
+// Content-Type outside docs/api.md §2.1 (EUNSUPPORTED), nil for one they
 // accept, so that a handler can refuse a body before other work.
 func CheckContentType(contentType string) error {
 	if KindOf(contentType) == Unsupported {
@@ -280,7 +280,7 @@ func readError(err error) error {
 	return fieldError("$", "The request body could not be read.")
 }
 
-// unsupported reports a Content-Type outside interface.md §4.
+// unsupported reports a Content-Type outside docs/api.md §2.1.
 func unsupported(ct string) error {
 	const accepted = "send application/json or application/xml (charset utf-8)"
 	if ct == "" {

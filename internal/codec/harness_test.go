@@ -13,7 +13,7 @@ import (
 	"github.com/posgate/posgate"
 )
 
-// Destination types shaped like posgate's request DTOs (interface.md §2).
+// Destination types shaped like posgate's request DTOs (docs/api.md §4–§9).
 
 type startInteractionDTO struct {
 	TerminalID    string `json:"terminalId"`

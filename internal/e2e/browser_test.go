@@ -26,7 +26,7 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
-// TestCarouselInBrowser opens the carousel URL of endpoint 5 in headless
+// TestCarouselInBrowser opens the URL of the carousel endpoint in headless
 // Chromium, watches the slides change and the page pick up an operator's
 // change, and finds the slides it showed in the operator API's impressions.
 func TestCarouselInBrowser(t *testing.T) {

@@ -34,7 +34,8 @@ func mustBody(t *testing.T, r response, want string) {
 	}
 }
 
-// carouselURL calls endpoint 5 and returns the URL of an Accepted answer.
+// carouselURL calls the carousel endpoint and returns the URL of an Accepted
+// answer.
 func (s *server) carouselURL(t *testing.T, token, terminal, location string) string {
 	t.Helper()
 	r := s.do(t, carouselReq(token, terminal, location))

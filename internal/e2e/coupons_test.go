@@ -17,7 +17,7 @@ var demoCouponJSON = map[string]string{
 	"JANE2FOR1":   `{"rewardProvider":"TwoReward","code":"JANE2FOR1","name":"2 for 1","title":"Two coffees for the price of one","pictureUrl":null,"availableUntil":"2099-06-30T23:59:59Z","status":"Issued","info":null}`,
 }
 
-// The demo loyalty users as endpoint 4 shows them, by id.
+// The demo loyalty users as the loyalty-card user lookup shows them, by id.
 var demoUserJSON = map[string]string{
 	"john-doe":         `{"id":"john-doe","firstName":"John","lastName":"Doe","gender":"Male","phone":"+15555551234","email":"john.doe@example.com","stamps":3,"points":120}`,
 	"jane-doe":         `{"id":"jane-doe","firstName":"Jane","lastName":"Doe","gender":"Female","phone":"+1 (555) 555-9876","email":"jane.doe@example.com","stamps":7,"points":45}`,
@@ -29,7 +29,7 @@ var demoUserJSON = map[string]string{
 // johnsCoupons are John Doe's coupons in the search's order (by code).
 var johnsCoupons = []string{"10OFFmq8kl8", "5OFFcx21pq", "FREECOFFEE1", "SUMMER24"}
 
-// searchBody is endpoint 2's exact answer for the given coupons (JSON
+// searchBody is the coupon search's exact answer for the given coupons (JSON
 // records), page and posStatus.
 func searchBody(records []string, page, size, total int, status string) string {
 	return `{"data":[` + strings.Join(records, ",") + `],"page":{"page":` + strconv.Itoa(page) + `,"pageSize":` + strconv.Itoa(size) +
@@ -68,7 +68,8 @@ func posJSON(token, path, body string) req {
 	return req{Method: "POST", Path: path, Token: token, ContentType: "application/json", Body: body}
 }
 
-// TestCouponSearch covers endpoint 2 on the demo data set.
+// TestCouponSearch covers the coupon search (docs/api.md §5.2) on the demo
+// data set.
 func TestCouponSearch(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
 		s := start(t, dsn)
@@ -185,7 +186,7 @@ func TestCouponSearch(t *testing.T) {
 	})
 }
 
-// TestCouponLookup covers endpoint 3.
+// TestCouponLookup covers the coupon lookup v2 (docs/api.md §5.3).
 func TestCouponLookup(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
 		s := start(t, dsn)
@@ -208,7 +209,8 @@ func TestCouponLookup(t *testing.T) {
 			mustBody(t, lookup(`{"posLocationId":"LOC123","code":"`+code+`"}`), lookupBody(demoCouponJSON[code]))
 		}
 		mustBody(t, lookup(`{"posLocationId":"LOC123","code":"NOPE"}`), lookupBody())
-		// Unknown properties are ignored here (only §2.2 and §2.3 forbid them).
+		// Unknown properties are ignored here (only the coupon search refuses
+		// them: docs/api.md §2.2).
 		mustBody(t, lookup(`{"posLocationId":"LOC123","code":"sl75ev","extra":true}`), lookupBody(demoCouponJSON["Sl75Ev"]))
 		r := s.do(t, req{Method: "POST", Path: lookupPath, Token: pos, ContentType: "text/xml",
 			Body: `<LookupCouponCodesDto><posLocationId>LOC123</posLocationId><code>sl75ev</code></LookupCouponCodesDto>`})
@@ -231,7 +233,8 @@ func TestCouponLookup(t *testing.T) {
 	})
 }
 
-// TestLoyaltyUserLookup covers endpoint 4.
+// TestLoyaltyUserLookup covers the loyalty-card user lookup
+// (docs/api.md §6.1).
 func TestLoyaltyUserLookup(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
 		s := start(t, dsn)

@@ -7,7 +7,7 @@
 //
 // Correctness rules, in order of importance:
 //   - Only found objects are cached, never "not found": a terminal or client
-//     that was just created is usable at once (contract.md §1), on every
+//     that was just created is usable at once (docs/api.md §1.3), on every
 //     instance.
 //   - A company list is a found answer too, so it can miss a company just
 //     created elsewhere for up to the TTL; a company created through this
