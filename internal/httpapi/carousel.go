@@ -20,7 +20,7 @@ import (
 //go:embed carousel.html
 var carouselHTML string
 
-// carousel returns a terminal's carousel URL (docs/api.md §@carousel).
+// carousel returns a terminal's carousel URL (docs/api.md §7.1).
 func (s *Server) carousel(r *http.Request, req *service.CarouselRequest) (int, any, error) {
 	return enveloped(s.svc.Carousel(r.Context(), principal(r.Context()), r.PathValue("posSystemId"), req))
 }

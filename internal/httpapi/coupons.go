@@ -8,10 +8,10 @@ import (
 )
 
 // strictPOSBody is posBody with unknown properties refused, for the requests
-// that refuse them (docs/api.md §@conventions).
+// that refuse them (docs/api.md §2.2).
 var strictPOSBody = bodyOpts{strict: true}
 
-// searchCoupons searches coupons (docs/api.md §@couponSearch); page and
+// searchCoupons searches coupons (docs/api.md §5.2); page and
 // pageSize come from the query.
 func (s *Server) searchCoupons(r *http.Request, req *service.SearchCouponsRequest) (int, any, error) {
 	q := r.URL.Query()
@@ -34,12 +34,12 @@ func queryNumber(q map[string][]string, name string) *int {
 	return &n
 }
 
-// lookupCoupon looks a coupon code up (docs/api.md §@couponLookup).
+// lookupCoupon looks a coupon code up (docs/api.md §5.3).
 func (s *Server) lookupCoupon(r *http.Request, req *service.LookupCouponRequest) (int, any, error) {
 	return enveloped(s.svc.LookupCoupon(r.Context(), principal(r.Context()), r.PathValue("posSystemId"), req))
 }
 
-// lookupUsers looks loyalty-card users up (docs/api.md §@usersLookup).
+// lookupUsers looks loyalty-card users up (docs/api.md §6.1).
 func (s *Server) lookupUsers(r *http.Request, req *service.LookupUsersRequest) (int, any, error) {
 	return enveloped(s.svc.LookupUsers(r.Context(), principal(r.Context()), r.PathValue("posSystemId"), req))
 }

@@ -37,7 +37,7 @@ func (s *Server) importBody(next http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// importPromotions imports a company's promotions (docs/api.md §@import).
+// importPromotions imports a company's promotions (docs/api.md §9).
 // It checks the content type, then asks the service to begin the import
 // (which refuses an unknown, hidden, disabled or switched-off company)
 // before reading the body, so that a request that cannot succeed is not

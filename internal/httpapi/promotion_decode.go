@@ -13,7 +13,7 @@ import (
 	"github.com/posgate/posgate/internal/codec"
 )
 
-// importItem is a promotion item of an import body (interface.md §2.11).
+// importItem is a promotion item of an import body (docs/api.md §9.1).
 // Unknown properties are ignored, as on every POS endpoint.
 type importItem struct {
 	ID                  string                      `json:"id"`

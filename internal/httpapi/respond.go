@@ -64,7 +64,7 @@ type Problem struct {
 	Errors  map[string][]string `json:"errors,omitempty"`
 }
 
-// envelope is the {"data": …} wrapper of interface.md §2.1.
+// envelope is the {"data": …} wrapper of docs/api.md §2.5.
 type envelope struct {
 	Data any `json:"data"`
 }
@@ -99,7 +99,7 @@ func (s *Server) rawEndpoint(fn func(w http.ResponseWriter, r *http.Request) err
 }
 
 // writeJSON writes v as the response. Accept: text/json or text/plain gets
-// the same JSON under that media type (contract.md §3).
+// the same JSON under that media type (docs/api.md §2.5).
 func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 	b, err := marshal(v)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 // Config holds the HTTP layer's settings.
 type Config struct {
 	// BaseURL and AuthURL are the public addresses posgate advertises
-	// ({base_url} and {auth_url}, docs/api.md §@addresses).
+	// ({base_url} and {auth_url}, docs/api.md §1.1).
 	BaseURL string
 	AuthURL string
 	// MaxBodyBytes caps request bodies of ordinary routes (413 beyond).
@@ -97,11 +97,11 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /swagger/v1/swagger.json", s.swagger)
 
-	// POS API (interface.md §4).
+	// POS API (docs/api.md §1.2).
 	mux.HandleFunc("POST /pos/{posSystemId}/startInteraction", s.pos(bodyEndpoint(s, posBody, s.startInteraction)))
 
-	// Customer-facing content: carousel (endpoint 5) and receipt promotion
-	// (endpoint 6), the pages and images their URLs lead to (authorised by
+	// Customer-facing content: carousel (docs/api.md §7) and receipt promotion
+	// (§8), the pages and images their URLs lead to (authorised by
 	// the signed URL itself), and their operator routes.
 	mux.HandleFunc("POST /v2/pos/{posSystemId}/carousel", s.pos(bodyEndpoint(s, posBody, s.carousel)))
 	mux.HandleFunc("GET /pos/{posSystemId}/receipt/promotion/location/{posLocationId}", s.pos(s.endpoint(s.receiptPromotion)))
@@ -127,8 +127,8 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("PUT "+location+"/receipt-promotion", s.admin(bodyEndpoint(s, adminBody, s.putReceiptPromotion)))
 	mux.HandleFunc("DELETE "+location+"/receipt-promotion", s.admin(s.endpoint(s.deleteReceiptPromotion)))
 
-	// Coupons and loyalty users (issue 5): coupon search (endpoint 2), v2
-	// coupon lookup (endpoint 3), v2 loyalty-card user lookup (endpoint 4),
+	// Coupons and loyalty users (issue 5): coupon search, v2 coupon lookup
+	// and v2 loyalty-card user lookup (docs/api.md §5, §6),
 	// and their operator routes.
 	mux.HandleFunc("POST /pos/{posSystemId}/coupon/couponCode/search", s.pos(bodyEndpoint(s, strictPOSBody, s.searchCoupons)))
 	mux.HandleFunc("POST /v2/pos/{posSystemId}/coupon/couponCodes/lookup", s.pos(bodyEndpoint(s, posBody, s.lookupCoupon)))
@@ -168,7 +168,7 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("GET /admin/v1/keys", s.admin(s.endpoint(s.listKeys)))
 	mux.HandleFunc("POST /admin/v1/keys/rotate", s.admin(s.endpoint(s.rotateKey)))
 
-	// Promotion import (endpoint 7) and its operator side: promotions and
+	// Promotion import (docs/api.md §9) and its operator side: promotions and
 	// the catalogue their category and product ids are checked against.
 	mux.HandleFunc("POST /pos/{posSystemId}/company/{posCompanyId}/import/promotions", s.pos(s.importBody(s.endpoint(s.importPromotions))))
 	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}/promotions", s.admin(s.endpoint(s.listPromotions)))

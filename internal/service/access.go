@@ -18,7 +18,7 @@ const (
 )
 
 // AuthorizePOS reports whether p may call the POS API of a POS system: a
-// token with a POS scope, bound to that POS system (docs/api.md §@tenancy). Every
+// token with a POS scope, bound to that POS system (docs/api.md §3.6). Every
 // POS use case checks it itself; the HTTP adapter also calls it before
 // reading a body, so that a request that cannot succeed is not read.
 func (s *Service) AuthorizePOS(p *posgate.Principal, posSystemID string) error {
@@ -60,7 +60,7 @@ func (s *Service) installation(p *posgate.Principal) error {
 }
 
 // companyNotFound is the answer for a company that is absent or hidden
-// from the caller: the two must not be told apart (docs/api.md §@tenancy).
+// from the caller: the two must not be told apart (docs/api.md §3.7).
 func companyNotFound(companyID string) error {
 	return posgate.Errorf(posgate.ENOTFOUND, "company %q not found", companyID)
 }
@@ -146,7 +146,7 @@ func (s *Service) posTerminal(ctx context.Context, p *posgate.Principal, posSyst
 }
 
 // placeStatus is the posStatus of a location for a feature before anything
-// feature-specific (docs/api.md §@posstatus): Disabled when the company or the
+// feature-specific (docs/api.md §1.5): Disabled when the company or the
 // location is disabled or the feature is off for the company, else Accepted.
 func placeStatus(loc *posgate.Location, f posgate.Feature) posgate.PosStatus {
 	c := loc.Company

@@ -10,7 +10,7 @@ import (
 	"github.com/posgate/posgate"
 )
 
-// CarouselRequest is the carousel request (docs/api.md §@carousel). Unknown
+// CarouselRequest is the carousel request (docs/api.md §7.1). Unknown
 // properties are ignored, as for startInteraction.
 type CarouselRequest struct {
 	PosLocationID *string `json:"posLocationId"`

@@ -11,7 +11,7 @@ import (
 	"github.com/posgate/posgate"
 )
 
-// Paging of the coupon search (docs/api.md §@couponSearch).
+// Paging of the coupon search (docs/api.md §5.2).
 const (
 	DefaultCouponPageSize = 20
 	MaxCouponPageSize     = 100
@@ -19,7 +19,7 @@ const (
 	MaxCouponPage = math.MaxInt32 / MaxCouponPageSize
 )
 
-// SearchCouponsRequest is SearchUserCouponsDto (docs/api.md §@couponSearch).
+// SearchCouponsRequest is SearchUserCouponsDto (docs/api.md §5.2).
 // A null and an empty string both mean "not given". Page and PageSize come
 // from the query string, not the body.
 type SearchCouponsRequest struct {
@@ -80,7 +80,7 @@ func intOr(n *int, def int) int {
 	return *n
 }
 
-// CouponCodeDisplay is CouponCodeDisplayDto (docs/api.md §@couponDisplay); status is
+// CouponCodeDisplay is CouponCodeDisplayDto (docs/api.md §5.1); status is
 // the reported one (Expired computed).
 type CouponCodeDisplay struct {
 	RewardProvider posgate.RewardProvider `json:"rewardProvider"`
@@ -161,7 +161,7 @@ func (s *Service) SearchCoupons(ctx context.Context, p *posgate.Principal, posSy
 	return out, nil
 }
 
-// LookupCouponRequest is the v2 coupon lookup request (docs/api.md §@couponLookup).
+// LookupCouponRequest is the v2 coupon lookup request (docs/api.md §5.3).
 type LookupCouponRequest struct {
 	PosLocationID *string `json:"posLocationId"`
 	Code          *string `json:"code"`
@@ -209,7 +209,7 @@ func (s *Service) LookupCoupon(ctx context.Context, p *posgate.Principal, posSys
 	return out, nil
 }
 
-// LookupUsersRequest is the loyalty-card user lookup request (docs/api.md §@usersLookup).
+// LookupUsersRequest is the loyalty-card user lookup request (docs/api.md §6.1).
 type LookupUsersRequest struct {
 	PosLocationID *string `json:"posLocationId"`
 	Keyword       *string `json:"keyword"`

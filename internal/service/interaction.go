@@ -8,7 +8,7 @@ import (
 	"github.com/posgate/posgate"
 )
 
-// StartInteractionRequest is StartInteractionDto (docs/api.md §@startInteraction).
+// StartInteractionRequest is StartInteractionDto (docs/api.md §4.1).
 // Unknown properties are ignored, but names are case-sensitive: the
 // integration guide's "terminalID" is not "terminalId".
 type StartInteractionRequest struct {

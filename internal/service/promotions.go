@@ -7,7 +7,7 @@ import (
 )
 
 // PromotionImport is one promotion import in progress (docs/api.md
-// §@import): its items are checked and staged as they arrive, and committed
+// §9): its items are checked and staged as they arrive, and committed
 // together, all or none, once the whole request has been read. It is used
 // by one goroutine at a time.
 type PromotionImport struct {

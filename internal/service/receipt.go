@@ -6,7 +6,7 @@ import (
 	"github.com/posgate/posgate"
 )
 
-// ReceiptPromotion is the receipt promotion's answer (docs/api.md §@receipt).
+// ReceiptPromotion is the receipt promotion's answer (docs/api.md §8.1).
 type ReceiptPromotion struct {
 	PrimaryText   string            `json:"primaryText"`
 	SecondaryText string            `json:"secondaryText"`

@@ -6,7 +6,7 @@
 // be forgotten by one of them or applied twice differently.
 //
 // Access is closed by default: every method takes the principal it acts for
-// and refuses to do anything without one (docs/api.md §@tenancy).
+// and refuses to do anything without one (docs/api.md §1.3).
 package service
 
 import (

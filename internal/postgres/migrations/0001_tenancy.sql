@@ -68,7 +68,7 @@ CREATE TABLE clients (
     updated_at    timestamptz NOT NULL
 );
 
--- Session ids are random UUIDs (contract.md §5) but stored as text: the
+-- Session ids are random UUIDs (docs/api.md §4.2) but stored as text: the
 -- Store interface takes any string, as SQLite does.
 CREATE TABLE sessions (
     id            text COLLATE "C" PRIMARY KEY,

@@ -1,4 +1,4 @@
--- Loyalty users and coupons (endpoints 2–4). Matching columns hold folded
+-- Loyalty users and coupons (docs/api.md §5, §6). Matching columns hold folded
 -- copies computed by posgate (posgate.Fold, FoldEmail, PhoneDigits), so that
 -- both stores match alike: *_norm are case-folded, phone_digits are the
 -- digits of a phone. Empty text fields of a user are ''.

@@ -1,4 +1,4 @@
--- Imported promotions (endpoint 7) and company catalogues.
+-- Imported promotions (docs/api.md §9) and company catalogues.
 --
 -- A promotion keeps in columns only what queries filter on; the rest of it
 -- (name, switches, id lists, validities, results) is data, a compact binary

@@ -1,4 +1,4 @@
--- 002: customer-facing content (endpoints 5 and 6): carousel slides and
+-- 002: customer-facing content (docs/api.md §7, §8): carousel slides and
 -- settings, receipt promotions, daily impression counters, and the secrets
 -- that sign the carousel and QR code URLs.
 

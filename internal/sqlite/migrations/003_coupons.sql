@@ -1,4 +1,4 @@
--- 002: loyalty users and coupons (endpoints 2–4).
+-- 002: loyalty users and coupons (docs/api.md §5, §6).
 --
 -- Matching columns hold folded copies computed by posgate (posgate.Fold,
 -- FoldEmail, PhoneDigits), so that both stores match alike: *_norm are

@@ -1,4 +1,4 @@
--- 002: imported promotions (endpoint 7) and company catalogues.
+-- 002: imported promotions (docs/api.md §9) and company catalogues.
 --
 -- A promotion keeps in columns only what queries filter on; the rest of it
 -- is data, a compact binary record (internal/promorecord), so that an import
