@@ -120,7 +120,7 @@ func cmdCompanyCreate(ctx context.Context, env *cli, args []string) error {
 			return err
 		}
 		status := statusOf(*disabled)
-		c, err := svc.CreateCompany(ctx, op, *posID, &service.CreateCompanyRequest{ID: pos[0], Name: *name, Status: &status, Features: service.AllFeatures(f)})
+		c, err := svc.CreateCompany(ctx, op, *posID, &service.CreateCompanyRequest{ID: pos[0], Name: *name, Status: &status, Features: service.FeaturesPatch(f)})
 		if err != nil {
 			return err
 		}

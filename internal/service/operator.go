@@ -69,9 +69,9 @@ func (p *FeaturePatch) Set(name posgate.Feature, on bool) error {
 	return nil
 }
 
-// AllFeatures returns the patch that sets every switch as f has it, for a
-// caller that knows the whole set (the CLI's --features list).
-func AllFeatures(f posgate.Features) *FeaturePatch {
+// FeaturesPatch returns the patch that sets every switch as f has it, for a
+// caller that states the whole set (the CLI's --features list).
+func FeaturesPatch(f posgate.Features) *FeaturePatch {
 	p := &FeaturePatch{}
 	for _, name := range posgate.AllFeatures {
 		p.Set(name, f.Enabled(name))
