@@ -5,10 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/posgate/posgate"
-	"github.com/posgate/posgate/internal/ops"
+	"github.com/posgate/posgate/internal/service"
 )
 
 // contentCommands are the operator commands of the carousel and the receipt
@@ -51,10 +50,10 @@ func cmdSlideAdd(ctx context.Context, env *cli, args []string) error {
 		company = fs.String("company", "", "company id (required)")
 		id = fs.String("id", "", "slide id (generated when empty)")
 		sf = addSlideFlags(fs)
-	}, func(st posgate.Store, _ []string) error {
-		s := &posgate.Slide{POSSystemID: *posID, CompanyID: *company, ID: *id, Position: *sf.position,
-			ImageURL: *sf.image, Title: *sf.title, Text: *sf.text, DurationSeconds: *sf.duration}
-		if err := ops.CreateSlide(ctx, st, s); err != nil {
+	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		s, err := svc.CreateSlide(ctx, op, *posID, *company, &service.CreateSlideRequest{ID: *id, Position: sf.position,
+			ImageURL: *sf.image, Title: *sf.title, Text: *sf.text, DurationSeconds: sf.duration})
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.stdout, "added slide %s to %s/%s at position %d\n", s.ID, s.POSSystemID, s.CompanyID, s.Position)
@@ -67,11 +66,8 @@ func cmdSlideList(ctx context.Context, env *cli, args []string) error {
 	return operatorCommand(ctx, env, "slide list", args, 0, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
 		company = fs.String("company", "", "company id (required)")
-	}, func(st posgate.Store, _ []string) error {
-		if _, err := st.FindCompany(ctx, *posID, *company); err != nil {
-			return err
-		}
-		ss, err := st.ListSlides(ctx, *posID, *company)
+	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		ss, err := svc.ListSlides(ctx, op, *posID, *company)
 		if err != nil {
 			return err
 		}
@@ -98,8 +94,8 @@ func cmdSlideUpdate(ctx context.Context, env *cli, args []string) error {
 		posID = f.String("pos", "", "POS system id (required)")
 		company = f.String("company", "", "company id (required)")
 		sf = addSlideFlags(f)
-	}, func(st posgate.Store, pos []string) error {
-		var upd posgate.SlideUpdate
+	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+		var upd service.UpdateSlideRequest
 		if env.isSet(fs, "image") {
 			upd.ImageURL = sf.image
 		}
@@ -115,7 +111,7 @@ func cmdSlideUpdate(ctx context.Context, env *cli, args []string) error {
 		if env.isSet(fs, "position") {
 			upd.Position = sf.position
 		}
-		s, err := ops.UpdateSlide(ctx, st, *posID, *company, pos[0], upd)
+		s, err := svc.UpdateSlide(ctx, op, *posID, *company, pos[0], &upd)
 		if err != nil {
 			return err
 		}
@@ -129,8 +125,8 @@ func cmdSlideRemove(ctx context.Context, env *cli, args []string) error {
 	return operatorCommand(ctx, env, "slide remove", args, 1, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
 		company = fs.String("company", "", "company id (required)")
-	}, func(st posgate.Store, pos []string) error {
-		s, err := st.DeleteSlide(ctx, *posID, *company, pos[0])
+	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+		s, err := svc.DeleteSlide(ctx, op, *posID, *company, pos[0])
 		if err != nil {
 			return err
 		}
@@ -149,18 +145,19 @@ func cmdCarouselTemplate(ctx context.Context, env *cli, args []string) error {
 		company = f.String("company", "", "company id (required)")
 		set = f.String("set", "", "the external carousel URL template; placeholders {posSystemId} {posCompanyId} {posLocationId} {terminalId}")
 		clear = f.Bool("clear", false, "use posgate's own carousel page again")
-	}, func(st posgate.Store, _ []string) error {
-		var c *posgate.CarouselSettings
+	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		var c *service.CarouselSettings
 		var err error
+		none := ""
 		switch {
 		case *clear && env.isSet(fs, "set"):
 			return fmt.Errorf("give --set or --clear, not both")
 		case *clear:
-			c, err = ops.PutCarouselTemplate(ctx, st, *posID, *company, "")
+			c, err = svc.PutCarouselSettings(ctx, op, *posID, *company, &service.PutCarouselSettingsRequest{URLTemplate: &none})
 		case env.isSet(fs, "set"):
-			c, err = ops.PutCarouselTemplate(ctx, st, *posID, *company, *set)
+			c, err = svc.PutCarouselSettings(ctx, op, *posID, *company, &service.PutCarouselSettingsRequest{URLTemplate: set})
 		default:
-			c, err = ops.CarouselSettings(ctx, st, *posID, *company)
+			c, err = svc.FindCarouselSettings(ctx, op, *posID, *company)
 		}
 		if err != nil {
 			return err
@@ -196,17 +193,13 @@ func cmdReceiptSet(ctx context.Context, env *cli, args []string) error {
 		primary = fs.String("primary", "", "first line (required)")
 		secondary = fs.String("secondary", "", "second line")
 		target = fs.String("target", "", "the URL the QR code leads to (required)")
-	}, func(st posgate.Store, _ []string) error {
-		companyID, err := ops.ReceiptPromotionPlace(ctx, st, *posID, *company, *location)
+	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		p, err := svc.PutReceiptPromotion(ctx, op, *posID, *company, *location,
+			&service.PutReceiptPromotionRequest{PrimaryText: *primary, SecondaryText: *secondary, TargetURL: *target})
 		if err != nil {
 			return err
 		}
-		p := &posgate.ReceiptPromotion{POSSystemID: *posID, CompanyID: companyID, LocationID: *location,
-			PrimaryText: *primary, SecondaryText: *secondary, TargetURL: *target}
-		if err := ops.PutReceiptPromotion(ctx, st, p); err != nil {
-			return err
-		}
-		fmt.Fprintf(env.stdout, "receipt promotion of %s set: QR code of %s\n", where(companyID, p.LocationID), p.TargetURL)
+		fmt.Fprintf(env.stdout, "receipt promotion of %s set: QR code of %s\n", where(p.CompanyID, p.LocationID), p.TargetURL)
 		return nil
 	})
 }
@@ -216,15 +209,12 @@ func cmdReceiptList(ctx context.Context, env *cli, args []string) error {
 	return operatorCommand(ctx, env, "receipt-promotion list", args, 0, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
 		company = fs.String("company", "", "company id (required)")
-	}, func(st posgate.Store, _ []string) error {
-		if _, err := st.FindCompany(ctx, *posID, *company); err != nil {
-			return err
-		}
-		ps, err := st.ListReceiptPromotions(ctx, *posID, *company)
+	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		ps, err := svc.ListReceiptPromotions(ctx, op, *posID, *company)
 		if err != nil {
 			return err
 		}
-		return table(env, []string{"LOCATION", "PRIMARY", "SECONDARY", "TARGET"}, ps, func(p *posgate.ReceiptPromotion) []string {
+		return table(env, []string{"LOCATION", "PRIMARY", "SECONDARY", "TARGET"}, ps, func(p *service.ReceiptPromotionView) []string {
 			loc := p.LocationID
 			if loc == "" {
 				loc = "(default)"
@@ -238,15 +228,12 @@ func cmdReceiptRemove(ctx context.Context, env *cli, args []string) error {
 	var posID, company, location *string
 	return operatorCommand(ctx, env, "receipt-promotion remove", args, 0, func(fs *flag.FlagSet) {
 		posID, company, location = receiptPlaceFlags(fs)
-	}, func(st posgate.Store, _ []string) error {
-		companyID, err := ops.ReceiptPromotionPlace(ctx, st, *posID, *company, *location)
+	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		p, err := svc.DeleteReceiptPromotion(ctx, op, *posID, *company, *location)
 		if err != nil {
 			return err
 		}
-		if _, err := st.DeleteReceiptPromotion(ctx, *posID, companyID, *location); err != nil {
-			return err
-		}
-		fmt.Fprintf(env.stdout, "receipt promotion of %s removed\n", where(companyID, *location))
+		fmt.Fprintf(env.stdout, "receipt promotion of %s removed\n", where(p.CompanyID, p.LocationID))
 		return nil
 	})
 }
@@ -260,13 +247,8 @@ func cmdImpressions(ctx context.Context, env *cli, args []string) error {
 		to = fs.String("to", "", "last UTC day, YYYY-MM-DD (default: today)")
 		location = fs.String("location", "", "only this location")
 		terminal = fs.String("terminal", "", "only terminals with this id")
-	}, func(st posgate.Store, _ []string) error {
-		f, t, err := ops.ParseReportRange(*from, *to, time.Now())
-		if err != nil {
-			return err
-		}
-		rep, err := ops.Impressions(ctx, st, posgate.ImpressionQuery{POSSystemID: *posID, CompanyID: *company,
-			LocationID: *location, TerminalID: *terminal, From: f, To: t})
+	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		rep, err := svc.Impressions(ctx, op, *posID, *company, &service.ImpressionsRequest{From: *from, To: *to, LocationID: *location, TerminalID: *terminal})
 		if err != nil {
 			return err
 		}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/coupongen"
-	"github.com/posgate/posgate/internal/ops"
+	"github.com/posgate/posgate/internal/service"
 )
 
 // progress passes seq through, printing to w every `every` items (and at
@@ -44,7 +44,7 @@ func cmdGenerateCoupons(ctx context.Context, env *cli, args []string) error {
 	var posID, company *string
 	var users, coupons *int
 	var seed *uint64
-	return operatorCommand(ctx, env, "generate coupons", args, 0, func(fs *flag.FlagSet) {
+	return storeCommand(ctx, env, "generate coupons", args, 0, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
 		company = fs.String("company", "", "company id (required; it must exist)")
 		users = fs.Int("users", 1000, "loyalty users to generate (ids G0000000…)")
@@ -90,7 +90,7 @@ func addCompanyFlags(fs *flag.FlagSet) companyFlags {
 }
 
 // printCoupon shows a coupon with the status the POS endpoints report.
-func printCoupon(env *cli, c *posgate.Coupon) {
+func printCoupon(env *cli, c *service.CouponView) {
 	opt := func(s *string) string {
 		if s == nil {
 			return "-"
@@ -112,7 +112,7 @@ func printCoupon(env *cli, c *posgate.Coupon) {
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
 	for _, kv := range [][2]string{
-		{"code", c.Code}, {"company", c.POSSystemID + "/" + c.CompanyID}, {"status", string(c.StatusAt(time.Now()))},
+		{"code", c.Code}, {"company", c.POSSystemID + "/" + c.CompanyID}, {"status", string(c.Status)},
 		{"rewardProvider", string(c.RewardProvider)}, {"name", opt(c.Name)}, {"title", opt(c.Title)}, {"pictureUrl", opt(c.PictureURL)},
 		{"availableUntil", until}, {"info", info}, {"userId", orDash(c.UserID)}, {"email", orDash(c.Email)}, {"phone", orDash(c.Phone)},
 		{"locations", locs}, {"created", stamp(c.CreatedAt)}, {"updated", stamp(c.UpdatedAt)},
@@ -146,8 +146,8 @@ func cmdCouponIssue(ctx context.Context, env *cli, args []string) error {
 		phone = f.String("phone", "", "owner phone of the coupon's own")
 		locations = f.String("locations", "", "locations where it is usable, comma-separated (every location when empty)")
 		info = f.String("info", "", `info sections as JSON, e.g. '[{"title":"Terms","items":{"minimumSpend":"20.00"}}]'`)
-	}, func(st posgate.Store, pos []string) error {
-		in := &ops.CouponInput{Code: pos[0], RewardProvider: posgate.RewardProvider(*provider), Status: posgate.CouponStatus(*status),
+	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+		in := &service.CouponInput{Code: pos[0], RewardProvider: posgate.RewardProvider(*provider), Status: posgate.CouponStatus(*status),
 			UserID: *user, Email: *email, Phone: *phone, LocationIDs: splitList(*locations)}
 		for _, o := range []struct {
 			flag string
@@ -170,7 +170,7 @@ func cmdCouponIssue(ctx context.Context, env *cli, args []string) error {
 				return fmt.Errorf("--info is not a JSON array of {title, items}: %w", err)
 			}
 		}
-		c, err := ops.IssueCouponInput(ctx, st, *cf.pos, *cf.company, in)
+		c, err := svc.IssueCoupon(ctx, op, *cf.pos, *cf.company, in)
 		if err != nil {
 			return err
 		}
@@ -185,7 +185,7 @@ func cmdCouponImport(ctx context.Context, env *cli, args []string) error {
 	return operatorCommand(ctx, env, "coupon import", args, 1, func(f *flag.FlagSet) {
 		cf = addCompanyFlags(f)
 		format = f.String("format", "", "csv or json (default: from the file name, csv unless it ends in .json)")
-	}, func(st posgate.Store, pos []string) error {
+	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
 		file, err := os.Open(pos[0])
 		if err != nil {
 			return err
@@ -197,17 +197,17 @@ func cmdCouponImport(ctx context.Context, env *cli, args []string) error {
 				*format = "json"
 			}
 		}
-		var inputs iter.Seq2[*ops.CouponInput, error]
+		var inputs iter.Seq2[*service.CouponInput, error]
 		switch *format {
 		case "csv":
-			inputs = ops.ReadCouponsCSV(bufio.NewReaderSize(file, 1<<16))
+			inputs = service.ReadCouponsCSV(bufio.NewReaderSize(file, 1<<16))
 		case "json":
-			inputs = ops.ReadCouponsJSON(bufio.NewReaderSize(file, 1<<16))
+			inputs = service.ReadCouponsJSON(bufio.NewReaderSize(file, 1<<16))
 		default:
 			return fmt.Errorf("--format %q: want csv or json", *format)
 		}
 		start := time.Now()
-		n, err := st.ImportCoupons(ctx, progress(env.stderr, "coupons read", 10_000, ops.Coupons(*cf.pos, *cf.company, inputs)))
+		n, err := svc.ImportCoupons(ctx, op, *cf.pos, *cf.company, progress(env.stderr, "coupons read", 10_000, inputs))
 		if err != nil {
 			return nothingImported(err)
 		}
@@ -229,8 +229,8 @@ func nothingImported(err error) error {
 func cmdCouponShow(ctx context.Context, env *cli, args []string) error {
 	var cf companyFlags
 	return operatorCommand(ctx, env, "coupon show", args, 1, func(f *flag.FlagSet) { cf = addCompanyFlags(f) },
-		func(st posgate.Store, pos []string) error {
-			c, err := st.FindCoupon(ctx, *cf.pos, *cf.company, pos[0])
+		func(svc *service.Service, op *posgate.Principal, pos []string) error {
+			c, err := svc.FindCoupon(ctx, op, *cf.pos, *cf.company, pos[0])
 			if err != nil {
 				return err
 			}
@@ -247,8 +247,8 @@ func cmdCouponChange(to posgate.CouponStatus) func(ctx context.Context, env *cli
 	return func(ctx context.Context, env *cli, args []string) error {
 		var cf companyFlags
 		return operatorCommand(ctx, env, name, args, 1, func(f *flag.FlagSet) { cf = addCompanyFlags(f) },
-			func(st posgate.Store, pos []string) error {
-				c, err := st.ChangeCouponStatus(ctx, *cf.pos, *cf.company, pos[0], to)
+			func(svc *service.Service, op *posgate.Principal, pos []string) error {
+				c, err := svc.SetCouponStatus(ctx, op, *cf.pos, *cf.company, pos[0], to)
 				if err != nil {
 					return err
 				}
@@ -281,11 +281,11 @@ func cmdLoyaltyUserCreate(ctx context.Context, env *cli, args []string) error {
 		id = f.String("id", "", "user id (generated when empty)")
 		stamps = f.Int("stamps", 0, "initial stamps")
 		points = f.Int("points", 0, "initial points")
-	}, func(st posgate.Store, _ []string) error {
+	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
 		if *stamps < 0 || *stamps > math.MaxInt32 || *points < 0 || *points > math.MaxInt32 {
 			return fmt.Errorf("--stamps and --points must be 0–%d", math.MaxInt32)
 		}
-		u, err := ops.CreateLoyaltyUser(ctx, st, *cf.pos, *cf.company, &ops.LoyaltyUserInput{ID: *id, FirstName: *uf.first, LastName: *uf.last,
+		u, err := svc.CreateLoyaltyUser(ctx, op, *cf.pos, *cf.company, &posgate.LoyaltyCard{ID: *id, FirstName: *uf.first, LastName: *uf.last,
 			Gender: *uf.gender, Phone: *uf.phone, Email: *uf.email, Stamps: int32(*stamps), Points: int32(*points)})
 		if err != nil {
 			return err
@@ -302,8 +302,8 @@ func cmdLoyaltyUserUpdate(ctx context.Context, env *cli, args []string) error {
 	var fs *flag.FlagSet
 	return operatorCommand(ctx, env, "loyalty-user update", args, 1, func(f *flag.FlagSet) {
 		fs, cf, uf = f, addCompanyFlags(f), addUserFlags(f)
-	}, func(st posgate.Store, pos []string) error {
-		var upd posgate.LoyaltyUserUpdate
+	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+		var upd service.UpdateLoyaltyUserRequest
 		for _, o := range []struct {
 			flag string
 			dst  **string
@@ -314,7 +314,7 @@ func cmdLoyaltyUserUpdate(ctx context.Context, env *cli, args []string) error {
 				*o.dst = o.v
 			}
 		}
-		u, err := ops.UpdateLoyaltyUser(ctx, st, *cf.pos, *cf.company, pos[0], upd)
+		u, err := svc.UpdateLoyaltyUser(ctx, op, *cf.pos, *cf.company, pos[0], &upd)
 		if err != nil {
 			return err
 		}
@@ -331,14 +331,14 @@ func cmdLoyaltyUserAdjust(ctx context.Context, env *cli, args []string) error {
 		cf = addCompanyFlags(f)
 		stamps = f.Int("stamps", 0, "stamps to add (negative to take)")
 		points = f.Int("points", 0, "points to add (negative to take)")
-	}, func(st posgate.Store, pos []string) error {
+	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
 		if *stamps == 0 && *points == 0 {
 			return fmt.Errorf("give --stamps or --points")
 		}
 		if *stamps < math.MinInt32 || *stamps > math.MaxInt32 || *points < math.MinInt32 || *points > math.MaxInt32 {
 			return fmt.Errorf("--stamps and --points must fit in 32 bits")
 		}
-		u, err := ops.UpdateLoyaltyUser(ctx, st, *cf.pos, *cf.company, pos[0], posgate.LoyaltyUserUpdate{AddStamps: int32(*stamps), AddPoints: int32(*points)})
+		u, err := svc.UpdateLoyaltyUser(ctx, op, *cf.pos, *cf.company, pos[0], &service.UpdateLoyaltyUserRequest{StampsDelta: int32(*stamps), PointsDelta: int32(*points)})
 		if err != nil {
 			return err
 		}
@@ -351,8 +351,8 @@ func cmdLoyaltyUserAdjust(ctx context.Context, env *cli, args []string) error {
 func cmdLoyaltyUserShow(ctx context.Context, env *cli, args []string) error {
 	var cf companyFlags
 	return operatorCommand(ctx, env, "loyalty-user show", args, 1, func(f *flag.FlagSet) { cf = addCompanyFlags(f) },
-		func(st posgate.Store, pos []string) error {
-			u, err := st.FindLoyaltyUser(ctx, *cf.pos, *cf.company, pos[0])
+		func(svc *service.Service, op *posgate.Principal, pos []string) error {
+			u, err := svc.FindLoyaltyUser(ctx, op, *cf.pos, *cf.company, pos[0])
 			if err != nil {
 				return err
 			}

@@ -12,7 +12,7 @@ import (
 	"github.com/posgate/posgate/internal/app"
 	"github.com/posgate/posgate/internal/auth"
 	"github.com/posgate/posgate/internal/demo"
-	"github.com/posgate/posgate/internal/ops"
+	"github.com/posgate/posgate/internal/service"
 )
 
 // storeFlags adds --database to a command's flags.
@@ -27,8 +27,20 @@ func (f storeFlags) open(ctx context.Context) (posgate.Store, error) {
 }
 
 // operatorCommand parses flags (wanting exactly nargs positional arguments),
-// opens the store, and runs fn with it.
+// opens the store, and runs fn with the use cases over it and the local
+// operator's principal: the CLI applies the same rules and messages as the
+// operator API.
 func operatorCommand(ctx context.Context, env *cli, name string, args []string, nargs int, define func(fs *flag.FlagSet),
+	fn func(svc *service.Service, op *posgate.Principal, pos []string) error) error {
+	return storeCommand(ctx, env, name, args, nargs, define, func(st posgate.Store, pos []string) error {
+		return fn(service.New(st, service.Config{}), posgate.LocalOperator(), pos)
+	})
+}
+
+// storeCommand is operatorCommand with the store itself, for the commands
+// that are not operator use cases: serve's neighbours migrate and demo
+// load, bulk test data, and key rotation (which needs its own KeyRotator).
+func storeCommand(ctx context.Context, env *cli, name string, args []string, nargs int, define func(fs *flag.FlagSet),
 	fn func(st posgate.Store, pos []string) error) error {
 	fs := env.newFlags(name)
 	sf := addStoreFlags(fs)
@@ -52,14 +64,14 @@ func operatorCommand(ctx context.Context, env *cli, name string, args []string, 
 }
 
 func cmdMigrate(ctx context.Context, env *cli, args []string) error {
-	return operatorCommand(ctx, env, "migrate", args, 0, nil, func(st posgate.Store, _ []string) error {
+	return storeCommand(ctx, env, "migrate", args, 0, nil, func(st posgate.Store, _ []string) error {
 		fmt.Fprintln(env.stdout, "schema is up to date")
 		return nil
 	})
 }
 
 func cmdDemoLoad(ctx context.Context, env *cli, args []string) error {
-	return operatorCommand(ctx, env, "demo load", args, 0, nil, func(st posgate.Store, _ []string) error {
+	return storeCommand(ctx, env, "demo load", args, 0, nil, func(st posgate.Store, _ []string) error {
 		if err := demo.Load(ctx, st); err != nil {
 			return err
 		}
@@ -72,12 +84,9 @@ func cmdPOSSystemCreate(ctx context.Context, env *cli, args []string) error {
 	var name *string
 	return operatorCommand(ctx, env, "pos-system create", args, 1, func(fs *flag.FlagSet) {
 		name = fs.String("name", "", "display name")
-	}, func(st posgate.Store, pos []string) error {
-		p := &posgate.POSSystem{ID: pos[0], Name: *name}
-		if err := p.Validate(); err != nil {
-			return err
-		}
-		if err := st.CreatePOSSystem(ctx, p); err != nil {
+	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+		p, err := svc.CreatePOSSystem(ctx, op, &service.CreatePOSSystemRequest{ID: pos[0], Name: *name})
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.stdout, "created POS system %s\n", p.ID)
@@ -86,8 +95,8 @@ func cmdPOSSystemCreate(ctx context.Context, env *cli, args []string) error {
 }
 
 func cmdPOSSystemList(ctx context.Context, env *cli, args []string) error {
-	return operatorCommand(ctx, env, "pos-system list", args, 0, nil, func(st posgate.Store, _ []string) error {
-		ps, err := st.ListPOSSystems(ctx)
+	return operatorCommand(ctx, env, "pos-system list", args, 0, nil, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		ps, err := svc.ListPOSSystems(ctx, op)
 		if err != nil {
 			return err
 		}
@@ -105,16 +114,14 @@ func cmdCompanyCreate(ctx context.Context, env *cli, args []string) error {
 		name = fs.String("name", "", "display name")
 		features = fs.String("features", "all", "features switched on: all, none, or a list of "+featureList())
 		disabled = fs.Bool("disabled", false, "create the company disabled")
-	}, func(st posgate.Store, pos []string) error {
+	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
 		f, err := posgate.ParseFeatures(*features)
 		if err != nil {
 			return err
 		}
-		c := &posgate.Company{POSSystemID: *posID, ID: pos[0], Name: *name, Status: statusOf(*disabled), Features: f}
-		if err := c.Validate(); err != nil {
-			return err
-		}
-		if err := st.CreateCompany(ctx, c); err != nil {
+		status := statusOf(*disabled)
+		c, err := svc.CreateCompany(ctx, op, *posID, &service.CreateCompanyRequest{ID: pos[0], Name: *name, Status: &status, Features: service.FeaturesPatch(f)})
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.stdout, "created company %s/%s\n", c.POSSystemID, c.ID)
@@ -126,8 +133,8 @@ func cmdCompanyList(ctx context.Context, env *cli, args []string) error {
 	var posID *string
 	return operatorCommand(ctx, env, "company list", args, 0, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
-	}, func(st posgate.Store, _ []string) error {
-		cs, err := st.ListCompanies(ctx, *posID)
+	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		cs, err := svc.ListCompanies(ctx, op, *posID)
 		if err != nil {
 			return err
 		}
@@ -147,23 +154,20 @@ func cmdCompanyUpdate(ctx context.Context, env *cli, args []string) error {
 		status = f.String("status", "", "Active or Disabled")
 		enable = f.String("enable", "", "features to switch on: "+featureList())
 		disable = f.String("disable", "", "features to switch off")
-	}, func(st posgate.Store, pos []string) error {
-		var upd struct {
-			name   *string
-			status *posgate.Status
-		}
+	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+		var upd service.UpdateCompanyRequest
 		if env.isSet(fs, "name") {
-			upd.name = name
+			upd.Name = name
 		}
 		if *status != "" {
 			s := posgate.Status(*status)
-			upd.status = &s
+			upd.Status = &s
 		}
-		patch, err := featurePatch(*enable, *disable)
-		if err != nil {
+		var err error
+		if upd.Features, err = featurePatch(*enable, *disable); err != nil {
 			return err
 		}
-		c, err := ops.UpdateCompany(ctx, st, *posID, pos[0], upd.name, upd.status, patch)
+		c, err := svc.UpdateCompany(ctx, op, *posID, pos[0], &upd)
 		if err != nil {
 			return err
 		}
@@ -174,11 +178,11 @@ func cmdCompanyUpdate(ctx context.Context, env *cli, args []string) error {
 
 // featurePatch turns --enable/--disable lists into a patch (nil when both
 // are empty).
-func featurePatch(enable, disable string) (*ops.FeaturePatch, error) {
+func featurePatch(enable, disable string) (*service.FeaturePatch, error) {
 	if enable == "" && disable == "" {
 		return nil, nil
 	}
-	var p ops.FeaturePatch
+	var p service.FeaturePatch
 	for _, set := range []struct {
 		list string
 		on   bool
@@ -203,12 +207,10 @@ func cmdLocationCreate(ctx context.Context, env *cli, args []string) error {
 		company = fs.String("company", "", "company id (required)")
 		name = fs.String("name", "", "display name")
 		disabled = fs.Bool("disabled", false, "create the location disabled")
-	}, func(st posgate.Store, pos []string) error {
-		l := &posgate.Location{POSSystemID: *posID, ID: pos[0], CompanyID: *company, Name: *name, Status: statusOf(*disabled)}
-		if err := l.Validate(); err != nil {
-			return err
-		}
-		if err := st.CreateLocation(ctx, l); err != nil {
+	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+		status := statusOf(*disabled)
+		l, err := svc.CreateLocation(ctx, op, *posID, &service.CreateLocationRequest{ID: pos[0], CompanyID: *company, Name: *name, Status: &status})
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.stdout, "created location %s/%s of company %s\n", l.POSSystemID, l.ID, l.CompanyID)
@@ -221,8 +223,8 @@ func cmdLocationList(ctx context.Context, env *cli, args []string) error {
 	return operatorCommand(ctx, env, "location list", args, 0, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
 		company = fs.String("company", "", "only this company's locations")
-	}, func(st posgate.Store, _ []string) error {
-		ls, err := st.ListLocations(ctx, *posID, *company)
+	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		ls, err := svc.ListLocations(ctx, op, *posID, *company)
 		if err != nil {
 			return err
 		}
@@ -237,8 +239,8 @@ func cmdLocationStatus(status posgate.Status) func(ctx context.Context, env *cli
 		var posID *string
 		return operatorCommand(ctx, env, "location "+verb(status), args, 1, func(fs *flag.FlagSet) {
 			posID = fs.String("pos", "", "POS system id (required)")
-		}, func(st posgate.Store, pos []string) error {
-			l, err := st.UpdateLocation(ctx, *posID, pos[0], posgate.LocationUpdate{Status: &status})
+		}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+			l, err := svc.UpdateLocation(ctx, op, *posID, pos[0], &service.UpdateLocationRequest{Status: &status})
 			if err != nil {
 				return err
 			}
@@ -254,12 +256,9 @@ func cmdTerminalRegister(ctx context.Context, env *cli, args []string) error {
 		posID = fs.String("pos", "", "POS system id (required)")
 		location = fs.String("location", "", "location id (required)")
 		name = fs.String("name", "", "display name")
-	}, func(st posgate.Store, pos []string) error {
-		t := &posgate.Terminal{POSSystemID: *posID, LocationID: *location, ID: pos[0], Name: *name, Status: posgate.StatusActive}
-		if err := t.Validate(); err != nil {
-			return err
-		}
-		if err := st.CreateTerminal(ctx, t); err != nil {
+	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+		t, err := svc.CreateTerminal(ctx, op, *posID, *location, &service.CreateTerminalRequest{ID: pos[0], Name: *name})
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.stdout, "registered terminal %s at %s/%s (usable now)\n", t.ID, t.POSSystemID, t.LocationID)
@@ -272,8 +271,8 @@ func cmdTerminalList(ctx context.Context, env *cli, args []string) error {
 	return operatorCommand(ctx, env, "terminal list", args, 0, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
 		location = fs.String("location", "", "only this location's terminals")
-	}, func(st posgate.Store, _ []string) error {
-		ts, err := st.ListTerminals(ctx, *posID, *location)
+	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		ts, err := svc.ListTerminals(ctx, op, *posID, *location)
 		if err != nil {
 			return err
 		}
@@ -289,8 +288,8 @@ func cmdTerminalStatus(status posgate.Status) func(ctx context.Context, env *cli
 		return operatorCommand(ctx, env, "terminal "+verb(status), args, 1, func(fs *flag.FlagSet) {
 			posID = fs.String("pos", "", "POS system id (required)")
 			location = fs.String("location", "", "location id (required)")
-		}, func(st posgate.Store, pos []string) error {
-			t, err := st.UpdateTerminal(ctx, *posID, *location, pos[0], posgate.TerminalUpdate{Status: &status})
+		}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+			t, err := svc.SetTerminalStatus(ctx, op, *posID, *location, pos[0], status)
 			if err != nil {
 				return err
 			}
@@ -308,24 +307,23 @@ func cmdClientCreate(ctx context.Context, env *cli, args []string) error {
 		posID = fs.String("pos", "", "POS system the client is bound to (required for POS scopes)")
 		scopes = fs.String("scopes", posgate.ScopePOSIntegration, "allowed scopes, comma-separated: "+strings.Join(posgate.KnownScopes, ", "))
 		companies = fs.String("companies", "", "restrict the client to these companies, comma-separated")
-	}, func(st posgate.Store, _ []string) error {
-		c := &posgate.Client{ID: *id, Name: *name, POSSystemID: *posID, Scopes: splitList(*scopes), CompanyIDs: splitList(*companies)}
-		secret, err := ops.CreateClient(ctx, st, c)
+	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		c, err := svc.CreateClient(ctx, op, &service.CreateClientRequest{ID: *id, Name: *name, POSSystemID: *posID, Scopes: splitList(*scopes), CompanyIDs: splitList(*companies)})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "client_id:     %s\nclient_secret: %s\n\nThe secret is shown only now; posgate keeps only its hash.\n", c.ID, secret)
+		fmt.Fprintf(env.stdout, "client_id:     %s\nclient_secret: %s\n\nThe secret is shown only now; posgate keeps only its hash.\n", c.ID, c.ClientSecret)
 		return nil
 	})
 }
 
 func cmdClientList(ctx context.Context, env *cli, args []string) error {
-	return operatorCommand(ctx, env, "client list", args, 0, nil, func(st posgate.Store, _ []string) error {
-		cs, err := st.ListClients(ctx)
+	return operatorCommand(ctx, env, "client list", args, 0, nil, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		cs, err := svc.ListClients(ctx, op)
 		if err != nil {
 			return err
 		}
-		return table(env, []string{"ID", "POS", "SCOPES", "COMPANIES", "DISABLED"}, cs, func(c *posgate.Client) []string {
+		return table(env, []string{"ID", "POS", "SCOPES", "COMPANIES", "DISABLED"}, cs, func(c *service.ClientView) []string {
 			return []string{c.ID, c.POSSystemID, strings.Join(c.Scopes, ","), strings.Join(c.CompanyIDs, ","), fmt.Sprint(c.Disabled)}
 		})
 	})
@@ -337,8 +335,8 @@ func cmdClientDisabled(disabled bool) func(ctx context.Context, env *cli, args [
 		if disabled {
 			name = "client disable"
 		}
-		return operatorCommand(ctx, env, name, args, 1, nil, func(st posgate.Store, pos []string) error {
-			c, err := st.UpdateClient(ctx, pos[0], posgate.ClientUpdate{Disabled: &disabled})
+		return operatorCommand(ctx, env, name, args, 1, nil, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+			c, err := svc.SetClientDisabled(ctx, op, pos[0], disabled)
 			if err != nil {
 				return err
 			}
@@ -350,32 +348,42 @@ func cmdClientDisabled(disabled bool) func(ctx context.Context, env *cli, args [
 
 func cmdKeysRotate(ctx context.Context, env *cli, args []string) error {
 	var ttl *time.Duration
-	return operatorCommand(ctx, env, "keys rotate", args, 0, func(fs *flag.FlagSet) {
+	return storeCommand(ctx, env, "keys rotate", args, 0, func(fs *flag.FlagSet) {
 		ttl = fs.Duration("token-ttl", time.Hour, "the servers' --token-ttl: older keys are kept until their tokens have expired")
 	}, func(st posgate.Store, _ []string) error {
-		k, err := auth.Rotate(ctx, st, time.Now().UTC(), *ttl)
+		svc := service.New(st, service.Config{Keys: storeRotator{store: st, ttl: *ttl}})
+		k, err := svc.RotateKey(ctx, posgate.LocalOperator())
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "new signing key %s; running servers sign with it after their next key refresh\n", k.ID)
+		fmt.Fprintf(env.stdout, "new signing key %s; running servers sign with it after their next key refresh\n", k.Kid)
 		return nil
 	})
 }
 
 func cmdKeysList(ctx context.Context, env *cli, args []string) error {
-	return operatorCommand(ctx, env, "keys list", args, 0, nil, func(st posgate.Store, _ []string) error {
-		ks, err := st.ListSigningKeys(ctx)
+	return operatorCommand(ctx, env, "keys list", args, 0, nil, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		ks, err := svc.ListKeys(ctx, op)
 		if err != nil {
 			return err
 		}
-		last := ""
-		if len(ks) > 0 {
-			last = ks[len(ks)-1].ID
-		}
-		return table(env, []string{"KID", "ALG", "CREATED", "SIGNING"}, ks, func(k *posgate.SigningKey) []string {
-			return []string{k.ID, k.Algorithm, stamp(k.CreatedAt), fmt.Sprint(k.ID == last)}
+		return table(env, []string{"KID", "ALG", "CREATED", "SIGNING"}, ks, func(k service.KeyView) []string {
+			return []string{k.Kid, k.Algorithm, stamp(k.CreatedAt), fmt.Sprint(k.Signing)}
 		})
 	})
+}
+
+// storeRotator rotates the signing key on the store alone (auth.Rotate):
+// the CLI has no identity provider running; servers pick the new key up at
+// their next key refresh.
+type storeRotator struct {
+	store posgate.Store
+	ttl   time.Duration
+}
+
+// Rotate implements service.KeyRotator.
+func (r storeRotator) Rotate(ctx context.Context) (*posgate.SigningKey, error) {
+	return auth.Rotate(ctx, r.store, time.Now().UTC(), r.ttl)
 }
 
 // table prints rows aligned under a header.

@@ -23,6 +23,7 @@ import (
 
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/codec"
+	"github.com/posgate/posgate/internal/service"
 )
 
 // cmdImportPromotions sends a JSON or CSV file of promotions to a running
@@ -542,25 +543,29 @@ func cmdPromotionsList(ctx context.Context, env *cli, args []string) error {
 		company = fs.String("company", "", "company id (required)")
 		location = fs.String("location", "", "only those that apply at this location (now, unless --valid-at)")
 		validAt = fs.String("valid-at", "", "only those that apply at this date-time (ISO 8601)")
-	}, func(st posgate.Store, _ []string) error {
-		if _, err := st.FindCompany(ctx, *posID, *company); err != nil {
-			return err
-		}
-		var ps []*posgate.Promotion
-		var err error
-		if *location != "" || *validAt != "" {
-			at := time.Now().UTC()
-			if *validAt != "" {
-				if at, err = codec.ParseDateTime(*validAt); err != nil {
-					return fmt.Errorf("--valid-at %q is not an ISO 8601 date-time", *validAt)
-				}
+	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		if *validAt != "" {
+			if _, err := codec.ParseDateTime(*validAt); err != nil {
+				return fmt.Errorf("--valid-at %q is not an ISO 8601 date-time", *validAt)
 			}
-			ps, err = st.ListPromotionsValidAt(ctx, *posID, *company, *location, at)
-		} else {
-			ps, _, err = st.ListPromotions(ctx, *posID, *company, 0, 0)
 		}
-		if err != nil {
-			return err
+		size := service.MaxPromotionPageSize
+		req := &service.ListPromotionsRequest{LocationID: *location, PageSize: &size}
+		if *validAt != "" {
+			req.ValidAt = validAt
+		}
+		// Every page: the command lists the company's promotions whole.
+		var ps []*posgate.Promotion
+		for page := 1; ; page++ {
+			req.Page = &page
+			got, err := svc.ListPromotions(ctx, op, *posID, *company, req)
+			if err != nil {
+				return err
+			}
+			ps = append(ps, got.Data...)
+			if len(got.Data) == 0 || len(ps) >= got.Page.Total {
+				break
+			}
 		}
 		return table(env, []string{"ID", "NAME", "LOCATIONS", "VALIDITIES", "RESULTS", "UPDATED"}, ps, func(p *posgate.Promotion) []string {
 			locs := strings.Join(p.LocationIDs, ",")
@@ -585,8 +590,8 @@ func cmdCatalogueSet(ctx context.Context, env *cli, args []string) error {
 		categories = fs.String("categories", "", "category ids, comma-separated")
 		products = fs.String("products", "", "product ids, comma-separated")
 		file = fs.String("file", "", `a JSON file {"categoryIds":[…],"productIds":[…]} instead of the lists`)
-	}, func(st posgate.Store, _ []string) error {
-		c := &posgate.Catalogue{POSSystemID: *posID, CompanyID: *company, CategoryIDs: splitList(*categories), ProductIDs: splitList(*products)}
+	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		c := &service.ReplaceCatalogueRequest{CategoryIDs: splitList(*categories), ProductIDs: splitList(*products)}
 		if *file != "" {
 			if *categories != "" || *products != "" {
 				return errors.New("give --file or the lists, not both")
@@ -606,13 +611,11 @@ func cmdCatalogueSet(ctx context.Context, env *cli, args []string) error {
 			}
 			c.CategoryIDs, c.ProductIDs = lists.CategoryIDs, lists.ProductIDs
 		}
-		if err := c.Validate(); err != nil {
+		cat, err := svc.ReplaceCatalogue(ctx, op, *posID, *company, c)
+		if err != nil {
 			return err
 		}
-		if err := st.ReplaceCatalogue(ctx, c); err != nil {
-			return err
-		}
-		fmt.Fprintf(env.stdout, "catalogue of %s/%s: %d categories, %d products\n", c.POSSystemID, c.CompanyID, len(c.CategoryIDs), len(c.ProductIDs))
+		fmt.Fprintf(env.stdout, "catalogue of %s/%s: %d categories, %d products\n", cat.POSSystemID, cat.CompanyID, len(cat.CategoryIDs), len(cat.ProductIDs))
 		return nil
 	})
 }
@@ -623,8 +626,8 @@ func cmdCatalogueShow(ctx context.Context, env *cli, args []string) error {
 	return operatorCommand(ctx, env, "catalogue show", args, 0, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
 		company = fs.String("company", "", "company id (required)")
-	}, func(st posgate.Store, _ []string) error {
-		c, err := st.FindCatalogue(ctx, *posID, *company)
+	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		c, err := svc.FindCatalogue(ctx, op, *posID, *company)
 		if err != nil {
 			return err
 		}

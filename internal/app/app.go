@@ -154,14 +154,13 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		Keys:           a,
 		Now:            now,
 	})
-	api := httpapi.New(st, svc, a, httpapi.Config{
+	api := httpapi.New(svc, a, httpapi.Config{
 		BaseURL:            addrs.BaseURL,
 		AuthURL:            addrs.AuthURL,
 		MaxBodyBytes:       cfg.MaxBodyBytes,
 		MaxImportBodyBytes: cfg.MaxImportBodyBytes,
 		ImportTimeout:      cfg.ImportTimeout,
 		Identity:           authLn == nil,
-		Now:                now,
 		Logger:             log,
 	})
 

@@ -33,26 +33,23 @@ type Config struct {
 	// Identity serves the identity provider's routes on Handler too; when
 	// false they are only on IdentityHandler (a listener of their own).
 	Identity bool
-	Now      func() time.Time
 	Logger   *slog.Logger
 }
 
 // Server serves posgate's HTTP surface: it decodes requests, calls the use
 // cases of internal/service and encodes their answers.
 type Server struct {
-	store posgate.Store
-	svc   *service.Service
-	auth  *auth.Auth
-	cfg   Config
-	log   *slog.Logger
-	now   func() time.Time
+	svc  *service.Service
+	auth *auth.Auth
+	cfg  Config
+	log  *slog.Logger
 
 	carouselPageState carouselPageState
 	qr                qrCache
 }
 
 // New returns a Server; zero Config fields get their defaults.
-func New(store posgate.Store, svc *service.Service, a *auth.Auth, cfg Config) *Server {
+func New(svc *service.Service, a *auth.Auth, cfg Config) *Server {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 64 << 10
 	}
@@ -62,13 +59,10 @@ func New(store posgate.Store, svc *service.Service, a *auth.Auth, cfg Config) *S
 	if cfg.ImportTimeout <= 0 {
 		cfg.ImportTimeout = DefaultImportTimeout
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{store: store, svc: svc, auth: a, cfg: cfg, log: cfg.Logger, now: func() time.Time { return cfg.Now().UTC() }}
+	return &Server{svc: svc, auth: a, cfg: cfg, log: cfg.Logger}
 }
 
 // Handler returns the API handler: POS, operator, health and OpenAPI routes,
@@ -134,7 +128,7 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("POST /v2/pos/{posSystemId}/coupon/couponCodes/lookup", s.pos(bodyEndpoint(s, posBody, s.lookupCoupon)))
 	mux.HandleFunc("POST /v2/pos/{posSystemId}/loyaltyCard/users/lookup", s.pos(bodyEndpoint(s, posBody, s.lookupUsers)))
 	mux.HandleFunc("POST "+company+"/coupons", s.admin(bodyEndpoint(s, adminBody, s.createCoupon)))
-	mux.HandleFunc("POST "+company+"/coupons/import", s.admin(s.importCoupons))
+	mux.HandleFunc("POST "+company+"/coupons/import", s.admin(s.cappedEndpoint(couponImportBodyBytes, s.importCoupons)))
 	mux.HandleFunc("GET "+company+"/coupons/{code}", s.admin(s.endpoint(s.getCoupon)))
 	mux.HandleFunc("POST "+company+"/coupons/{code}/cancel", s.admin(s.endpoint(s.setCouponStatus(posgate.CouponCancelled))))
 	mux.HandleFunc("POST "+company+"/coupons/{code}/redeem", s.admin(s.endpoint(s.setCouponStatus(posgate.CouponRedeemed))))
@@ -186,9 +180,6 @@ func (s *Server) identityRoutes(mux *http.ServeMux) {
 	mux.Handle("GET /.well-known/openid-configuration/jwks", s.auth.JWKSHandler())
 }
 
-// validator is implemented by request bodies that check themselves.
-type validator interface{ Validate() error }
-
 // bodyOpts says how a route reads its body.
 type bodyOpts struct {
 	strict   bool // unknown properties are rejected (else ignored)
@@ -200,9 +191,10 @@ var (
 	adminBody = bodyOpts{strict: true, jsonOnly: true}
 )
 
-// bodyEndpoint adapts a handler with a request body: decode (capped) →
-// Validate → fn → encode. Every error path returns through writeError, so no
-// handler can forget to stop.
+// bodyEndpoint adapts a handler with a request body: decode (capped) → fn →
+// encode. Validation is the use case's (internal/service), so that the CLI
+// gets it too. Every error path returns through writeError, so no handler
+// can forget to stop.
 func bodyEndpoint[Req any](s *Server, o bodyOpts, fn func(r *http.Request, req *Req) (int, any, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req Req
@@ -212,11 +204,6 @@ func bodyEndpoint[Req any](s *Server, o bodyOpts, fn func(r *http.Request, req *
 			err = posgate.Errorf(posgate.EUNSUPPORTED, "Send the body as application/json.")
 		} else {
 			err = codec.Decode(r, &req, codec.Options{DisallowUnknown: o.strict})
-		}
-		if err == nil {
-			if v, ok := any(&req).(validator); ok {
-				err = v.Validate()
-			}
 		}
 		if err != nil {
 			s.writeError(w, r, err)
@@ -240,6 +227,16 @@ func (s *Server) endpoint(fn func(r *http.Request) (int, any, error)) http.Handl
 			return
 		}
 		writeJSON(w, r, status, out)
+	}
+}
+
+// cappedEndpoint is endpoint for a handler that reads its body itself (a
+// streamed batch), capped at limit bytes or MaxBodyBytes if that is more.
+func (s *Server) cappedEndpoint(limit int64, fn func(r *http.Request) (int, any, error)) http.HandlerFunc {
+	next := s.endpoint(fn)
+	return func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, max(s.cfg.MaxBodyBytes, limit))
+		next(w, r)
 	}
 }
 

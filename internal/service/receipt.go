@@ -38,9 +38,3 @@ func (s *Service) ReceiptPromotion(ctx context.Context, p *posgate.Principal, po
 	}
 	return &ReceiptPromotion{PrimaryText: rp.PrimaryText, SecondaryText: rp.SecondaryText, ImageURL: img, PosStatus: posgate.PosAccepted}, nil
 }
-
-// ReceiptImageURL is the signed URL of the QR image of target, as the
-// operator's receipt-promotion answers show it.
-func (s *Service) ReceiptImageURL(ctx context.Context, target string) (string, error) {
-	return s.qrURL(ctx, target)
-}

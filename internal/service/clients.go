@@ -1,0 +1,133 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/auth"
+)
+
+// API clients act on the whole installation: only an unrestricted operator
+// may create, list or change them (docs/api.md §@operator), since a client
+// can be bound to any POS system.
+
+// CreateClientRequest is a new API client; the id is generated when empty
+// and the secret always is.
+type CreateClientRequest struct {
+	ID          string   `json:"clientId"`
+	Name        string   `json:"name"`
+	POSSystemID string   `json:"posSystemId"`
+	Scopes      []string `json:"scopes"`
+	CompanyIDs  []string `json:"companyIds"`
+}
+
+// ClientView is a client as operators see it: never its secret hash, and
+// lists as [] rather than null.
+type ClientView struct {
+	*posgate.Client
+	Scopes     []string `json:"scopes"`
+	CompanyIDs []string `json:"companyIds"`
+	// ClientSecret is set only in the answer that creates the client: the
+	// secret is shown once, only its hash is stored.
+	ClientSecret string `json:"clientSecret,omitempty"`
+}
+
+func viewClient(c *posgate.Client) *ClientView {
+	return &ClientView{Client: c, Scopes: nonNil(c.Scopes), CompanyIDs: nonNil(c.CompanyIDs)}
+}
+
+// CreateClient completes and stores a new API client and returns it with
+// its secret. The POS system and companies it is bound to must exist.
+func (s *Service) CreateClient(ctx context.Context, p *posgate.Principal, req *CreateClientRequest) (*ClientView, error) {
+	if err := s.installation(p); err != nil {
+		return nil, err
+	}
+	c := &posgate.Client{ID: req.ID, Name: req.Name, POSSystemID: req.POSSystemID, Scopes: dedupe(req.Scopes), CompanyIDs: dedupe(req.CompanyIDs)}
+	if c.ID == "" {
+		c.ID = "client-" + randomID()
+	}
+	secret, err := auth.GenerateSecret()
+	if err != nil {
+		return nil, fmt.Errorf("generate secret: %w", err)
+	}
+	c.SecretHash = auth.HashSecret(secret)
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if c.POSSystemID != "" {
+		if _, err := s.store.FindPOSSystem(ctx, c.POSSystemID); err != nil {
+			return nil, notFound(err, "POS system '%s' not found.", c.POSSystemID)
+		}
+		for _, id := range c.CompanyIDs {
+			if _, err := s.store.FindCompany(ctx, c.POSSystemID, id); err != nil {
+				return nil, notFound(err, "Company '%s' of POS system '%s' not found.", id, c.POSSystemID)
+			}
+		}
+	}
+	if err := s.store.CreateClient(ctx, c); err != nil {
+		return nil, err
+	}
+	v := viewClient(c)
+	v.ClientSecret = secret
+	return v, nil
+}
+
+// ListClients lists every API client.
+func (s *Service) ListClients(ctx context.Context, p *posgate.Principal) ([]*ClientView, error) {
+	if err := s.installation(p); err != nil {
+		return nil, err
+	}
+	cs, err := s.store.ListClients(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*ClientView, len(cs))
+	for i, c := range cs {
+		out[i] = viewClient(c)
+	}
+	return out, nil
+}
+
+// FindClient returns an API client.
+func (s *Service) FindClient(ctx context.Context, p *posgate.Principal, clientID string) (*ClientView, error) {
+	if err := s.installation(p); err != nil {
+		return nil, err
+	}
+	c, err := s.store.FindClient(ctx, clientID)
+	if err != nil {
+		return nil, err
+	}
+	return viewClient(c), nil
+}
+
+// SetClientDisabled disables or enables an API client: a disabled client
+// gets no new tokens, while tokens already issued stay valid until they
+// expire.
+func (s *Service) SetClientDisabled(ctx context.Context, p *posgate.Principal, clientID string, disabled bool) (*ClientView, error) {
+	if err := s.installation(p); err != nil {
+		return nil, err
+	}
+	c, err := s.store.UpdateClient(ctx, clientID, posgate.ClientUpdate{Disabled: &disabled})
+	if err != nil {
+		return nil, err
+	}
+	return viewClient(c), nil
+}
+
+// nonNil makes an absent list encode as [] rather than null.
+func nonNil[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
+}
+
+// notFound rewords a store's not-found error; other errors pass unchanged.
+func notFound(err error, format string, args ...any) error {
+	if errors.Is(err, posgate.ErrNotFound) {
+		return posgate.Errorf(posgate.ENOTFOUND, format, args...)
+	}
+	return err
+}

@@ -1,0 +1,415 @@
+package service
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/codec"
+)
+
+// The operator's coupon and loyalty-user use cases, under a company p must
+// reach.
+
+// MaxCouponBatch caps one bulk issue through the operator API; bigger files
+// go through the CLI's streaming import.
+const MaxCouponBatch = 100_000
+
+// CouponInput is a coupon as an operator issues it, through the operator
+// API, a JSON file or a CSV row; the company comes from the path or the
+// command line. Absent optional fields are null; rewardProvider defaults to
+// TwoReward and status to Issued.
+type CouponInput struct {
+	Code           string                 `json:"code"`
+	RewardProvider posgate.RewardProvider `json:"rewardProvider"`
+	Name           *string                `json:"name"`
+	Title          *string                `json:"title"`
+	PictureURL     *string                `json:"pictureUrl"`
+	AvailableUntil *time.Time             `json:"availableUntil"`
+	Status         posgate.CouponStatus   `json:"status"`
+	Info           []posgate.CouponInfo   `json:"info"`
+	UserID         string                 `json:"userId"`
+	Email          string                 `json:"email"`
+	Phone          string                 `json:"phone"`
+	LocationIDs    []string               `json:"locationIds"`
+}
+
+// coupon returns the coupon in describes for a company, normalised but not
+// yet validated.
+func (in *CouponInput) coupon(posSystemID, companyID string) *posgate.Coupon {
+	c := &posgate.Coupon{
+		POSSystemID: posSystemID, CompanyID: companyID, Code: in.Code, RewardProvider: in.RewardProvider,
+		Name: in.Name, Title: in.Title, PictureURL: in.PictureURL, AvailableUntil: in.AvailableUntil, Status: in.Status,
+		Info: in.Info, UserID: in.UserID, Email: in.Email, Phone: in.Phone, LocationIDs: in.LocationIDs,
+	}
+	c.Normalize()
+	return c
+}
+
+// CouponView is a coupon as operators see it: every stored field, with
+// status as reported to POS systems (Expired computed) and storedStatus
+// beside it.
+type CouponView struct {
+	*posgate.Coupon
+	Status       posgate.CouponStatus `json:"status"`
+	StoredStatus posgate.CouponStatus `json:"storedStatus"`
+	LocationIDs  []string             `json:"locationIds"`
+}
+
+func (s *Service) viewCoupon(c *posgate.Coupon, err error) (*CouponView, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &CouponView{Coupon: c, Status: c.StatusAt(s.now()), StoredStatus: c.Status, LocationIDs: nonNil(c.LocationIDs)}, nil
+}
+
+// IssueCoupon issues one coupon of a company p reaches.
+func (s *Service) IssueCoupon(ctx context.Context, p *posgate.Principal, posSystemID, companyID string, in *CouponInput) (*CouponView, error) {
+	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
+		return nil, err
+	}
+	c := in.coupon(posSystemID, companyID)
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return s.viewCoupon(c, s.store.CreateCoupon(ctx, c))
+}
+
+// CouponBatchResult is the answer of a bulk issue.
+type CouponBatchResult struct {
+	Created int `json:"createdCount"`
+}
+
+// IssueCouponBatch issues the coupons of items, all or none, for the
+// operator API: items is read (it may be the request body, decoded as it
+// is read) only once p's reach is checked, and at most MaxCouponBatch of
+// them (ETOOLARGE beyond, without reading further). Every coupon is checked
+// before the store sees any, and a faulty one is reported under its path
+// ("items[3].code", 0-based, as the body decoder names them); the store's
+// own refusals (a duplicate code, an unknown location) come back as
+// "Item n: …" with the 1-based position.
+func (s *Service) IssueCouponBatch(ctx context.Context, p *posgate.Principal, posSystemID, companyID string, items iter.Seq2[*CouponInput, error]) (*CouponBatchResult, error) {
+	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
+		return nil, err
+	}
+	var coupons []*posgate.Coupon
+	for in, err := range items {
+		if err != nil {
+			return nil, err
+		}
+		if len(coupons) >= MaxCouponBatch {
+			return nil, posgate.Errorf(posgate.ETOOLARGE, "A batch holds at most %d coupons; split the file.", MaxCouponBatch)
+		}
+		coupons = append(coupons, in.coupon(posSystemID, companyID))
+	}
+	if len(coupons) == 0 {
+		return nil, invalid("items", "The items field must hold at least one coupon.")
+	}
+	for i, c := range coupons {
+		if err := c.Validate(); err != nil {
+			return nil, itemFields("items", i, err)
+		}
+	}
+	n, err := s.store.ImportCoupons(ctx, func(yield func(*posgate.Coupon, error) bool) {
+		for _, c := range coupons {
+			if !yield(c, nil) {
+				return
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &CouponBatchResult{Created: n}, nil
+}
+
+// ImportCoupons issues the coupons of a file, all or none, for the CLI: it
+// streams inputs into the store without holding them, so files of millions
+// of coupons fit, and stops at the first invalid one with its item number
+// (posgate.ItemError).
+func (s *Service) ImportCoupons(ctx context.Context, p *posgate.Principal, posSystemID, companyID string, inputs iter.Seq2[*CouponInput, error]) (int, error) {
+	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
+		return 0, err
+	}
+	return s.store.ImportCoupons(ctx, func(yield func(*posgate.Coupon, error) bool) {
+		n := 0
+		for in, err := range inputs {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			n++
+			c := in.coupon(posSystemID, companyID)
+			if err := c.Validate(); err != nil {
+				yield(nil, posgate.ItemError(n, err))
+				return
+			}
+			if !yield(c, nil) {
+				return
+			}
+		}
+	})
+}
+
+// itemFields moves a validation error's fields under the item's path.
+func itemFields(prefix string, i int, err error) error {
+	var e *posgate.Error
+	if !errors.As(err, &e) || len(e.Fields) == 0 {
+		return posgate.ItemError(i+1, err)
+	}
+	v := posgate.ValidationError{}
+	for field, msgs := range e.Fields {
+		for _, m := range msgs {
+			v.Add(fmt.Sprintf("%s[%d].%s", prefix, i, field), m)
+		}
+	}
+	return v.Err()
+}
+
+// FindCoupon returns a coupon of a company p reaches (the code without
+// regard to case).
+func (s *Service) FindCoupon(ctx context.Context, p *posgate.Principal, posSystemID, companyID, code string) (*CouponView, error) {
+	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
+		return nil, err
+	}
+	return s.viewCoupon(s.store.FindCoupon(ctx, posSystemID, companyID, code))
+}
+
+// SetCouponStatus redeems or cancels an Issued, unexpired coupon (ECONFLICT
+// for any other): the only changes an operator makes to an issued coupon.
+func (s *Service) SetCouponStatus(ctx context.Context, p *posgate.Principal, posSystemID, companyID, code string, to posgate.CouponStatus) (*CouponView, error) {
+	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
+		return nil, err
+	}
+	if to != posgate.CouponRedeemed && to != posgate.CouponCancelled {
+		return nil, invalid("status", fmt.Sprintf("A coupon can only be set %s or %s.", posgate.CouponRedeemed, posgate.CouponCancelled))
+	}
+	return s.viewCoupon(s.store.ChangeCouponStatus(ctx, posSystemID, companyID, code, to))
+}
+
+// CreateLoyaltyUser adds a loyalty user to a company p reaches. The card is
+// the same shape the loyalty-card lookup answers with; an empty id is
+// generated ("u-" and 16 random characters).
+func (s *Service) CreateLoyaltyUser(ctx context.Context, p *posgate.Principal, posSystemID, companyID string, card *posgate.LoyaltyCard) (*posgate.LoyaltyUser, error) {
+	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
+		return nil, err
+	}
+	u := &posgate.LoyaltyUser{POSSystemID: posSystemID, CompanyID: companyID, ID: card.ID, FirstName: card.FirstName,
+		LastName: card.LastName, Gender: card.Gender, Phone: card.Phone, Email: card.Email, Stamps: card.Stamps, Points: card.Points}
+	if u.ID == "" {
+		u.ID = "u-" + randomID()
+	}
+	if err := u.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.store.CreateLoyaltyUser(ctx, u); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// FindLoyaltyUser returns a loyalty user of a company p reaches.
+func (s *Service) FindLoyaltyUser(ctx context.Context, p *posgate.Principal, posSystemID, companyID, userID string) (*posgate.LoyaltyUser, error) {
+	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
+		return nil, err
+	}
+	return s.store.FindLoyaltyUser(ctx, posSystemID, companyID, userID)
+}
+
+// UpdateLoyaltyUserRequest changes the fields it names and adjusts the
+// balances by signed deltas (applied atomically, so two tills adding
+// stamps at once both count).
+type UpdateLoyaltyUserRequest struct {
+	FirstName   *string `json:"firstName"`
+	LastName    *string `json:"lastName"`
+	Gender      *string `json:"gender"`
+	Phone       *string `json:"phone"`
+	Email       *string `json:"email"`
+	StampsDelta int32   `json:"stampsDelta"`
+	PointsDelta int32   `json:"pointsDelta"`
+}
+
+func (q *UpdateLoyaltyUserRequest) update() posgate.LoyaltyUserUpdate {
+	return posgate.LoyaltyUserUpdate{FirstName: q.FirstName, LastName: q.LastName, Gender: q.Gender, Phone: q.Phone, Email: q.Email,
+		AddStamps: q.StampsDelta, AddPoints: q.PointsDelta}
+}
+
+// Validate checks the fields as the domain does for a new user.
+func (q *UpdateLoyaltyUserRequest) Validate() error {
+	upd := q.update()
+	return upd.Validate()
+}
+
+// UpdateLoyaltyUser changes a loyalty user of a company p reaches.
+func (s *Service) UpdateLoyaltyUser(ctx context.Context, p *posgate.Principal, posSystemID, companyID, userID string, req *UpdateLoyaltyUserRequest) (*posgate.LoyaltyUser, error) {
+	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	return s.store.UpdateLoyaltyUser(ctx, posSystemID, companyID, userID, req.update())
+}
+
+// ReadCouponsJSON reads a coupon file in the operator API's import format,
+// {"items": [CouponInput, …]}, one item at a time, so that a large file is
+// never held whole. Unknown properties are errors, reported with their path
+// (items[3].cde).
+func ReadCouponsJSON(r io.Reader) iter.Seq2[*CouponInput, error] {
+	return func(yield func(*CouponInput, error) bool) {
+		req, err := http.NewRequest(http.MethodPost, "/", r)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		req.Header.Set("Content-Type", "application/json")
+		for in, err := range CouponItems(req) {
+			if !yield(in, err) {
+				return
+			}
+		}
+	}
+}
+
+// CouponItems decodes the "items" array of a JSON coupon batch as it is
+// read, for IssueCouponBatch and ImportCoupons; the caller has checked the
+// content type.
+func CouponItems(r *http.Request) iter.Seq2[*CouponInput, error] {
+	return func(yield func(*CouponInput, error) bool) {
+		stop := errors.New("stop")
+		err := codec.StreamArray(r, "items", codec.Options{DisallowUnknown: true}, func(_ int, in *CouponInput) error {
+			if !yield(in, nil) {
+				return stop
+			}
+			return nil
+		})
+		if err != nil && err != stop {
+			yield(nil, err)
+		}
+	}
+}
+
+// CouponCSVColumns are the columns a coupon CSV file may have, named as the
+// JSON properties; only code is required. locationIds holds ids separated
+// by ";", and info a JSON array.
+var CouponCSVColumns = []string{"code", "rewardProvider", "name", "title", "pictureUrl", "availableUntil", "status", "info",
+	"userId", "email", "phone", "locationIds"}
+
+// ReadCouponsCSV reads a coupon CSV file: a header row naming columns of
+// CouponCSVColumns in any order, then one coupon per row. An empty cell is
+// an absent value. Errors name the line, so that an operator can fix it.
+func ReadCouponsCSV(r io.Reader) iter.Seq2[*CouponInput, error] {
+	return func(yield func(*CouponInput, error) bool) {
+		cr := csv.NewReader(r)
+		cr.ReuseRecord = true
+		header, err := cr.Read()
+		if err == io.EOF {
+			return
+		} else if err != nil {
+			yield(nil, csvError(err))
+			return
+		}
+		cols := make([]string, len(header))
+		seen := map[string]bool{}
+		for i, h := range header {
+			h = strings.TrimSpace(strings.TrimPrefix(h, "\uFEFF"))
+			known := false
+			for _, c := range CouponCSVColumns {
+				known = known || c == h
+			}
+			if !known || seen[h] {
+				yield(nil, posgate.Errorf(posgate.EINVALID, "line 1: column %q is unknown or repeated (columns: %s)", h, strings.Join(CouponCSVColumns, ", ")))
+				return
+			}
+			seen[h], cols[i] = true, h
+		}
+		if !seen["code"] {
+			yield(nil, posgate.Errorf(posgate.EINVALID, "line 1: the header has no code column"))
+			return
+		}
+		for {
+			rec, err := cr.Read()
+			if err == io.EOF {
+				return
+			} else if err != nil {
+				yield(nil, csvError(err))
+				return
+			}
+			line, _ := cr.FieldPos(0)
+			in, err := couponFromCSV(cols, rec)
+			if err != nil {
+				yield(nil, posgate.Errorf(posgate.EINVALID, "line %d: %v", line, err))
+				return
+			}
+			if !yield(in, nil) {
+				return
+			}
+		}
+	}
+}
+
+func csvError(err error) error {
+	return posgate.Errorf(posgate.EINVALID, "the CSV file is malformed: %v", err)
+}
+
+// couponFromCSV reads one row.
+func couponFromCSV(cols, rec []string) (*CouponInput, error) {
+	in := &CouponInput{}
+	opt := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	for i, v := range rec {
+		switch cols[i] {
+		case "code":
+			in.Code = v
+		case "rewardProvider":
+			in.RewardProvider = posgate.RewardProvider(v)
+		case "name":
+			in.Name = opt(v)
+		case "title":
+			in.Title = opt(v)
+		case "pictureUrl":
+			in.PictureURL = opt(v)
+		case "availableUntil":
+			if v != "" {
+				t, err := time.Parse(time.RFC3339Nano, v)
+				if err != nil {
+					return nil, fmt.Errorf("availableUntil %q is not an RFC 3339 date-time", v)
+				}
+				in.AvailableUntil = &t
+			}
+		case "status":
+			in.Status = posgate.CouponStatus(v)
+		case "info":
+			if v != "" {
+				if err := json.Unmarshal([]byte(v), &in.Info); err != nil {
+					return nil, fmt.Errorf("info is not a JSON array of {title, items}: %v", err)
+				}
+			}
+		case "userId":
+			in.UserID = v
+		case "email":
+			in.Email = v
+		case "phone":
+			in.Phone = v
+		case "locationIds":
+			for _, id := range strings.Split(v, ";") {
+				if id = strings.TrimSpace(id); id != "" {
+					in.LocationIDs = append(in.LocationIDs, id)
+				}
+			}
+		}
+	}
+	return in, nil
+}

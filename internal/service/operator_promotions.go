@@ -1,0 +1,131 @@
+package service
+
+import (
+	"context"
+
+	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/codec"
+)
+
+// Paging of the operator's promotion list.
+const (
+	DefaultPromotionPageSize = 100
+	MaxPromotionPageSize     = 1000
+	// MaxPromotionPage keeps (page-1)*pageSize far from overflowing.
+	MaxPromotionPage = 1 << 30
+)
+
+// ListPromotionsRequest selects a page of a company's promotions. With
+// ValidAt (a date-time; "" for now) or LocationID only those that apply
+// there and then are listed (the carousel's query). Page and PageSize are
+// nil when absent.
+type ListPromotionsRequest struct {
+	Page       *int
+	PageSize   *int
+	ValidAt    *string
+	LocationID string
+}
+
+// Validate checks the paging ranges and the date-time, reporting every
+// problem at once.
+func (q *ListPromotionsRequest) Validate() error {
+	v := posgate.ValidationError{}
+	checkRange(v, "page", q.Page, 1, MaxPromotionPage)
+	checkRange(v, "pageSize", q.PageSize, 1, MaxPromotionPageSize)
+	if q.ValidAt != nil && *q.ValidAt != "" {
+		if _, err := codec.ParseDateTime(*q.ValidAt); err != nil {
+			v.Add("validAt", "The validAt parameter must be a date-time (ISO 8601), e.g. 2030-05-01T12:00:00Z.")
+		}
+	}
+	return v.Err()
+}
+
+// PromotionPage is a page of promotions, with data and page at the top
+// level.
+type PromotionPage struct {
+	Data []*posgate.Promotion `json:"data"`
+	Page PageModel            `json:"page"`
+}
+
+// ListPromotions lists a page of the promotions of a company p reaches; a
+// LocationID must be one of the company's locations (ENOTFOUND otherwise).
+func (s *Service) ListPromotions(ctx context.Context, p *posgate.Principal, posSystemID, companyID string, req *ListPromotionsRequest) (*PromotionPage, error) {
+	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	page, size := intOr(req.Page, 1), intOr(req.PageSize, DefaultPromotionPageSize)
+	out := &PromotionPage{Page: PageModel{Page: page, PageSize: size}}
+	offset := (page - 1) * size
+	if req.ValidAt != nil || req.LocationID != "" {
+		at := s.now()
+		if req.ValidAt != nil && *req.ValidAt != "" {
+			at, _ = codec.ParseDateTime(*req.ValidAt)
+		}
+		if req.LocationID != "" {
+			l, err := s.store.FindLocation(ctx, posSystemID, req.LocationID)
+			if err == nil && l.CompanyID != companyID {
+				err = posgate.ErrNotFound
+			}
+			if posgate.ErrorCode(err) == posgate.ENOTFOUND {
+				return nil, posgate.Errorf(posgate.ENOTFOUND, "Location '%s' is not a location of company '%s'.", req.LocationID, companyID)
+			} else if err != nil {
+				return nil, err
+			}
+		}
+		all, err := s.store.ListPromotionsValidAt(ctx, posSystemID, companyID, req.LocationID, at)
+		if err != nil {
+			return nil, err
+		}
+		out.Page.Total = len(all)
+		out.Data = all[min(offset, len(all)):min(offset+size, len(all))]
+	} else {
+		var err error
+		if out.Data, out.Page.Total, err = s.store.ListPromotions(ctx, posSystemID, companyID, offset, size); err != nil {
+			return nil, err
+		}
+	}
+	out.Data = nonNil(out.Data)
+	return out, nil
+}
+
+// FindPromotion returns a promotion of a company p reaches.
+func (s *Service) FindPromotion(ctx context.Context, p *posgate.Principal, posSystemID, companyID, promotionID string) (*posgate.Promotion, error) {
+	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
+		return nil, err
+	}
+	return s.store.FindPromotion(ctx, posSystemID, companyID, promotionID)
+}
+
+// FindCatalogue returns the catalogue of a company p reaches, against which
+// imported promotions' category and product ids are checked.
+func (s *Service) FindCatalogue(ctx context.Context, p *posgate.Principal, posSystemID, companyID string) (*posgate.Catalogue, error) {
+	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
+		return nil, err
+	}
+	return s.store.FindCatalogue(ctx, posSystemID, companyID)
+}
+
+// ReplaceCatalogueRequest is a company's whole catalogue.
+type ReplaceCatalogueRequest struct {
+	CategoryIDs []string `json:"categoryIds"`
+	ProductIDs  []string `json:"productIds"`
+}
+
+// ReplaceCatalogue replaces the catalogue of a company p reaches; promotions
+// already stored are not checked again.
+func (s *Service) ReplaceCatalogue(ctx context.Context, p *posgate.Principal, posSystemID, companyID string, req *ReplaceCatalogueRequest) (*posgate.Catalogue, error) {
+	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
+		return nil, err
+	}
+	c := &posgate.Catalogue{POSSystemID: posSystemID, CompanyID: companyID, CategoryIDs: req.CategoryIDs, ProductIDs: req.ProductIDs}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if err := s.store.ReplaceCatalogue(ctx, c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
