@@ -7,7 +7,7 @@ import (
 	"github.com/posgate/posgate/internal/service"
 )
 
-// Operator API (docs/api.md §@operator): every handler decodes the path,
+// Operator API (docs/api.md §10): every handler decodes the path,
 // query and body, calls the use case of internal/service, which applies
 // the principal's reach and validates, and encodes its answer.
 

@@ -45,9 +45,7 @@ func newService(t *testing.T) *service.Service {
 // a signed link authorises them (the customer screen and the printer hold
 // no token), and the access checks themselves. Every other exported method
 // must take a *posgate.Principal.
-var linkAuthorised = []string{"AuthorizeOperator", "AuthorizePOS", "CarouselContent", "CheckCarouselLink", "QRTarget", "Ready", "RecordImpression",
-	"ReceiptImageURL", // signs an operator-set target for the operator API; goes when the operator use cases move here
-}
+var linkAuthorised = []string{"AuthorizeOperator", "AuthorizePOS", "CarouselContent", "CheckCarouselLink", "QRTarget", "Ready", "RecordImpression"}
 
 // TestNoPrincipalNoAccess calls every use case that takes a principal with
 // none (and zero values for everything else): each must refuse with

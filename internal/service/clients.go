@@ -10,7 +10,7 @@ import (
 )
 
 // API clients act on the whole installation: only an unrestricted operator
-// may create, list or change them (docs/api.md §@operator), since a client
+// may create, list or change them (docs/api.md §10), since a client
 // can be bound to any POS system.
 
 // CreateClientRequest is a new API client; the id is generated when empty

@@ -10,7 +10,7 @@ import (
 	"github.com/posgate/posgate"
 )
 
-// The operator's tenancy use cases (docs/api.md §@operator): POS systems,
+// The operator's tenancy use cases (docs/api.md §10): POS systems,
 // companies, locations, terminals and sessions. What an operator principal
 // reaches is narrowed by its POS system and companies: anything beyond
 // answers as if absent (404, lists filtered), except the installation-wide
