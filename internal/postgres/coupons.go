@@ -236,15 +236,17 @@ func couponRow(c *posgate.Coupon, now time.Time) ([]any, error) {
 			return nil, fmt.Errorf("postgres: encode coupon info: %w", err)
 		}
 	}
-	return []any{c.POSSystemID, c.CompanyID, posgate.Fold(c.Code), c.Code, string(c.RewardProvider), c.Name, c.Title, c.PictureURL,
-		c.AvailableUntil, string(c.Status), info, nullIfEmpty(c.UserID), nullIfEmpty(c.Email), nullIfEmpty(posgate.FoldEmail(c.Email)),
-		nullIfEmpty(c.Phone), nullIfEmpty(posgate.PhoneDigits(c.Phone)), c.LocationIDs, now, now}, nil
+	keys := c.Keys()
+	return []any{c.POSSystemID, c.CompanyID, keys.Code, c.Code, string(c.RewardProvider), c.Name, c.Title, c.PictureURL,
+		c.AvailableUntil, string(c.Status), info, nullIfEmpty(c.UserID), nullIfEmpty(c.Email), nullIfEmpty(keys.Email),
+		nullIfEmpty(c.Phone), nullIfEmpty(keys.Phone), c.LocationIDs, now, now}, nil
 }
 
 // userRow is the row CopyFrom and CreateLoyaltyUser write for u.
 func userRow(u *posgate.LoyaltyUser, now time.Time) []any {
+	keys := u.Keys()
 	return []any{u.POSSystemID, u.CompanyID, u.ID, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points,
-		posgate.Fold(u.FirstName), posgate.Fold(u.LastName), posgate.FoldEmail(u.Email), posgate.PhoneDigits(u.Phone), now, now}
+		keys.First, keys.Last, keys.Email, keys.Digits, now, now}
 }
 
 // placeholders returns "$1, $2, …, $n".
@@ -302,12 +304,7 @@ func (k *companyChecker) coupon(ctx context.Context, c *posgate.Coupon) error {
 	if err != nil {
 		return err
 	}
-	for _, id := range c.LocationIDs {
-		if !locs[id] {
-			return posgate.Errorf(posgate.ENOTFOUND, "location %q of company %q not found", id, c.CompanyID)
-		}
-	}
-	return nil
+	return c.CheckLocations(locs)
 }
 
 // CreateCoupon normalises c, checks its company and locations and stores it.
@@ -510,8 +507,8 @@ func (db *DB) FindCoupon(ctx context.Context, posSystemID, companyID, code strin
 // ChangeCouponStatus redeems or cancels an Issued coupon that has not
 // expired by the store's clock; the UPDATE's condition makes it atomic.
 func (db *DB) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, code string, to posgate.CouponStatus) (*posgate.Coupon, error) {
-	if to != posgate.CouponRedeemed && to != posgate.CouponCancelled {
-		return nil, posgate.Errorf(posgate.EINVALID, "A coupon can only be changed to %s or %s.", posgate.CouponRedeemed, posgate.CouponCancelled)
+	if err := posgate.CheckStatusChange(to); err != nil {
+		return nil, err
 	}
 	now := posgate.Timestamp(db.now())
 	c, err := scanCoupon(db.pool.QueryRow(ctx, `UPDATE coupons c SET status = $4, updated_at = $5
@@ -534,25 +531,26 @@ func (db *DB) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, co
 // given; the total comes from the same query unless the page is past the
 // end.
 func (db *DB) SearchCoupons(ctx context.Context, q posgate.CouponQuery) (*posgate.CouponPage, error) {
-	code, email, phone := posgate.Fold(strings.TrimSpace(q.Code)), posgate.FoldEmail(q.Email), posgate.PhoneDigits(q.Phone)
+	keys, err := q.Keys()
+	if err != nil {
+		return nil, err
+	}
 	var driver string
 	switch {
-	case code != "":
+	case keys.Code != "":
 		driver = couponsByCode
-	case email != "":
+	case keys.Email != "":
 		driver = couponsByEmail
-	case phone != "":
+	default: // Keys refuses a query without code, e-mail and phone
 		driver = couponsByPhone
-	default:
-		return nil, posgate.Errorf(posgate.EINVALID, "A coupon search needs a code, an e-mail or a phone.")
 	}
 	page := &posgate.CouponPage{}
 	if len(q.CompanyIDs) == 0 || q.Limit <= 0 {
 		return page, nil
 	}
 	sql := driver
-	args := []any{q.POSSystemID, q.CompanyIDs, code, email, phone, q.LocationID}
-	err := queryGeneric(ctx, db, sql, append(args, q.Limit, max(q.Offset, 0)), func(rows pgx.Rows) error {
+	args := []any{q.POSSystemID, q.CompanyIDs, keys.Code, keys.Email, keys.Phone, q.LocationID}
+	err = queryGeneric(ctx, db, sql, append(args, q.Limit, max(q.Offset, 0)), func(rows pgx.Rows) error {
 		var err error
 		page.Coupons, err = pgx.AppendRows(page.Coupons, rows, func(r pgx.CollectableRow) (*posgate.Coupon, error) {
 			c := &posgate.Coupon{}
@@ -654,11 +652,12 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 			return err
 		}
 		u.UpdatedAt = posgate.Timestamp(db.now())
+		keys := u.Keys()
 		_, err = tx.Exec(ctx, `UPDATE loyalty_users SET first_name = $4, last_name = $5, gender = $6, phone = $7, email = $8,
 			stamps = $9, points = $10, first_norm = $11, last_norm = $12, email_norm = $13, phone_digits = $14, updated_at = $15
 			WHERE pos_system_id = $1 AND company_id = $2 AND user_id = $3`,
 			posSystemID, companyID, id, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points,
-			posgate.Fold(u.FirstName), posgate.Fold(u.LastName), posgate.FoldEmail(u.Email), posgate.PhoneDigits(u.Phone), u.UpdatedAt)
+			keys.First, keys.Last, keys.Email, keys.Digits, u.UpdatedAt)
 		return wrap(err, "update loyalty user")
 	})
 	if err != nil {
@@ -675,7 +674,7 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 	sql := userSearchText
 	args := []any{posSystemID, companyID, k.Text, k.Text + maxRune, k.Digits, k.Digits + maxRune, likeSubstring(k.IndexText())}
 	switch {
-	case k.Digits != "" && k.Digits == k.IndexText():
+	case k.DigitsOnly():
 		sql = userSearchDigits
 	case k.Digits != "":
 		sql, args = userSearchPhone, append(args, likeSubstring(k.Digits))

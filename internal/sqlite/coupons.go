@@ -405,10 +405,8 @@ func (ins *couponInserter) insert(ctx context.Context, c *posgate.Coupon) error 
 	if err != nil {
 		return err
 	}
-	for _, id := range c.LocationIDs {
-		if !locs[id] {
-			return posgate.Errorf(posgate.ENOTFOUND, "location %q of company %q not found", id, c.CompanyID)
-		}
+	if err := c.CheckLocations(locs); err != nil {
+		return err
 	}
 	info, err := jsonArg(c.Info)
 	if err != nil {
@@ -418,12 +416,12 @@ func (ins *couponInserter) insert(ctx context.Context, c *posgate.Coupon) error 
 	if err != nil {
 		return err
 	}
-	codeNorm := posgate.Fold(c.Code)
+	keys := c.Keys()
 	now := formatTime(ins.now)
-	if _, err := ins.coupon.ExecContext(ctx, c.POSSystemID, c.CompanyID, codeNorm, c.Code, c.RewardProvider,
+	if _, err := ins.coupon.ExecContext(ctx, c.POSSystemID, c.CompanyID, keys.Code, c.Code, c.RewardProvider,
 		c.Name, c.Title, c.PictureURL, optTimeArg(c.AvailableUntil), c.Status, info,
-		nullIfEmpty(c.UserID), nullIfEmpty(c.Email), nullIfEmpty(posgate.FoldEmail(c.Email)),
-		nullIfEmpty(c.Phone), nullIfEmpty(posgate.PhoneDigits(c.Phone)), locations, now, now); err != nil {
+		nullIfEmpty(c.UserID), nullIfEmpty(c.Email), nullIfEmpty(keys.Email),
+		nullIfEmpty(c.Phone), nullIfEmpty(keys.Phone), locations, now, now); err != nil {
 		// The company exists (checked above), so a missing parent is the
 		// loyalty user.
 		return writeErr(err, "create coupon", alreadyExists("coupon", c.Code), notFound("loyalty user", c.UserID))
@@ -444,8 +442,8 @@ func (db *DB) FindCoupon(ctx context.Context, posSystemID, companyID, code strin
 // ChangeCouponStatus redeems or cancels an Issued coupon that has not
 // expired by the store's clock.
 func (db *DB) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, code string, to posgate.CouponStatus) (*posgate.Coupon, error) {
-	if to != posgate.CouponRedeemed && to != posgate.CouponCancelled {
-		return nil, posgate.Errorf(posgate.EINVALID, "A coupon can only be changed to %s or %s.", posgate.CouponRedeemed, posgate.CouponCancelled)
+	if err := posgate.CheckStatusChange(to); err != nil {
+		return nil, err
 	}
 	now := db.timestamp()
 	var c *posgate.Coupon
@@ -480,17 +478,18 @@ func (db *DB) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, co
 // given; the total comes from the same query unless the page is past the
 // end.
 func (db *DB) SearchCoupons(ctx context.Context, q posgate.CouponQuery) (*posgate.CouponPage, error) {
-	code, email, phone := posgate.Fold(strings.TrimSpace(q.Code)), posgate.FoldEmail(q.Email), posgate.PhoneDigits(q.Phone)
+	keys, err := q.Keys()
+	if err != nil {
+		return nil, err
+	}
 	var stmt *sql.Stmt
 	switch {
-	case code != "":
+	case keys.Code != "":
 		stmt = db.coupons.searchByCode
-	case email != "":
+	case keys.Email != "":
 		stmt = db.coupons.searchByEmail
-	case phone != "":
+	default: // Keys refuses a query without code, e-mail and phone
 		stmt = db.coupons.searchByPhone
-	default:
-		return nil, posgate.Errorf(posgate.EINVALID, "A coupon search needs a code, an e-mail or a phone.")
 	}
 	page := &posgate.CouponPage{}
 	if len(q.CompanyIDs) == 0 || q.Limit <= 0 {
@@ -500,7 +499,7 @@ func (db *DB) SearchCoupons(ctx context.Context, q posgate.CouponQuery) (*posgat
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search coupons: %w", err)
 	}
-	args := []any{q.POSSystemID, string(companies), code, email, phone, q.LocationID}
+	args := []any{q.POSSystemID, string(companies), keys.Code, keys.Email, keys.Phone, q.LocationID}
 	rows, err := stmt.QueryContext(ctx, append(args, q.Limit, max(q.Offset, 0))...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search coupons: %w", err)
@@ -599,9 +598,9 @@ func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.Loy
 
 func (db *DB) insertUser(ctx context.Context, stmt *sql.Stmt, u *posgate.LoyaltyUser, now time.Time) error {
 	at := formatTime(now)
+	keys := u.Keys()
 	if _, err := stmt.ExecContext(ctx, u.POSSystemID, u.CompanyID, u.ID, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email,
-		u.Stamps, u.Points, posgate.Fold(u.FirstName), posgate.Fold(u.LastName), posgate.FoldEmail(u.Email), posgate.PhoneDigits(u.Phone),
-		at, at); err != nil {
+		u.Stamps, u.Points, keys.First, keys.Last, keys.Email, keys.Digits, at, at); err != nil {
 		return writeErr(err, "create loyalty user", alreadyExists("loyalty user", u.ID), notFound("company", u.CompanyID))
 	}
 	u.CreatedAt, u.UpdatedAt = now, now
@@ -631,11 +630,11 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 			return err
 		}
 		u.UpdatedAt = db.timestamp()
+		keys := u.Keys()
 		_, err = tx.ExecContext(ctx, `UPDATE loyalty_users SET first_name = ?, last_name = ?, gender = ?, phone = ?, email = ?,
 			stamps = ?, points = ?, first_norm = ?, last_norm = ?, email_norm = ?, phone_digits = ?, updated_at = ?
 			WHERE pos_system_id = ? AND company_id = ? AND user_id = ?`,
-			u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points,
-			posgate.Fold(u.FirstName), posgate.Fold(u.LastName), posgate.FoldEmail(u.Email), posgate.PhoneDigits(u.Phone),
+			u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points, keys.First, keys.Last, keys.Email, keys.Digits,
 			formatTime(u.UpdatedAt), posSystemID, companyID, id)
 		if err != nil {
 			return fmt.Errorf("sqlite: update loyalty user: %w", err)
@@ -682,7 +681,7 @@ const maxRune = "\U0010FFFF"
 // (The index keeps no positions, so the statement checks the substring
 // itself.)
 func ftsQuery(k posgate.UserKeyword) string {
-	if k.Digits != "" && k.Digits == k.IndexText() {
+	if k.DigitsOnly() {
 		return ftsTrigrams(k.Digits)
 	}
 	q := `{first_norm last_norm email_norm} : ` + ftsTrigrams(k.IndexText())
