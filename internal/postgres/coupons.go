@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 // Column lists of coupons and loyalty users, in the order scanCoupon and
@@ -219,14 +220,6 @@ func scanUser(r pgx.Row) (*posgate.LoyaltyUser, error) {
 	return u, r.Scan(userDest(u)...)
 }
 
-// nullIfEmpty stores "" as NULL.
-func nullIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 // couponRow is the row CopyFrom and CreateCoupon write for c (normalised).
 func couponRow(c *posgate.Coupon, now time.Time) ([]any, error) {
 	var info []byte
@@ -238,8 +231,8 @@ func couponRow(c *posgate.Coupon, now time.Time) ([]any, error) {
 	}
 	keys := c.Keys()
 	return []any{c.POSSystemID, c.CompanyID, keys.Code, c.Code, string(c.RewardProvider), c.Name, c.Title, c.PictureURL,
-		c.AvailableUntil, string(c.Status), info, nullIfEmpty(c.UserID), nullIfEmpty(c.Email), nullIfEmpty(keys.Email),
-		nullIfEmpty(c.Phone), nullIfEmpty(keys.Phone), c.LocationIDs, now, now}, nil
+		c.AvailableUntil, string(c.Status), info, storekit.NullIfEmpty(c.UserID), storekit.NullIfEmpty(c.Email), storekit.NullIfEmpty(keys.Email),
+		storekit.NullIfEmpty(c.Phone), storekit.NullIfEmpty(keys.Phone), c.LocationIDs, now, now}, nil
 }
 
 // userRow is the row CopyFrom and CreateLoyaltyUser write for u.
@@ -258,58 +251,31 @@ func placeholders(n int) string {
 	return strings.Join(ps, ", ")
 }
 
-// companyChecker checks that a coupon's or user's company exists and that a
-// coupon's locations are the company's, remembering each company's
-// locations so that a bulk import asks once per company. It reads through
-// the pool, outside any import's transaction (whose connection is busy
-// copying): companies and locations are committed before their coupons.
-type companyChecker struct {
-	db        *DB
-	companies map[[2]string]map[string]bool
-}
-
-func (db *DB) newCompanyChecker() *companyChecker {
-	return &companyChecker{db: db, companies: map[[2]string]map[string]bool{}}
-}
-
-// locations returns the company's locations, or ENOTFOUND for an absent
-// company.
-func (k *companyChecker) locations(ctx context.Context, posSystemID, companyID string) (map[string]bool, error) {
-	key := [2]string{posSystemID, companyID}
-	if locs, ok := k.companies[key]; ok {
-		return locs, nil
-	}
+// companyLocations reads the locations of a company for a
+// storekit.CompanyChecker. It reads through the pool, outside any import's
+// transaction (whose connection is busy copying): companies and locations
+// are committed before their coupons.
+func (db *DB) companyLocations(ctx context.Context, posSystemID, companyID string) (map[string]bool, bool, error) {
 	var exists bool
 	var ids []string
-	err := k.db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM companies WHERE pos_system_id = $1 AND company_id = $2),
+	err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM companies WHERE pos_system_id = $1 AND company_id = $2),
 		ARRAY(SELECT location_id FROM locations WHERE pos_system_id = $1 AND company_id = $2)`, posSystemID, companyID).Scan(&exists, &ids)
 	if err != nil {
-		return nil, wrap(err, "check company")
+		return nil, false, wrap(err, "check company")
 	}
 	if !exists {
-		return nil, notFound("company", companyID)
+		return nil, false, nil
 	}
 	locs := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		locs[id] = true
 	}
-	k.companies[key] = locs
-	return locs, nil
-}
-
-// coupon normalises c and checks its company and locations.
-func (k *companyChecker) coupon(ctx context.Context, c *posgate.Coupon) error {
-	c.Normalize()
-	locs, err := k.locations(ctx, c.POSSystemID, c.CompanyID)
-	if err != nil {
-		return err
-	}
-	return c.CheckLocations(locs)
+	return locs, true, nil
 }
 
 // CreateCoupon normalises c, checks its company and locations and stores it.
 func (db *DB) CreateCoupon(ctx context.Context, c *posgate.Coupon) error {
-	if err := db.newCompanyChecker().coupon(ctx, c); err != nil {
+	if err := storekit.NewCompanyChecker(db.companyLocations).Coupon(ctx, c); err != nil {
 		return err
 	}
 	now := posgate.Timestamp(db.now())
@@ -319,7 +285,7 @@ func (db *DB) CreateCoupon(ctx context.Context, c *posgate.Coupon) error {
 	}
 	_, err = db.pool.Exec(ctx, `INSERT INTO coupons (`+strings.Join(couponCopyCols, ", ")+`) VALUES (`+placeholders(len(row))+`)`, row...)
 	if err != nil {
-		return couponWriteErr(err, alreadyExists("coupon", c.Code), notFound("loyalty user", c.UserID))
+		return couponWriteErr(err, storekit.AlreadyExists("coupon", c.Code), storekit.NotFound("loyalty user", c.UserID))
 	}
 	c.CreatedAt, c.UpdatedAt = now, now
 	return nil
@@ -457,16 +423,16 @@ func copyImport[T any](ctx context.Context, db *DB, table string, cols []string,
 // repeated within the import; PostgreSQL's own errors (a code that exists
 // already, an unknown loyalty user) are traced back to their items.
 func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, error]) (int, error) {
-	check := db.newCompanyChecker()
+	check := storekit.NewCompanyChecker(db.companyLocations)
 	now := posgate.Timestamp(db.now())
 	codes, users := importIndex{}, importIndex{}
 	toRow := func(n int, c *posgate.Coupon) ([]any, error) {
-		if err := check.coupon(ctx, c); err != nil {
+		if err := check.Coupon(ctx, c); err != nil {
 			return nil, err
 		}
 		key := importKey{c.POSSystemID, c.CompanyID, posgate.Fold(c.Code)}
 		if _, dup := codes[key]; dup {
-			return nil, alreadyExists("coupon", c.Code)
+			return nil, storekit.AlreadyExists("coupon", c.Code)
 		}
 		codes[key] = importRef{n, c.Code}
 		if c.UserID != "" {
@@ -483,11 +449,11 @@ func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, 
 			switch {
 			case pgErr.Code == "23505":
 				if ref, ok := codes.find(pgErr.Detail); ok {
-					return posgate.ItemError(ref.n, alreadyExists("coupon", ref.id))
+					return posgate.ItemError(ref.n, storekit.AlreadyExists("coupon", ref.id))
 				}
 			case pgErr.Code == "23503" && pgErr.ConstraintName == "coupons_user_fk":
 				if ref, ok := users.find(pgErr.Detail); ok {
-					return posgate.ItemError(ref.n, notFound("loyalty user", ref.id))
+					return posgate.ItemError(ref.n, storekit.NotFound("loyalty user", ref.id))
 				}
 			}
 		}
@@ -499,7 +465,7 @@ func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, 
 func (db *DB) FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*posgate.Coupon, error) {
 	c, err := scanCoupon(db.pool.QueryRow(ctx, findCouponSQL, posSystemID, companyID, posgate.Fold(code)))
 	if err != nil {
-		return nil, readErr(err, "find coupon", notFound("coupon", code))
+		return nil, readErr(err, "find coupon", storekit.NotFound("coupon", code))
 	}
 	return c, nil
 }
@@ -593,7 +559,7 @@ func (db *DB) CreateLoyaltyUser(ctx context.Context, u *posgate.LoyaltyUser) err
 	row := userRow(u, now)
 	_, err := db.pool.Exec(ctx, `INSERT INTO loyalty_users (`+strings.Join(userCopyCols, ", ")+`) VALUES (`+placeholders(len(row))+`)`, row...)
 	if err != nil {
-		return writeErr(err, "create loyalty user", alreadyExists("loyalty user", u.ID), notFound("company", u.CompanyID))
+		return writeErr(err, "create loyalty user", storekit.AlreadyExists("loyalty user", u.ID), storekit.NotFound("company", u.CompanyID))
 	}
 	u.CreatedAt, u.UpdatedAt = now, now
 	return nil
@@ -603,16 +569,16 @@ func (db *DB) CreateLoyaltyUser(ctx context.Context, u *posgate.LoyaltyUser) err
 // transaction (COPY), checking companies and ids repeated within the import
 // as they stream.
 func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.LoyaltyUser, error]) (int, error) {
-	check := db.newCompanyChecker()
+	check := storekit.NewCompanyChecker(db.companyLocations)
 	now := posgate.Timestamp(db.now())
 	ids := importIndex{}
 	toRow := func(n int, u *posgate.LoyaltyUser) ([]any, error) {
-		if _, err := check.locations(ctx, u.POSSystemID, u.CompanyID); err != nil {
+		if _, err := check.Locations(ctx, u.POSSystemID, u.CompanyID); err != nil {
 			return nil, err
 		}
 		key := importKey{u.POSSystemID, u.CompanyID, u.ID}
 		if _, dup := ids[key]; dup {
-			return nil, alreadyExists("loyalty user", u.ID)
+			return nil, storekit.AlreadyExists("loyalty user", u.ID)
 		}
 		ids[key] = importRef{n, u.ID}
 		u.CreatedAt, u.UpdatedAt = now, now
@@ -622,7 +588,7 @@ func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.Loy
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 			if ref, ok := ids.find(pgErr.Detail); ok {
-				return posgate.ItemError(ref.n, alreadyExists("loyalty user", ref.id))
+				return posgate.ItemError(ref.n, storekit.AlreadyExists("loyalty user", ref.id))
 			}
 		}
 		return wrap(err, "import loyalty users")
@@ -633,7 +599,7 @@ func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.Loy
 func (db *DB) FindLoyaltyUser(ctx context.Context, posSystemID, companyID, id string) (*posgate.LoyaltyUser, error) {
 	u, err := scanUser(db.pool.QueryRow(ctx, findUserSQL, posSystemID, companyID, id))
 	if err != nil {
-		return nil, readErr(err, "find loyalty user", notFound("loyalty user", id))
+		return nil, readErr(err, "find loyalty user", storekit.NotFound("loyalty user", id))
 	}
 	return u, nil
 }
@@ -646,7 +612,7 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 		var err error
 		u, err = scanUser(tx.QueryRow(ctx, findUserSQL+` FOR UPDATE`, posSystemID, companyID, id))
 		if err != nil {
-			return readErr(err, "update loyalty user", notFound("loyalty user", id))
+			return readErr(err, "update loyalty user", storekit.NotFound("loyalty user", id))
 		}
 		if err := posgate.ApplyUserUpdate(u, upd); err != nil {
 			return err
@@ -672,7 +638,7 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 // the answer open.
 func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
 	sql := userSearchText
-	args := []any{posSystemID, companyID, k.Text, k.Text + maxRune, k.Digits, k.Digits + maxRune, likeSubstring(k.IndexText())}
+	args := []any{posSystemID, companyID, k.Text, storekit.PrefixEnd(k.Text), k.Digits, storekit.PrefixEnd(k.Digits), likeSubstring(k.IndexText())}
 	switch {
 	case k.DigitsOnly():
 		sql = userSearchDigits
@@ -700,10 +666,6 @@ func queryGeneric(ctx context.Context, db *DB, sql string, args []any, read func
 	b.Queue(sql, args...).Query(read)
 	return db.pool.SendBatch(ctx, b).Close()
 }
-
-// maxRune sorts after every character: s+maxRune ends the range of the
-// strings that start with s.
-const maxRune = "\U0010FFFF"
 
 // likeSubstring is the LIKE pattern matching s anywhere, with LIKE's
 // special characters escaped.

@@ -210,17 +210,6 @@ func (db *DB) migrate(ctx context.Context) error {
 	return nil
 }
 
-// notFound is the ENOTFOUND error for an absent object; its wording is the
-// SQLite store's, so that clients see the same message from either store.
-func notFound(thing, id string) *posgate.Error {
-	return posgate.Errorf(posgate.ENOTFOUND, "%s %q not found", thing, id)
-}
-
-// alreadyExists is the ECONFLICT error for a duplicate key.
-func alreadyExists(thing, id string) *posgate.Error {
-	return posgate.Errorf(posgate.ECONFLICT, "%s %q already exists", thing, id)
-}
-
 // writeErr turns a failed write into the error callers match on: a
 // duplicate key becomes conflict and an absent parent (a foreign key
 // violation) becomes missing; missing is nil where there is no parent.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 // maxSessionBatch bounds the sessions one INSERT stores.
@@ -145,7 +146,7 @@ func (w *sessionWriter) insertOne(ctx context.Context, s *posgate.Session) error
 	defer cancel()
 	_, err := w.db.pool.Exec(ctx, insertSessionSQL, s.ID, s.POSSystemID, s.CompanyID, s.LocationID, s.TerminalID, s.CreatedAt, s.ExpiresAt)
 	if err != nil {
-		return writeErr(err, "create session", alreadyExists("session", s.ID), notFound("terminal", s.TerminalID))
+		return writeErr(err, "create session", storekit.AlreadyExists("session", s.ID), storekit.NotFound("terminal", s.TerminalID))
 	}
 	return nil
 }

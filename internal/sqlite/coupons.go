@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 // Column lists of coupons and loyalty users, with the *Dest functions that
@@ -234,14 +235,6 @@ func userDest(u *posgate.LoyaltyUser) []any {
 		&u.Stamps, &u.Points, timeColumn{&u.CreatedAt}, timeColumn{&u.UpdatedAt}}
 }
 
-// nullIfEmpty stores "" as NULL.
-func nullIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 // jsonArg stores a nil slice as NULL and any other as JSON text.
 func jsonArg[T any](v []T) (any, error) {
 	if v == nil {
@@ -342,18 +335,19 @@ func (db *DB) inTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) er
 	return nil
 }
 
-// couponInserter inserts coupons within one transaction. It remembers each
-// company's locations, so that a bulk import checks location limits without
-// a query per coupon.
+// couponInserter inserts coupons within one transaction. Its company
+// checker remembers each company's locations, so that a bulk import checks
+// location limits without a query per coupon.
 type couponInserter struct {
-	tx        *sql.Tx
-	coupon    *sql.Stmt
-	now       time.Time
-	companies map[[2]string]map[string]bool // (POS system, company) → its locations
+	tx     *sql.Tx
+	coupon *sql.Stmt
+	now    time.Time
+	check  *storekit.CompanyChecker
 }
 
 func (db *DB) newCouponInserter(ctx context.Context, tx *sql.Tx) (*couponInserter, error) {
-	ins := &couponInserter{tx: tx, now: db.timestamp(), companies: map[[2]string]map[string]bool{}}
+	ins := &couponInserter{tx: tx, now: db.timestamp()}
+	ins.check = storekit.NewCompanyChecker(ins.companyLocations)
 	var err error
 	if ins.coupon, err = tx.PrepareContext(ctx, insertCouponSQL); err != nil {
 		return nil, fmt.Errorf("sqlite: prepare coupon insert: %w", err)
@@ -363,49 +357,39 @@ func (db *DB) newCouponInserter(ctx context.Context, tx *sql.Tx) (*couponInserte
 
 func (ins *couponInserter) close() { ins.coupon.Close() }
 
-// companyLocations returns the locations of a company, or ENOTFOUND when
-// the company does not exist.
-func (ins *couponInserter) companyLocations(ctx context.Context, posSystemID, companyID string) (map[string]bool, error) {
-	key := [2]string{posSystemID, companyID}
-	if locs, ok := ins.companies[key]; ok {
-		return locs, nil
-	}
+// companyLocations reads the locations of a company in the inserter's
+// transaction, for its company checker.
+func (ins *couponInserter) companyLocations(ctx context.Context, posSystemID, companyID string) (map[string]bool, bool, error) {
 	var exists bool
 	if err := ins.tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM companies WHERE pos_system_id = ? AND company_id = ?)`,
 		posSystemID, companyID).Scan(&exists); err != nil {
-		return nil, fmt.Errorf("sqlite: create coupon: %w", err)
+		return nil, false, fmt.Errorf("sqlite: create coupon: %w", err)
 	}
 	if !exists {
-		return nil, notFound("company", companyID)
+		return nil, false, nil
 	}
 	rows, err := ins.tx.QueryContext(ctx, `SELECT location_id FROM locations WHERE pos_system_id = ? AND company_id = ?`, posSystemID, companyID)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: create coupon: %w", err)
+		return nil, false, fmt.Errorf("sqlite: create coupon: %w", err)
 	}
 	defer rows.Close()
 	locs := map[string]bool{}
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("sqlite: create coupon: %w", err)
+			return nil, false, fmt.Errorf("sqlite: create coupon: %w", err)
 		}
 		locs[id] = true
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: create coupon: %w", err)
+		return nil, false, fmt.Errorf("sqlite: create coupon: %w", err)
 	}
-	ins.companies[key] = locs
-	return locs, nil
+	return locs, true, nil
 }
 
-// insert normalises and stores one coupon.
+// insert normalises, checks and stores one coupon.
 func (ins *couponInserter) insert(ctx context.Context, c *posgate.Coupon) error {
-	c.Normalize()
-	locs, err := ins.companyLocations(ctx, c.POSSystemID, c.CompanyID)
-	if err != nil {
-		return err
-	}
-	if err := c.CheckLocations(locs); err != nil {
+	if err := ins.check.Coupon(ctx, c); err != nil {
 		return err
 	}
 	info, err := jsonArg(c.Info)
@@ -420,11 +404,11 @@ func (ins *couponInserter) insert(ctx context.Context, c *posgate.Coupon) error 
 	now := formatTime(ins.now)
 	if _, err := ins.coupon.ExecContext(ctx, c.POSSystemID, c.CompanyID, keys.Code, c.Code, c.RewardProvider,
 		c.Name, c.Title, c.PictureURL, optTimeArg(c.AvailableUntil), c.Status, info,
-		nullIfEmpty(c.UserID), nullIfEmpty(c.Email), nullIfEmpty(keys.Email),
-		nullIfEmpty(c.Phone), nullIfEmpty(keys.Phone), locations, now, now); err != nil {
+		storekit.NullIfEmpty(c.UserID), storekit.NullIfEmpty(c.Email), storekit.NullIfEmpty(keys.Email),
+		storekit.NullIfEmpty(c.Phone), storekit.NullIfEmpty(keys.Phone), locations, now, now); err != nil {
 		// The company exists (checked above), so a missing parent is the
 		// loyalty user.
-		return writeErr(err, "create coupon", alreadyExists("coupon", c.Code), notFound("loyalty user", c.UserID))
+		return writeErr(err, "create coupon", storekit.AlreadyExists("coupon", c.Code), storekit.NotFound("loyalty user", c.UserID))
 	}
 	c.CreatedAt, c.UpdatedAt = ins.now, ins.now
 	return nil
@@ -434,7 +418,7 @@ func (ins *couponInserter) insert(ctx context.Context, c *posgate.Coupon) error 
 func (db *DB) FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*posgate.Coupon, error) {
 	c, err := scanRow(db.coupons.findCoupon.QueryRowContext(ctx, posSystemID, companyID, posgate.Fold(code)), couponDest)
 	if err != nil {
-		return nil, readErr(err, "find coupon", notFound("coupon", code))
+		return nil, readErr(err, "find coupon", storekit.NotFound("coupon", code))
 	}
 	return c, nil
 }
@@ -461,7 +445,7 @@ func (db *DB) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, co
 		}
 		c, err = scanRow(tx.QueryRowContext(ctx, findCouponSQL, posSystemID, companyID, posgate.Fold(code)), couponDest)
 		if err != nil {
-			return readErr(err, "change coupon status", notFound("coupon", code))
+			return readErr(err, "change coupon status", storekit.NotFound("coupon", code))
 		}
 		if changed == 0 {
 			return c.StatusConflict(to, now)
@@ -601,7 +585,7 @@ func (db *DB) insertUser(ctx context.Context, stmt *sql.Stmt, u *posgate.Loyalty
 	keys := u.Keys()
 	if _, err := stmt.ExecContext(ctx, u.POSSystemID, u.CompanyID, u.ID, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email,
 		u.Stamps, u.Points, keys.First, keys.Last, keys.Email, keys.Digits, at, at); err != nil {
-		return writeErr(err, "create loyalty user", alreadyExists("loyalty user", u.ID), notFound("company", u.CompanyID))
+		return writeErr(err, "create loyalty user", storekit.AlreadyExists("loyalty user", u.ID), storekit.NotFound("company", u.CompanyID))
 	}
 	u.CreatedAt, u.UpdatedAt = now, now
 	return nil
@@ -611,7 +595,7 @@ func (db *DB) insertUser(ctx context.Context, stmt *sql.Stmt, u *posgate.Loyalty
 func (db *DB) FindLoyaltyUser(ctx context.Context, posSystemID, companyID, id string) (*posgate.LoyaltyUser, error) {
 	u, err := scanRow(db.read.QueryRowContext(ctx, findUserSQL, posSystemID, companyID, id), userDest)
 	if err != nil {
-		return nil, readErr(err, "find loyalty user", notFound("loyalty user", id))
+		return nil, readErr(err, "find loyalty user", storekit.NotFound("loyalty user", id))
 	}
 	return u, nil
 }
@@ -624,7 +608,7 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 		var err error
 		u, err = scanRow(tx.QueryRowContext(ctx, findUserSQL, posSystemID, companyID, id), userDest)
 		if err != nil {
-			return readErr(err, "update loyalty user", notFound("loyalty user", id))
+			return readErr(err, "update loyalty user", storekit.NotFound("loyalty user", id))
 		}
 		if err := posgate.ApplyUserUpdate(u, upd); err != nil {
 			return err
@@ -654,7 +638,7 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 // holding the trigrams of the keyword's index text, checked for the whole
 // keyword): fewer means that they are all the matches there are.
 func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
-	rows, err := db.coupons.userPrefix.QueryContext(ctx, posSystemID, companyID, k.Text, k.Text+maxRune, k.Digits, k.Digits+maxRune)
+	rows, err := db.coupons.userPrefix.QueryContext(ctx, posSystemID, companyID, k.Text, storekit.PrefixEnd(k.Text), k.Digits, storekit.PrefixEnd(k.Digits))
 	users, err := scanAll(rows, err, "search loyalty users", userDest)
 	if err != nil {
 		return nil, err
@@ -669,10 +653,6 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 	}
 	return posgate.RankUsers(k, users), nil
 }
-
-// maxRune sorts after every character: s+maxRune ends the range of the
-// strings that start with s.
-const maxRune = "\U0010FFFF"
 
 // ftsQuery is the FTS5 query of a keyword: the rows whose name and e-mail
 // columns hold every trigram of its index text, or whose phone column holds

@@ -328,16 +328,6 @@ func scanAll[T any](rows *sql.Rows, err error, op string, dest func(*T) []any) (
 	return out, nil
 }
 
-// notFound is the ENOTFOUND error for an absent object.
-func notFound(thing, id string) *posgate.Error {
-	return posgate.Errorf(posgate.ENOTFOUND, "%s %q not found", thing, id)
-}
-
-// alreadyExists is the ECONFLICT error for a duplicate key.
-func alreadyExists(thing, id string) *posgate.Error {
-	return posgate.Errorf(posgate.ECONFLICT, "%s %q already exists", thing, id)
-}
-
 // readErr turns sql.ErrNoRows into missing and wraps anything else.
 func readErr(err error, op string, missing *posgate.Error) error {
 	if errors.Is(err, sql.ErrNoRows) {
