@@ -76,9 +76,9 @@ func (db *DB) UpdateClient(ctx context.Context, id string, upd posgate.ClientUpd
 
 // CreateSession stores s with the times it carries; its terminal must exist.
 // startInteraction calls it for every interaction: concurrent calls are
-// inserted together by one statement (see sessionWriter in session.go).
+// inserted together by one statement (see newSessionWriter in session.go).
 func (db *DB) CreateSession(ctx context.Context, s *posgate.Session) error {
-	return db.sessions.create(ctx, s)
+	return db.sessions.Create(ctx, s)
 }
 
 // FindSession returns the session id, expired or not.

@@ -1,12 +1,12 @@
 // Package storekit is the plumbing that both SQL stores (internal/sqlite
 // and internal/postgres) share beneath posgate.Store: the errors they build
-// for absent and duplicate keys, the company check of coupon and
-// loyalty-user writes, and small helpers of their statements. Written once,
-// the two stores cannot drift apart in what a client sees from them. Rules
-// of the domain (how a keyword or an e-mail is normalised, which locations a
-// coupon may name) are not here but in package posgate, beside their types;
-// storekit imports no database driver, so that neither store depends on the
-// other's.
+// for absent and duplicate keys, the batched session writer behind
+// CreateSession, the company check of coupon and loyalty-user writes, and
+// small helpers of their statements. Written once, the two stores cannot
+// drift apart in what a client sees from them. Rules of the domain (how a
+// keyword or an e-mail is normalised, which locations a coupon may name)
+// are not here but in package posgate, beside their types; storekit imports
+// no database driver, so that neither store depends on the other's.
 package storekit
 
 import "github.com/posgate/posgate"
