@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -128,7 +129,7 @@ func (w *SessionWriter) CommitGroup(ctxs []context.Context, sessions []*posgate.
 	for i, s := range sessions {
 		batch[i] = &SessionRequest{ctx: ctxs[i], Session: s, done: make(chan error, 1)}
 	}
-	w.commit(batch)
+	w.commit(slices.Clone(batch)) // commit reorders its batch
 	answers = make([]error, len(batch))
 	for i, r := range batch {
 		select {
@@ -171,9 +172,11 @@ func (w *SessionWriter) run() {
 	}
 }
 
-// commit stores a group and answers every caller.
+// commit stores a group and answers every caller. It keeps the live
+// requests at the front of batch, in place: a new slice for them would be
+// an allocation per group, since the inserter's interface lets it escape.
 func (w *SessionWriter) commit(batch []*SessionRequest) {
-	live := batch[:0:0]
+	live := batch[:0]
 	for _, r := range batch {
 		if err := r.ctx.Err(); err != nil {
 			r.done <- w.canceled(err) // gone before its turn: not stored
