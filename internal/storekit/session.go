@@ -12,8 +12,9 @@ import (
 	"github.com/posgate/posgate"
 )
 
-// ErrClosed is the error of CreateSession on a store that has been closed;
-// each store wraps it with its name ("sqlite: the store is closed").
+// ErrClosed is the error of CreateSession on a store that has been closed.
+// Each store wraps it with its name ("sqlite: the store is closed"), and
+// errors.Is finds it whichever store answered.
 var ErrClosed = errors.New("the store is closed")
 
 // maxSessionBatch bounds the sessions one transaction stores, so that a
@@ -23,9 +24,9 @@ const maxSessionBatch = 256
 
 // SessionInserter is how a store writes sessions for its SessionWriter. The
 // writer hands it contexts cut loose from their callers' cancellation: a
-// session taken from the queue is written whatever its caller does since (it
-// waits for the answer), and the driver then needs no goroutine watching
-// the context.
+// session taken from the queue is written whatever its caller does since
+// (the caller waits for the answer), and SQLite's driver then starts no
+// goroutine to watch the context.
 type SessionInserter interface {
 	// InsertSession stores s alone and returns its own error (ECONFLICT for
 	// a taken id, ENOTFOUND for an unknown terminal).
