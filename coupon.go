@@ -184,6 +184,48 @@ func (c *Coupon) Validate() error {
 	return v.Err()
 }
 
+// CheckLocations is the ENOTFOUND error of a coupon limited to a location
+// its company does not have (companyLocations holds the ids of the
+// company's locations); nil when every limit is one of them. The limits are
+// a list, which no foreign key can hold, so each store checks them before it
+// writes a coupon: a limit naming no location of the company is an
+// operator's mistake that would otherwise leave the coupon unusable there,
+// unnoticed.
+func (c *Coupon) CheckLocations(companyLocations map[string]bool) error {
+	for _, id := range c.LocationIDs {
+		if !companyLocations[id] {
+			return Errorf(ENOTFOUND, "location %q of company %q not found", id, c.CompanyID)
+		}
+	}
+	return nil
+}
+
+// CheckStatusChange is the EINVALID error of a request to move a coupon to
+// status to, unless to is Redeemed or Cancelled: a coupon is issued once and
+// never returns to Issued, and Expired is computed, never stored. Stores
+// check it before they touch the coupon, so that both refuse alike.
+func CheckStatusChange(to CouponStatus) error {
+	if to != CouponRedeemed && to != CouponCancelled {
+		return Errorf(EINVALID, "A coupon can only be changed to %s or %s.", CouponRedeemed, CouponCancelled)
+	}
+	return nil
+}
+
+// CouponKeys are a coupon's code, e-mail and phone in the form in which
+// stores keep and compare them: the code folded, the e-mail trimmed and
+// folded, the phone reduced to its digits. A search finds a coupon when the
+// keys it gives equal the coupon's, so both sides are derived here (Keys of
+// Coupon and of CouponQuery) and a change of the rule reaches both at once.
+type CouponKeys struct {
+	Code, Email, Phone string
+}
+
+// Keys returns the keys a store keeps beside c's own code, e-mail and
+// phone; an empty one means c has no such field.
+func (c *Coupon) Keys() CouponKeys {
+	return CouponKeys{Code: Fold(c.Code), Email: FoldEmail(c.Email), Phone: PhoneDigits(c.Phone)}
+}
+
 // LoyaltyCard is a loyalty user as the loyalty-card lookup shows it and as
 // an operator creates one: id, names, contact and balances.
 type LoyaltyCard struct {
@@ -327,6 +369,18 @@ type CouponPage struct {
 	Total   int
 }
 
+// Keys returns q's criteria as the keys they must equal, empty where a
+// criterion is not given; a code is trimmed first, as a cashier's scanner or
+// keyboard may add spaces around it. A query that gives none of code,
+// e-mail and phone is EINVALID: it would select every coupon.
+func (q *CouponQuery) Keys() (CouponKeys, error) {
+	k := CouponKeys{Code: Fold(strings.TrimSpace(q.Code)), Email: FoldEmail(q.Email), Phone: PhoneDigits(q.Phone)}
+	if k == (CouponKeys{}) {
+		return k, Errorf(EINVALID, "A coupon search needs a code, an e-mail or a phone.")
+	}
+	return k, nil
+}
+
 // MaxUserMatches is how many loyalty users a keyword search returns at most
 // (docs/api.md §6.1).
 const MaxUserMatches = 50
@@ -466,29 +520,41 @@ func (k UserKeyword) IndexText() string {
 	return k.Text
 }
 
-// userFields are the folded fields of a user that a keyword is matched
-// against.
-type userFields struct{ first, last, email, digits string }
+// DigitsOnly reports whether k is written in digits alone, so that its index
+// text is its digits: a store then looks its trigrams up once, for names,
+// e-mails and phones together, rather than once for each.
+func (k UserKeyword) DigitsOnly() bool { return k.Digits != "" && k.Digits == k.IndexText() }
 
-func foldUser(u *LoyaltyUser) userFields {
-	return userFields{Fold(u.FirstName), Fold(u.LastName), FoldEmail(u.Email), PhoneDigits(u.Phone)}
+// LoyaltyUserKeys are the fields of a loyalty user that a keyword is
+// matched against, in the form in which they are compared: names folded,
+// the e-mail trimmed and folded, the phone reduced to its digits. Stores
+// keep them beside the user's own fields for their indexes, and the ranking
+// here reads the same ones, so that a store's matches and their order
+// follow one rule.
+type LoyaltyUserKeys struct {
+	First, Last, Email, Digits string
 }
 
-func (k UserKeyword) exact(f userFields) bool {
-	return k.Text == f.first || k.Text == f.last || k.Text == f.email || (k.Digits != "" && k.Digits == f.digits)
+// Keys returns the keys of u that a keyword search matches.
+func (u *LoyaltyUser) Keys() LoyaltyUserKeys {
+	return LoyaltyUserKeys{Fold(u.FirstName), Fold(u.LastName), FoldEmail(u.Email), PhoneDigits(u.Phone)}
 }
 
-func (k UserKeyword) matches(f userFields) bool {
-	return strings.Contains(f.first, k.Text) || strings.Contains(f.last, k.Text) || strings.Contains(f.email, k.Text) ||
-		(k.Digits != "" && strings.Contains(f.digits, k.Digits))
+func (k UserKeyword) exact(f LoyaltyUserKeys) bool {
+	return k.Text == f.First || k.Text == f.Last || k.Text == f.Email || (k.Digits != "" && k.Digits == f.Digits)
+}
+
+func (k UserKeyword) matches(f LoyaltyUserKeys) bool {
+	return strings.Contains(f.First, k.Text) || strings.Contains(f.Last, k.Text) || strings.Contains(f.Email, k.Text) ||
+		(k.Digits != "" && strings.Contains(f.Digits, k.Digits))
 }
 
 // Exact reports whether u matches k exactly rather than as a substring:
 // the keyword is the whole first name, last name, e-mail or phone.
-func (k UserKeyword) Exact(u *LoyaltyUser) bool { return k.exact(foldUser(u)) }
+func (k UserKeyword) Exact(u *LoyaltyUser) bool { return k.exact(u.Keys()) }
 
 // Matches reports whether u matches k at all.
-func (k UserKeyword) Matches(u *LoyaltyUser) bool { return k.matches(foldUser(u)) }
+func (k UserKeyword) Matches(u *LoyaltyUser) bool { return k.matches(u.Keys()) }
 
 // NeedSubstringSearch reports whether a store must still look for
 // substring matches of k, given the users whose first name, last name,
@@ -500,7 +566,7 @@ func (k UserKeyword) Matches(u *LoyaltyUser) bool { return k.matches(foldUser(u)
 func NeedSubstringSearch(k UserKeyword, prefixed []*LoyaltyUser) bool {
 	exact, all := map[string]bool{}, map[string]bool{}
 	for _, u := range prefixed {
-		f := foldUser(u)
+		f := u.Keys()
 		if k.exact(f) {
 			exact[u.ID] = true
 		}
@@ -519,13 +585,13 @@ func NeedSubstringSearch(k UserKeyword, prefixed []*LoyaltyUser) bool {
 func RankUsers(k UserKeyword, users []*LoyaltyUser) []*LoyaltyUser {
 	type ranked struct {
 		u     *LoyaltyUser
-		f     userFields
+		f     LoyaltyUserKeys
 		exact bool
 	}
 	rs := make([]ranked, 0, len(users))
 	seen := make(map[string]bool, len(users))
 	for _, u := range users {
-		f := foldUser(u)
+		f := u.Keys()
 		if seen[u.ID] || !k.matches(f) {
 			continue
 		}
@@ -539,10 +605,10 @@ func RankUsers(k UserKeyword, users []*LoyaltyUser) []*LoyaltyUser {
 			}
 			return 1
 		}
-		if c := strings.Compare(a.f.last, b.f.last); c != 0 {
+		if c := strings.Compare(a.f.Last, b.f.Last); c != 0 {
 			return c
 		}
-		if c := strings.Compare(a.f.first, b.f.first); c != 0 {
+		if c := strings.Compare(a.f.First, b.f.First); c != 0 {
 			return c
 		}
 		return strings.Compare(a.u.ID, b.u.ID)

@@ -95,6 +95,79 @@ func TestIndexText(t *testing.T) {
 	}
 }
 
+func TestDigitsOnly(t *testing.T) {
+	for in, want := range map[string]bool{
+		"5551234":          true,
+		"555-1234":         false, // its text holds the dash, its digits do not
+		"+1 (555) 555-12":  false,
+		"doe":              false,
+		"doe123":           false,
+		"john.doe@ex.test": false,
+	} {
+		k, err := ParseUserKeyword(in)
+		if got := k.DigitsOnly(); err != nil || got != want {
+			t.Errorf("DigitsOnly(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+}
+
+// The keys of a coupon and of a search for it are derived alike, so that a
+// search written any way finds the coupon.
+func TestCouponKeys(t *testing.T) {
+	c := &Coupon{Code: "10OFFmq8kl8", Email: " John.Doe@Example.COM", Phone: "+1 (555) 555-1234"}
+	want := CouponKeys{Code: "10offmq8kl8", Email: "john.doe@example.com", Phone: "15555551234"}
+	if got := c.Keys(); got != want {
+		t.Errorf("Coupon.Keys() = %+v, want %+v", got, want)
+	}
+	q := &CouponQuery{Code: " 10offMQ8KL8 ", Email: "JOHN.DOE@example.com ", Phone: "1.555.555.1234"}
+	if got, err := q.Keys(); err != nil || got != want {
+		t.Errorf("CouponQuery.Keys() = %+v, %v; want %+v", got, err, want)
+	}
+	if got, err := (&CouponQuery{Phone: "555 1234"}).Keys(); err != nil || got != (CouponKeys{Phone: "5551234"}) {
+		t.Errorf("CouponQuery.Keys() by phone alone = %+v, %v", got, err)
+	}
+	for _, q := range []*CouponQuery{{}, {Code: "  ", Phone: "()", LocationID: "L1"}} {
+		_, err := q.Keys()
+		var e *Error
+		if !errors.As(err, &e) || e.Code != EINVALID || e.Message != "A coupon search needs a code, an e-mail or a phone." {
+			t.Errorf("CouponQuery%+v.Keys() error %v, want EINVALID", *q, err)
+		}
+	}
+}
+
+func TestLoyaltyUserKeys(t *testing.T) {
+	u := &LoyaltyUser{FirstName: "ÉVA", LastName: "O'Brien", Email: " Eva@Example.com", Phone: "+44 20 7946 0000"}
+	want := LoyaltyUserKeys{First: "éva", Last: "o'brien", Email: "eva@example.com", Digits: "442079460000"}
+	if got := u.Keys(); got != want {
+		t.Errorf("Keys() = %+v, want %+v", got, want)
+	}
+}
+
+func TestCouponCheckLocations(t *testing.T) {
+	company := map[string]bool{"L1": true, "L2": true}
+	for _, ids := range [][]string{nil, {"L1"}, {"L1", "L2"}} {
+		if err := (&Coupon{CompanyID: "acme", LocationIDs: ids}).CheckLocations(company); err != nil {
+			t.Errorf("CheckLocations(%q): %v", ids, err)
+		}
+	}
+	err := (&Coupon{CompanyID: "acme", LocationIDs: []string{"L1", "l2", "L9"}}).CheckLocations(company)
+	var e *Error
+	if !errors.As(err, &e) || e.Code != ENOTFOUND || e.Message != `location "l2" of company "acme" not found` {
+		t.Errorf("CheckLocations of unknown locations: %v; want ENOTFOUND naming the first", err)
+	}
+}
+
+func TestCheckStatusChange(t *testing.T) {
+	for _, to := range CouponStatuses {
+		err := CheckStatusChange(to)
+		if ok := to == CouponRedeemed || to == CouponCancelled; ok != (err == nil) {
+			t.Errorf("CheckStatusChange(%s) = %v", to, err)
+		} else if !ok && (ErrorCode(err) != EINVALID || ErrorMessage(err) != "A coupon can only be changed to Redeemed or Cancelled.") {
+			t.Errorf("CheckStatusChange(%s) = %v, want EINVALID", to, err)
+		}
+	}
+}
+
 func TestRankUsers(t *testing.T) {
 	users := []*LoyaltyUser{
 		{ID: "c", FirstName: "Johnny", LastName: "Zed"},

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 const slideCols = `s.pos_system_id, s.company_id, s.slide_id, s.position, s.image_url, s.title, s.text, s.duration_seconds, s.created_at, s.updated_at`
@@ -27,7 +28,7 @@ func (db *DB) CreateSlide(ctx context.Context, s *posgate.Slide) error {
 		RETURNING s.position`,
 		s.POSSystemID, s.CompanyID, s.ID, s.Position, s.ImageURL, s.Title, s.Text, s.DurationSeconds, now).Scan(&s.Position)
 	if err != nil {
-		return writeErr(err, "create slide", alreadyExists("slide", s.ID), notFound("company", s.CompanyID))
+		return writeErr(err, "create slide", storekit.AlreadyExists("slide", s.ID), storekit.NotFound("company", s.CompanyID))
 	}
 	s.CreatedAt, s.UpdatedAt = now, now
 	return nil
@@ -38,7 +39,7 @@ func (db *DB) FindSlide(ctx context.Context, posSystemID, companyID, slideID str
 	s, err := scanSlide(db.pool.QueryRow(ctx, `SELECT `+slideCols+` FROM slides s
 		WHERE s.pos_system_id = $1 AND s.company_id = $2 AND s.slide_id = $3`, posSystemID, companyID, slideID))
 	if err != nil {
-		return nil, readErr(err, "find slide", notFound("slide", slideID))
+		return nil, readErr(err, "find slide", storekit.NotFound("slide", slideID))
 	}
 	return s, nil
 }
@@ -58,7 +59,7 @@ func (db *DB) UpdateSlide(ctx context.Context, posSystemID, companyID, slideID s
 		RETURNING `+slideCols,
 		posSystemID, companyID, slideID, upd.Position, upd.ImageURL, upd.Title, upd.Text, upd.DurationSeconds, posgate.Timestamp(db.now())))
 	if err != nil {
-		return nil, readErr(err, "update slide", notFound("slide", slideID))
+		return nil, readErr(err, "update slide", storekit.NotFound("slide", slideID))
 	}
 	return s, nil
 }
@@ -69,7 +70,7 @@ func (db *DB) DeleteSlide(ctx context.Context, posSystemID, companyID, slideID s
 		WHERE s.pos_system_id = $1 AND s.company_id = $2 AND s.slide_id = $3 RETURNING `+slideCols,
 		posSystemID, companyID, slideID))
 	if err != nil {
-		return nil, readErr(err, "delete slide", notFound("slide", slideID))
+		return nil, readErr(err, "delete slide", storekit.NotFound("slide", slideID))
 	}
 	return s, nil
 }
@@ -82,7 +83,7 @@ func (db *DB) PutCarouselSettings(ctx context.Context, c *posgate.CarouselSettin
 		ON CONFLICT (pos_system_id, company_id) DO UPDATE SET url_template = excluded.url_template, updated_at = excluded.updated_at`,
 		c.POSSystemID, c.CompanyID, c.URLTemplate, now)
 	if err != nil {
-		return writeErr(err, "put carousel settings", nil, notFound("company", c.CompanyID))
+		return writeErr(err, "put carousel settings", nil, storekit.NotFound("company", c.CompanyID))
 	}
 	c.UpdatedAt = now
 	return nil
@@ -95,7 +96,7 @@ func (db *DB) FindCarouselSettings(ctx context.Context, posSystemID, companyID s
 		FROM carousel_settings WHERE pos_system_id = $1 AND company_id = $2`, posSystemID, companyID).
 		Scan(&c.POSSystemID, &c.CompanyID, &c.URLTemplate, &c.UpdatedAt)
 	if err != nil {
-		return nil, readErr(err, "find carousel settings", notFound("carousel settings of company", companyID))
+		return nil, readErr(err, "find carousel settings", storekit.NotFound("carousel settings of company", companyID))
 	}
 	return c, nil
 }
@@ -105,15 +106,6 @@ const receiptCols = `r.pos_system_id, r.company_id, r.location_id, r.primary_tex
 func scanReceipt(row pgx.Row) (*posgate.ReceiptPromotion, error) {
 	p := &posgate.ReceiptPromotion{}
 	return p, row.Scan(&p.POSSystemID, &p.CompanyID, &p.LocationID, &p.PrimaryText, &p.SecondaryText, &p.TargetURL, &p.CreatedAt, &p.UpdatedAt)
-}
-
-// receiptNotFound names the location, or the company for its default; the
-// wording is the SQLite store's.
-func receiptNotFound(companyID, locationID string) *posgate.Error {
-	if locationID == "" {
-		return notFound("receipt promotion of company", companyID)
-	}
-	return notFound("receipt promotion of location", locationID)
 }
 
 // PutReceiptPromotion creates or replaces a receipt promotion. The INSERT
@@ -129,10 +121,7 @@ func (db *DB) PutReceiptPromotion(ctx context.Context, p *posgate.ReceiptPromoti
 		RETURNING `+receiptCols,
 		p.POSSystemID, p.CompanyID, p.LocationID, p.PrimaryText, p.SecondaryText, p.TargetURL, posgate.Timestamp(db.now())))
 	if err != nil {
-		missing := notFound("location", p.LocationID)
-		if p.LocationID == "" {
-			missing = notFound("company", p.CompanyID)
-		}
+		missing := storekit.ReceiptPromotionOwnerNotFound(p.CompanyID, p.LocationID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return missing
 		}
@@ -148,7 +137,7 @@ func (db *DB) FindReceiptPromotion(ctx context.Context, posSystemID, companyID, 
 	p, err := scanReceipt(db.pool.QueryRow(ctx, `SELECT `+receiptCols+` FROM receipt_promotions r
 		WHERE r.pos_system_id = $1 AND r.company_id = $2 AND r.location_id = $3`, posSystemID, companyID, locationID))
 	if err != nil {
-		return nil, readErr(err, "find receipt promotion", receiptNotFound(companyID, locationID))
+		return nil, readErr(err, "find receipt promotion", storekit.ReceiptPromotionNotFound(companyID, locationID))
 	}
 	return p, nil
 }
@@ -160,7 +149,7 @@ func (db *DB) EffectiveReceiptPromotion(ctx context.Context, posSystemID, compan
 		WHERE r.pos_system_id = $1 AND r.company_id = $2 AND r.location_id IN ($3, '')
 		ORDER BY r.location_id DESC LIMIT 1`, posSystemID, companyID, locationID))
 	if err != nil {
-		return nil, readErr(err, "find receipt promotion", receiptNotFound(companyID, locationID))
+		return nil, readErr(err, "find receipt promotion", storekit.ReceiptPromotionNotFound(companyID, locationID))
 	}
 	return p, nil
 }
@@ -177,7 +166,7 @@ func (db *DB) DeleteReceiptPromotion(ctx context.Context, posSystemID, companyID
 		WHERE r.pos_system_id = $1 AND r.company_id = $2 AND r.location_id = $3 RETURNING `+receiptCols,
 		posSystemID, companyID, locationID))
 	if err != nil {
-		return nil, readErr(err, "delete receipt promotion", receiptNotFound(companyID, locationID))
+		return nil, readErr(err, "delete receipt promotion", storekit.ReceiptPromotionNotFound(companyID, locationID))
 	}
 	return p, nil
 }
@@ -190,7 +179,7 @@ func (db *DB) RecordImpression(ctx context.Context, i *posgate.Impression) error
 		ON CONFLICT (pos_system_id, company_id, day, location_id, terminal_id, slide_id) DO UPDATE SET count = c.count + 1`,
 		i.POSSystemID, i.CompanyID, posgate.ImpressionDay(i.At), i.LocationID, i.TerminalID, i.SlideID)
 	if err != nil {
-		return writeErr(err, "record impression", nil, notFound("terminal", i.TerminalID))
+		return writeErr(err, "record impression", nil, storekit.NotFound("terminal", i.TerminalID))
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 // Column lists of coupons and loyalty users, in the order scanCoupon and
@@ -219,14 +220,6 @@ func scanUser(r pgx.Row) (*posgate.LoyaltyUser, error) {
 	return u, r.Scan(userDest(u)...)
 }
 
-// nullIfEmpty stores "" as NULL.
-func nullIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 // couponRow is the row CopyFrom and CreateCoupon write for c (normalised).
 func couponRow(c *posgate.Coupon, now time.Time) ([]any, error) {
 	var info []byte
@@ -236,15 +229,17 @@ func couponRow(c *posgate.Coupon, now time.Time) ([]any, error) {
 			return nil, fmt.Errorf("postgres: encode coupon info: %w", err)
 		}
 	}
-	return []any{c.POSSystemID, c.CompanyID, posgate.Fold(c.Code), c.Code, string(c.RewardProvider), c.Name, c.Title, c.PictureURL,
-		c.AvailableUntil, string(c.Status), info, nullIfEmpty(c.UserID), nullIfEmpty(c.Email), nullIfEmpty(posgate.FoldEmail(c.Email)),
-		nullIfEmpty(c.Phone), nullIfEmpty(posgate.PhoneDigits(c.Phone)), c.LocationIDs, now, now}, nil
+	keys := c.Keys()
+	return []any{c.POSSystemID, c.CompanyID, keys.Code, c.Code, string(c.RewardProvider), c.Name, c.Title, c.PictureURL,
+		c.AvailableUntil, string(c.Status), info, storekit.NullIfEmpty(c.UserID), storekit.NullIfEmpty(c.Email), storekit.NullIfEmpty(keys.Email),
+		storekit.NullIfEmpty(c.Phone), storekit.NullIfEmpty(keys.Phone), c.LocationIDs, now, now}, nil
 }
 
 // userRow is the row CopyFrom and CreateLoyaltyUser write for u.
 func userRow(u *posgate.LoyaltyUser, now time.Time) []any {
+	keys := u.Keys()
 	return []any{u.POSSystemID, u.CompanyID, u.ID, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points,
-		posgate.Fold(u.FirstName), posgate.Fold(u.LastName), posgate.FoldEmail(u.Email), posgate.PhoneDigits(u.Phone), now, now}
+		keys.First, keys.Last, keys.Email, keys.Digits, now, now}
 }
 
 // placeholders returns "$1, $2, …, $n".
@@ -256,63 +251,31 @@ func placeholders(n int) string {
 	return strings.Join(ps, ", ")
 }
 
-// companyChecker checks that a coupon's or user's company exists and that a
-// coupon's locations are the company's, remembering each company's
-// locations so that a bulk import asks once per company. It reads through
-// the pool, outside any import's transaction (whose connection is busy
-// copying): companies and locations are committed before their coupons.
-type companyChecker struct {
-	db        *DB
-	companies map[[2]string]map[string]bool
-}
-
-func (db *DB) newCompanyChecker() *companyChecker {
-	return &companyChecker{db: db, companies: map[[2]string]map[string]bool{}}
-}
-
-// locations returns the company's locations, or ENOTFOUND for an absent
-// company.
-func (k *companyChecker) locations(ctx context.Context, posSystemID, companyID string) (map[string]bool, error) {
-	key := [2]string{posSystemID, companyID}
-	if locs, ok := k.companies[key]; ok {
-		return locs, nil
-	}
+// companyLocations reads the locations of a company for a
+// storekit.CompanyChecker. It reads through the pool, outside any import's
+// transaction (whose connection is busy copying): companies and locations
+// are committed before their coupons.
+func (db *DB) companyLocations(ctx context.Context, posSystemID, companyID string) (map[string]bool, bool, error) {
 	var exists bool
 	var ids []string
-	err := k.db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM companies WHERE pos_system_id = $1 AND company_id = $2),
+	err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM companies WHERE pos_system_id = $1 AND company_id = $2),
 		ARRAY(SELECT location_id FROM locations WHERE pos_system_id = $1 AND company_id = $2)`, posSystemID, companyID).Scan(&exists, &ids)
 	if err != nil {
-		return nil, wrap(err, "check company")
+		return nil, false, wrap(err, "check company")
 	}
 	if !exists {
-		return nil, notFound("company", companyID)
+		return nil, false, nil
 	}
 	locs := make(map[string]bool, len(ids))
 	for _, id := range ids {
 		locs[id] = true
 	}
-	k.companies[key] = locs
-	return locs, nil
-}
-
-// coupon normalises c and checks its company and locations.
-func (k *companyChecker) coupon(ctx context.Context, c *posgate.Coupon) error {
-	c.Normalize()
-	locs, err := k.locations(ctx, c.POSSystemID, c.CompanyID)
-	if err != nil {
-		return err
-	}
-	for _, id := range c.LocationIDs {
-		if !locs[id] {
-			return posgate.Errorf(posgate.ENOTFOUND, "location %q of company %q not found", id, c.CompanyID)
-		}
-	}
-	return nil
+	return locs, true, nil
 }
 
 // CreateCoupon normalises c, checks its company and locations and stores it.
 func (db *DB) CreateCoupon(ctx context.Context, c *posgate.Coupon) error {
-	if err := db.newCompanyChecker().coupon(ctx, c); err != nil {
+	if err := storekit.NewCompanyChecker(db.companyLocations).Coupon(ctx, c); err != nil {
 		return err
 	}
 	now := posgate.Timestamp(db.now())
@@ -322,7 +285,7 @@ func (db *DB) CreateCoupon(ctx context.Context, c *posgate.Coupon) error {
 	}
 	_, err = db.pool.Exec(ctx, `INSERT INTO coupons (`+strings.Join(couponCopyCols, ", ")+`) VALUES (`+placeholders(len(row))+`)`, row...)
 	if err != nil {
-		return couponWriteErr(err, alreadyExists("coupon", c.Code), notFound("loyalty user", c.UserID))
+		return couponWriteErr(err, storekit.AlreadyExists("coupon", c.Code), storekit.NotFound("loyalty user", c.UserID))
 	}
 	c.CreatedAt, c.UpdatedAt = now, now
 	return nil
@@ -460,16 +423,16 @@ func copyImport[T any](ctx context.Context, db *DB, table string, cols []string,
 // repeated within the import; PostgreSQL's own errors (a code that exists
 // already, an unknown loyalty user) are traced back to their items.
 func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, error]) (int, error) {
-	check := db.newCompanyChecker()
+	check := storekit.NewCompanyChecker(db.companyLocations)
 	now := posgate.Timestamp(db.now())
 	codes, users := importIndex{}, importIndex{}
 	toRow := func(n int, c *posgate.Coupon) ([]any, error) {
-		if err := check.coupon(ctx, c); err != nil {
+		if err := check.Coupon(ctx, c); err != nil {
 			return nil, err
 		}
 		key := importKey{c.POSSystemID, c.CompanyID, posgate.Fold(c.Code)}
 		if _, dup := codes[key]; dup {
-			return nil, alreadyExists("coupon", c.Code)
+			return nil, storekit.AlreadyExists("coupon", c.Code)
 		}
 		codes[key] = importRef{n, c.Code}
 		if c.UserID != "" {
@@ -486,11 +449,11 @@ func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, 
 			switch {
 			case pgErr.Code == "23505":
 				if ref, ok := codes.find(pgErr.Detail); ok {
-					return posgate.ItemError(ref.n, alreadyExists("coupon", ref.id))
+					return posgate.ItemError(ref.n, storekit.AlreadyExists("coupon", ref.id))
 				}
 			case pgErr.Code == "23503" && pgErr.ConstraintName == "coupons_user_fk":
 				if ref, ok := users.find(pgErr.Detail); ok {
-					return posgate.ItemError(ref.n, notFound("loyalty user", ref.id))
+					return posgate.ItemError(ref.n, storekit.NotFound("loyalty user", ref.id))
 				}
 			}
 		}
@@ -502,7 +465,7 @@ func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, 
 func (db *DB) FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*posgate.Coupon, error) {
 	c, err := scanCoupon(db.pool.QueryRow(ctx, findCouponSQL, posSystemID, companyID, posgate.Fold(code)))
 	if err != nil {
-		return nil, readErr(err, "find coupon", notFound("coupon", code))
+		return nil, readErr(err, "find coupon", storekit.NotFound("coupon", code))
 	}
 	return c, nil
 }
@@ -510,8 +473,8 @@ func (db *DB) FindCoupon(ctx context.Context, posSystemID, companyID, code strin
 // ChangeCouponStatus redeems or cancels an Issued coupon that has not
 // expired by the store's clock; the UPDATE's condition makes it atomic.
 func (db *DB) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, code string, to posgate.CouponStatus) (*posgate.Coupon, error) {
-	if to != posgate.CouponRedeemed && to != posgate.CouponCancelled {
-		return nil, posgate.Errorf(posgate.EINVALID, "A coupon can only be changed to %s or %s.", posgate.CouponRedeemed, posgate.CouponCancelled)
+	if err := posgate.CheckStatusChange(to); err != nil {
+		return nil, err
 	}
 	now := posgate.Timestamp(db.now())
 	c, err := scanCoupon(db.pool.QueryRow(ctx, `UPDATE coupons c SET status = $4, updated_at = $5
@@ -534,25 +497,26 @@ func (db *DB) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, co
 // given; the total comes from the same query unless the page is past the
 // end.
 func (db *DB) SearchCoupons(ctx context.Context, q posgate.CouponQuery) (*posgate.CouponPage, error) {
-	code, email, phone := posgate.Fold(strings.TrimSpace(q.Code)), posgate.FoldEmail(q.Email), posgate.PhoneDigits(q.Phone)
+	keys, err := q.Keys()
+	if err != nil {
+		return nil, err
+	}
 	var driver string
 	switch {
-	case code != "":
+	case keys.Code != "":
 		driver = couponsByCode
-	case email != "":
+	case keys.Email != "":
 		driver = couponsByEmail
-	case phone != "":
+	default: // Keys refuses a query without code, e-mail and phone
 		driver = couponsByPhone
-	default:
-		return nil, posgate.Errorf(posgate.EINVALID, "A coupon search needs a code, an e-mail or a phone.")
 	}
 	page := &posgate.CouponPage{}
 	if len(q.CompanyIDs) == 0 || q.Limit <= 0 {
 		return page, nil
 	}
 	sql := driver
-	args := []any{q.POSSystemID, q.CompanyIDs, code, email, phone, q.LocationID}
-	err := queryGeneric(ctx, db, sql, append(args, q.Limit, max(q.Offset, 0)), func(rows pgx.Rows) error {
+	args := []any{q.POSSystemID, q.CompanyIDs, keys.Code, keys.Email, keys.Phone, q.LocationID}
+	err = queryGeneric(ctx, db, sql, append(args, q.Limit, max(q.Offset, 0)), func(rows pgx.Rows) error {
 		var err error
 		page.Coupons, err = pgx.AppendRows(page.Coupons, rows, func(r pgx.CollectableRow) (*posgate.Coupon, error) {
 			c := &posgate.Coupon{}
@@ -595,7 +559,7 @@ func (db *DB) CreateLoyaltyUser(ctx context.Context, u *posgate.LoyaltyUser) err
 	row := userRow(u, now)
 	_, err := db.pool.Exec(ctx, `INSERT INTO loyalty_users (`+strings.Join(userCopyCols, ", ")+`) VALUES (`+placeholders(len(row))+`)`, row...)
 	if err != nil {
-		return writeErr(err, "create loyalty user", alreadyExists("loyalty user", u.ID), notFound("company", u.CompanyID))
+		return writeErr(err, "create loyalty user", storekit.AlreadyExists("loyalty user", u.ID), storekit.NotFound("company", u.CompanyID))
 	}
 	u.CreatedAt, u.UpdatedAt = now, now
 	return nil
@@ -605,16 +569,16 @@ func (db *DB) CreateLoyaltyUser(ctx context.Context, u *posgate.LoyaltyUser) err
 // transaction (COPY), checking companies and ids repeated within the import
 // as they stream.
 func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.LoyaltyUser, error]) (int, error) {
-	check := db.newCompanyChecker()
+	check := storekit.NewCompanyChecker(db.companyLocations)
 	now := posgate.Timestamp(db.now())
 	ids := importIndex{}
 	toRow := func(n int, u *posgate.LoyaltyUser) ([]any, error) {
-		if _, err := check.locations(ctx, u.POSSystemID, u.CompanyID); err != nil {
+		if _, err := check.Locations(ctx, u.POSSystemID, u.CompanyID); err != nil {
 			return nil, err
 		}
 		key := importKey{u.POSSystemID, u.CompanyID, u.ID}
 		if _, dup := ids[key]; dup {
-			return nil, alreadyExists("loyalty user", u.ID)
+			return nil, storekit.AlreadyExists("loyalty user", u.ID)
 		}
 		ids[key] = importRef{n, u.ID}
 		u.CreatedAt, u.UpdatedAt = now, now
@@ -624,7 +588,7 @@ func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.Loy
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 			if ref, ok := ids.find(pgErr.Detail); ok {
-				return posgate.ItemError(ref.n, alreadyExists("loyalty user", ref.id))
+				return posgate.ItemError(ref.n, storekit.AlreadyExists("loyalty user", ref.id))
 			}
 		}
 		return wrap(err, "import loyalty users")
@@ -635,7 +599,7 @@ func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.Loy
 func (db *DB) FindLoyaltyUser(ctx context.Context, posSystemID, companyID, id string) (*posgate.LoyaltyUser, error) {
 	u, err := scanUser(db.pool.QueryRow(ctx, findUserSQL, posSystemID, companyID, id))
 	if err != nil {
-		return nil, readErr(err, "find loyalty user", notFound("loyalty user", id))
+		return nil, readErr(err, "find loyalty user", storekit.NotFound("loyalty user", id))
 	}
 	return u, nil
 }
@@ -648,17 +612,18 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 		var err error
 		u, err = scanUser(tx.QueryRow(ctx, findUserSQL+` FOR UPDATE`, posSystemID, companyID, id))
 		if err != nil {
-			return readErr(err, "update loyalty user", notFound("loyalty user", id))
+			return readErr(err, "update loyalty user", storekit.NotFound("loyalty user", id))
 		}
 		if err := posgate.ApplyUserUpdate(u, upd); err != nil {
 			return err
 		}
 		u.UpdatedAt = posgate.Timestamp(db.now())
+		keys := u.Keys()
 		_, err = tx.Exec(ctx, `UPDATE loyalty_users SET first_name = $4, last_name = $5, gender = $6, phone = $7, email = $8,
 			stamps = $9, points = $10, first_norm = $11, last_norm = $12, email_norm = $13, phone_digits = $14, updated_at = $15
 			WHERE pos_system_id = $1 AND company_id = $2 AND user_id = $3`,
 			posSystemID, companyID, id, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points,
-			posgate.Fold(u.FirstName), posgate.Fold(u.LastName), posgate.FoldEmail(u.Email), posgate.PhoneDigits(u.Phone), u.UpdatedAt)
+			keys.First, keys.Last, keys.Email, keys.Digits, u.UpdatedAt)
 		return wrap(err, "update loyalty user")
 	})
 	if err != nil {
@@ -673,9 +638,9 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 // the answer open.
 func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
 	sql := userSearchText
-	args := []any{posSystemID, companyID, k.Text, k.Text + maxRune, k.Digits, k.Digits + maxRune, likeSubstring(k.IndexText())}
+	args := []any{posSystemID, companyID, k.Text, storekit.PrefixEnd(k.Text), k.Digits, storekit.PrefixEnd(k.Digits), likeSubstring(k.IndexText())}
 	switch {
-	case k.Digits != "" && k.Digits == k.IndexText():
+	case k.DigitsOnly():
 		sql = userSearchDigits
 	case k.Digits != "":
 		sql, args = userSearchPhone, append(args, likeSubstring(k.Digits))
@@ -701,10 +666,6 @@ func queryGeneric(ctx context.Context, db *DB, sql string, args []any, read func
 	b.Queue(sql, args...).Query(read)
 	return db.pool.SendBatch(ctx, b).Close()
 }
-
-// maxRune sorts after every character: s+maxRune ends the range of the
-// strings that start with s.
-const maxRune = "\U0010FFFF"
 
 // likeSubstring is the LIKE pattern matching s anywhere, with LIKE's
 // special characters escaped.

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 //go:embed migrations/*.sql
@@ -46,7 +47,7 @@ type DB struct {
 	pool       *pgxpool.Pool
 	now        func() time.Time
 	migrations []migration
-	sessions   *sessionWriter // groups CreateSession's inserts
+	sessions   *storekit.SessionWriter // groups CreateSession's inserts
 }
 
 var _ posgate.Store = (*DB)(nil)
@@ -97,7 +98,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 // Close releases every connection.
 func (db *DB) Close() error {
 	if db.sessions != nil {
-		db.sessions.close()
+		db.sessions.Close()
 	}
 	db.pool.Close()
 	return nil
@@ -208,17 +209,6 @@ func (db *DB) migrate(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// notFound is the ENOTFOUND error for an absent object; its wording is the
-// SQLite store's, so that clients see the same message from either store.
-func notFound(thing, id string) *posgate.Error {
-	return posgate.Errorf(posgate.ENOTFOUND, "%s %q not found", thing, id)
-}
-
-// alreadyExists is the ECONFLICT error for a duplicate key.
-func alreadyExists(thing, id string) *posgate.Error {
-	return posgate.Errorf(posgate.ECONFLICT, "%s %q already exists", thing, id)
 }
 
 // writeErr turns a failed write into the error callers match on: a

@@ -11,6 +11,7 @@ import (
 
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/promorecord"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 // promotionCols are the columns scanPromotion reads, of table p.
@@ -39,7 +40,7 @@ func (db *DB) FindPromotion(ctx context.Context, posSystemID, companyID, promoti
 	p, err := scanPromotion(db.pool.QueryRow(ctx, `SELECT `+promotionCols+` FROM promotions p
 		WHERE p.pos_system_id = $1 AND p.company_id = $2 AND p.promotion_id = $3`, posSystemID, companyID, promotionID))
 	if err != nil {
-		return nil, readErr(err, "find promotion", notFound("promotion", promotionID))
+		return nil, readErr(err, "find promotion", storekit.NotFound("promotion", promotionID))
 	}
 	return p, nil
 }
@@ -118,7 +119,7 @@ func companyExists(ctx context.Context, q interface {
 	if err == nil {
 		return nil
 	}
-	return readErr(err, "find company", notFound("company", companyID))
+	return readErr(err, "find company", storekit.NotFound("company", companyID))
 }
 
 // FindCatalogue returns a company's catalogue, empty if it was never set.
@@ -161,7 +162,7 @@ func (db *DB) ReplaceCatalogue(ctx context.Context, c *posgate.Catalogue) error 
 		err := tx.QueryRow(ctx, `SELECT 1 FROM companies WHERE pos_system_id = $1 AND company_id = $2 FOR UPDATE`,
 			c.POSSystemID, c.CompanyID).Scan(&one)
 		if err != nil {
-			return readErr(err, "find company", notFound("company", c.CompanyID))
+			return readErr(err, "find company", storekit.NotFound("company", c.CompanyID))
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM catalogue_items WHERE pos_system_id = $1 AND company_id = $2`, c.POSSystemID, c.CompanyID); err != nil {
 			return err
@@ -270,7 +271,7 @@ func (imp *promotionImport) begin(ctx context.Context) error {
 	err = imp.tx.QueryRow(ctx, `SELECT 1 FROM companies WHERE pos_system_id = $1 AND company_id = $2 FOR KEY SHARE`,
 		imp.posSystemID, imp.companyID).Scan(&one)
 	if err != nil {
-		return readErr(err, "find company", notFound("company", imp.companyID))
+		return readErr(err, "find company", storekit.NotFound("company", imp.companyID))
 	}
 	// JIT compiling the upserts costs more than it saves.
 	if _, err := imp.tx.Exec(ctx, `SET LOCAL jit = off; CREATE TEMP TABLE promotion_stage (
@@ -315,7 +316,7 @@ func (imp *promotionImport) work(ctx context.Context) error {
 		}
 		var created int
 		if err := imp.tx.QueryRow(ctx, upsertSQL, imp.posSystemID, imp.companyID, imp.now).Scan(&created); err != nil {
-			return writeErr(err, "import promotions", nil, notFound("company", imp.companyID))
+			return writeErr(err, "import promotions", nil, storekit.NotFound("company", imp.companyID))
 		}
 		imp.created += created
 		if _, err := imp.tx.Exec(ctx, `TRUNCATE promotion_stage`); err != nil {
@@ -397,7 +398,7 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 		return 0, 0, err
 	}
 	if imp.twice != "" {
-		return 0, 0, posgate.Errorf(posgate.ECONFLICT, "promotion %q is given twice in this import", imp.twice)
+		return 0, 0, storekit.PromotionGivenTwice(imp.twice)
 	}
 	if err := imp.tx.Commit(ctx); err != nil {
 		return 0, 0, wrap(err, "import promotions: commit")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 // dayLayout is how impression days are stored: text that sorts as dates.
@@ -19,7 +20,7 @@ func slideDest(s *posgate.Slide) []any {
 		timeColumn{&s.CreatedAt}, timeColumn{&s.UpdatedAt}}
 }
 
-func slideNotFound(slideID string) *posgate.Error { return notFound("slide", slideID) }
+func slideNotFound(slideID string) *posgate.Error { return storekit.NotFound("slide", slideID) }
 
 // CreateSlide stores s; a Position of 0 puts it after the company's last
 // slide, computed in the INSERT so that two creations cannot take one place.
@@ -32,7 +33,7 @@ func (db *DB) CreateSlide(ctx context.Context, s *posgate.Slide) error {
 		RETURNING position`,
 		s.POSSystemID, s.CompanyID, s.ID, s.Position, s.ImageURL, s.Title, s.Text, s.DurationSeconds, formatTime(now)).Scan(&s.Position)
 	if err != nil {
-		return writeErr(err, "create slide", alreadyExists("slide", s.ID), notFound("company", s.CompanyID))
+		return writeErr(err, "create slide", storekit.AlreadyExists("slide", s.ID), storekit.NotFound("company", s.CompanyID))
 	}
 	s.CreatedAt, s.UpdatedAt = now, now
 	return nil
@@ -89,7 +90,7 @@ func (db *DB) PutCarouselSettings(ctx context.Context, c *posgate.CarouselSettin
 		VALUES (?, ?, ?, ?)
 		ON CONFLICT (pos_system_id, company_id) DO UPDATE SET url_template = excluded.url_template, updated_at = excluded.updated_at`,
 		c.POSSystemID, c.CompanyID, c.URLTemplate, formatTime(now)); err != nil {
-		return writeErr(err, "put carousel settings", nil, notFound("company", c.CompanyID))
+		return writeErr(err, "put carousel settings", nil, storekit.NotFound("company", c.CompanyID))
 	}
 	c.UpdatedAt = now
 	return nil
@@ -103,7 +104,7 @@ func (db *DB) FindCarouselSettings(ctx context.Context, posSystemID, companyID s
 			return []any{&c.POSSystemID, &c.CompanyID, &c.URLTemplate, timeColumn{&c.UpdatedAt}}
 		})
 	if err != nil {
-		return nil, readErr(err, "find carousel settings", notFound("carousel settings of company", companyID))
+		return nil, readErr(err, "find carousel settings", storekit.NotFound("carousel settings of company", companyID))
 	}
 	return c, nil
 }
@@ -113,14 +114,6 @@ const receiptCols = `pos_system_id, company_id, location_id, primary_text, secon
 func receiptDest(p *posgate.ReceiptPromotion) []any {
 	return []any{&p.POSSystemID, &p.CompanyID, &p.LocationID, &p.PrimaryText, &p.SecondaryText, &p.TargetURL,
 		timeColumn{&p.CreatedAt}, timeColumn{&p.UpdatedAt}}
-}
-
-// receiptNotFound names the location, or the company for its default.
-func receiptNotFound(companyID, locationID string) *posgate.Error {
-	if locationID == "" {
-		return notFound("receipt promotion of company", companyID)
-	}
-	return notFound("receipt promotion of location", locationID)
 }
 
 // PutReceiptPromotion creates or replaces a receipt promotion. The INSERT
@@ -137,10 +130,7 @@ func (db *DB) PutReceiptPromotion(ctx context.Context, p *posgate.ReceiptPromoti
 		p.POSSystemID, p.CompanyID, p.LocationID, p.PrimaryText, p.SecondaryText, p.TargetURL, now)
 	stored, err := scanRow(row, receiptDest)
 	if err != nil {
-		missing := notFound("location", p.LocationID)
-		if p.LocationID == "" {
-			missing = notFound("company", p.CompanyID)
-		}
+		missing := storekit.ReceiptPromotionOwnerNotFound(p.CompanyID, p.LocationID)
 		if errors.Is(err, sql.ErrNoRows) {
 			return missing
 		}
@@ -156,7 +146,7 @@ func (db *DB) FindReceiptPromotion(ctx context.Context, posSystemID, companyID, 
 	p, err := scanRow(db.read.QueryRowContext(ctx, `SELECT `+receiptCols+` FROM receipt_promotions
 		WHERE pos_system_id = ? AND company_id = ? AND location_id = ?`, posSystemID, companyID, locationID), receiptDest)
 	if err != nil {
-		return nil, readErr(err, "find receipt promotion", receiptNotFound(companyID, locationID))
+		return nil, readErr(err, "find receipt promotion", storekit.ReceiptPromotionNotFound(companyID, locationID))
 	}
 	return p, nil
 }
@@ -168,7 +158,7 @@ func (db *DB) EffectiveReceiptPromotion(ctx context.Context, posSystemID, compan
 		WHERE pos_system_id = ? AND company_id = ? AND location_id IN (?, '')
 		ORDER BY location_id DESC LIMIT 1`, posSystemID, companyID, locationID), receiptDest)
 	if err != nil {
-		return nil, readErr(err, "find receipt promotion", receiptNotFound(companyID, locationID))
+		return nil, readErr(err, "find receipt promotion", storekit.ReceiptPromotionNotFound(companyID, locationID))
 	}
 	return p, nil
 }
@@ -186,7 +176,7 @@ func (db *DB) DeleteReceiptPromotion(ctx context.Context, posSystemID, companyID
 		WHERE pos_system_id = ? AND company_id = ? AND location_id = ? RETURNING `+receiptCols,
 		posSystemID, companyID, locationID), receiptDest)
 	if err != nil {
-		return nil, readErr(err, "delete receipt promotion", receiptNotFound(companyID, locationID))
+		return nil, readErr(err, "delete receipt promotion", storekit.ReceiptPromotionNotFound(companyID, locationID))
 	}
 	return p, nil
 }
@@ -198,7 +188,7 @@ func (db *DB) RecordImpression(ctx context.Context, i *posgate.Impression) error
 		(pos_system_id, company_id, day, location_id, terminal_id, slide_id, count) VALUES (?, ?, ?, ?, ?, ?, 1)
 		ON CONFLICT (pos_system_id, company_id, day, location_id, terminal_id, slide_id) DO UPDATE SET count = count + 1`,
 		i.POSSystemID, i.CompanyID, i.At.UTC().Format(dayLayout), i.LocationID, i.TerminalID, i.SlideID); err != nil {
-		return writeErr(err, "record impression", nil, notFound("terminal", i.TerminalID))
+		return writeErr(err, "record impression", nil, storekit.NotFound("terminal", i.TerminalID))
 	}
 	return nil
 }

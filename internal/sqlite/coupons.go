@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 // Column lists of coupons and loyalty users, with the *Dest functions that
@@ -234,14 +235,6 @@ func userDest(u *posgate.LoyaltyUser) []any {
 		&u.Stamps, &u.Points, timeColumn{&u.CreatedAt}, timeColumn{&u.UpdatedAt}}
 }
 
-// nullIfEmpty stores "" as NULL.
-func nullIfEmpty(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
-}
-
 // jsonArg stores a nil slice as NULL and any other as JSON text.
 func jsonArg[T any](v []T) (any, error) {
 	if v == nil {
@@ -342,18 +335,19 @@ func (db *DB) inTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) er
 	return nil
 }
 
-// couponInserter inserts coupons within one transaction. It remembers each
-// company's locations, so that a bulk import checks location limits without
-// a query per coupon.
+// couponInserter inserts coupons within one transaction. Its company
+// checker remembers each company's locations, so that a bulk import checks
+// location limits without a query per coupon.
 type couponInserter struct {
-	tx        *sql.Tx
-	coupon    *sql.Stmt
-	now       time.Time
-	companies map[[2]string]map[string]bool // (POS system, company) → its locations
+	tx     *sql.Tx
+	coupon *sql.Stmt
+	now    time.Time
+	check  *storekit.CompanyChecker
 }
 
 func (db *DB) newCouponInserter(ctx context.Context, tx *sql.Tx) (*couponInserter, error) {
-	ins := &couponInserter{tx: tx, now: db.timestamp(), companies: map[[2]string]map[string]bool{}}
+	ins := &couponInserter{tx: tx, now: db.timestamp()}
+	ins.check = storekit.NewCompanyChecker(ins.companyLocations)
 	var err error
 	if ins.coupon, err = tx.PrepareContext(ctx, insertCouponSQL); err != nil {
 		return nil, fmt.Errorf("sqlite: prepare coupon insert: %w", err)
@@ -363,52 +357,40 @@ func (db *DB) newCouponInserter(ctx context.Context, tx *sql.Tx) (*couponInserte
 
 func (ins *couponInserter) close() { ins.coupon.Close() }
 
-// companyLocations returns the locations of a company, or ENOTFOUND when
-// the company does not exist.
-func (ins *couponInserter) companyLocations(ctx context.Context, posSystemID, companyID string) (map[string]bool, error) {
-	key := [2]string{posSystemID, companyID}
-	if locs, ok := ins.companies[key]; ok {
-		return locs, nil
-	}
+// companyLocations reads the locations of a company in the inserter's
+// transaction, for its company checker.
+func (ins *couponInserter) companyLocations(ctx context.Context, posSystemID, companyID string) (map[string]bool, bool, error) {
 	var exists bool
 	if err := ins.tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM companies WHERE pos_system_id = ? AND company_id = ?)`,
 		posSystemID, companyID).Scan(&exists); err != nil {
-		return nil, fmt.Errorf("sqlite: create coupon: %w", err)
+		return nil, false, fmt.Errorf("sqlite: create coupon: %w", err)
 	}
 	if !exists {
-		return nil, notFound("company", companyID)
+		return nil, false, nil
 	}
 	rows, err := ins.tx.QueryContext(ctx, `SELECT location_id FROM locations WHERE pos_system_id = ? AND company_id = ?`, posSystemID, companyID)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: create coupon: %w", err)
+		return nil, false, fmt.Errorf("sqlite: create coupon: %w", err)
 	}
 	defer rows.Close()
 	locs := map[string]bool{}
 	for rows.Next() {
 		var id string
 		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("sqlite: create coupon: %w", err)
+			return nil, false, fmt.Errorf("sqlite: create coupon: %w", err)
 		}
 		locs[id] = true
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: create coupon: %w", err)
+		return nil, false, fmt.Errorf("sqlite: create coupon: %w", err)
 	}
-	ins.companies[key] = locs
-	return locs, nil
+	return locs, true, nil
 }
 
-// insert normalises and stores one coupon.
+// insert normalises, checks and stores one coupon.
 func (ins *couponInserter) insert(ctx context.Context, c *posgate.Coupon) error {
-	c.Normalize()
-	locs, err := ins.companyLocations(ctx, c.POSSystemID, c.CompanyID)
-	if err != nil {
+	if err := ins.check.Coupon(ctx, c); err != nil {
 		return err
-	}
-	for _, id := range c.LocationIDs {
-		if !locs[id] {
-			return posgate.Errorf(posgate.ENOTFOUND, "location %q of company %q not found", id, c.CompanyID)
-		}
 	}
 	info, err := jsonArg(c.Info)
 	if err != nil {
@@ -418,15 +400,15 @@ func (ins *couponInserter) insert(ctx context.Context, c *posgate.Coupon) error 
 	if err != nil {
 		return err
 	}
-	codeNorm := posgate.Fold(c.Code)
+	keys := c.Keys()
 	now := formatTime(ins.now)
-	if _, err := ins.coupon.ExecContext(ctx, c.POSSystemID, c.CompanyID, codeNorm, c.Code, c.RewardProvider,
+	if _, err := ins.coupon.ExecContext(ctx, c.POSSystemID, c.CompanyID, keys.Code, c.Code, c.RewardProvider,
 		c.Name, c.Title, c.PictureURL, optTimeArg(c.AvailableUntil), c.Status, info,
-		nullIfEmpty(c.UserID), nullIfEmpty(c.Email), nullIfEmpty(posgate.FoldEmail(c.Email)),
-		nullIfEmpty(c.Phone), nullIfEmpty(posgate.PhoneDigits(c.Phone)), locations, now, now); err != nil {
+		storekit.NullIfEmpty(c.UserID), storekit.NullIfEmpty(c.Email), storekit.NullIfEmpty(keys.Email),
+		storekit.NullIfEmpty(c.Phone), storekit.NullIfEmpty(keys.Phone), locations, now, now); err != nil {
 		// The company exists (checked above), so a missing parent is the
 		// loyalty user.
-		return writeErr(err, "create coupon", alreadyExists("coupon", c.Code), notFound("loyalty user", c.UserID))
+		return writeErr(err, "create coupon", storekit.AlreadyExists("coupon", c.Code), storekit.NotFound("loyalty user", c.UserID))
 	}
 	c.CreatedAt, c.UpdatedAt = ins.now, ins.now
 	return nil
@@ -436,7 +418,7 @@ func (ins *couponInserter) insert(ctx context.Context, c *posgate.Coupon) error 
 func (db *DB) FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*posgate.Coupon, error) {
 	c, err := scanRow(db.coupons.findCoupon.QueryRowContext(ctx, posSystemID, companyID, posgate.Fold(code)), couponDest)
 	if err != nil {
-		return nil, readErr(err, "find coupon", notFound("coupon", code))
+		return nil, readErr(err, "find coupon", storekit.NotFound("coupon", code))
 	}
 	return c, nil
 }
@@ -444,8 +426,8 @@ func (db *DB) FindCoupon(ctx context.Context, posSystemID, companyID, code strin
 // ChangeCouponStatus redeems or cancels an Issued coupon that has not
 // expired by the store's clock.
 func (db *DB) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, code string, to posgate.CouponStatus) (*posgate.Coupon, error) {
-	if to != posgate.CouponRedeemed && to != posgate.CouponCancelled {
-		return nil, posgate.Errorf(posgate.EINVALID, "A coupon can only be changed to %s or %s.", posgate.CouponRedeemed, posgate.CouponCancelled)
+	if err := posgate.CheckStatusChange(to); err != nil {
+		return nil, err
 	}
 	now := db.timestamp()
 	var c *posgate.Coupon
@@ -463,7 +445,7 @@ func (db *DB) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, co
 		}
 		c, err = scanRow(tx.QueryRowContext(ctx, findCouponSQL, posSystemID, companyID, posgate.Fold(code)), couponDest)
 		if err != nil {
-			return readErr(err, "change coupon status", notFound("coupon", code))
+			return readErr(err, "change coupon status", storekit.NotFound("coupon", code))
 		}
 		if changed == 0 {
 			return c.StatusConflict(to, now)
@@ -480,17 +462,18 @@ func (db *DB) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, co
 // given; the total comes from the same query unless the page is past the
 // end.
 func (db *DB) SearchCoupons(ctx context.Context, q posgate.CouponQuery) (*posgate.CouponPage, error) {
-	code, email, phone := posgate.Fold(strings.TrimSpace(q.Code)), posgate.FoldEmail(q.Email), posgate.PhoneDigits(q.Phone)
+	keys, err := q.Keys()
+	if err != nil {
+		return nil, err
+	}
 	var stmt *sql.Stmt
 	switch {
-	case code != "":
+	case keys.Code != "":
 		stmt = db.coupons.searchByCode
-	case email != "":
+	case keys.Email != "":
 		stmt = db.coupons.searchByEmail
-	case phone != "":
+	default: // Keys refuses a query without code, e-mail and phone
 		stmt = db.coupons.searchByPhone
-	default:
-		return nil, posgate.Errorf(posgate.EINVALID, "A coupon search needs a code, an e-mail or a phone.")
 	}
 	page := &posgate.CouponPage{}
 	if len(q.CompanyIDs) == 0 || q.Limit <= 0 {
@@ -500,7 +483,7 @@ func (db *DB) SearchCoupons(ctx context.Context, q posgate.CouponQuery) (*posgat
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search coupons: %w", err)
 	}
-	args := []any{q.POSSystemID, string(companies), code, email, phone, q.LocationID}
+	args := []any{q.POSSystemID, string(companies), keys.Code, keys.Email, keys.Phone, q.LocationID}
 	rows, err := stmt.QueryContext(ctx, append(args, q.Limit, max(q.Offset, 0))...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search coupons: %w", err)
@@ -599,10 +582,10 @@ func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.Loy
 
 func (db *DB) insertUser(ctx context.Context, stmt *sql.Stmt, u *posgate.LoyaltyUser, now time.Time) error {
 	at := formatTime(now)
+	keys := u.Keys()
 	if _, err := stmt.ExecContext(ctx, u.POSSystemID, u.CompanyID, u.ID, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email,
-		u.Stamps, u.Points, posgate.Fold(u.FirstName), posgate.Fold(u.LastName), posgate.FoldEmail(u.Email), posgate.PhoneDigits(u.Phone),
-		at, at); err != nil {
-		return writeErr(err, "create loyalty user", alreadyExists("loyalty user", u.ID), notFound("company", u.CompanyID))
+		u.Stamps, u.Points, keys.First, keys.Last, keys.Email, keys.Digits, at, at); err != nil {
+		return writeErr(err, "create loyalty user", storekit.AlreadyExists("loyalty user", u.ID), storekit.NotFound("company", u.CompanyID))
 	}
 	u.CreatedAt, u.UpdatedAt = now, now
 	return nil
@@ -612,7 +595,7 @@ func (db *DB) insertUser(ctx context.Context, stmt *sql.Stmt, u *posgate.Loyalty
 func (db *DB) FindLoyaltyUser(ctx context.Context, posSystemID, companyID, id string) (*posgate.LoyaltyUser, error) {
 	u, err := scanRow(db.read.QueryRowContext(ctx, findUserSQL, posSystemID, companyID, id), userDest)
 	if err != nil {
-		return nil, readErr(err, "find loyalty user", notFound("loyalty user", id))
+		return nil, readErr(err, "find loyalty user", storekit.NotFound("loyalty user", id))
 	}
 	return u, nil
 }
@@ -625,17 +608,17 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 		var err error
 		u, err = scanRow(tx.QueryRowContext(ctx, findUserSQL, posSystemID, companyID, id), userDest)
 		if err != nil {
-			return readErr(err, "update loyalty user", notFound("loyalty user", id))
+			return readErr(err, "update loyalty user", storekit.NotFound("loyalty user", id))
 		}
 		if err := posgate.ApplyUserUpdate(u, upd); err != nil {
 			return err
 		}
 		u.UpdatedAt = db.timestamp()
+		keys := u.Keys()
 		_, err = tx.ExecContext(ctx, `UPDATE loyalty_users SET first_name = ?, last_name = ?, gender = ?, phone = ?, email = ?,
 			stamps = ?, points = ?, first_norm = ?, last_norm = ?, email_norm = ?, phone_digits = ?, updated_at = ?
 			WHERE pos_system_id = ? AND company_id = ? AND user_id = ?`,
-			u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points,
-			posgate.Fold(u.FirstName), posgate.Fold(u.LastName), posgate.FoldEmail(u.Email), posgate.PhoneDigits(u.Phone),
+			u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points, keys.First, keys.Last, keys.Email, keys.Digits,
 			formatTime(u.UpdatedAt), posSystemID, companyID, id)
 		if err != nil {
 			return fmt.Errorf("sqlite: update loyalty user: %w", err)
@@ -655,7 +638,7 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 // holding the trigrams of the keyword's index text, checked for the whole
 // keyword): fewer means that they are all the matches there are.
 func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
-	rows, err := db.coupons.userPrefix.QueryContext(ctx, posSystemID, companyID, k.Text, k.Text+maxRune, k.Digits, k.Digits+maxRune)
+	rows, err := db.coupons.userPrefix.QueryContext(ctx, posSystemID, companyID, k.Text, storekit.PrefixEnd(k.Text), k.Digits, storekit.PrefixEnd(k.Digits))
 	users, err := scanAll(rows, err, "search loyalty users", userDest)
 	if err != nil {
 		return nil, err
@@ -671,10 +654,6 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 	return posgate.RankUsers(k, users), nil
 }
 
-// maxRune sorts after every character: s+maxRune ends the range of the
-// strings that start with s.
-const maxRune = "\U0010FFFF"
-
 // ftsQuery is the FTS5 query of a keyword: the rows whose name and e-mail
 // columns hold every trigram of its index text, or whose phone column holds
 // every trigram of its digits; for a keyword of digits only, which both
@@ -682,7 +661,7 @@ const maxRune = "\U0010FFFF"
 // (The index keeps no positions, so the statement checks the substring
 // itself.)
 func ftsQuery(k posgate.UserKeyword) string {
-	if k.Digits != "" && k.Digits == k.IndexText() {
+	if k.DigitsOnly() {
 		return ftsTrigrams(k.Digits)
 	}
 	q := `{first_norm last_norm email_norm} : ` + ftsTrigrams(k.IndexText())

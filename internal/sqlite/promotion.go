@@ -14,6 +14,7 @@ import (
 
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/promorecord"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 // promotionCols are the columns a promotion is read from, in the order
@@ -125,7 +126,7 @@ func (db *DB) FindPromotion(ctx context.Context, posSystemID, companyID, promoti
 	p, err := scanPromotion(db.read.QueryRowContext(ctx, `SELECT `+promotionCols+` FROM promotions
 		WHERE pos_system_id = ? AND company_id = ? AND promotion_id = ?`, posSystemID, companyID, promotionID), posSystemID, companyID)
 	if err != nil {
-		return nil, readErr(err, "find promotion", notFound("promotion", promotionID))
+		return nil, readErr(err, "find promotion", storekit.NotFound("promotion", promotionID))
 	}
 	return p, nil
 }
@@ -213,7 +214,7 @@ func companyExists(ctx context.Context, q interface {
 	if err == nil {
 		return nil
 	}
-	return readErr(err, "find company", notFound("company", companyID))
+	return readErr(err, "find company", storekit.NotFound("company", companyID))
 }
 
 // ReplaceCatalogue replaces a company's catalogue with c in one transaction.
@@ -516,7 +517,7 @@ func (imp *promotionImport) write(ctx context.Context, lim writeLimits) writeRes
 		}
 		if closing == nil { // Commit is waiting, and everything is written
 			if w.twice != "" {
-				return fail(posgate.Errorf(posgate.ECONFLICT, "promotion %q is given twice in this import", w.twice))
+				return fail(storekit.PromotionGivenTwice(w.twice))
 			}
 			if err := w.addLocations(ctx); err != nil {
 				return fail(err)
@@ -792,5 +793,5 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 	if posgate.ErrorCode(r.err) != posgate.EINTERNAL {
 		return 0, 0, r.err
 	}
-	return 0, 0, writeErr(r.err, "import promotions", nil, notFound("company", imp.companyID))
+	return 0, 0, writeErr(r.err, "import promotions", nil, storekit.NotFound("company", imp.companyID))
 }

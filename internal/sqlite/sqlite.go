@@ -19,6 +19,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 var _ posgate.Store = (*DB)(nil)
@@ -93,9 +94,9 @@ type DB struct {
 	listSigningKeys *sql.Stmt
 	createSession   *sql.Stmt
 
-	sessions *sessionWriter // group commit of CreateSession
-	ckpt     *checkpointer  // checkpoints the WAL beside the writer
-	coupons  *couponStmts   // the coupon feature's (coupons.go)
+	sessions *storekit.SessionWriter // group commit of CreateSession
+	ckpt     *checkpointer           // checkpoints the WAL beside the writer
+	coupons  *couponStmts            // the coupon feature's (coupons.go)
 	promo    promotionStmts
 	// importStall overrides the constant of that name (tests).
 	importStall time.Duration
@@ -219,7 +220,7 @@ func (db *DB) Ping(ctx context.Context) error {
 // Close releases the prepared statements and both pools.
 func (db *DB) Close() error {
 	if db.sessions != nil {
-		db.sessions.close()
+		db.sessions.Close()
 	}
 	var errs []error
 	if db.ckpt != nil {
@@ -326,16 +327,6 @@ func scanAll[T any](rows *sql.Rows, err error, op string, dest func(*T) []any) (
 		return nil, fmt.Errorf("sqlite: %s: %w", op, err)
 	}
 	return out, nil
-}
-
-// notFound is the ENOTFOUND error for an absent object.
-func notFound(thing, id string) *posgate.Error {
-	return posgate.Errorf(posgate.ENOTFOUND, "%s %q not found", thing, id)
-}
-
-// alreadyExists is the ECONFLICT error for a duplicate key.
-func alreadyExists(thing, id string) *posgate.Error {
-	return posgate.Errorf(posgate.ECONFLICT, "%s %q already exists", thing, id)
 }
 
 // readErr turns sql.ErrNoRows into missing and wraps anything else.

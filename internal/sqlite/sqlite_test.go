@@ -23,6 +23,27 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestSessionWriter runs the session writer's tests of the conformance
+// suite, with the hooks they need into this store.
+func TestSessionWriter(t *testing.T) {
+	storetest.RunSessionWriter(t, func(t *testing.T) storetest.SessionWriterStore {
+		path := filepath.Join(t.TempDir(), "posgate.db")
+		db := open(t, path, Options{})
+		return storetest.SessionWriterStore{
+			Store:     db,
+			Writer:    db.sessions,
+			OpenAgain: func(t *testing.T) posgate.Store { return open(t, path, Options{}) },
+			AbortSession: func(t *testing.T, id string) {
+				// RAISE(ROLLBACK) ends the transaction, not just the statement.
+				if _, err := db.write.ExecContext(t.Context(), `CREATE TRIGGER abort_session BEFORE INSERT ON sessions
+					WHEN NEW.session_id = '`+strings.ReplaceAll(id, "'", "''")+`' BEGIN SELECT RAISE(ROLLBACK, 'aborted by the test'); END`); err != nil {
+					t.Fatal(err)
+				}
+			},
+		}
+	})
+}
+
 // open opens dsn and closes it when the test ends.
 func open(t *testing.T, dsn string, opts Options) *DB {
 	t.Helper()
@@ -271,13 +292,11 @@ func TestReadsDoNotWaitForWriter(t *testing.T) {
 	}
 }
 
-func BenchmarkCreateSession(b *testing.B) {
-	ctx := b.Context()
-	db, err := Open(ctx, filepath.Join(b.TempDir(), "posgate.db"), Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+// till creates the POS system, company, location and terminal
+// clover/acme/L1/T1 that sessions belong to.
+func till(tb testing.TB, db *DB) {
+	tb.Helper()
+	ctx := tb.Context()
 	for _, err := range []error{
 		db.CreatePOSSystem(ctx, &posgate.POSSystem{ID: "clover"}),
 		db.CreateCompany(ctx, &posgate.Company{POSSystemID: "clover", ID: "acme", Status: posgate.StatusActive}),
@@ -285,9 +304,19 @@ func BenchmarkCreateSession(b *testing.B) {
 		db.CreateTerminal(ctx, &posgate.Terminal{POSSystemID: "clover", LocationID: "L1", ID: "T1", Status: posgate.StatusActive}),
 	} {
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
+}
+
+func BenchmarkCreateSession(b *testing.B) {
+	ctx := b.Context()
+	db, err := Open(ctx, filepath.Join(b.TempDir(), "posgate.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	till(b, db)
 	var n atomic.Int64
 	now := time.Now()
 	b.RunParallel(func(pb *testing.PB) {

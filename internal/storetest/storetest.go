@@ -1,7 +1,9 @@
 // Package storetest is the conformance suite for posgate.Store: every
 // storage adapter runs Run from its own tests, so that SQLite and PostgreSQL
 // behave the same behind the interface (in the style of dex's
-// storage/conformance). It uses nothing but the Store interface.
+// storage/conformance). Run uses nothing but the Store interface;
+// RunSessionWriter also tests the storekit.SessionWriter that both stores
+// group their sessions with, through hooks that each store's tests supply.
 package storetest
 
 import (

@@ -1,0 +1,72 @@
+// Package storekit is the plumbing that both SQL stores (internal/sqlite
+// and internal/postgres) share beneath posgate.Store: the errors they build
+// for absent and duplicate keys, the batched session writer behind
+// CreateSession, the company check of coupon and loyalty-user writes, and
+// small helpers of their statements. Written once, the two stores cannot
+// drift apart in what a client sees from them. Rules of the domain (how a
+// keyword or an e-mail is normalised, which locations a coupon may name)
+// are not here but in package posgate, beside their types; storekit imports
+// no database driver, so that neither store depends on the other's.
+package storekit
+
+import "github.com/posgate/posgate"
+
+// NotFound is the ENOTFOUND error for an absent object, e.g. `company "acme"
+// not found`. Both stores build it here, so that a client reads the same
+// message whichever store answers.
+func NotFound(thing, id string) *posgate.Error {
+	return posgate.Errorf(posgate.ENOTFOUND, "%s %q not found", thing, id)
+}
+
+// AlreadyExists is the ECONFLICT error for a duplicate key, e.g. `coupon
+// "X1" already exists`, worded here for both stores.
+func AlreadyExists(thing, id string) *posgate.Error {
+	return posgate.Errorf(posgate.ECONFLICT, "%s %q already exists", thing, id)
+}
+
+// ReceiptPromotionNotFound is the ENOTFOUND error for an absent receipt
+// promotion. It names the location, or the company for the company's
+// default (locationID ""), since the two are set and removed apart.
+func ReceiptPromotionNotFound(companyID, locationID string) *posgate.Error {
+	if locationID == "" {
+		return NotFound("receipt promotion of company", companyID)
+	}
+	return NotFound("receipt promotion of location", locationID)
+}
+
+// ReceiptPromotionOwnerNotFound is the ENOTFOUND error for a receipt
+// promotion put for a location the company does not have, or for the
+// default (locationID "") of a company that does not exist: the caller
+// learns which of the two it got wrong.
+func ReceiptPromotionOwnerNotFound(companyID, locationID string) *posgate.Error {
+	if locationID == "" {
+		return NotFound("company", companyID)
+	}
+	return NotFound("location", locationID)
+}
+
+// PromotionGivenTwice is the ECONFLICT error of a promotion import that
+// names promotion id in two of its chunks: the import commits nothing rather
+// than let the later item silently win.
+func PromotionGivenTwice(id string) *posgate.Error {
+	return posgate.Errorf(posgate.ECONFLICT, "promotion %q is given twice in this import", id)
+}
+
+// NullIfEmpty is the statement argument of an optional text column: NULL
+// for "". An absent owner must be NULL for the foreign key to the loyalty
+// user to pass, and absent e-mails and phones are NULL so that the partial
+// indexes on them skip the many coupons that are owned through a user only.
+func NullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// maxRune is the last code point: it sorts after every character.
+const maxRune = "\U0010FFFF"
+
+// PrefixEnd returns the end of the range of the strings that start with
+// prefix: prefix <= s AND s < PrefixEnd(prefix) selects them through a
+// B-tree index, in the order of code points that both stores' indexes keep.
+func PrefixEnd(prefix string) string { return prefix + maxRune }
