@@ -59,6 +59,20 @@ func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
+// NotFound is the ENOTFOUND error for an absent object, e.g. `company "acme"
+// not found`. Both stores and the service build it here, so that a client
+// reads the same message whichever store answers, and an object hidden from
+// a restricted caller reads exactly like an absent one.
+func NotFound(thing, id string) *Error {
+	return Errorf(ENOTFOUND, "%s %q not found", thing, id)
+}
+
+// AlreadyExists is the ECONFLICT error for a duplicate key, e.g. `coupon
+// "X1" already exists`, worded here for both stores.
+func AlreadyExists(thing, id string) *Error {
+	return Errorf(ECONFLICT, "%s %q already exists", thing, id)
+}
+
 // ErrorCode returns the code of the *Error in err's chain, EINTERNAL for any
 // other non-nil error and "" for nil.
 func ErrorCode(err error) string {

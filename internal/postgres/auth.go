@@ -8,7 +8,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/posgate/posgate"
-	"github.com/posgate/posgate/internal/storekit"
 )
 
 // clientCols reads back as "" the NULL that CreateClient stores for an
@@ -30,7 +29,7 @@ func (db *DB) CreateClient(ctx context.Context, c *posgate.Client) error {
 			WHERE NOT EXISTS (SELECT 1 FROM companies c WHERE c.pos_system_id = $1 AND c.company_id = u.id)
 			ORDER BY u.n LIMIT 1`, c.POSSystemID, c.CompanyIDs).Scan(&missing)
 		if err == nil {
-			return storekit.NotFound("company", missing)
+			return posgate.NotFound("company", missing)
 		} else if !errors.Is(err, pgx.ErrNoRows) {
 			return wrap(err, "create client")
 		}
@@ -40,7 +39,7 @@ func (db *DB) CreateClient(ctx context.Context, c *posgate.Client) error {
 		VALUES ($1, $2, $3, nullif($4, ''), coalesce($5, '{}'::text[]), coalesce($6, '{}'::text[]), $7, $8, $8)`,
 		c.ID, c.Name, c.SecretHash, c.POSSystemID, c.Scopes, c.CompanyIDs, c.Disabled, now)
 	if err != nil {
-		return writeErr(err, "create client", storekit.AlreadyExists("client", c.ID), storekit.NotFound("POS system", c.POSSystemID))
+		return writeErr(err, "create client", posgate.AlreadyExists("client", c.ID), posgate.NotFound("POS system", c.POSSystemID))
 	}
 	c.CreatedAt, c.UpdatedAt = now, now
 	return nil
@@ -51,7 +50,7 @@ func (db *DB) CreateClient(ctx context.Context, c *posgate.Client) error {
 func (db *DB) FindClient(ctx context.Context, id string) (*posgate.Client, error) {
 	c, err := scanClient(db.pool.QueryRow(ctx, `SELECT `+clientCols+` FROM clients c WHERE c.id = $1`, id))
 	if err != nil {
-		return nil, readErr(err, "find client", storekit.NotFound("client", id))
+		return nil, readErr(err, "find client", posgate.NotFound("client", id))
 	}
 	return c, nil
 }
@@ -69,7 +68,7 @@ func (db *DB) UpdateClient(ctx context.Context, id string, upd posgate.ClientUpd
 		RETURNING `+clientCols,
 		id, upd.Name, upd.Disabled, posgate.Timestamp(db.now())))
 	if err != nil {
-		return nil, readErr(err, "update client", storekit.NotFound("client", id))
+		return nil, readErr(err, "update client", posgate.NotFound("client", id))
 	}
 	return c, nil
 }
@@ -88,7 +87,7 @@ func (db *DB) FindSession(ctx context.Context, id string) (*posgate.Session, err
 		FROM sessions WHERE id = $1`, id).
 		Scan(&s.ID, &s.POSSystemID, &s.CompanyID, &s.LocationID, &s.TerminalID, &s.CreatedAt, &s.ExpiresAt)
 	if err != nil {
-		return nil, readErr(err, "find session", storekit.NotFound("session", id))
+		return nil, readErr(err, "find session", posgate.NotFound("session", id))
 	}
 	return s, nil
 }
@@ -107,7 +106,7 @@ func (db *DB) CreateSigningKey(ctx context.Context, k *posgate.SigningKey) error
 	_, err := db.pool.Exec(ctx, `INSERT INTO signing_keys (id, algorithm, private_key, created_at) VALUES ($1, $2, $3, $4)`,
 		k.ID, k.Algorithm, k.PrivateKey, k.CreatedAt)
 	if err != nil {
-		return writeErr(err, "create signing key", storekit.AlreadyExists("signing key", k.ID), nil)
+		return writeErr(err, "create signing key", posgate.AlreadyExists("signing key", k.ID), nil)
 	}
 	return nil
 }
@@ -127,7 +126,7 @@ func (db *DB) DeleteSigningKey(ctx context.Context, id string) error {
 		return wrap(err, "delete signing key")
 	}
 	if tag.RowsAffected() == 0 {
-		return storekit.NotFound("signing key", id)
+		return posgate.NotFound("signing key", id)
 	}
 	return nil
 }

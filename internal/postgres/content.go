@@ -28,7 +28,7 @@ func (db *DB) CreateSlide(ctx context.Context, s *posgate.Slide) error {
 		RETURNING s.position`,
 		s.POSSystemID, s.CompanyID, s.ID, s.Position, s.ImageURL, s.Title, s.Text, s.DurationSeconds, now).Scan(&s.Position)
 	if err != nil {
-		return writeErr(err, "create slide", storekit.AlreadyExists("slide", s.ID), storekit.NotFound("company", s.CompanyID))
+		return writeErr(err, "create slide", posgate.AlreadyExists("slide", s.ID), posgate.NotFound("company", s.CompanyID))
 	}
 	s.CreatedAt, s.UpdatedAt = now, now
 	return nil
@@ -39,7 +39,7 @@ func (db *DB) FindSlide(ctx context.Context, posSystemID, companyID, slideID str
 	s, err := scanSlide(db.pool.QueryRow(ctx, `SELECT `+slideCols+` FROM slides s
 		WHERE s.pos_system_id = $1 AND s.company_id = $2 AND s.slide_id = $3`, posSystemID, companyID, slideID))
 	if err != nil {
-		return nil, readErr(err, "find slide", storekit.NotFound("slide", slideID))
+		return nil, readErr(err, "find slide", posgate.NotFound("slide", slideID))
 	}
 	return s, nil
 }
@@ -59,7 +59,7 @@ func (db *DB) UpdateSlide(ctx context.Context, posSystemID, companyID, slideID s
 		RETURNING `+slideCols,
 		posSystemID, companyID, slideID, upd.Position, upd.ImageURL, upd.Title, upd.Text, upd.DurationSeconds, posgate.Timestamp(db.now())))
 	if err != nil {
-		return nil, readErr(err, "update slide", storekit.NotFound("slide", slideID))
+		return nil, readErr(err, "update slide", posgate.NotFound("slide", slideID))
 	}
 	return s, nil
 }
@@ -70,7 +70,7 @@ func (db *DB) DeleteSlide(ctx context.Context, posSystemID, companyID, slideID s
 		WHERE s.pos_system_id = $1 AND s.company_id = $2 AND s.slide_id = $3 RETURNING `+slideCols,
 		posSystemID, companyID, slideID))
 	if err != nil {
-		return nil, readErr(err, "delete slide", storekit.NotFound("slide", slideID))
+		return nil, readErr(err, "delete slide", posgate.NotFound("slide", slideID))
 	}
 	return s, nil
 }
@@ -83,7 +83,7 @@ func (db *DB) PutCarouselSettings(ctx context.Context, c *posgate.CarouselSettin
 		ON CONFLICT (pos_system_id, company_id) DO UPDATE SET url_template = excluded.url_template, updated_at = excluded.updated_at`,
 		c.POSSystemID, c.CompanyID, c.URLTemplate, now)
 	if err != nil {
-		return writeErr(err, "put carousel settings", nil, storekit.NotFound("company", c.CompanyID))
+		return writeErr(err, "put carousel settings", nil, posgate.NotFound("company", c.CompanyID))
 	}
 	c.UpdatedAt = now
 	return nil
@@ -96,7 +96,7 @@ func (db *DB) FindCarouselSettings(ctx context.Context, posSystemID, companyID s
 		FROM carousel_settings WHERE pos_system_id = $1 AND company_id = $2`, posSystemID, companyID).
 		Scan(&c.POSSystemID, &c.CompanyID, &c.URLTemplate, &c.UpdatedAt)
 	if err != nil {
-		return nil, readErr(err, "find carousel settings", storekit.NotFound("carousel settings of company", companyID))
+		return nil, readErr(err, "find carousel settings", posgate.NotFound("carousel settings of company", companyID))
 	}
 	return c, nil
 }
@@ -179,7 +179,7 @@ func (db *DB) RecordImpression(ctx context.Context, i *posgate.Impression) error
 		ON CONFLICT (pos_system_id, company_id, day, location_id, terminal_id, slide_id) DO UPDATE SET count = c.count + 1`,
 		i.POSSystemID, i.CompanyID, posgate.ImpressionDay(i.At), i.LocationID, i.TerminalID, i.SlideID)
 	if err != nil {
-		return writeErr(err, "record impression", nil, storekit.NotFound("terminal", i.TerminalID))
+		return writeErr(err, "record impression", nil, posgate.NotFound("terminal", i.TerminalID))
 	}
 	return nil
 }

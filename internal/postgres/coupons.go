@@ -285,7 +285,7 @@ func (db *DB) CreateCoupon(ctx context.Context, c *posgate.Coupon) error {
 	}
 	_, err = db.pool.Exec(ctx, `INSERT INTO coupons (`+strings.Join(couponCopyCols, ", ")+`) VALUES (`+placeholders(len(row))+`)`, row...)
 	if err != nil {
-		return couponWriteErr(err, storekit.AlreadyExists("coupon", c.Code), storekit.NotFound("loyalty user", c.UserID))
+		return couponWriteErr(err, posgate.AlreadyExists("coupon", c.Code), posgate.NotFound("loyalty user", c.UserID))
 	}
 	c.CreatedAt, c.UpdatedAt = now, now
 	return nil
@@ -432,7 +432,7 @@ func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, 
 		}
 		key := importKey{c.POSSystemID, c.CompanyID, posgate.Fold(c.Code)}
 		if _, dup := codes[key]; dup {
-			return nil, storekit.AlreadyExists("coupon", c.Code)
+			return nil, posgate.AlreadyExists("coupon", c.Code)
 		}
 		codes[key] = importRef{n, c.Code}
 		if c.UserID != "" {
@@ -449,11 +449,11 @@ func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, 
 			switch {
 			case pgErr.Code == "23505":
 				if ref, ok := codes.find(pgErr.Detail); ok {
-					return posgate.ItemError(ref.n, storekit.AlreadyExists("coupon", ref.id))
+					return posgate.ItemError(ref.n, posgate.AlreadyExists("coupon", ref.id))
 				}
 			case pgErr.Code == "23503" && pgErr.ConstraintName == "coupons_user_fk":
 				if ref, ok := users.find(pgErr.Detail); ok {
-					return posgate.ItemError(ref.n, storekit.NotFound("loyalty user", ref.id))
+					return posgate.ItemError(ref.n, posgate.NotFound("loyalty user", ref.id))
 				}
 			}
 		}
@@ -465,7 +465,7 @@ func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, 
 func (db *DB) FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*posgate.Coupon, error) {
 	c, err := scanCoupon(db.pool.QueryRow(ctx, findCouponSQL, posSystemID, companyID, posgate.Fold(code)))
 	if err != nil {
-		return nil, readErr(err, "find coupon", storekit.NotFound("coupon", code))
+		return nil, readErr(err, "find coupon", posgate.NotFound("coupon", code))
 	}
 	return c, nil
 }
@@ -559,7 +559,7 @@ func (db *DB) CreateLoyaltyUser(ctx context.Context, u *posgate.LoyaltyUser) err
 	row := userRow(u, now)
 	_, err := db.pool.Exec(ctx, `INSERT INTO loyalty_users (`+strings.Join(userCopyCols, ", ")+`) VALUES (`+placeholders(len(row))+`)`, row...)
 	if err != nil {
-		return writeErr(err, "create loyalty user", storekit.AlreadyExists("loyalty user", u.ID), storekit.NotFound("company", u.CompanyID))
+		return writeErr(err, "create loyalty user", posgate.AlreadyExists("loyalty user", u.ID), posgate.NotFound("company", u.CompanyID))
 	}
 	u.CreatedAt, u.UpdatedAt = now, now
 	return nil
@@ -578,7 +578,7 @@ func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.Loy
 		}
 		key := importKey{u.POSSystemID, u.CompanyID, u.ID}
 		if _, dup := ids[key]; dup {
-			return nil, storekit.AlreadyExists("loyalty user", u.ID)
+			return nil, posgate.AlreadyExists("loyalty user", u.ID)
 		}
 		ids[key] = importRef{n, u.ID}
 		u.CreatedAt, u.UpdatedAt = now, now
@@ -588,7 +588,7 @@ func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.Loy
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 			if ref, ok := ids.find(pgErr.Detail); ok {
-				return posgate.ItemError(ref.n, storekit.AlreadyExists("loyalty user", ref.id))
+				return posgate.ItemError(ref.n, posgate.AlreadyExists("loyalty user", ref.id))
 			}
 		}
 		return wrap(err, "import loyalty users")
@@ -599,7 +599,7 @@ func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.Loy
 func (db *DB) FindLoyaltyUser(ctx context.Context, posSystemID, companyID, id string) (*posgate.LoyaltyUser, error) {
 	u, err := scanUser(db.pool.QueryRow(ctx, findUserSQL, posSystemID, companyID, id))
 	if err != nil {
-		return nil, readErr(err, "find loyalty user", storekit.NotFound("loyalty user", id))
+		return nil, readErr(err, "find loyalty user", posgate.NotFound("loyalty user", id))
 	}
 	return u, nil
 }
@@ -612,7 +612,7 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 		var err error
 		u, err = scanUser(tx.QueryRow(ctx, findUserSQL+` FOR UPDATE`, posSystemID, companyID, id))
 		if err != nil {
-			return readErr(err, "update loyalty user", storekit.NotFound("loyalty user", id))
+			return readErr(err, "update loyalty user", posgate.NotFound("loyalty user", id))
 		}
 		if err := posgate.ApplyUserUpdate(u, upd); err != nil {
 			return err

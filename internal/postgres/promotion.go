@@ -40,7 +40,7 @@ func (db *DB) FindPromotion(ctx context.Context, posSystemID, companyID, promoti
 	p, err := scanPromotion(db.pool.QueryRow(ctx, `SELECT `+promotionCols+` FROM promotions p
 		WHERE p.pos_system_id = $1 AND p.company_id = $2 AND p.promotion_id = $3`, posSystemID, companyID, promotionID))
 	if err != nil {
-		return nil, readErr(err, "find promotion", storekit.NotFound("promotion", promotionID))
+		return nil, readErr(err, "find promotion", posgate.NotFound("promotion", promotionID))
 	}
 	return p, nil
 }
@@ -119,7 +119,7 @@ func companyExists(ctx context.Context, q interface {
 	if err == nil {
 		return nil
 	}
-	return readErr(err, "find company", storekit.NotFound("company", companyID))
+	return readErr(err, "find company", posgate.NotFound("company", companyID))
 }
 
 // FindCatalogue returns a company's catalogue, empty if it was never set.
@@ -162,7 +162,7 @@ func (db *DB) ReplaceCatalogue(ctx context.Context, c *posgate.Catalogue) error 
 		err := tx.QueryRow(ctx, `SELECT 1 FROM companies WHERE pos_system_id = $1 AND company_id = $2 FOR UPDATE`,
 			c.POSSystemID, c.CompanyID).Scan(&one)
 		if err != nil {
-			return readErr(err, "find company", storekit.NotFound("company", c.CompanyID))
+			return readErr(err, "find company", posgate.NotFound("company", c.CompanyID))
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM catalogue_items WHERE pos_system_id = $1 AND company_id = $2`, c.POSSystemID, c.CompanyID); err != nil {
 			return err
@@ -271,7 +271,7 @@ func (imp *promotionImport) begin(ctx context.Context) error {
 	err = imp.tx.QueryRow(ctx, `SELECT 1 FROM companies WHERE pos_system_id = $1 AND company_id = $2 FOR KEY SHARE`,
 		imp.posSystemID, imp.companyID).Scan(&one)
 	if err != nil {
-		return readErr(err, "find company", storekit.NotFound("company", imp.companyID))
+		return readErr(err, "find company", posgate.NotFound("company", imp.companyID))
 	}
 	// JIT compiling the upserts costs more than it saves.
 	if _, err := imp.tx.Exec(ctx, `SET LOCAL jit = off; CREATE TEMP TABLE promotion_stage (
@@ -316,7 +316,7 @@ func (imp *promotionImport) work(ctx context.Context) error {
 		}
 		var created int
 		if err := imp.tx.QueryRow(ctx, upsertSQL, imp.posSystemID, imp.companyID, imp.now).Scan(&created); err != nil {
-			return writeErr(err, "import promotions", nil, storekit.NotFound("company", imp.companyID))
+			return writeErr(err, "import promotions", nil, posgate.NotFound("company", imp.companyID))
 		}
 		imp.created += created
 		if _, err := imp.tx.Exec(ctx, `TRUNCATE promotion_stage`); err != nil {

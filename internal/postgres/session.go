@@ -55,7 +55,7 @@ func (si sessionInserter) InsertSession(ctx context.Context, s *posgate.Session)
 	defer cancel()
 	_, err := si.db.pool.Exec(ctx, insertSessionSQL, s.ID, s.POSSystemID, s.CompanyID, s.LocationID, s.TerminalID, s.CreatedAt, s.ExpiresAt)
 	if err != nil {
-		return writeErr(err, "create session", storekit.AlreadyExists("session", s.ID), storekit.NotFound("terminal", s.TerminalID))
+		return writeErr(err, "create session", posgate.AlreadyExists("session", s.ID), posgate.NotFound("terminal", s.TerminalID))
 	}
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/posgate/posgate"
-	"github.com/posgate/posgate/internal/storekit"
 )
 
 // Column lists in the order the *Dest functions scan them; every query names
@@ -52,7 +51,7 @@ func (db *DB) CreatePOSSystem(ctx context.Context, p *posgate.POSSystem) error {
 	now := posgate.Timestamp(db.now())
 	_, err := db.pool.Exec(ctx, `INSERT INTO pos_systems (id, name, created_at) VALUES ($1, $2, $3)`, p.ID, p.Name, now)
 	if err != nil {
-		return writeErr(err, "create POS system", storekit.AlreadyExists("POS system", p.ID), nil)
+		return writeErr(err, "create POS system", posgate.AlreadyExists("POS system", p.ID), nil)
 	}
 	p.CreatedAt = now
 	return nil
@@ -62,7 +61,7 @@ func (db *DB) CreatePOSSystem(ctx context.Context, p *posgate.POSSystem) error {
 func (db *DB) FindPOSSystem(ctx context.Context, id string) (*posgate.POSSystem, error) {
 	p, err := scanPOSSystem(db.pool.QueryRow(ctx, `SELECT `+posSystemCols+` FROM pos_systems p WHERE p.id = $1`, id))
 	if err != nil {
-		return nil, readErr(err, "find POS system", storekit.NotFound("POS system", id))
+		return nil, readErr(err, "find POS system", posgate.NotFound("POS system", id))
 	}
 	return p, nil
 }
@@ -81,7 +80,7 @@ func (db *DB) CreateCompany(ctx context.Context, c *posgate.Company) error {
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
 		c.POSSystemID, c.ID, c.Name, c.Status, f.Coupons, f.ReceiptPromotion, f.Carousel, f.PromotionImport, f.Transactions, now)
 	if err != nil {
-		return writeErr(err, "create company", storekit.AlreadyExists("company", c.ID), storekit.NotFound("POS system", c.POSSystemID))
+		return writeErr(err, "create company", posgate.AlreadyExists("company", c.ID), posgate.NotFound("POS system", c.POSSystemID))
 	}
 	c.CreatedAt, c.UpdatedAt = now, now
 	return nil
@@ -92,7 +91,7 @@ func (db *DB) FindCompany(ctx context.Context, posSystemID, companyID string) (*
 	c, err := scanCompany(db.pool.QueryRow(ctx, `SELECT `+companyCols+` FROM companies c
 		WHERE c.pos_system_id = $1 AND c.company_id = $2`, posSystemID, companyID))
 	if err != nil {
-		return nil, readErr(err, "find company", storekit.NotFound("company", companyID))
+		return nil, readErr(err, "find company", posgate.NotFound("company", companyID))
 	}
 	return c, nil
 }
@@ -119,7 +118,7 @@ func (db *DB) UpdateCompany(ctx context.Context, posSystemID, companyID string, 
 		posSystemID, companyID, upd.Name, upd.Status, coupons, receiptPromotion, carousel, promotionImport, transactions,
 		posgate.Timestamp(db.now())))
 	if err != nil {
-		return nil, readErr(err, "update company", storekit.NotFound("company", companyID))
+		return nil, readErr(err, "update company", posgate.NotFound("company", companyID))
 	}
 	return c, nil
 }
@@ -130,7 +129,7 @@ func (db *DB) CreateLocation(ctx context.Context, l *posgate.Location) error {
 	_, err := db.pool.Exec(ctx, `INSERT INTO locations (pos_system_id, location_id, company_id, name, status, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $6)`, l.POSSystemID, l.ID, l.CompanyID, l.Name, l.Status, now)
 	if err != nil {
-		return writeErr(err, "create location", storekit.AlreadyExists("location", l.ID), storekit.NotFound("company", l.CompanyID))
+		return writeErr(err, "create location", posgate.AlreadyExists("location", l.ID), posgate.NotFound("company", l.CompanyID))
 	}
 	l.CreatedAt, l.UpdatedAt = now, now
 	return nil
@@ -145,7 +144,7 @@ func (db *DB) FindLocation(ctx context.Context, posSystemID, locationID string) 
 		WHERE l.pos_system_id = $1 AND l.location_id = $2`, posSystemID, locationID).
 		Scan(append(locationDest(l), companyDest(l.Company)...)...)
 	if err != nil {
-		return nil, readErr(err, "find location", storekit.NotFound("location", locationID))
+		return nil, readErr(err, "find location", posgate.NotFound("location", locationID))
 	}
 	return l, nil
 }
@@ -167,7 +166,7 @@ func (db *DB) UpdateLocation(ctx context.Context, posSystemID, locationID string
 		RETURNING `+locationCols,
 		posSystemID, locationID, upd.Name, upd.Status, posgate.Timestamp(db.now())))
 	if err != nil {
-		return nil, readErr(err, "update location", storekit.NotFound("location", locationID))
+		return nil, readErr(err, "update location", posgate.NotFound("location", locationID))
 	}
 	return l, nil
 }
@@ -178,7 +177,7 @@ func (db *DB) CreateTerminal(ctx context.Context, t *posgate.Terminal) error {
 	_, err := db.pool.Exec(ctx, `INSERT INTO terminals (pos_system_id, location_id, terminal_id, name, status, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $6)`, t.POSSystemID, t.LocationID, t.ID, t.Name, t.Status, now)
 	if err != nil {
-		return writeErr(err, "create terminal", storekit.AlreadyExists("terminal", t.ID), storekit.NotFound("location", t.LocationID))
+		return writeErr(err, "create terminal", posgate.AlreadyExists("terminal", t.ID), posgate.NotFound("location", t.LocationID))
 	}
 	t.CreatedAt, t.UpdatedAt = now, now
 	return nil
@@ -189,7 +188,7 @@ func (db *DB) FindTerminal(ctx context.Context, posSystemID, locationID, termina
 	t, err := scanTerminal(db.pool.QueryRow(ctx, `SELECT `+terminalCols+` FROM terminals t
 		WHERE t.pos_system_id = $1 AND t.location_id = $2 AND t.terminal_id = $3`, posSystemID, locationID, terminalID))
 	if err != nil {
-		return nil, readErr(err, "find terminal", storekit.NotFound("terminal", terminalID))
+		return nil, readErr(err, "find terminal", posgate.NotFound("terminal", terminalID))
 	}
 	return t, nil
 }
@@ -210,7 +209,7 @@ func (db *DB) UpdateTerminal(ctx context.Context, posSystemID, locationID, termi
 		RETURNING `+terminalCols,
 		posSystemID, locationID, terminalID, upd.Name, upd.Status, posgate.Timestamp(db.now())))
 	if err != nil {
-		return nil, readErr(err, "update terminal", storekit.NotFound("terminal", terminalID))
+		return nil, readErr(err, "update terminal", posgate.NotFound("terminal", terminalID))
 	}
 	return t, nil
 }

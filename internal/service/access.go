@@ -63,13 +63,13 @@ func (s *Service) installation(p *posgate.Principal) error {
 // companyNotFound is the answer for a company that is absent or hidden
 // from the caller: the two must not be told apart (docs/api.md §3.7).
 func companyNotFound(companyID string) error {
-	return posgate.Errorf(posgate.ENOTFOUND, "company %q not found", companyID)
+	return posgate.NotFound("company", companyID)
 }
 
 // posSystemNotFound is the answer for a POS system that is absent or
 // hidden from the caller.
 func posSystemNotFound(posSystemID string) error {
-	return posgate.Errorf(posgate.ENOTFOUND, "POS system %q not found", posSystemID)
+	return posgate.NotFound("POS system", posSystemID)
 }
 
 // operatorPOSSystem checks that p may act as an operator on a POS system
@@ -104,11 +104,11 @@ func (s *Service) operatorLocation(ctx context.Context, p *posgate.Principal, po
 		return nil, err
 	}
 	if !p.CanSeePOSSystem(posSystemID) {
-		return nil, posgate.Errorf(posgate.ENOTFOUND, "location %q not found", locationID)
+		return nil, posgate.NotFound("location", locationID)
 	}
 	loc, err := s.store.FindLocation(ctx, posSystemID, locationID)
 	if err == nil && !p.CanSeeCompany(posSystemID, loc.CompanyID) {
-		return nil, posgate.Errorf(posgate.ENOTFOUND, "location %q not found", locationID)
+		return nil, posgate.NotFound("location", locationID)
 	}
 	return loc, err
 }

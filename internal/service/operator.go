@@ -342,7 +342,7 @@ func (s *Service) FindSession(ctx context.Context, p *posgate.Principal, session
 	}
 	sess, err := s.store.FindSession(ctx, sessionID)
 	if err == nil && !p.CanSeeCompany(sess.POSSystemID, sess.CompanyID) {
-		return nil, posgate.Errorf(posgate.ENOTFOUND, "session %q not found", sessionID)
+		return nil, posgate.NotFound("session", sessionID)
 	}
 	return sess, err
 }

@@ -213,7 +213,7 @@ func (s *Service) receiptPlace(ctx context.Context, p *posgate.Principal, posSys
 		return "", err
 	}
 	if companyID != "" && loc.CompanyID != companyID {
-		return "", posgate.Errorf(posgate.ENOTFOUND, "location %q not found", locationID)
+		return "", posgate.NotFound("location", locationID)
 	}
 	return loc.CompanyID, nil
 }

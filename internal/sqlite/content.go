@@ -20,7 +20,7 @@ func slideDest(s *posgate.Slide) []any {
 		timeColumn{&s.CreatedAt}, timeColumn{&s.UpdatedAt}}
 }
 
-func slideNotFound(slideID string) *posgate.Error { return storekit.NotFound("slide", slideID) }
+func slideNotFound(slideID string) *posgate.Error { return posgate.NotFound("slide", slideID) }
 
 // CreateSlide stores s; a Position of 0 puts it after the company's last
 // slide, computed in the INSERT so that two creations cannot take one place.
@@ -33,7 +33,7 @@ func (db *DB) CreateSlide(ctx context.Context, s *posgate.Slide) error {
 		RETURNING position`,
 		s.POSSystemID, s.CompanyID, s.ID, s.Position, s.ImageURL, s.Title, s.Text, s.DurationSeconds, formatTime(now)).Scan(&s.Position)
 	if err != nil {
-		return writeErr(err, "create slide", storekit.AlreadyExists("slide", s.ID), storekit.NotFound("company", s.CompanyID))
+		return writeErr(err, "create slide", posgate.AlreadyExists("slide", s.ID), posgate.NotFound("company", s.CompanyID))
 	}
 	s.CreatedAt, s.UpdatedAt = now, now
 	return nil
@@ -90,7 +90,7 @@ func (db *DB) PutCarouselSettings(ctx context.Context, c *posgate.CarouselSettin
 		VALUES (?, ?, ?, ?)
 		ON CONFLICT (pos_system_id, company_id) DO UPDATE SET url_template = excluded.url_template, updated_at = excluded.updated_at`,
 		c.POSSystemID, c.CompanyID, c.URLTemplate, formatTime(now)); err != nil {
-		return writeErr(err, "put carousel settings", nil, storekit.NotFound("company", c.CompanyID))
+		return writeErr(err, "put carousel settings", nil, posgate.NotFound("company", c.CompanyID))
 	}
 	c.UpdatedAt = now
 	return nil
@@ -104,7 +104,7 @@ func (db *DB) FindCarouselSettings(ctx context.Context, posSystemID, companyID s
 			return []any{&c.POSSystemID, &c.CompanyID, &c.URLTemplate, timeColumn{&c.UpdatedAt}}
 		})
 	if err != nil {
-		return nil, readErr(err, "find carousel settings", storekit.NotFound("carousel settings of company", companyID))
+		return nil, readErr(err, "find carousel settings", posgate.NotFound("carousel settings of company", companyID))
 	}
 	return c, nil
 }
@@ -188,7 +188,7 @@ func (db *DB) RecordImpression(ctx context.Context, i *posgate.Impression) error
 		(pos_system_id, company_id, day, location_id, terminal_id, slide_id, count) VALUES (?, ?, ?, ?, ?, ?, 1)
 		ON CONFLICT (pos_system_id, company_id, day, location_id, terminal_id, slide_id) DO UPDATE SET count = count + 1`,
 		i.POSSystemID, i.CompanyID, i.At.UTC().Format(dayLayout), i.LocationID, i.TerminalID, i.SlideID); err != nil {
-		return writeErr(err, "record impression", nil, storekit.NotFound("terminal", i.TerminalID))
+		return writeErr(err, "record impression", nil, posgate.NotFound("terminal", i.TerminalID))
 	}
 	return nil
 }

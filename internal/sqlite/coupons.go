@@ -112,7 +112,7 @@ const (
 )
 
 // couponStmts are the coupon feature's statements on the hot paths
-// (endpoints 2–4), prepared once by Open.
+// (docs/api.md §5, §6), prepared once by Open.
 type couponStmts struct {
 	searchByCode, searchByEmail, searchByPhone *sql.Stmt
 	findCoupon, userCandidates, userPrefix     *sql.Stmt
@@ -408,7 +408,7 @@ func (ins *couponInserter) insert(ctx context.Context, c *posgate.Coupon) error 
 		storekit.NullIfEmpty(c.Phone), storekit.NullIfEmpty(keys.Phone), locations, now, now); err != nil {
 		// The company exists (checked above), so a missing parent is the
 		// loyalty user.
-		return writeErr(err, "create coupon", storekit.AlreadyExists("coupon", c.Code), storekit.NotFound("loyalty user", c.UserID))
+		return writeErr(err, "create coupon", posgate.AlreadyExists("coupon", c.Code), posgate.NotFound("loyalty user", c.UserID))
 	}
 	c.CreatedAt, c.UpdatedAt = ins.now, ins.now
 	return nil
@@ -418,7 +418,7 @@ func (ins *couponInserter) insert(ctx context.Context, c *posgate.Coupon) error 
 func (db *DB) FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*posgate.Coupon, error) {
 	c, err := scanRow(db.coupons.findCoupon.QueryRowContext(ctx, posSystemID, companyID, posgate.Fold(code)), couponDest)
 	if err != nil {
-		return nil, readErr(err, "find coupon", storekit.NotFound("coupon", code))
+		return nil, readErr(err, "find coupon", posgate.NotFound("coupon", code))
 	}
 	return c, nil
 }
@@ -445,7 +445,7 @@ func (db *DB) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, co
 		}
 		c, err = scanRow(tx.QueryRowContext(ctx, findCouponSQL, posSystemID, companyID, posgate.Fold(code)), couponDest)
 		if err != nil {
-			return readErr(err, "change coupon status", storekit.NotFound("coupon", code))
+			return readErr(err, "change coupon status", posgate.NotFound("coupon", code))
 		}
 		if changed == 0 {
 			return c.StatusConflict(to, now)
@@ -585,7 +585,7 @@ func (db *DB) insertUser(ctx context.Context, stmt *sql.Stmt, u *posgate.Loyalty
 	keys := u.Keys()
 	if _, err := stmt.ExecContext(ctx, u.POSSystemID, u.CompanyID, u.ID, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email,
 		u.Stamps, u.Points, keys.First, keys.Last, keys.Email, keys.Digits, at, at); err != nil {
-		return writeErr(err, "create loyalty user", storekit.AlreadyExists("loyalty user", u.ID), storekit.NotFound("company", u.CompanyID))
+		return writeErr(err, "create loyalty user", posgate.AlreadyExists("loyalty user", u.ID), posgate.NotFound("company", u.CompanyID))
 	}
 	u.CreatedAt, u.UpdatedAt = now, now
 	return nil
@@ -595,7 +595,7 @@ func (db *DB) insertUser(ctx context.Context, stmt *sql.Stmt, u *posgate.Loyalty
 func (db *DB) FindLoyaltyUser(ctx context.Context, posSystemID, companyID, id string) (*posgate.LoyaltyUser, error) {
 	u, err := scanRow(db.read.QueryRowContext(ctx, findUserSQL, posSystemID, companyID, id), userDest)
 	if err != nil {
-		return nil, readErr(err, "find loyalty user", storekit.NotFound("loyalty user", id))
+		return nil, readErr(err, "find loyalty user", posgate.NotFound("loyalty user", id))
 	}
 	return u, nil
 }
@@ -608,7 +608,7 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 		var err error
 		u, err = scanRow(tx.QueryRowContext(ctx, findUserSQL, posSystemID, companyID, id), userDest)
 		if err != nil {
-			return readErr(err, "update loyalty user", storekit.NotFound("loyalty user", id))
+			return readErr(err, "update loyalty user", posgate.NotFound("loyalty user", id))
 		}
 		if err := posgate.ApplyUserUpdate(u, upd); err != nil {
 			return err

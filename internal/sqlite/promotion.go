@@ -126,7 +126,7 @@ func (db *DB) FindPromotion(ctx context.Context, posSystemID, companyID, promoti
 	p, err := scanPromotion(db.read.QueryRowContext(ctx, `SELECT `+promotionCols+` FROM promotions
 		WHERE pos_system_id = ? AND company_id = ? AND promotion_id = ?`, posSystemID, companyID, promotionID), posSystemID, companyID)
 	if err != nil {
-		return nil, readErr(err, "find promotion", storekit.NotFound("promotion", promotionID))
+		return nil, readErr(err, "find promotion", posgate.NotFound("promotion", promotionID))
 	}
 	return p, nil
 }
@@ -214,7 +214,7 @@ func companyExists(ctx context.Context, q interface {
 	if err == nil {
 		return nil
 	}
-	return readErr(err, "find company", storekit.NotFound("company", companyID))
+	return readErr(err, "find company", posgate.NotFound("company", companyID))
 }
 
 // ReplaceCatalogue replaces a company's catalogue with c in one transaction.
@@ -793,5 +793,5 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 	if posgate.ErrorCode(r.err) != posgate.EINTERNAL {
 		return 0, 0, r.err
 	}
-	return 0, 0, writeErr(r.err, "import promotions", nil, storekit.NotFound("company", imp.companyID))
+	return 0, 0, writeErr(r.err, "import promotions", nil, posgate.NotFound("company", imp.companyID))
 }

@@ -77,7 +77,7 @@ func (si sessionInserter) InsertSessions(ctx context.Context, group []*storekit.
 func (db *DB) insertSession(ctx context.Context, stmt *sql.Stmt, s *posgate.Session) error {
 	if _, err := stmt.ExecContext(ctx, s.ID, s.POSSystemID, s.CompanyID, s.LocationID, s.TerminalID,
 		formatTime(s.CreatedAt), formatTime(s.ExpiresAt)); err != nil {
-		return writeErr(err, "create session", storekit.AlreadyExists("session", s.ID), storekit.NotFound("terminal", s.TerminalID))
+		return writeErr(err, "create session", posgate.AlreadyExists("session", s.ID), posgate.NotFound("terminal", s.TerminalID))
 	}
 	return nil
 }
@@ -87,7 +87,7 @@ func (db *DB) FindSession(ctx context.Context, id string) (*posgate.Session, err
 	s, err := scanRow(db.read.QueryRowContext(ctx, `SELECT session_id, pos_system_id, company_id, location_id, terminal_id, created_at, expires_at
 		FROM sessions WHERE session_id = ?`, id), sessionDest)
 	if err != nil {
-		return nil, readErr(err, "find session", storekit.NotFound("session", id))
+		return nil, readErr(err, "find session", posgate.NotFound("session", id))
 	}
 	return s, nil
 }
@@ -121,7 +121,7 @@ func signingKeyDest(k *posgate.SigningKey) []any {
 func (db *DB) CreateSigningKey(ctx context.Context, k *posgate.SigningKey) error {
 	if _, err := db.write.ExecContext(ctx, `INSERT INTO signing_keys (key_id, algorithm, private_key, created_at) VALUES (?, ?, ?, ?)`,
 		k.ID, k.Algorithm, k.PrivateKey, formatTime(k.CreatedAt)); err != nil {
-		return writeErr(err, "create signing key", storekit.AlreadyExists("signing key", k.ID), nil)
+		return writeErr(err, "create signing key", posgate.AlreadyExists("signing key", k.ID), nil)
 	}
 	return nil
 }
@@ -144,7 +144,7 @@ func (db *DB) DeleteSigningKey(ctx context.Context, id string) error {
 		return fmt.Errorf("sqlite: delete signing key: %w", err)
 	}
 	if n == 0 {
-		return storekit.NotFound("signing key", id)
+		return posgate.NotFound("signing key", id)
 	}
 	return nil
 }

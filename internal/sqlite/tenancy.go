@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/posgate/posgate"
-	"github.com/posgate/posgate/internal/storekit"
 )
 
 // Column lists, qualified by table name so that they serve plain selects,
@@ -46,7 +45,7 @@ func (db *DB) CreatePOSSystem(ctx context.Context, p *posgate.POSSystem) error {
 	now := db.timestamp()
 	if _, err := db.write.ExecContext(ctx, `INSERT INTO pos_systems (pos_system_id, name, created_at) VALUES (?, ?, ?)`,
 		p.ID, p.Name, formatTime(now)); err != nil {
-		return writeErr(err, "create POS system", storekit.AlreadyExists("POS system", p.ID), nil)
+		return writeErr(err, "create POS system", posgate.AlreadyExists("POS system", p.ID), nil)
 	}
 	p.CreatedAt = now
 	return nil
@@ -56,7 +55,7 @@ func (db *DB) CreatePOSSystem(ctx context.Context, p *posgate.POSSystem) error {
 func (db *DB) FindPOSSystem(ctx context.Context, id string) (*posgate.POSSystem, error) {
 	p, err := scanRow(db.read.QueryRowContext(ctx, `SELECT `+posSystemCols+` FROM pos_systems WHERE pos_system_id = ?`, id), posSystemDest)
 	if err != nil {
-		return nil, readErr(err, "find POS system", storekit.NotFound("POS system", id))
+		return nil, readErr(err, "find POS system", posgate.NotFound("POS system", id))
 	}
 	return p, nil
 }
@@ -84,7 +83,7 @@ func (db *DB) CreateCompany(ctx context.Context, c *posgate.Company) error {
 		c.POSSystemID, c.ID, c.Name, c.Status,
 		f.Coupons, f.ReceiptPromotion, f.Carousel, f.PromotionImport, f.Transactions,
 		formatTime(now), formatTime(now)); err != nil {
-		return writeErr(err, "create company", storekit.AlreadyExists("company", c.ID), storekit.NotFound("POS system", c.POSSystemID))
+		return writeErr(err, "create company", posgate.AlreadyExists("company", c.ID), posgate.NotFound("POS system", c.POSSystemID))
 	}
 	c.CreatedAt, c.UpdatedAt = now, now
 	return nil
@@ -95,7 +94,7 @@ func (db *DB) FindCompany(ctx context.Context, posSystemID, companyID string) (*
 	c, err := scanRow(db.read.QueryRowContext(ctx, `SELECT `+companyCols+` FROM companies
 		WHERE pos_system_id = ? AND company_id = ?`, posSystemID, companyID), companyDest)
 	if err != nil {
-		return nil, readErr(err, "find company", storekit.NotFound("company", companyID))
+		return nil, readErr(err, "find company", posgate.NotFound("company", companyID))
 	}
 	return c, nil
 }
@@ -123,7 +122,7 @@ func (db *DB) UpdateCompany(ctx context.Context, posSystemID, companyID string, 
 		RETURNING `+companyCols,
 		upd.Name, upd.Status, f[0], f[1], f[2], f[3], f[4], formatTime(db.now()), posSystemID, companyID), companyDest)
 	if err != nil {
-		return nil, readErr(err, "update company", storekit.NotFound("company", companyID))
+		return nil, readErr(err, "update company", posgate.NotFound("company", companyID))
 	}
 	return c, nil
 }
@@ -138,7 +137,7 @@ func (db *DB) CreateLocation(ctx context.Context, l *posgate.Location) error {
 	if _, err := db.write.ExecContext(ctx, `INSERT INTO locations (pos_system_id, location_id, company_id, name, status, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		l.POSSystemID, l.ID, l.CompanyID, l.Name, l.Status, formatTime(now), formatTime(now)); err != nil {
-		return writeErr(err, "create location", storekit.AlreadyExists("location", l.ID), storekit.NotFound("company", l.CompanyID))
+		return writeErr(err, "create location", posgate.AlreadyExists("location", l.ID), posgate.NotFound("company", l.CompanyID))
 	}
 	l.CreatedAt, l.UpdatedAt = now, now
 	return nil
@@ -150,7 +149,7 @@ func (db *DB) FindLocation(ctx context.Context, posSystemID, locationID string) 
 	var c posgate.Company
 	err := db.findLocation.QueryRowContext(ctx, posSystemID, locationID).Scan(append(locationDest(&l), companyDest(&c)...)...)
 	if err != nil {
-		return nil, readErr(err, "find location", storekit.NotFound("location", locationID))
+		return nil, readErr(err, "find location", posgate.NotFound("location", locationID))
 	}
 	l.Company = &c
 	return &l, nil
@@ -173,7 +172,7 @@ func (db *DB) UpdateLocation(ctx context.Context, posSystemID, locationID string
 		RETURNING `+locationCols,
 		upd.Name, upd.Status, formatTime(db.now()), posSystemID, locationID), locationDest)
 	if err != nil {
-		return nil, readErr(err, "update location", storekit.NotFound("location", locationID))
+		return nil, readErr(err, "update location", posgate.NotFound("location", locationID))
 	}
 	return l, nil
 }
@@ -188,7 +187,7 @@ func (db *DB) CreateTerminal(ctx context.Context, t *posgate.Terminal) error {
 	if _, err := db.write.ExecContext(ctx, `INSERT INTO terminals (pos_system_id, location_id, terminal_id, name, status, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		t.POSSystemID, t.LocationID, t.ID, t.Name, t.Status, formatTime(now), formatTime(now)); err != nil {
-		return writeErr(err, "create terminal", storekit.AlreadyExists("terminal", t.ID), storekit.NotFound("location", t.LocationID))
+		return writeErr(err, "create terminal", posgate.AlreadyExists("terminal", t.ID), posgate.NotFound("location", t.LocationID))
 	}
 	t.CreatedAt, t.UpdatedAt = now, now
 	return nil
@@ -198,7 +197,7 @@ func (db *DB) CreateTerminal(ctx context.Context, t *posgate.Terminal) error {
 func (db *DB) FindTerminal(ctx context.Context, posSystemID, locationID, terminalID string) (*posgate.Terminal, error) {
 	t, err := scanRow(db.findTerminal.QueryRowContext(ctx, posSystemID, locationID, terminalID), terminalDest)
 	if err != nil {
-		return nil, readErr(err, "find terminal", storekit.NotFound("terminal", terminalID))
+		return nil, readErr(err, "find terminal", posgate.NotFound("terminal", terminalID))
 	}
 	return t, nil
 }
@@ -220,7 +219,7 @@ func (db *DB) UpdateTerminal(ctx context.Context, posSystemID, locationID, termi
 		RETURNING `+terminalCols,
 		upd.Name, upd.Status, formatTime(db.now()), posSystemID, locationID, terminalID), terminalDest)
 	if err != nil {
-		return nil, readErr(err, "update terminal", storekit.NotFound("terminal", terminalID))
+		return nil, readErr(err, "update terminal", posgate.NotFound("terminal", terminalID))
 	}
 	return t, nil
 }
@@ -259,12 +258,12 @@ func (db *DB) CreateClient(ctx context.Context, c *posgate.Client) error {
 	if _, err := tx.ExecContext(ctx, `INSERT INTO clients (client_id, name, secret_hash, pos_system_id, scopes, disabled, created_at, updated_at)
 		VALUES (?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?)`,
 		c.ID, c.Name, c.SecretHash, c.POSSystemID, string(scopes), c.Disabled, formatTime(now), formatTime(now)); err != nil {
-		return writeErr(err, "create client", storekit.AlreadyExists("client", c.ID), storekit.NotFound("POS system", c.POSSystemID))
+		return writeErr(err, "create client", posgate.AlreadyExists("client", c.ID), posgate.NotFound("POS system", c.POSSystemID))
 	}
 	for i, companyID := range c.CompanyIDs {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO client_companies (client_id, position, pos_system_id, company_id) VALUES (?, ?, ?, ?)`,
 			c.ID, i, c.POSSystemID, companyID); err != nil {
-			return writeErr(err, "create client", nil, storekit.NotFound("company", companyID))
+			return writeErr(err, "create client", nil, posgate.NotFound("company", companyID))
 		}
 	}
 	if err := tx.Commit(); err != nil {
@@ -278,7 +277,7 @@ func (db *DB) CreateClient(ctx context.Context, c *posgate.Client) error {
 func (db *DB) FindClient(ctx context.Context, id string) (*posgate.Client, error) {
 	c, err := scanRow(db.findClient.QueryRowContext(ctx, id), clientDest)
 	if err != nil {
-		return nil, readErr(err, "find client", storekit.NotFound("client", id))
+		return nil, readErr(err, "find client", posgate.NotFound("client", id))
 	}
 	return c, nil
 }
@@ -298,7 +297,7 @@ func (db *DB) UpdateClient(ctx context.Context, id string, upd posgate.ClientUpd
 		RETURNING `+clientCols,
 		upd.Name, upd.Disabled, formatTime(db.now()), id), clientDest)
 	if err != nil {
-		return nil, readErr(err, "update client", storekit.NotFound("client", id))
+		return nil, readErr(err, "update client", posgate.NotFound("client", id))
 	}
 	return c, nil
 }

@@ -39,7 +39,7 @@ func (k *CompanyChecker) Locations(ctx context.Context, posSystemID, companyID s
 		return nil, err
 	}
 	if !exists {
-		return nil, NotFound("company", companyID)
+		return nil, posgate.NotFound("company", companyID)
 	}
 	k.companies[key] = locs
 	return locs, nil

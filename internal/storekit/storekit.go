@@ -1,6 +1,6 @@
 // Package storekit is the plumbing that both SQL stores (internal/sqlite
 // and internal/postgres) share beneath posgate.Store: the errors they build
-// for absent and duplicate keys, the batched session writer behind
+// beyond posgate.NotFound and posgate.AlreadyExists, the batched session writer behind
 // CreateSession, the company check of coupon and loyalty-user writes, and
 // small helpers of their statements. Written once, the two stores cannot
 // drift apart in what a client sees from them. Rules of the domain (how a
@@ -11,27 +11,14 @@ package storekit
 
 import "github.com/posgate/posgate"
 
-// NotFound is the ENOTFOUND error for an absent object, e.g. `company "acme"
-// not found`. Both stores build it here, so that a client reads the same
-// message whichever store answers.
-func NotFound(thing, id string) *posgate.Error {
-	return posgate.Errorf(posgate.ENOTFOUND, "%s %q not found", thing, id)
-}
-
-// AlreadyExists is the ECONFLICT error for a duplicate key, e.g. `coupon
-// "X1" already exists`, worded here for both stores.
-func AlreadyExists(thing, id string) *posgate.Error {
-	return posgate.Errorf(posgate.ECONFLICT, "%s %q already exists", thing, id)
-}
-
 // ReceiptPromotionNotFound is the ENOTFOUND error for an absent receipt
 // promotion. It names the location, or the company for the company's
 // default (locationID ""), since the two are set and removed apart.
 func ReceiptPromotionNotFound(companyID, locationID string) *posgate.Error {
 	if locationID == "" {
-		return NotFound("receipt promotion of company", companyID)
+		return posgate.NotFound("receipt promotion of company", companyID)
 	}
-	return NotFound("receipt promotion of location", locationID)
+	return posgate.NotFound("receipt promotion of location", locationID)
 }
 
 // ReceiptPromotionOwnerNotFound is the ENOTFOUND error for a receipt
@@ -40,9 +27,9 @@ func ReceiptPromotionNotFound(companyID, locationID string) *posgate.Error {
 // learns which of the two it got wrong.
 func ReceiptPromotionOwnerNotFound(companyID, locationID string) *posgate.Error {
 	if locationID == "" {
-		return NotFound("company", companyID)
+		return posgate.NotFound("company", companyID)
 	}
-	return NotFound("location", locationID)
+	return posgate.NotFound("location", locationID)
 }
 
 // PromotionGivenTwice is the ECONFLICT error of a promotion import that
