@@ -242,24 +242,14 @@ type LoyaltyCard struct {
 // LoyaltyUser is a loyalty-card holder of a company (docs/api.md §6.1). Its
 // id is unique in the company. Every text field may be empty.
 type LoyaltyUser struct {
-	POSSystemID string    `json:"posSystemId"`
-	CompanyID   string    `json:"posCompanyId"`
-	ID          string    `json:"id"`
-	FirstName   string    `json:"firstName"`
-	LastName    string    `json:"lastName"`
-	Gender      string    `json:"gender"`
-	Phone       string    `json:"phone"`
-	Email       string    `json:"email"`
-	Stamps      int32     `json:"stamps"`
-	Points      int32     `json:"points"`
-	CreatedAt   time.Time `json:"createdAt"`
-	UpdatedAt   time.Time `json:"updatedAt"`
-}
-
-// Card is the user as the loyalty-card lookup shows it.
-func (u *LoyaltyUser) Card() LoyaltyCard {
-	return LoyaltyCard{ID: u.ID, FirstName: u.FirstName, LastName: u.LastName, Gender: u.Gender,
-		Phone: u.Phone, Email: u.Email, Stamps: u.Stamps, Points: u.Points}
+	POSSystemID string `json:"posSystemId"`
+	CompanyID   string `json:"posCompanyId"`
+	// LoyaltyCard holds the user's own fields, inlined in JSON: the one
+	// definition of them, shared by the loyalty-card lookup's answer and the
+	// operator's create request.
+	LoyaltyCard
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // Validate checks the fields an operator supplies.

@@ -136,7 +136,7 @@ func TestCouponKeys(t *testing.T) {
 }
 
 func TestLoyaltyUserKeys(t *testing.T) {
-	u := &LoyaltyUser{FirstName: "ÉVA", LastName: "O'Brien", Email: " Eva@Example.com", Phone: "+44 20 7946 0000"}
+	u := &LoyaltyUser{LoyaltyCard: LoyaltyCard{FirstName: "ÉVA", LastName: "O'Brien", Email: " Eva@Example.com", Phone: "+44 20 7946 0000"}}
 	want := LoyaltyUserKeys{First: "éva", Last: "o'brien", Email: "eva@example.com", Digits: "442079460000"}
 	if got := u.Keys(); got != want {
 		t.Errorf("Keys() = %+v, want %+v", got, want)
@@ -170,13 +170,13 @@ func TestCheckStatusChange(t *testing.T) {
 
 func TestRankUsers(t *testing.T) {
 	users := []*LoyaltyUser{
-		{ID: "c", FirstName: "Johnny", LastName: "Zed"},
-		{ID: "b", FirstName: "John", LastName: "Zed"},
-		{ID: "a", FirstName: "JOHN", LastName: "Zed"},
-		{ID: "d", FirstName: "Ann", LastName: "Johnson"},
-		{ID: "e", FirstName: "Eve", Email: "john@x.test"},
-		{ID: "f", FirstName: "Nobody"},                // not a match: dropped
-		{ID: "b", FirstName: "John", LastName: "Zed"}, // twice: kept once
+		{LoyaltyCard: LoyaltyCard{ID: "c", FirstName: "Johnny", LastName: "Zed"}},
+		{LoyaltyCard: LoyaltyCard{ID: "b", FirstName: "John", LastName: "Zed"}},
+		{LoyaltyCard: LoyaltyCard{ID: "a", FirstName: "JOHN", LastName: "Zed"}},
+		{LoyaltyCard: LoyaltyCard{ID: "d", FirstName: "Ann", LastName: "Johnson"}},
+		{LoyaltyCard: LoyaltyCard{ID: "e", FirstName: "Eve", Email: "john@x.test"}},
+		{LoyaltyCard: LoyaltyCard{ID: "f", FirstName: "Nobody"}},                // not a match: dropped
+		{LoyaltyCard: LoyaltyCard{ID: "b", FirstName: "John", LastName: "Zed"}}, // twice: kept once
 	}
 	k, _ := ParseUserKeyword("john")
 	var got []string
@@ -190,7 +190,7 @@ func TestRankUsers(t *testing.T) {
 	}
 	var many []*LoyaltyUser
 	for i := range 120 {
-		many = append(many, &LoyaltyUser{ID: fmt.Sprintf("u%03d", i), LastName: "Johnson"})
+		many = append(many, &LoyaltyUser{LoyaltyCard: LoyaltyCard{ID: fmt.Sprintf("u%03d", i), LastName: "Johnson"}})
 	}
 	if n := len(RankUsers(k, many)); n != MaxUserMatches {
 		t.Errorf("RankUsers of 120 matches kept %d", n)
@@ -254,7 +254,7 @@ func TestCouponStatusAt(t *testing.T) {
 }
 
 func TestApplyUserUpdate(t *testing.T) {
-	u := &LoyaltyUser{FirstName: "A", Stamps: 1, Points: math.MaxInt32 - 1}
+	u := &LoyaltyUser{LoyaltyCard: LoyaltyCard{FirstName: "A", Stamps: 1, Points: math.MaxInt32 - 1}}
 	if err := ApplyUserUpdate(u, LoyaltyUserUpdate{FirstName: ptrTo("B"), AddStamps: -1, AddPoints: 1}); err != nil ||
 		u.FirstName != "B" || u.Stamps != 0 || u.Points != math.MaxInt32 {
 		t.Fatalf("ApplyUserUpdate: %+v, %v", u, err)

@@ -52,12 +52,12 @@ func genUser(d *dataset, i int) *posgate.LoyaltyUser {
 	first, last := firstNames[r.IntN(len(firstNames))], lastNames[r.IntN(len(lastNames))]
 	gender := []string{"female", "male", "", "diverse"}[r.IntN(4)]
 	return &posgate.LoyaltyUser{
-		POSSystemID: d.POSSystem, CompanyID: d.Company, ID: fmt.Sprintf("U%07d", i),
-		FirstName: first, LastName: last, Gender: gender,
-		// The index keeps e-mails and phones unique; the area code varies.
-		Email:  fmt.Sprintf("%s.%s%d@example.com", strings.ToLower(first), strings.ToLower(last), i),
-		Phone:  fmt.Sprintf("+1%03d%07d", 200+r.IntN(800), i),
-		Stamps: int32(r.IntN(10)), Points: int32(r.IntN(5000)),
+		POSSystemID: d.POSSystem, CompanyID: d.Company, LoyaltyCard: posgate.LoyaltyCard{ID: fmt.Sprintf("U%07d", i),
+			FirstName: first, LastName: last, Gender: gender,
+			// The index keeps e-mails and phones unique; the area code varies.
+			Email:  fmt.Sprintf("%s.%s%d@example.com", strings.ToLower(first), strings.ToLower(last), i),
+			Phone:  fmt.Sprintf("+1%03d%07d", 200+r.IntN(800), i),
+			Stamps: int32(r.IntN(10)), Points: int32(r.IntN(5000))},
 	}
 }
 

@@ -85,15 +85,14 @@ func (c Config) User(i int) *posgate.LoyaltyUser {
 	area := 201 + (h>>40)%798
 	return &posgate.LoyaltyUser{
 		POSSystemID: c.POSSystemID,
-		CompanyID:   c.CompanyID,
-		ID:          UserID(i),
-		FirstName:   first,
-		LastName:    last,
-		Gender:      genders[(h>>48)%uint64(len(genders))],
-		Phone:       fmt.Sprintf("+1 (%03d) %03d-%04d", area, (i/10000)%1000, i%10000),
-		Email:       posgate.Fold(emailLocal(first)) + "." + posgate.Fold(emailLocal(last)) + strconv.Itoa(i) + "@" + domain,
-		Stamps:      int32(h % 10),
-		Points:      int32((h >> 8) % 5000),
+		CompanyID:   c.CompanyID, LoyaltyCard: posgate.LoyaltyCard{ID: UserID(i),
+			FirstName: first,
+			LastName:  last,
+			Gender:    genders[(h>>48)%uint64(len(genders))],
+			Phone:     fmt.Sprintf("+1 (%03d) %03d-%04d", area, (i/10000)%1000, i%10000),
+			Email:     posgate.Fold(emailLocal(first)) + "." + posgate.Fold(emailLocal(last)) + strconv.Itoa(i) + "@" + domain,
+			Stamps:    int32(h % 10),
+			Points:    int32((h >> 8) % 5000)},
 	}
 }
 

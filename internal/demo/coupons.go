@@ -26,8 +26,8 @@ const (
 
 func demoUsers() []*posgate.LoyaltyUser {
 	mk := func(id, first, last, gender, phone, email string, stamps, points int32) *posgate.LoyaltyUser {
-		return &posgate.LoyaltyUser{POSSystemID: POSSystemID, CompanyID: CompanyID, ID: id, FirstName: first, LastName: last,
-			Gender: gender, Phone: phone, Email: email, Stamps: stamps, Points: points}
+		return &posgate.LoyaltyUser{POSSystemID: POSSystemID, CompanyID: CompanyID, LoyaltyCard: posgate.LoyaltyCard{ID: id, FirstName: first, LastName: last,
+			Gender: gender, Phone: phone, Email: email, Stamps: stamps, Points: points}}
 	}
 	return []*posgate.LoyaltyUser{
 		mk(DemoUserID, "John", "Doe", "Male", DemoUserPhone, DemoUserEmail, 3, 120),

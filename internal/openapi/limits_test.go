@@ -188,14 +188,18 @@ func TestPatternsRefuseOnlyWhatPosgateRefuses(t *testing.T) {
 		},
 		{
 			name: "e-mail", schema: "CreateLoyaltyUserRequest", prop: "email",
-			serverOK: func(s string) bool { return loyaltyFieldOK(posgate.LoyaltyUser{Email: s}, "email") },
+			serverOK: func(s string) bool {
+				return loyaltyFieldOK(posgate.LoyaltyUser{LoyaltyCard: posgate.LoyaltyCard{Email: s}}, "email")
+			},
 			samples: []string{"", "a@b", "john.doe@example.com", "a@b@c", "ä@ö", "@b", "a@", "ab", "a b@c", "a@b c", "a@b\n", "\ta@b",
 				strings.Repeat("a", 250) + "@b.c", strings.Repeat("a", 251) + "@b.c"},
 			mustRefuse: []string{"@b", "a@", "ab", "a b@c"},
 		},
 		{
 			name: "phone", schema: "CreateLoyaltyUserRequest", prop: "phone",
-			serverOK: func(s string) bool { return loyaltyFieldOK(posgate.LoyaltyUser{Phone: s}, "phone") },
+			serverOK: func(s string) bool {
+				return loyaltyFieldOK(posgate.LoyaltyUser{LoyaltyCard: posgate.LoyaltyCard{Phone: s}}, "phone")
+			},
 			samples: []string{"", "123", "+1 (555) 555-1234", "555.1234/5", "12", "+-()", "12a3", "1 2 3", strings.Repeat("1", 32),
 				strings.Repeat("1", 33), "１２３"},
 			mustRefuse: []string{"12", "+-()", "12a3", "１２３"},

@@ -41,11 +41,11 @@ func TestSearchLoyaltyUsersAgainstScan(t *testing.T) {
 		if i%50 == 0 {
 			email = strings.ToLower(first) + "@example.com"
 		}
-		users = append(users, &posgate.LoyaltyUser{POSSystemID: "pos", CompanyID: "co", ID: fmt.Sprintf("u%03d", 600-i),
-			FirstName: first, LastName: last, Email: email, Phone: fmt.Sprintf("+1 555 %04d", r.IntN(300))})
+		users = append(users, &posgate.LoyaltyUser{POSSystemID: "pos", CompanyID: "co", LoyaltyCard: posgate.LoyaltyCard{ID: fmt.Sprintf("u%03d", 600-i),
+			FirstName: first, LastName: last, Email: email, Phone: fmt.Sprintf("+1 555 %04d", r.IntN(300))}})
 	}
 	// The other company's users match everything and must never show.
-	others := []*posgate.LoyaltyUser{{POSSystemID: "pos", CompanyID: "other", ID: "x1", FirstName: "Ann", LastName: "Kim", Email: "ann@example.com", Phone: "5550001"}}
+	others := []*posgate.LoyaltyUser{{POSSystemID: "pos", CompanyID: "other", LoyaltyCard: posgate.LoyaltyCard{ID: "x1", FirstName: "Ann", LastName: "Kim", Email: "ann@example.com", Phone: "5550001"}}}
 	for _, list := range [][]*posgate.LoyaltyUser{users, others} {
 		if _, err := db.ImportLoyaltyUsers(ctx, seq(list)); err != nil {
 			t.Fatal(err)
@@ -124,10 +124,10 @@ func TestLoyaltyUserNames(t *testing.T) {
 	if err := db.CreateCompany(ctx, &posgate.Company{POSSystemID: "pos", ID: "co", Status: posgate.StatusActive}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.CreateLoyaltyUser(ctx, &posgate.LoyaltyUser{POSSystemID: "pos", CompanyID: "co", ID: "a", FirstName: "Ärne", LastName: "Brook"}); err != nil {
+	if err := db.CreateLoyaltyUser(ctx, &posgate.LoyaltyUser{POSSystemID: "pos", CompanyID: "co", LoyaltyCard: posgate.LoyaltyCard{ID: "a", FirstName: "Ärne", LastName: "Brook"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ImportLoyaltyUsers(ctx, seq([]*posgate.LoyaltyUser{{POSSystemID: "pos", CompanyID: "co", ID: "b", FirstName: "Cleo", LastName: "Dunn"}})); err != nil {
+	if _, err := db.ImportLoyaltyUsers(ctx, seq([]*posgate.LoyaltyUser{{POSSystemID: "pos", CompanyID: "co", LoyaltyCard: posgate.LoyaltyCard{ID: "b", FirstName: "Cleo", LastName: "Dunn"}}})); err != nil {
 		t.Fatal(err)
 	}
 	name := "Eve"
@@ -156,8 +156,8 @@ func TestLargeImport(t *testing.T) {
 	const n = 10_000
 	users := make([]*posgate.LoyaltyUser, n)
 	for i := range users {
-		users[i] = &posgate.LoyaltyUser{POSSystemID: "pos", CompanyID: "co", ID: fmt.Sprintf("u%05d", i),
-			FirstName: "Pat", LastName: "Lee", Email: fmt.Sprintf("pat%05d@example.com", i)}
+		users[i] = &posgate.LoyaltyUser{POSSystemID: "pos", CompanyID: "co", LoyaltyCard: posgate.LoyaltyCard{ID: fmt.Sprintf("u%05d", i),
+			FirstName: "Pat", LastName: "Lee", Email: fmt.Sprintf("pat%05d@example.com", i)}}
 	}
 	if got, err := db.ImportLoyaltyUsers(ctx, seq(users)); err != nil || got != n {
 		t.Fatalf("ImportLoyaltyUsers = %d, %v", got, err)

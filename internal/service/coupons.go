@@ -268,7 +268,7 @@ func (s *Service) LookupUsers(ctx context.Context, p *posgate.Principal, posSyst
 		return nil, err
 	}
 	for _, u := range users {
-		out.Users = append(out.Users, u.Card())
+		out.Users = append(out.Users, u.LoyaltyCard)
 	}
 	return out, nil
 }

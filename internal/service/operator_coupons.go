@@ -202,8 +202,7 @@ func (s *Service) CreateLoyaltyUser(ctx context.Context, p *posgate.Principal, p
 	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
 		return nil, err
 	}
-	u := &posgate.LoyaltyUser{POSSystemID: posSystemID, CompanyID: companyID, ID: card.ID, FirstName: card.FirstName,
-		LastName: card.LastName, Gender: card.Gender, Phone: card.Phone, Email: card.Email, Stamps: card.Stamps, Points: card.Points}
+	u := &posgate.LoyaltyUser{POSSystemID: posSystemID, CompanyID: companyID, LoyaltyCard: *card}
 	if u.ID == "" {
 		u.ID = "u-" + randomID()
 	}

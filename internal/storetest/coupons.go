@@ -22,8 +22,8 @@ func couponFixture(e *env) *posgate.LoyaltyUser {
 	e.location("clover", "A1", "acme")
 	e.location("clover", "A2", "acme")
 	e.location("clover", "Z1", "zeta")
-	return e.user(&posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "acme", ID: "u1", FirstName: "John", LastName: "Doe",
-		Gender: "Male", Phone: "+1 (555) 555-1234", Email: "John.Doe@Example.com", Stamps: 3, Points: 120})
+	return e.user(&posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "acme", LoyaltyCard: posgate.LoyaltyCard{ID: "u1", FirstName: "John", LastName: "Doe",
+		Gender: "Male", Phone: "+1 (555) 555-1234", Email: "John.Doe@Example.com", Stamps: 3, Points: 120}})
 }
 
 func (e *env) user(u *posgate.LoyaltyUser) *posgate.LoyaltyUser {
@@ -261,8 +261,8 @@ func codes(p *posgate.CouponPage) []string {
 func testCouponSearch(t *testing.T, e *env) {
 	ctx := t.Context()
 	john := couponFixture(e)
-	e.user(&posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "zeta", ID: "z1", Email: "john.doe@example.com", Phone: "15555551234"})
-	e.user(&posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "acme", ID: "u2", Email: "jane@example.com", Phone: "1-555-555-9999"})
+	e.user(&posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "zeta", LoyaltyCard: posgate.LoyaltyCard{ID: "z1", Email: "john.doe@example.com", Phone: "15555551234"}})
+	e.user(&posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "acme", LoyaltyCard: posgate.LoyaltyCard{ID: "u2", Email: "jane@example.com", Phone: "1-555-555-9999"}})
 	mine := func(code string, mod func(c *posgate.Coupon)) {
 		c := &posgate.Coupon{POSSystemID: "clover", CompanyID: "acme", Code: code, UserID: john.ID}
 		if mod != nil {
@@ -355,13 +355,13 @@ func testLoyaltyUserCreateFindUpdate(t *testing.T, e *env) {
 	john := couponFixture(e)
 	check(t, "CreateLoyaltyUser stamps", [2]time.Time{john.CreatedAt, john.UpdatedAt}, [2]time.Time{e.clk.stamp(), e.clk.stamp()})
 	check(t, "FindLoyaltyUser", must[*posgate.LoyaltyUser](t, "FindLoyaltyUser")(e.s.FindLoyaltyUser(ctx, "clover", "acme", "u1")), john)
-	bare := e.user(&posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "zeta", ID: "u1"})
+	bare := e.user(&posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "zeta", LoyaltyCard: posgate.LoyaltyCard{ID: "u1"}})
 	check(t, "FindLoyaltyUser of a bare user", must[*posgate.LoyaltyUser](t, "FindLoyaltyUser")(e.s.FindLoyaltyUser(ctx, "clover", "zeta", "u1")), bare)
 	_, err := e.s.FindLoyaltyUser(ctx, "clover", "acme", "U1")
 	checkErr(t, "FindLoyaltyUser ids are case-sensitive", err, posgate.ErrNotFound, `loyalty user "U1" not found`)
-	checkErr(t, "CreateLoyaltyUser of an existing id", e.s.CreateLoyaltyUser(ctx, &posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "acme", ID: "u1"}),
+	checkErr(t, "CreateLoyaltyUser of an existing id", e.s.CreateLoyaltyUser(ctx, &posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "acme", LoyaltyCard: posgate.LoyaltyCard{ID: "u1"}}),
 		posgate.ErrConflict, `loyalty user "u1" already exists`)
-	checkErr(t, "CreateLoyaltyUser of an unknown company", e.s.CreateLoyaltyUser(ctx, &posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "nope", ID: "u1"}),
+	checkErr(t, "CreateLoyaltyUser of an unknown company", e.s.CreateLoyaltyUser(ctx, &posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "nope", LoyaltyCard: posgate.LoyaltyCard{ID: "u1"}}),
 		posgate.ErrNotFound, `company "nope" not found`)
 
 	now := e.clk.advance()
@@ -405,8 +405,8 @@ func testLoyaltyUserImport(t *testing.T, e *env) {
 	ctx := t.Context()
 	couponFixture(e)
 	batch := []*posgate.LoyaltyUser{
-		{POSSystemID: "clover", CompanyID: "acme", ID: "i1", FirstName: "Ann", Points: 5},
-		{POSSystemID: "clover", CompanyID: "zeta", ID: "i1", LastName: "Bee"},
+		{POSSystemID: "clover", CompanyID: "acme", LoyaltyCard: posgate.LoyaltyCard{ID: "i1", FirstName: "Ann", Points: 5}},
+		{POSSystemID: "clover", CompanyID: "zeta", LoyaltyCard: posgate.LoyaltyCard{ID: "i1", LastName: "Bee"}},
 	}
 	n, err := e.s.ImportLoyaltyUsers(ctx, items(batch...))
 	if err != nil || n != 2 {
@@ -416,7 +416,7 @@ func testLoyaltyUserImport(t *testing.T, e *env) {
 		check(t, "FindLoyaltyUser after import", must[*posgate.LoyaltyUser](t, "FindLoyaltyUser")(e.s.FindLoyaltyUser(ctx, u.POSSystemID, u.CompanyID, u.ID)), u)
 	}
 	user := func(id string) *posgate.LoyaltyUser {
-		return &posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "acme", ID: id}
+		return &posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "acme", LoyaltyCard: posgate.LoyaltyCard{ID: id}}
 	}
 	for _, tc := range []struct {
 		what     string
@@ -426,7 +426,7 @@ func testLoyaltyUserImport(t *testing.T, e *env) {
 	}{
 		{"an existing id", items(user("n1"), user("u1")), posgate.ErrConflict, `Item 2: loyalty user "u1" already exists`},
 		{"an id repeated in the import", items(user("n1"), user("n2"), user("n1")), posgate.ErrConflict, `Item 3: loyalty user "n1" already exists`},
-		{"an unknown company", items(user("n1"), &posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "nope", ID: "n2"}), posgate.ErrNotFound, `Item 2: company "nope" not found`},
+		{"an unknown company", items(user("n1"), &posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "nope", LoyaltyCard: posgate.LoyaltyCard{ID: "n2"}}), posgate.ErrNotFound, `Item 2: company "nope" not found`},
 	} {
 		n, err := e.s.ImportLoyaltyUsers(ctx, tc.seq)
 		if n != 0 {
@@ -438,7 +438,7 @@ func testLoyaltyUserImport(t *testing.T, e *env) {
 	}
 	// Imported users are searchable, and so is a user created one by one
 	// after imports, failed or not.
-	e.user(&posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "acme", ID: "later", FirstName: "Latecomer"})
+	e.user(&posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "acme", LoyaltyCard: posgate.LoyaltyCard{ID: "later", FirstName: "Latecomer"}})
 	for keyword, want := range map[string][]string{"ann": {"i1"}, "comer": {"later"}} {
 		k, _ := posgate.ParseUserKeyword(keyword)
 		check(t, "SearchLoyaltyUsers("+keyword+") after imports", ids(must[[]*posgate.LoyaltyUser](t, "SearchLoyaltyUsers")(e.s.SearchLoyaltyUsers(ctx, "clover", "acme", k))), want)
@@ -458,19 +458,19 @@ func testLoyaltyUserSearch(t *testing.T, e *env) {
 	ctx := t.Context()
 	couponFixture(e) // u1: John Doe, john.doe@example.com, 15555551234
 	for _, u := range []*posgate.LoyaltyUser{
-		{ID: "u2", FirstName: "Johanna", LastName: "Smith", Email: "jo@mail.test", Phone: "+44 20 7946 0000"},
-		{ID: "u3", FirstName: "Mary", LastName: "Johnson", Email: "mary@example.com", Phone: "555-0134"},
-		{ID: "u4", FirstName: "Álvaro", LastName: "ÖZTÜRK", Email: "ALVARO@Example.com"},
-		{ID: "u5", FirstName: "john", LastName: "Adams", Email: "ja@x.test", Phone: "1 555 555 1234"},
-		{ID: "u6", FirstName: "50%", LastName: "Off_Guy", Email: "pct@x.test"},
-		{ID: "u7", FirstName: "Maryanne", LastName: "Major", Email: "mary@example.org"},
-		{ID: "u8", FirstName: "Kim", LastName: "Zorro", Email: "kim1234@x.test"},
+		{LoyaltyCard: posgate.LoyaltyCard{ID: "u2", FirstName: "Johanna", LastName: "Smith", Email: "jo@mail.test", Phone: "+44 20 7946 0000"}},
+		{LoyaltyCard: posgate.LoyaltyCard{ID: "u3", FirstName: "Mary", LastName: "Johnson", Email: "mary@example.com", Phone: "555-0134"}},
+		{LoyaltyCard: posgate.LoyaltyCard{ID: "u4", FirstName: "Álvaro", LastName: "ÖZTÜRK", Email: "ALVARO@Example.com"}},
+		{LoyaltyCard: posgate.LoyaltyCard{ID: "u5", FirstName: "john", LastName: "Adams", Email: "ja@x.test", Phone: "1 555 555 1234"}},
+		{LoyaltyCard: posgate.LoyaltyCard{ID: "u6", FirstName: "50%", LastName: "Off_Guy", Email: "pct@x.test"}},
+		{LoyaltyCard: posgate.LoyaltyCard{ID: "u7", FirstName: "Maryanne", LastName: "Major", Email: "mary@example.org"}},
+		{LoyaltyCard: posgate.LoyaltyCard{ID: "u8", FirstName: "Kim", LastName: "Zorro", Email: "kim1234@x.test"}},
 	} {
 		u.POSSystemID, u.CompanyID = "clover", "acme"
 		e.user(u)
 	}
 	// Another company's user matches nothing of acme's.
-	e.user(&posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "zeta", ID: "z1", FirstName: "John", LastName: "Zed", Phone: "15555551234"})
+	e.user(&posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "zeta", LoyaltyCard: posgate.LoyaltyCard{ID: "z1", FirstName: "John", LastName: "Zed", Phone: "15555551234"}})
 
 	for _, tc := range []struct{ keyword, want string }{
 		{"john", "u5 u1 u3"}, // exact first names (Adams, Doe), then Johnson
@@ -536,14 +536,14 @@ func testLoyaltyUserSearchLimit(t *testing.T, e *env) {
 	// that an index in insertion order meets them last), then noise.
 	var batch []*posgate.LoyaltyUser
 	for i := range 150 {
-		batch = append(batch, &posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "acme", ID: fmt.Sprintf("s%03d", i),
-			FirstName: "Kimberly", LastName: fmt.Sprintf("Kimball-%03d", 149-i)})
+		batch = append(batch, &posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "acme", LoyaltyCard: posgate.LoyaltyCard{ID: fmt.Sprintf("s%03d", i),
+			FirstName: "Kimberly", LastName: fmt.Sprintf("Kimball-%03d", 149-i)}})
 	}
 	for i, last := range []string{"Zulu", "Alpha", "Mike"} {
-		batch = append(batch, &posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "acme", ID: fmt.Sprintf("x%d", i), FirstName: "Kim", LastName: last})
+		batch = append(batch, &posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "acme", LoyaltyCard: posgate.LoyaltyCard{ID: fmt.Sprintf("x%d", i), FirstName: "Kim", LastName: last}})
 	}
 	for i := range 30 {
-		batch = append(batch, &posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "acme", ID: fmt.Sprintf("n%02d", i), FirstName: "Noise"})
+		batch = append(batch, &posgate.LoyaltyUser{POSSystemID: "clover", CompanyID: "acme", LoyaltyCard: posgate.LoyaltyCard{ID: fmt.Sprintf("n%02d", i), FirstName: "Noise"}})
 	}
 	if _, err := e.s.ImportLoyaltyUsers(ctx, items(batch...)); err != nil {
 		t.Fatal(err)
