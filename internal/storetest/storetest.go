@@ -72,6 +72,12 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"PromotionPaging", testPromotionPaging},
 		{"ConcurrentPromotionImports", testConcurrentPromotionImports},
 		{"Catalogue", testCatalogue},
+		// Idempotency-Key records (idempotency.go).
+		{"IdempotencyClaimCompleteReplay", testIdempotencyClaimCompleteReplay},
+		{"IdempotencyRelease", testIdempotencyRelease},
+		{"IdempotencyLeaseAndExpiry", testIdempotencyLeaseAndExpiry},
+		{"IdempotencyDeleteExpired", testIdempotencyDeleteExpired},
+		{"ConcurrentIdempotencyClaims", testConcurrentIdempotencyClaims},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
