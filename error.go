@@ -21,6 +21,9 @@ const (
 	ETOOLARGE     = "too_large"    // body or item count over the cap: 413
 	EUNSUPPORTED  = "unsupported"  // content type not accepted: 415
 	EINTERNAL     = "internal"     // anything else: 500, details only in logs
+	// EUNPROCESSABLE is a well-formed request that cannot be applied as
+	// sent (an Idempotency-Key reused for another request): 422.
+	EUNPROCESSABLE = "unprocessable"
 )
 
 // Error is posgate's application error. Message is safe to show to a client;

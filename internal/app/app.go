@@ -238,8 +238,9 @@ func debugMux() *http.ServeMux {
 	return mux
 }
 
-// sweepSessions deletes expired sessions hourly; every instance may run it,
-// the delete is idempotent.
+// sweepSessions deletes expired sessions and Idempotency-Key records
+// hourly; every instance may run it, the deletes are idempotent. (An expired
+// key is refused by its claim anyway: the sweep only frees the space.)
 func sweepSessions(ctx context.Context, store posgate.Store, now func() time.Time, log *slog.Logger) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
@@ -253,6 +254,12 @@ func sweepSessions(ctx context.Context, store posgate.Store, now func() time.Tim
 				log.Warn("sweep sessions", slog.Any("err", err))
 			} else if n > 0 {
 				log.Info("swept expired sessions", slog.Int64("count", n))
+			}
+			n, err = store.DeleteExpiredIdempotencyKeys(ctx, now().UTC())
+			if err != nil {
+				log.Warn("sweep idempotency keys", slog.Any("err", err))
+			} else if n > 0 {
+				log.Info("swept expired idempotency keys", slog.Int64("count", n))
 			}
 		}
 	}

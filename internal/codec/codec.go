@@ -271,6 +271,11 @@ func emptyBody() error {
 	return fieldError("$", "The request body is empty.")
 }
 
+// ReadError is the error of a body that could not be read (too large, or
+// broken) for a caller that reads a body itself, so that it answers as
+// Decode does.
+func ReadError(err error) error { return readError(err) }
+
 // readError reports a failure to read the body: too large, or broken.
 func readError(err error) error {
 	var tooLarge *http.MaxBytesError

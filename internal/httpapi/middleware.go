@@ -18,6 +18,7 @@ type ctxKey int
 const (
 	traceKey ctxKey = iota
 	principalKey
+	leaseKey // a route's own Idempotency-Key lease (withLease)
 )
 
 // msgNoToken is the detail of a 401 without any credentials; it is also how
@@ -146,7 +147,8 @@ func (s *Server) authenticate(r *http.Request) (*posgate.Principal, error) {
 // pos guards a POS route: the token must be valid, and the service's access
 // rule for the path's POS system is applied before the body is read, so that
 // a request that cannot succeed is not read for nothing. The use case
-// applies it again itself (closed by default).
+// applies it again itself (closed by default). A POST with an
+// Idempotency-Key then goes through idempotent.
 func (s *Server) pos(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.authenticate(r)
@@ -157,7 +159,7 @@ func (s *Server) pos(next http.HandlerFunc) http.HandlerFunc {
 			s.writeError(w, r, err)
 			return
 		}
-		next(w, r)
+		s.guarded(w, r, next)
 	}
 }
 
@@ -172,6 +174,6 @@ func (s *Server) admin(next http.HandlerFunc) http.HandlerFunc {
 			s.writeError(w, r, err)
 			return
 		}
-		next(w, r)
+		s.guarded(w, r, next)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate/internal/codec"
+	"github.com/posgate/posgate/internal/service"
 )
 
 // Defaults of the import route's own limits (Config.MaxImportBodyBytes and
@@ -24,7 +25,10 @@ const (
 
 // importBody prepares the import route's request: its own, larger body cap
 // and read and write deadlines extended to Config.ImportTimeout for this
-// request only (the server's own timeouts suit the small POS requests).
+// request only (the server's own timeouts suit the small POS requests), and
+// an Idempotency-Key lease that outlasts them. It runs before the token is
+// checked, so that a replay, which reads the retry's body to compare it,
+// reads under the same cap and deadlines.
 func (s *Server) importBody(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
@@ -33,6 +37,9 @@ func (s *Server) importBody(next http.HandlerFunc) http.HandlerFunc {
 			rc.SetWriteDeadline(deadline)
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxImportBodyBytes)
+		if r.Header[service.IdempotencyKeyHeader] != nil {
+			r = withLease(r, s.cfg.ImportTimeout+service.DefaultIdempotencyLease)
+		}
 		next(w, r)
 	}
 }

@@ -24,6 +24,9 @@ var statusOf = map[string]int{
 	posgate.ETOOLARGE:     http.StatusRequestEntityTooLarge,
 	posgate.EUNSUPPORTED:  http.StatusUnsupportedMediaType,
 	posgate.EINTERNAL:     http.StatusInternalServerError,
+
+	// A reused Idempotency-Key (docs/api.md §14).
+	posgate.EUNPROCESSABLE: http.StatusUnprocessableEntity,
 }
 
 // problemTypes holds the RFC 9110 section of each status, used as the
@@ -37,6 +40,7 @@ var problemTypes = map[int]string{
 	409: "https://tools.ietf.org/html/rfc9110#section-15.5.10",
 	413: "https://tools.ietf.org/html/rfc9110#section-15.5.14",
 	415: "https://tools.ietf.org/html/rfc9110#section-15.5.16",
+	422: "https://tools.ietf.org/html/rfc9110#section-15.5.21",
 	500: "https://tools.ietf.org/html/rfc9110#section-15.6.1",
 	503: "https://tools.ietf.org/html/rfc9110#section-15.6.4",
 }
@@ -50,6 +54,7 @@ var problemTitles = map[int]string{
 	409: "Conflict",
 	413: "Content Too Large",
 	415: "Unsupported Media Type",
+	422: "Unprocessable Content",
 	500: "An error occurred while processing your request.",
 	503: "Service Unavailable",
 }

@@ -164,7 +164,7 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 
 	// Promotion import (docs/api.md §9) and its operator side: promotions and
 	// the catalogue their category and product ids are checked against.
-	mux.HandleFunc("POST /pos/{posSystemId}/company/{posCompanyId}/import/promotions", s.pos(s.importBody(s.endpoint(s.importPromotions))))
+	mux.HandleFunc("POST /pos/{posSystemId}/company/{posCompanyId}/import/promotions", s.importBody(s.pos(s.endpoint(s.importPromotions))))
 	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}/promotions", s.admin(s.endpoint(s.listPromotions)))
 	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}/promotions/{promotionId}", s.admin(s.endpoint(s.getPromotion)))
 	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}/catalogue", s.admin(s.endpoint(s.getCatalogue)))
