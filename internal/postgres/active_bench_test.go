@@ -23,7 +23,8 @@ const activeBenchRows = "POSGATE_ACTIVE_BENCH_ROWS"
 // BenchmarkActiveCoupons measures a page of active coupons in a company
 // that also holds a million owned coupons, and checks that the generic plans
 // of both statements read the partial index coupons_active, never the
-// company's coupons (a sequential scan or the primary key).
+// company's coupons (a sequential scan, or the primary key beyond the
+// page's own coupons).
 func BenchmarkActiveCoupons(b *testing.B) {
 	owned := 1_000_000
 	if v := os.Getenv(activeBenchRows); v != "" {
@@ -57,7 +58,7 @@ func BenchmarkActiveCoupons(b *testing.B) {
 		}
 		plan := genericPlan(b, conn, "active_"+name, query, args)
 		b.Logf("%s plan:\n%s", name, plan)
-		if !strings.Contains(plan, "coupons_active") || strings.Contains(plan, "Seq Scan") || strings.Contains(plan, "coupons_pkey") {
+		if !keepsToActiveIndex(plan) {
 			b.Fatalf("%s statement does not keep to coupons_active:\n%s", name, plan)
 		}
 	}
@@ -89,4 +90,20 @@ func genericPlan(b *testing.B, conn *pgx.Conn, name, query string, args []any) s
 		b.Fatal(err)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// keepsToActiveIndex reports whether plan finds the coupons by an index-only
+// scan of coupons_active and touches the primary key only to read the
+// page's coupons, one code each.
+func keepsToActiveIndex(plan string) bool {
+	if !strings.Contains(plan, "Index Only Scan using coupons_active") || strings.Contains(plan, "Seq Scan") || strings.Contains(plan, "Bitmap") {
+		return false
+	}
+	lines := strings.Split(plan, "\n")
+	for i, l := range lines {
+		if strings.Contains(l, "coupons_pkey") && (i+1 == len(lines) || !strings.Contains(lines[i+1], "code_norm = a.code_norm")) {
+			return false
+		}
+	}
+	return true
 }
