@@ -371,6 +371,21 @@ func (q *CouponQuery) Keys() (CouponKeys, error) {
 	return k, nil
 }
 
+// ActiveCouponQuery asks for the coupons that a location can hand out to
+// any customer (docs/api.md §15.2): of one company, Issued, not past
+// AvailableUntil at At, held by nobody (no loyalty user, owner e-mail or
+// owner phone) and usable at LocationID: the coupons any customer may be
+// offered there, which is why a coupon with an owner never belongs here.
+type ActiveCouponQuery struct {
+	POSSystemID, CompanyID, LocationID string
+	// At is the moment whose unexpired coupons are listed; the service
+	// passes its clock, so that the list and the answer's statuses agree.
+	At time.Time
+	// Offset and Limit select the page; coupons are ordered by code without
+	// regard to case (codes are unique in a company so folded).
+	Offset, Limit int
+}
+
 // MaxUserMatches is how many loyalty users a keyword search returns at most
 // (docs/api.md §6.1).
 const MaxUserMatches = 50
@@ -398,6 +413,11 @@ type CouponStore interface {
 	ChangeCouponStatus(ctx context.Context, posSystemID, companyID, code string, to CouponStatus) (*Coupon, error)
 	// SearchCoupons answers a coupon search.
 	SearchCoupons(ctx context.Context, q CouponQuery) (*CouponPage, error)
+	// ListActiveCoupons answers one page of the coupons q asks for, with
+	// the number of them on all pages. It reads them through an index of
+	// the company's unowned Issued coupons, so that a page costs no more
+	// for a company holding a million owned coupons.
+	ListActiveCoupons(ctx context.Context, q ActiveCouponQuery) (*CouponPage, error)
 
 	// CreateLoyaltyUser stores u and sets its CreatedAt and UpdatedAt.
 	CreateLoyaltyUser(ctx context.Context, u *LoyaltyUser) error

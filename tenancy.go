@@ -356,8 +356,15 @@ func checkKey(v ValidationError, field, s string) {
 	if s == "" {
 		v.Add(field, fmt.Sprintf("The %s field is required.", field))
 	} else if !ValidKey(s) {
-		v.Add(field, fmt.Sprintf("The %s field must be 1-%d printable characters without '/', '\\', '?', '#', '%%' or surrounding spaces.", field, MaxKeyLen))
+		v.Add(field, KeyMessage(field))
 	}
+}
+
+// KeyMessage is the validation message of a field that holds no valid id
+// (ValidKey), so that a request type outside this package that takes an id
+// refuses a bad one in the same words as the operator's create requests.
+func KeyMessage(field string) string {
+	return fmt.Sprintf("The %s field must be 1-%d printable characters without '/', '\\', '?', '#', '%%' or surrounding spaces.", field, MaxKeyLen)
 }
 
 func checkName(v ValidationError, field, s string) {

@@ -43,3 +43,11 @@ func (s *Server) lookupCoupon(r *http.Request, req *service.LookupCouponRequest)
 func (s *Server) lookupUsers(r *http.Request, req *service.LookupUsersRequest) (int, any, error) {
 	return enveloped(s.svc.LookupUsers(r.Context(), principal(r.Context()), r.PathValue("posSystemId"), req))
 }
+
+// activeCoupons lists a location's active coupons (docs/api.md §15.2); page
+// and pageSize come from the query, as for the coupon search.
+func (s *Server) activeCoupons(r *http.Request) (int, any, error) {
+	q := r.URL.Query()
+	req := &service.ActiveCouponsRequest{PosLocationID: r.PathValue("posLocationId"), Page: queryNumber(q, "page"), PageSize: queryNumber(q, "pageSize")}
+	return plain(s.svc.ActiveCoupons(r.Context(), principal(r.Context()), r.PathValue("posSystemId"), req))
+}

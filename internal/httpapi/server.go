@@ -127,6 +127,7 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("POST /pos/{posSystemId}/coupon/couponCode/search", s.pos(bodyEndpoint(s, strictPOSBody, s.searchCoupons)))
 	mux.HandleFunc("POST /v2/pos/{posSystemId}/coupon/couponCodes/lookup", s.pos(bodyEndpoint(s, posBody, s.lookupCoupon)))
 	mux.HandleFunc("POST /v2/pos/{posSystemId}/loyaltyCard/users/lookup", s.pos(bodyEndpoint(s, posBody, s.lookupUsers)))
+	mux.HandleFunc("GET /pos/{posSystemId}/coupon/active/locationId/{posLocationId}", s.pos(s.endpoint(s.activeCoupons)))
 	mux.HandleFunc("POST "+company+"/coupons", s.admin(bodyEndpoint(s, adminBody, s.createCoupon)))
 	mux.HandleFunc("POST "+company+"/coupons/import", s.admin(s.cappedEndpoint(couponImportBodyBytes, s.importCoupons)))
 	mux.HandleFunc("GET "+company+"/coupons/{code}", s.admin(s.endpoint(s.getCoupon)))
@@ -169,6 +170,10 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}/promotions/{promotionId}", s.admin(s.endpoint(s.getPromotion)))
 	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}/catalogue", s.admin(s.endpoint(s.getCatalogue)))
 	mux.HandleFunc("PUT /admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}/catalogue", s.admin(bodyEndpoint(s, adminBody, s.replaceCatalogue)))
+
+	// Settings lookup (docs/api.md §15.1): a body, or the query on GET.
+	mux.HandleFunc("POST /v2/pos/{posSystemId}/settings/lookup", s.pos(bodyEndpoint(s, posBody, s.lookupSettings)))
+	mux.HandleFunc("GET /v2/pos/{posSystemId}/settings/lookup", s.pos(s.endpoint(s.lookupSettingsQuery)))
 
 	mux.HandleFunc("/", s.notFound(mux))
 }

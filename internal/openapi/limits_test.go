@@ -95,7 +95,7 @@ func TestLimitsMatchTheDomain(t *testing.T) {
 		{"CreatePosSystemRequest", "id"}, {"CreateCompanyRequest", "posCompanyId"}, {"CreateLocationRequest", "posLocationId"},
 		{"CreateLocationRequest", "posCompanyId"}, {"CreateTerminalRequest", "terminalId"}, {"CreateClientRequest", "clientId"},
 		{"CreateClientRequest", "posSystemId"}, {"CreateCouponRequest", "code"}, {"CreateCouponRequest", "userId"},
-		{"CreateLoyaltyUserRequest", "id"}, {"CreateSlideRequest", "slideId"},
+		{"CreateLoyaltyUserRequest", "id"}, {"CreateSlideRequest", "slideId"}, {"SettingsLookupDto", "posCompanyId"},
 	} {
 		eq(c.schema+"."+c.prop+" maxLength", maxLen(prop(t, doc, c.schema, c.prop)), posgate.MaxKeyLen)
 	}
@@ -425,6 +425,7 @@ func TestPageBoundsMatchTheServer(t *testing.T) {
 		body                         any
 	}{
 		{"POST", "/pos/{posSystemId}/coupon/couponCode/search", "/pos/clover/coupon/couponCode/search", p.pos, map[string]string{"code": "NONE"}},
+		{"GET", "/pos/{posSystemId}/coupon/active/locationId/{posLocationId}", "/pos/clover/coupon/active/locationId/LOC123", p.pos, nil},
 		{"GET", "/admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}/promotions",
 			"/admin/v1/pos-systems/clover/companies/demo-company/promotions", p.admin, nil},
 	}
@@ -467,6 +468,7 @@ func TestRequiredIdsMatchTheServer(t *testing.T) {
 		{"/v2/pos/{posSystemId}/carousel", "/v2/pos/clover/carousel", map[string]string{"terminalId": "TERM-05", "posLocationId": "LOC123"}},
 		{"/v2/pos/{posSystemId}/coupon/couponCodes/lookup", "/v2/pos/clover/coupon/couponCodes/lookup", map[string]string{"posLocationId": "LOC123", "code": "Sl75Ev"}},
 		{"/v2/pos/{posSystemId}/loyaltyCard/users/lookup", "/v2/pos/clover/loyaltyCard/users/lookup", map[string]string{"posLocationId": "LOC123", "keyword": "doe"}},
+		{"/v2/pos/{posSystemId}/settings/lookup", "/v2/pos/clover/settings/lookup", map[string]string{"posCompanyId": "demo-company"}},
 	}
 	for _, b := range bodies {
 		op := doc.Paths.Value(b.docPath).Post

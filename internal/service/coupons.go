@@ -272,3 +272,56 @@ func (s *Service) LookupUsers(ctx context.Context, p *posgate.Principal, posSyst
 	}
 	return out, nil
 }
+
+// ActiveCouponsRequest asks for a location's active coupons (docs/api.md
+// §15.2): the location from the path, the page from the query.
+type ActiveCouponsRequest struct {
+	PosLocationID string
+	// Page and PageSize are the query parameters; nil when absent.
+	Page     *int
+	PageSize *int
+}
+
+// Validate checks the page with the coupon search's bounds and messages.
+func (q *ActiveCouponsRequest) Validate() error {
+	v := posgate.ValidationError{}
+	checkRange(v, "page", q.Page, 1, MaxCouponPage)
+	checkRange(v, "pageSize", q.PageSize, 1, MaxCouponPageSize)
+	return v.Err()
+}
+
+// ActiveCoupons lists, a page at a time, the coupons any customer may use
+// at a location: Issued, unexpired by the service's clock, held by nobody,
+// and usable there, ordered by code. It answers like the coupon search
+// with a location: a location unknown or hidden from p is a 404, a disabled
+// place or coupons switched off answer Disabled and no coupons.
+func (s *Service) ActiveCoupons(ctx context.Context, p *posgate.Principal, posSystemID string, req *ActiveCouponsRequest) (*CouponSearchResult, error) {
+	if err := s.AuthorizePOS(p, posSystemID); err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	loc, err := s.posLocation(ctx, p, posSystemID, req.PosLocationID)
+	if err != nil {
+		return nil, err
+	}
+	page, size := intOr(req.Page, 1), intOr(req.PageSize, DefaultCouponPageSize)
+	out := &CouponSearchResult{Data: []CouponCodeDisplay{}, Page: PageModel{Page: page, PageSize: size}, PosStatus: placeStatus(loc, posgate.FeatureCoupons)}
+	if out.PosStatus != posgate.PosAccepted {
+		return out, nil
+	}
+	// In the stores' precision, so that a coupon the store lists is never
+	// Expired in the answer.
+	now := posgate.Timestamp(s.now())
+	res, err := s.store.ListActiveCoupons(ctx, posgate.ActiveCouponQuery{POSSystemID: posSystemID, CompanyID: loc.CompanyID, LocationID: loc.ID,
+		At: now, Offset: (page - 1) * size, Limit: size})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range res.Coupons {
+		out.Data = append(out.Data, displayCoupon(c, now))
+	}
+	out.Page.Total = res.Total
+	return out, nil
+}

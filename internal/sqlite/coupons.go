@@ -116,6 +116,7 @@ const (
 type couponStmts struct {
 	searchByCode, searchByEmail, searchByPhone *sql.Stmt
 	findCoupon, userCandidates, userPrefix     *sql.Stmt
+	activePage, activeCount                    *sql.Stmt // active.go
 }
 
 // prepareCoupons prepares the coupon feature's statements on the read pool.
@@ -131,6 +132,8 @@ func (db *DB) prepareCoupons(ctx context.Context) error {
 		{&s.findCoupon, findCouponSQL},
 		{&s.userCandidates, userCandidatesSQL},
 		{&s.userPrefix, userPrefixSQL},
+		{&s.activePage, activePageSQL},
+		{&s.activeCount, activeCountSQL},
 	} {
 		var err error
 		if *p.stmt, err = db.read.PrepareContext(ctx, p.query); err != nil {
@@ -148,7 +151,7 @@ func (s *couponStmts) close() error {
 		return nil
 	}
 	var errs []error
-	for _, st := range []*sql.Stmt{s.searchByCode, s.searchByEmail, s.searchByPhone, s.findCoupon, s.userCandidates, s.userPrefix} {
+	for _, st := range []*sql.Stmt{s.searchByCode, s.searchByEmail, s.searchByPhone, s.findCoupon, s.userCandidates, s.userPrefix, s.activePage, s.activeCount} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}

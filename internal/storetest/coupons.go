@@ -565,3 +565,84 @@ func testLoyaltyUserSearchLimit(t *testing.T, e *env) {
 		t.Fatalf("150 exact matches: want the first 50 by last name (s149…s100), got %v", ids(got))
 	}
 }
+
+// testActiveCoupons: ListActiveCoupons lists a location's Issued, unexpired
+// coupons held by nobody, by folded code, a page at a time, with the total
+// of all pages; owned, expired, redeemed, cancelled, other locations' and
+// other companies' coupons stay out.
+func testActiveCoupons(t *testing.T, e *env) {
+	ctx := t.Context()
+	john := couponFixture(e)
+	now := e.clk.stamp()
+	open := func(code string, mod func(c *posgate.Coupon)) {
+		c := issued(code)
+		if mod != nil {
+			mod(c)
+		}
+		e.coupon(c)
+	}
+	open("b-open", nil)
+	open("A-at-a1", func(c *posgate.Coupon) { c.LocationIDs = []string{"A1"} })
+	open("C-future", func(c *posgate.Coupon) {
+		c.AvailableUntil = ptr(now.Add(24 * time.Hour))
+		c.LocationIDs = []string{"A2", "A1"}
+	})
+	open("e-edge", func(c *posgate.Coupon) { c.AvailableUntil = ptr(now) })
+	open("d-expired", func(c *posgate.Coupon) { c.AvailableUntil = ptr(now.Add(-time.Microsecond)) })
+	open("F-redeemed", func(c *posgate.Coupon) { c.Status = posgate.CouponRedeemed })
+	open("g-cancelled", func(c *posgate.Coupon) { c.Status = posgate.CouponCancelled })
+	open("h-user", func(c *posgate.Coupon) { c.UserID = john.ID })
+	open("i-email", func(c *posgate.Coupon) { c.Email = "guest@example.com" })
+	open("j-phone", func(c *posgate.Coupon) { c.Phone = "+1 555 0100" })
+	open("k-at-a2", func(c *posgate.Coupon) { c.LocationIDs = []string{"A2"} })
+	e.coupon(&posgate.Coupon{POSSystemID: "clover", CompanyID: "zeta", Code: "a-zeta"})
+	e.posSystem("pax")
+	e.company("pax", "acme", posgate.AllFeaturesOn())
+	e.location("pax", "A1", "acme")
+	e.coupon(&posgate.Coupon{POSSystemID: "pax", CompanyID: "acme", Code: "A-pax"})
+
+	list := func(company, location string, at time.Time, offset, limit int) *posgate.CouponPage {
+		t.Helper()
+		return must[*posgate.CouponPage](t, "ListActiveCoupons")(e.s.ListActiveCoupons(ctx, posgate.ActiveCouponQuery{
+			POSSystemID: "clover", CompanyID: company, LocationID: location, At: at, Offset: offset, Limit: limit}))
+	}
+	for _, tc := range []struct {
+		what, company, location string
+		at                      time.Time
+		want                    []string
+	}{
+		{"at A1", "acme", "A1", now, []string{"acme/A-at-a1", "acme/b-open", "acme/C-future", "acme/e-edge"}},
+		{"at A2", "acme", "A2", now, []string{"acme/b-open", "acme/C-future", "acme/e-edge", "acme/k-at-a2"}},
+		{"a microsecond later", "acme", "A1", now.Add(time.Microsecond), []string{"acme/A-at-a1", "acme/b-open", "acme/C-future"}},
+		{"a day and a microsecond later", "acme", "A1", now.Add(24*time.Hour + time.Microsecond), []string{"acme/A-at-a1", "acme/b-open"}},
+		{"another company", "zeta", "Z1", now, []string{"zeta/a-zeta"}},
+		{"an unknown company", "nope", "A1", now, nil},
+	} {
+		p := list(tc.company, tc.location, tc.at, 0, 100)
+		check(t, "ListActiveCoupons: "+tc.what, codes(p), tc.want)
+		check(t, "ListActiveCoupons total: "+tc.what, p.Total, len(tc.want))
+	}
+
+	// Whole coupons come back, as FindCoupon returns them.
+	p := list("acme", "A1", now, 2, 1)
+	check(t, "an active coupon", p.Coupons, []*posgate.Coupon{must[*posgate.Coupon](t, "FindCoupon")(e.s.FindCoupon(ctx, "clover", "acme", "C-future"))})
+
+	// Paging: the total counts every page, also past the end.
+	all := []string{"acme/A-at-a1", "acme/b-open", "acme/C-future", "acme/e-edge"}
+	for _, tc := range []struct{ offset, limit int }{{0, 1}, {0, 2}, {2, 2}, {3, 2}, {4, 2}, {400, 20}, {0, 4}} {
+		p := list("acme", "A1", now, tc.offset, tc.limit)
+		want := all[min(tc.offset, len(all)):min(tc.offset+tc.limit, len(all))]
+		if len(want) == 0 {
+			want = nil
+		}
+		check(t, fmt.Sprintf("page at %d of %d", tc.offset, tc.limit), codes(p), want)
+		check(t, fmt.Sprintf("total at %d of %d", tc.offset, tc.limit), p.Total, len(all))
+	}
+
+	// A coupon leaves the list when it is redeemed or cancelled.
+	must[*posgate.Coupon](t, "ChangeCouponStatus")(e.s.ChangeCouponStatus(ctx, "clover", "acme", "B-OPEN", posgate.CouponRedeemed))
+	must[*posgate.Coupon](t, "ChangeCouponStatus")(e.s.ChangeCouponStatus(ctx, "clover", "acme", "a-at-a1", posgate.CouponCancelled))
+	p = list("acme", "A1", now, 0, 100)
+	check(t, "after a redemption and a cancellation", codes(p), []string{"acme/C-future", "acme/e-edge"})
+	check(t, "total after a redemption and a cancellation", p.Total, 2)
+}

@@ -62,6 +62,7 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"CouponImport", testCouponImport},
 		{"CouponStatus", testCouponStatus},
 		{"CouponSearch", testCouponSearch},
+		{"ActiveCoupons", testActiveCoupons},
 		{"LoyaltyUserCreateFindUpdate", testLoyaltyUserCreateFindUpdate},
 		{"LoyaltyUserImport", testLoyaltyUserImport},
 		{"LoyaltyUserSearch", testLoyaltyUserSearch},
