@@ -20,6 +20,7 @@ type Store interface {
 	CouponStore
 	ContentStore
 	PromotionStore
+	TransactionStore
 
 	// Ping reports whether the store can serve requests (for /readyz).
 	Ping(ctx context.Context) error
