@@ -370,7 +370,8 @@ func (l *ledger) RedeemCoupon(ctx context.Context, c *posgate.Coupon, transactio
 		return false, err
 	}
 	_, err = l.exec(ctx, "redeem coupon", `INSERT INTO transaction_coupons (pos_system_id, company_id, code_norm, txn_id, code, redeemed_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, c.POSSystemID, c.CompanyID, posgate.Fold(c.Code), transactionID, c.Code, now)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (pos_system_id, company_id, code_norm, txn_id)
+		DO UPDATE SET redeemed_at = excluded.redeemed_at, restored_at = NULL`, c.POSSystemID, c.CompanyID, posgate.Fold(c.Code), transactionID, c.Code, now)
 	return err == nil, err
 }
 

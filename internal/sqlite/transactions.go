@@ -20,7 +20,7 @@ const (
 	transactionCols = `t.id, t.pos_system_id, t.company_id, t.location_id, t.terminal_id, t.transaction_id, coalesce(t.session_id, ''),
 		t.transaction_type, t.amount, t.refunded, t.transaction_date, coalesce(t.original_id, ''), coalesce(t.original_transaction_id, ''),
 		coalesce(t.user_id, ''), t.points_earned, t.stamps_earned, t.request_hash, t.request, t.answer, t.created_at,
-		(SELECT json_group_array(code) FROM (SELECT code FROM transaction_coupons tc WHERE tc.txn_id = t.id AND tc.restored_at IS NULL ORDER BY tc.code_norm))`
+		(SELECT nullif(json_group_array(code), '[]') FROM (SELECT code FROM transaction_coupons tc WHERE tc.txn_id = t.id AND tc.restored_at IS NULL ORDER BY tc.code_norm))`
 	findTransactionSQL      = `SELECT ` + transactionCols + ` FROM transactions t WHERE t.pos_system_id = ? AND t.company_id = ? AND t.transaction_id = ?`
 	transactionBySessionSQL = `SELECT ` + transactionCols + ` FROM transactions t WHERE t.session_id = ?`
 	redemptionSQL           = `SELECT t.id, t.transaction_id, tc.redeemed_at FROM transaction_coupons tc JOIN transactions t ON t.id = tc.txn_id
@@ -362,7 +362,8 @@ func (l *ledger) RedeemCoupon(ctx context.Context, c *posgate.Coupon, transactio
 		return false, err
 	}
 	_, err = l.exec(ctx, "redeem coupon", `INSERT INTO transaction_coupons (pos_system_id, company_id, code_norm, txn_id, code, redeemed_at)
-		VALUES (?, ?, ?, ?, ?, ?)`, c.POSSystemID, c.CompanyID, posgate.Fold(c.Code), transactionID, c.Code, at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (pos_system_id, company_id, code_norm, txn_id)
+		DO UPDATE SET redeemed_at = excluded.redeemed_at, restored_at = NULL`, c.POSSystemID, c.CompanyID, posgate.Fold(c.Code), transactionID, c.Code, at)
 	return err == nil, err
 }
 
