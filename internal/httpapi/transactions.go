@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"encoding/json"
+	"log/slog"
 	"net/http"
 
 	"github.com/posgate/posgate/internal/service"
@@ -47,6 +48,8 @@ func (s *Server) recordTransaction(r *http.Request, req *service.TransactionRequ
 // recordTransactionBatch replays transactions recorded offline
 // (docs/api.md §13.6).
 func (s *Server) recordTransactionBatch(r *http.Request, req *service.TransactionBatchRequest) (int, any, error) {
+	// A large batch takes a moment: say what it is waiting for.
+	s.log.InfoContext(r.Context(), "transaction batch: applying", slog.String("traceId", traceID(r.Context())), slog.Int("items", len(req.Items)))
 	return enveloped(s.svc.RecordTransactionBatch(r.Context(), principal(r.Context()), r.PathValue("posSystemId"), req))
 }
 
