@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -173,6 +175,24 @@ func (s *Service) RefundTransaction(ctx context.Context, p *posgate.Principal, p
 	if err != nil {
 		return nil, err
 	}
+	// The same refund again is its first answer: the operator's request is
+	// the content (its defaults, the rest of the sale and now, change).
+	b, _ := posgate.MarshalJSON(struct {
+		Sale   string          `json:"sale"`
+		Refund string          `json:"transactionId"`
+		Amount *posgate.Amount `json:"amount"`
+		Date   *time.Time      `json:"transactionDate"`
+	}{saleID, *req.TransactionID, req.Amount, req.TransactionDate})
+	sum := sha256.Sum256(b)
+	hash := hex.EncodeToString(sum[:])
+	if prev, err := s.store.FindTransaction(ctx, posSystemID, companyID, *req.TransactionID); err == nil {
+		if prev.RequestHash != hash {
+			return nil, posgate.Errorf(posgate.ECONFLICT, "Transaction '%s' is already recorded with other content.", *req.TransactionID)
+		}
+		return &TransactionResult{Data: prev.Answer, Replayed: true}, nil
+	} else if posgate.ErrorCode(err) != posgate.ENOTFOUND {
+		return nil, err
+	}
 	if sale.IsRefund() {
 		return nil, invalid("transactionId", fmt.Sprintf("Transaction '%s' is a refund; only a sale can be refunded.", saleID))
 	}
@@ -201,7 +221,7 @@ func (s *Service) RefundTransaction(ctx context.Context, p *posgate.Principal, p
 	if err != nil {
 		return nil, err
 	}
-	request, hash := pr.canonical()
+	request, _ := pr.canonical()
 	in := &posgate.TransactionInput{Row: 1, ID: uuid.NewString(), POSSystemID: posSystemID, CompanyID: companyID, LocationID: sale.LocationID,
 		TerminalID: sale.TerminalID, TransactionID: *req.TransactionID, Type: posgate.TransactionRefund, Amount: neg, Date: date,
 		OriginalTransactionID: sale.TransactionID, RequestHash: hash, Request: request,
