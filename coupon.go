@@ -308,7 +308,8 @@ func (u *LoyaltyUserUpdate) Validate() error {
 
 // ApplyUserUpdate applies upd to u: the fields it sets, then its balance
 // adjustments. A balance that would leave 0–2³¹-1 is ECONFLICT and leaves u
-// as it was. Stores call it inside their write transaction.
+// as it was, except that a negative points balance (which only a refund
+// makes) may be raised. Stores call it inside their write transaction.
 func ApplyUserUpdate(u *LoyaltyUser, upd LoyaltyUserUpdate) error {
 	stamps, points := int64(u.Stamps)+int64(upd.AddStamps), int64(u.Points)+int64(upd.AddPoints)
 	for _, b := range []struct {
@@ -316,7 +317,10 @@ func ApplyUserUpdate(u *LoyaltyUser, upd LoyaltyUserUpdate) error {
 		was, change int32
 		now         int64
 	}{{"stamps", u.Stamps, upd.AddStamps, stamps}, {"points", u.Points, upd.AddPoints, points}} {
-		if b.now < 0 || b.now > math.MaxInt32 {
+		// A refund may leave points below 0 (docs/api.md §13.4); an
+		// operator's adjustment may raise such a balance but never take one
+		// below 0.
+		if (b.now < 0 && b.change < 0) || b.now > math.MaxInt32 {
 			return Errorf(ECONFLICT, "Adding %d to %d %s would leave 0–%d.", b.change, b.was, b.name, math.MaxInt32)
 		}
 	}

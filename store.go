@@ -21,6 +21,7 @@ type Store interface {
 	ContentStore
 	PromotionStore
 	IdempotencyStore
+	TransactionStore
 
 	// Ping reports whether the store can serve requests (for /readyz).
 	Ping(ctx context.Context) error

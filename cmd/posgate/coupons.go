@@ -356,7 +356,10 @@ func cmdLoyaltyUserShow(ctx context.Context, env *cli, args []string) error {
 			if err != nil {
 				return err
 			}
-			printUser(env, u)
+			printUser(env, u.LoyaltyUser)
+			for _, t := range u.RecentTransactions {
+				fmt.Fprintf(env.stdout, "  %s %s %s %s: %+d points, %+d stamps\n", t.Date.Format(time.RFC3339), t.TransactionType, t.TransactionID, t.Amount, t.PointsEarned, t.StampsEarned)
+			}
 			return nil
 		})
 }

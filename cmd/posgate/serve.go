@@ -43,6 +43,7 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", 64<<10, "largest request body accepted by the POS and operator routes, in bytes (413 beyond)")
 	fs.DurationVar(&cfg.CarouselURLTTL, "carousel-ttl", 24*time.Hour, "how long a carousel URL from the carousel endpoint stays valid")
 	fs.DurationVar(&cfg.CarouselPoll, "carousel-poll", 30*time.Second, "how often the carousel page looks for changed slides")
+	fs.DurationVar(&cfg.TransactionMaxAge, "transaction-max-age", 30*24*time.Hour, "how old a submitted transaction's transactionDate may be")
 	fs.Int64Var(&cfg.MaxImportBodyBytes, "max-import-body", httpapi.DefaultMaxImportBodyBytes, "largest promotion import body, in bytes (413 beyond)")
 	fs.DurationVar(&cfg.ImportTimeout, "import-timeout", httpapi.DefaultImportTimeout, "how long a promotion import request may take to arrive and be answered")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for in-flight requests")

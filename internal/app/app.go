@@ -44,6 +44,8 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	CarouselURLTTL  time.Duration // lifetime of a carousel URL (docs/api.md §7.2)
 	CarouselPoll    time.Duration // how often the carousel page looks for changes
+	// TransactionMaxAge is how old a submitted transaction's date may be.
+	TransactionMaxAge time.Duration
 
 	// CacheTTL is how long found locations, terminals and clients are
 	// reused (internal/storecache): the longest a change made by the CLI or
@@ -147,12 +149,13 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		return fmt.Errorf("identity provider: %w", err)
 	}
 	svc := service.New(st, service.Config{
-		BaseURL:        addrs.BaseURL,
-		SessionTTL:     cfg.SessionTTL,
-		CarouselURLTTL: cfg.CarouselURLTTL,
-		CarouselPoll:   cfg.CarouselPoll,
-		Keys:           a,
-		Now:            now,
+		BaseURL:           addrs.BaseURL,
+		SessionTTL:        cfg.SessionTTL,
+		CarouselURLTTL:    cfg.CarouselURLTTL,
+		CarouselPoll:      cfg.CarouselPoll,
+		TransactionMaxAge: cfg.TransactionMaxAge,
+		Keys:              a,
+		Now:               now,
 	})
 	api := httpapi.New(svc, a, httpapi.Config{
 		BaseURL:            addrs.BaseURL,

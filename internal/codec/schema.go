@@ -38,6 +38,11 @@ type node struct {
 var (
 	timeType            = reflect.TypeFor[time.Time]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	// numberType marks a type that reads a JSON number itself
+	// (posgate.Amount, exact decimals): a number whatever its Go kind, so
+	// that XML text is handed to it as a number and a wrong type is
+	// reported as "must be a number".
+	numberType = reflect.TypeFor[interface{ JSONNumber() }]()
 
 	// schemas caches schemaOf per reflect.Type: the shape of a type never
 	// changes, and building it costs reflection on every request otherwise.
@@ -66,6 +71,8 @@ func build(t reflect.Type, seen map[reflect.Type]*node) *node {
 		n := *build(t.Elem(), seen)
 		n.nullable = true
 		return &n
+	case t.Implements(numberType):
+		return &node{kind: kindFloat}
 	case reflect.PointerTo(t).Implements(textUnmarshalerType):
 		return &node{kind: kindString} // the JSON decoder reads it from a string
 	}

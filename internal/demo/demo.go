@@ -45,6 +45,7 @@ func Load(ctx context.Context, st posgate.Store) error {
 			Scopes: []string{posgate.ScopeAdmin}}, AdminSecret),
 		func() error { return loadContent(ctx, st) },
 		func() error { return loadCoupons(ctx, st) },
+		func() error { return loadLoyaltyProgram(ctx, st) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil && !errors.Is(err, posgate.ErrConflict) {
@@ -76,4 +77,16 @@ func client(ctx context.Context, st posgate.Store, c *posgate.Client, secret str
 		c.SecretHash = auth.HashSecret(secret)
 		return st.CreateClient(ctx, c)
 	}
+}
+
+// loadLoyaltyProgram gives demo-company its loyalty program while it has
+// none: a point per currency unit, a stamp per sale of 5.00 or more, no
+// enrolment (docs/api.md §13.2).
+func loadLoyaltyProgram(ctx context.Context, st posgate.Store) error {
+	_, err := st.FindLoyaltyProgram(ctx, POSSystemID, CompanyID)
+	if !errors.Is(err, posgate.ErrNotFound) {
+		return err
+	}
+	return st.PutLoyaltyProgram(ctx, &posgate.LoyaltyProgram{POSSystemID: POSSystemID, CompanyID: CompanyID,
+		PointsPerCurrencyUnit: 100, StampsPerSale: 1, MinimumAmountForStamp: 500})
 }

@@ -41,6 +41,9 @@ type process struct {
 	// committing receives a value when the server logs that an import
 	// has been read and is being committed.
 	committing chan struct{}
+	// applying receives a value when the server logs that a transaction
+	// batch has been read and is being applied.
+	applying chan struct{}
 }
 
 var bannerRE = regexp.MustCompile(`posgate demo is serving \S+ on (\S+) `)
@@ -65,7 +68,7 @@ func startProcess(t *testing.T, database string) *process {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &process{cmd: cmd, done: make(chan struct{}), committing: make(chan struct{}, 10)}
+	p := &process{cmd: cmd, done: make(chan struct{}), committing: make(chan struct{}, 10), applying: make(chan struct{}, 10)}
 	var stderr lockedBuffer
 	go func() {
 		sc := bufio.NewScanner(logs)
@@ -73,6 +76,9 @@ func startProcess(t *testing.T, database string) *process {
 			stderr.Write(append(sc.Bytes(), '\n'))
 			if strings.Contains(sc.Text(), `"msg":"promotion import: committing"`) {
 				p.committing <- struct{}{}
+			}
+			if strings.Contains(sc.Text(), `"msg":"transaction batch: applying"`) {
+				p.applying <- struct{}{}
 			}
 		}
 	}()

@@ -106,6 +106,12 @@ func (s *Server) rawEndpoint(fn func(w http.ResponseWriter, r *http.Request) err
 // writeJSON writes v as the response. Accept: text/json or text/plain gets
 // the same JSON under that media type (docs/api.md §2.5).
 func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	if h, ok := v.(withHeader); ok {
+		for k, vs := range h.header {
+			w.Header()[k] = vs
+		}
+		v = h.body
+	}
 	b, err := marshal(v)
 	if err != nil {
 		// Only a programming error (an unmarshalable type) gets here.

@@ -174,6 +174,15 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	// Settings lookup (docs/api.md §15.1): a body, or the query on GET.
 	mux.HandleFunc("POST /v2/pos/{posSystemId}/settings/lookup", s.pos(bodyEndpoint(s, posBody, s.lookupSettings)))
 	mux.HandleFunc("GET /v2/pos/{posSystemId}/settings/lookup", s.pos(s.endpoint(s.lookupSettingsQuery)))
+	// Transactions (docs/api.md §13) and their operator routes.
+	mux.HandleFunc("POST /pos/{posSystemId}/transaction", s.pos(bodyEndpoint(s, posBody, s.recordTransaction)))
+	mux.HandleFunc("POST /v2/pos/{posSystemId}/transactions/batch", s.pos(bodyEndpoint(s, batchBody, s.recordTransactionBatch)))
+	mux.HandleFunc("POST /pos/{posSystemId}/coupon/validate/byTransaction", s.pos(bodyEndpoint(s, posBody, s.validateCouponByTransaction)))
+	mux.HandleFunc("GET "+company+"/loyalty-program", s.admin(s.endpoint(s.getLoyaltyProgram)))
+	mux.HandleFunc("PUT "+company+"/loyalty-program", s.admin(bodyEndpoint(s, adminBody, s.putLoyaltyProgram)))
+	mux.HandleFunc("GET "+company+"/transactions", s.admin(s.endpoint(s.listTransactions)))
+	mux.HandleFunc("GET "+company+"/transactions/{transactionId}", s.admin(s.endpoint(s.getTransaction)))
+	mux.HandleFunc("POST "+company+"/transactions/{transactionId}/refund", s.admin(bodyEndpoint(s, adminBody, s.refundTransaction)))
 
 	mux.HandleFunc("/", s.notFound(mux))
 }
@@ -187,8 +196,9 @@ func (s *Server) identityRoutes(mux *http.ServeMux) {
 
 // bodyOpts says how a route reads its body.
 type bodyOpts struct {
-	strict   bool // unknown properties are rejected (else ignored)
-	jsonOnly bool // only the JSON content types (the operator API)
+	strict   bool  // unknown properties are rejected (else ignored)
+	jsonOnly bool  // only the JSON content types (the operator API)
+	limit    int64 // the body's cap when above --max-body (a batch)
 }
 
 var (
@@ -204,7 +214,7 @@ func bodyEndpoint[Req any](s *Server, o bodyOpts, fn func(r *http.Request, req *
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req Req
 		var err error
-		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		r.Body = http.MaxBytesReader(w, r.Body, max(s.cfg.MaxBodyBytes, o.limit))
 		if o.jsonOnly && codec.KindOf(r.Header.Get("Content-Type")) != codec.JSON {
 			err = posgate.Errorf(posgate.EUNSUPPORTED, "Send the body as application/json.")
 		} else {

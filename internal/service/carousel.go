@@ -50,21 +50,30 @@ func (s *Service) Carousel(ctx context.Context, p *posgate.Principal, posSystemI
 	if status != posgate.PosAccepted {
 		return &Carousel{PosStatus: posgate.PosDisabled}, nil
 	}
-	settings, err := s.store.FindCarouselSettings(ctx, posSystemID, loc.CompanyID)
-	if err != nil && posgate.ErrorCode(err) != posgate.ENOTFOUND {
+	u, err := s.carouselURLFor(ctx, posSystemID, loc, term)
+	if err != nil {
 		return nil, err
 	}
-	var u string
-	if settings != nil && settings.URLTemplate != "" {
-		u = posgate.ExpandCarouselTemplate(settings.URLTemplate, posSystemID, loc.CompanyID, loc.ID, term.ID)
-	} else {
-		link := CarouselLink{POSSystemID: posSystemID, CompanyID: loc.CompanyID, LocationID: loc.ID, TerminalID: term.ID,
-			Expires: s.now().Add(s.cfg.CarouselURLTTL).Unix()}
-		if u, err = s.carouselURL(ctx, link); err != nil {
-			return nil, err
-		}
-	}
 	return &Carousel{URL: u, PosStatus: posgate.PosAccepted}, nil
+}
+
+// carouselURLFor is the URL the carousel endpoint gives a terminal, "" when
+// the carousel is Disabled there; the transaction's answer carries it too
+// (cfsTemplate, docs/api.md §13.1).
+func (s *Service) carouselURLFor(ctx context.Context, posSystemID string, loc *posgate.Location, term *posgate.Terminal) (string, error) {
+	if terminalStatus(loc, term, posgate.FeatureCarousel) != posgate.PosAccepted {
+		return "", nil
+	}
+	settings, err := s.store.FindCarouselSettings(ctx, posSystemID, loc.CompanyID)
+	if err != nil && posgate.ErrorCode(err) != posgate.ENOTFOUND {
+		return "", err
+	}
+	if settings != nil && settings.URLTemplate != "" {
+		return posgate.ExpandCarouselTemplate(settings.URLTemplate, posSystemID, loc.CompanyID, loc.ID, term.ID), nil
+	}
+	link := CarouselLink{POSSystemID: posSystemID, CompanyID: loc.CompanyID, LocationID: loc.ID, TerminalID: term.ID,
+		Expires: s.now().Add(s.cfg.CarouselURLTTL).Unix()}
+	return s.carouselURL(ctx, link)
 }
 
 // CarouselSlide is one slide as the carousel page receives it.

@@ -62,6 +62,9 @@ type CouponView struct {
 	Status       posgate.CouponStatus `json:"status"`
 	StoredStatus posgate.CouponStatus `json:"storedStatus"`
 	LocationIDs  []string             `json:"locationIds"`
+	// RedeemedBy names the transaction that redeemed the coupon (docs/api.md
+	// §13.8); absent when no transaction's redemption stands.
+	RedeemedBy *posgate.CouponRedemption `json:"redeemedBy,omitempty"`
 }
 
 func (s *Service) viewCoupon(c *posgate.Coupon, err error) (*CouponView, error) {
@@ -180,7 +183,17 @@ func (s *Service) FindCoupon(ctx context.Context, p *posgate.Principal, posSyste
 	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
 		return nil, err
 	}
-	return s.viewCoupon(s.store.FindCoupon(ctx, posSystemID, companyID, code))
+	v, err := s.viewCoupon(s.store.FindCoupon(ctx, posSystemID, companyID, code))
+	if err != nil || v.StoredStatus != posgate.CouponRedeemed {
+		return v, err
+	}
+	r, err := s.store.FindCouponRedemption(ctx, posSystemID, companyID, code)
+	if err == nil {
+		v.RedeemedBy = r
+	} else if posgate.ErrorCode(err) != posgate.ENOTFOUND {
+		return nil, err
+	}
+	return v, nil
 }
 
 // SetCouponStatus redeems or cancels an Issued, unexpired coupon (ECONFLICT
@@ -215,12 +228,21 @@ func (s *Service) CreateLoyaltyUser(ctx context.Context, p *posgate.Principal, p
 	return u, nil
 }
 
-// FindLoyaltyUser returns a loyalty user of a company p reaches.
-func (s *Service) FindLoyaltyUser(ctx context.Context, p *posgate.Principal, posSystemID, companyID, userID string) (*posgate.LoyaltyUser, error) {
+// FindLoyaltyUser returns a loyalty user of a company p reaches, with its
+// latest transactions.
+func (s *Service) FindLoyaltyUser(ctx context.Context, p *posgate.Principal, posSystemID, companyID, userID string) (*LoyaltyUserView, error) {
 	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
 		return nil, err
 	}
-	return s.store.FindLoyaltyUser(ctx, posSystemID, companyID, userID)
+	u, err := s.store.FindLoyaltyUser(ctx, posSystemID, companyID, userID)
+	if err != nil {
+		return nil, err
+	}
+	recent, err := s.recentTransactions(ctx, u)
+	if err != nil {
+		return nil, err
+	}
+	return &LoyaltyUserView{LoyaltyUser: u, RecentTransactions: recent}, nil
 }
 
 // UpdateLoyaltyUserRequest changes the fields it names and adjusts the

@@ -23,6 +23,12 @@ func (s *Service) ReceiptPromotion(ctx context.Context, p *posgate.Principal, po
 	if err != nil {
 		return nil, err
 	}
+	return s.receiptFor(ctx, posSystemID, loc)
+}
+
+// receiptFor is the receipt promotion of a location the caller may see;
+// the transaction's answer carries it too (docs/api.md §13.1).
+func (s *Service) receiptFor(ctx context.Context, posSystemID string, loc *posgate.Location) (*ReceiptPromotion, error) {
 	if placeStatus(loc, posgate.FeatureReceiptPromotion) != posgate.PosAccepted {
 		return &ReceiptPromotion{PosStatus: posgate.PosDisabled}, nil
 	}

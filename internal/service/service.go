@@ -42,6 +42,9 @@ type Config struct {
 	// how often the carousel page asks for changed slides.
 	CarouselURLTTL time.Duration
 	CarouselPoll   time.Duration
+	// TransactionMaxAge is how old a submitted transaction's date may be
+	// (--transaction-max-age, docs/api.md §13.1).
+	TransactionMaxAge time.Duration
 	// Keys rotates the signing key; nil refuses key rotation.
 	Keys KeyRotator
 	// Now is the clock; its times are used in UTC.
@@ -66,6 +69,9 @@ func New(store posgate.Store, cfg Config) *Service {
 	}
 	if cfg.CarouselPoll <= 0 {
 		cfg.CarouselPoll = DefaultCarouselPoll
+	}
+	if cfg.TransactionMaxAge <= 0 {
+		cfg.TransactionMaxAge = DefaultTransactionMaxAge
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

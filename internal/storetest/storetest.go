@@ -79,6 +79,10 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"IdempotencyLeaseAndExpiry", testIdempotencyLeaseAndExpiry},
 		{"IdempotencyDeleteExpired", testIdempotencyDeleteExpired},
 		{"ConcurrentIdempotencyClaims", testConcurrentIdempotencyClaims},
+		// Loyalty programs and transactions (transactions.go).
+		{"LoyaltyProgram", testLoyaltyProgram},
+		{"TransactionLedger", testTransactionLedger},
+		{"ConcurrentTransactions", testConcurrentTransactions},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/service"
+)
+
+// The loyalty-program and transaction commands (docs/api.md §13.8): the
+// operator's use cases, as the local operator.
+
+func printProgram(env *cli, p *posgate.LoyaltyProgram) {
+	set := "defaults (never set)"
+	if p.UpdatedAt != nil {
+		set = "set " + stamp(*p.UpdatedAt)
+	}
+	fmt.Fprintf(env.stdout, "loyalty program of %s/%s: %s points per currency unit, %d stamps per sale of at least %s, auto-enroll %t; %s\n",
+		p.POSSystemID, p.CompanyID, p.PointsPerCurrencyUnit, p.StampsPerSale, p.MinimumAmountForStamp, p.AutoEnroll, set)
+}
+
+func cmdLoyaltyProgramShow(ctx context.Context, env *cli, args []string) error {
+	var cf companyFlags
+	return operatorCommand(ctx, env, "loyalty-program show", args, 0, func(f *flag.FlagSet) { cf = addCompanyFlags(f) },
+		func(svc *service.Service, op *posgate.Principal, _ []string) error {
+			p, err := svc.FindLoyaltyProgram(ctx, op, *cf.pos, *cf.company)
+			if err != nil {
+				return err
+			}
+			printProgram(env, p)
+			return nil
+		})
+}
+
+func cmdLoyaltyProgramSet(ctx context.Context, env *cli, args []string) error {
+	var cf companyFlags
+	var rate, minimum *string
+	var stamps *int
+	var enroll *bool
+	return operatorCommand(ctx, env, "loyalty-program set", args, 0, func(f *flag.FlagSet) {
+		cf = addCompanyFlags(f)
+		rate = f.String("points-per-unit", "1", "points per currency unit of a sale (two decimals)")
+		stamps = f.Int("stamps-per-sale", 1, "stamps per sale")
+		minimum = f.String("minimum-for-stamp", "0", "smallest sale amount that earns stamps")
+		enroll = f.Bool("auto-enroll", false, "enrol a customer no loyalty user matches")
+	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		req := &service.PutLoyaltyProgramRequest{AutoEnroll: enroll}
+		r, err := posgate.ParseAmount(*rate)
+		if err != nil {
+			return fmt.Errorf("--points-per-unit %q is not a number", *rate)
+		}
+		m, err := posgate.ParseAmount(*minimum)
+		if err != nil {
+			return fmt.Errorf("--minimum-for-stamp %q is not a number", *minimum)
+		}
+		n := int32(*stamps)
+		if int(n) != *stamps {
+			return fmt.Errorf("--stamps-per-sale %d is out of range", *stamps)
+		}
+		req.PointsPerCurrencyUnit, req.MinimumAmountForStamp, req.StampsPerSale = &r, &m, &n
+		p, err := svc.PutLoyaltyProgram(ctx, op, *cf.pos, *cf.company, req)
+		if err != nil {
+			return err
+		}
+		printProgram(env, p)
+		return nil
+	})
+}
+
+func printTransaction(env *cli, t *posgate.Transaction) {
+	line := fmt.Sprintf("%s %s %s %s at %s/%s", stamp(t.Date), t.Type, t.TransactionID, t.Amount, t.LocationID, t.TerminalID)
+	if t.RefundedAmount > 0 {
+		line += fmt.Sprintf(", %s refunded", t.RefundedAmount)
+	}
+	if t.OriginalTransactionID != "" {
+		line += ", refunds " + t.OriginalTransactionID
+	}
+	if t.UserID != "" {
+		line += fmt.Sprintf(", customer %s %+d points %+d stamps", t.UserID, t.PointsEarned, t.StampsEarned)
+	}
+	if len(t.RedeemedCoupons) > 0 {
+		line += ", coupons " + strings.Join(t.RedeemedCoupons, " ")
+	}
+	fmt.Fprintln(env.stdout, line)
+}
+
+func cmdTransactionList(ctx context.Context, env *cli, args []string) error {
+	var cf companyFlags
+	var location, user, day *string
+	var page, size *int
+	return operatorCommand(ctx, env, "transaction list", args, 0, func(f *flag.FlagSet) {
+		cf = addCompanyFlags(f)
+		location = f.String("location", "", "only this location's transactions")
+		user = f.String("user", "", "only this loyalty user's transactions")
+		day = f.String("day", "", "only those dated on this UTC day (YYYY-MM-DD)")
+		page = f.Int("page", 1, "page, from 1")
+		size = f.Int("page-size", service.DefaultTransactionPageSize, "transactions per page")
+	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		res, err := svc.ListTransactions(ctx, op, *cf.pos, *cf.company, &service.ListTransactionsRequest{
+			PosLocationID: *location, UserID: *user, Day: *day, Page: page, PageSize: size})
+		if err != nil {
+			return err
+		}
+		for _, t := range res.Transactions {
+			printTransaction(env, t)
+		}
+		fmt.Fprintf(env.stdout, "page %d (%d per page) of %d transactions\n", res.Page.Page, res.Page.PageSize, res.Page.Total)
+		return nil
+	})
+}
+
+func cmdTransactionShow(ctx context.Context, env *cli, args []string) error {
+	var cf companyFlags
+	return operatorCommand(ctx, env, "transaction show", args, 1, func(f *flag.FlagSet) { cf = addCompanyFlags(f) },
+		func(svc *service.Service, op *posgate.Principal, pos []string) error {
+			t, err := svc.FindTransaction(ctx, op, *cf.pos, *cf.company, pos[0])
+			if err != nil {
+				return err
+			}
+			printTransaction(env, t)
+			fmt.Fprintf(env.stdout, "request: %s\nanswer: %s\n", t.Request, t.Answer)
+			return nil
+		})
+}
+
+func cmdTransactionRefund(ctx context.Context, env *cli, args []string) error {
+	var cf companyFlags
+	var id, amount *string
+	return operatorCommand(ctx, env, "transaction refund", args, 1, func(f *flag.FlagSet) {
+		cf = addCompanyFlags(f)
+		id = f.String("id", "", "the refund's own transaction id (required; the same id again changes nothing)")
+		amount = f.String("amount", "", "amount to refund (default: what is left of the sale)")
+	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+		req := &service.OperatorRefundRequest{TransactionID: id}
+		if *amount != "" {
+			a, err := posgate.ParseAmount(*amount)
+			if err != nil {
+				return fmt.Errorf("--amount %q is not a number", *amount)
+			}
+			req.Amount = &a
+		}
+		res, err := svc.RefundTransaction(ctx, op, *cf.pos, *cf.company, pos[0], req)
+		if err != nil {
+			return err
+		}
+		if res.Replayed {
+			fmt.Fprint(env.stdout, "already refunded (nothing changed): ")
+		}
+		fmt.Fprintf(env.stdout, "%s\n", res.Data)
+		return nil
+	})
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/app"
+)
+
+// TestTransactionCommands: the loyalty program and a sale's refund from
+// the command line, through the operator's use cases (docs/api.md §13.8).
+func TestTransactionCommands(t *testing.T) {
+	forEachDatabase(t, func(t *testing.T, env map[string]string) {
+		mustCLI(t, env, "demo", "load")
+		co := []string{"--pos", "clover", "--company", "demo-company"}
+		with := func(args ...string) []string { return append(args, co...) }
+		if out := mustCLI(t, env, with("loyalty-program", "show")...); !strings.HasPrefix(out,
+			"loyalty program of clover/demo-company: 1.00 points per currency unit, 1 stamps per sale of at least 5.00, auto-enroll false; set ") {
+			t.Fatalf("show: %q", out)
+		}
+		out := mustCLI(t, env, with("loyalty-program", "set", "--points-per-unit", "2.5", "--stamps-per-sale", "2", "--auto-enroll")...)
+		if !strings.HasPrefix(out, "loyalty program of clover/demo-company: 2.50 points per currency unit, 2 stamps per sale of at least 0.00, auto-enroll true; set ") {
+			t.Fatalf("set: %q", out)
+		}
+		mustFail(t, env, "The stampsPerSale field must be an integer from 0 to 1000.", with("loyalty-program", "set", "--stamps-per-sale", "1001")...)
+		mustFail(t, env, `--points-per-unit "x" is not a number`, with("loyalty-program", "set", "--points-per-unit", "x")...)
+
+		// A sale recorded through the store's ledger, as the POS API does.
+		st, err := app.OpenStore(context.Background(), env["POSGATE_DATABASE"], false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out2, err := st.ApplyTransactions(context.Background(), []*posgate.TransactionInput{{Row: 1, ID: "11111111-1111-4111-8111-111111111111",
+			POSSystemID: "clover", CompanyID: "demo-company", LocationID: "LOC123", TerminalID: "TERM-05", TransactionID: "CLI-1",
+			Type: posgate.TransactionSale, Amount: 1000, Date: time.Now().Add(-time.Minute), CardNumber: "john-doe", RequestHash: "h",
+			Request: json.RawMessage(`{}`)}})
+		st.Close()
+		if err != nil || out2[0].Status != posgate.OutcomeCreated {
+			t.Fatalf("sale: %v %+v", err, out2)
+		}
+		if out := mustCLI(t, env, with("transaction", "refund", "CLI-1", "--id", "CLI-1-R", "--amount", "4")...); !strings.Contains(out,
+			`"transactionId":"CLI-1-R","sessionId":null,"transactionType":"Refund","posStatus":"Accepted","loyalty":{"userId":"john-doe","pointsEarned":-10,"stampsEarned":0,"points":135,"stamps":5}`) {
+			t.Fatalf("refund: %s", out)
+		}
+		if out := mustCLI(t, env, with("transaction", "refund", "CLI-1", "--id", "CLI-1-R", "--amount", "4")...); !strings.HasPrefix(out, "already refunded (nothing changed): ") {
+			t.Fatalf("refund again: %s", out)
+		}
+		mustFail(t, env, "Refunding 7.00 would exceed sale 'CLI-1': 4.00 of its 10.00 are refunded already.", with("transaction", "refund", "CLI-1", "--id", "CLI-1-S", "--amount", "7")...)
+		out = mustCLI(t, env, with("transaction", "list", "--user", "john-doe")...)
+		if !strings.Contains(out, " Refund CLI-1-R -4.00 at LOC123/TERM-05, refunds CLI-1, customer john-doe -10 points +0 stamps\n") ||
+			!strings.Contains(out, " Sale CLI-1 10.00 at LOC123/TERM-05, 4.00 refunded, customer john-doe +25 points +2 stamps\n") ||
+			!strings.HasSuffix(out, "page 1 (50 per page) of 2 transactions\n") {
+			t.Fatalf("list: %s", out)
+		}
+		if out := mustCLI(t, env, with("transaction", "show", "CLI-1")...); !strings.Contains(out, "request: {}\nanswer: {") {
+			t.Fatalf("show: %s", out)
+		}
+		if out := mustCLI(t, env, with("loyalty-user", "show", "john-doe")...); !strings.Contains(out, " Refund CLI-1-R -4.00: -10 points, +0 stamps") {
+			t.Fatalf("user: %s", out)
+		}
+	})
+}

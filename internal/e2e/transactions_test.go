@@ -1,0 +1,306 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Transactions (docs/api.md §13) end to end, on both stores: every
+// response is checked against the OpenAPI document by the harness.
+
+// txEnv is a running server with a POS and an operator token.
+type txEnv struct {
+	t          *testing.T
+	s          *server
+	pos, admin string
+}
+
+func newTxEnv(t *testing.T, dsn string) *txEnv {
+	s := start(t, dsn)
+	return &txEnv{t: t, s: s, pos: s.posToken(t), admin: s.adminToken(t)}
+}
+
+const companyPath = "/admin/v1/pos-systems/clover/companies/demo-company"
+
+// session starts an interaction at a terminal of LOC123 and returns its id.
+func (e *txEnv) session(terminal string) string {
+	e.t.Helper()
+	r := e.s.do(e.t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: e.pos, ContentType: "application/json",
+		Body: `{"terminalId":"` + terminal + `","posLocationId":"LOC123"}`})
+	mustStatus(e.t, r, 200)
+	return r.JSON(e.t)["data"].(map[string]any)["sessionId"].(string)
+}
+
+// date is the server's clock, as a transactionDate.
+func (e *txEnv) date(d time.Duration) string {
+	return e.s.clock.Now().Add(d).UTC().Format(time.RFC3339)
+}
+
+func (e *txEnv) post(path, token, body string) response {
+	e.t.Helper()
+	return e.s.do(e.t, req{Method: "POST", Path: path, Token: token, ContentType: "application/json", Body: body})
+}
+
+func (e *txEnv) sale(body string) response {
+	e.t.Helper()
+	return e.post("/pos/clover/transaction", e.pos, body)
+}
+
+func (e *txEnv) admin_(method, path, body string) response {
+	e.t.Helper()
+	q := req{Method: method, Path: companyPath + path, Token: e.admin}
+	if body != "" {
+		q.ContentType, q.Body = "application/json", body
+	}
+	return e.s.do(e.t, q)
+}
+
+// balance is a loyalty user's points and stamps, through the operator API.
+func (e *txEnv) balance(user string) (points, stamps int) {
+	e.t.Helper()
+	r := e.admin_("GET", "/loyalty-users/"+user, "")
+	mustStatus(e.t, r, 200)
+	d := r.JSON(e.t)["data"].(map[string]any)
+	return int(d["points"].(float64)), int(d["stamps"].(float64))
+}
+
+var (
+	txIDRE   = regexp.MustCompile(`"id":"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"`)
+	cfsRE    = regexp.MustCompile(`"cfsCarouselUrl":"http://[^"]+/carousel\?[^"]+"`)
+	qrRE     = regexp.MustCompile(`"imageUrl":"http://[^"]+/receipt/qr\.png\?[^"]+"`)
+	vdateRE  = regexp.MustCompile(`"validationDate":"[^"]+"`)
+	sessRE   = regexp.MustCompile(`"(sessionId|externalSessionId)":"[0-9a-f-]{36}"`)
+	receipt1 = `"receipt":{"primaryText":"Thank you for shopping at Demo Store Downtown!","secondaryText":"Scan the code for 10% off your next visit.","imageUrl":"QR","posStatus":"Accepted","loyaltyText":`
+)
+
+// masked is a body with its ids, session ids and signed URLs replaced, so
+// that the rest can be compared exactly.
+func masked(b []byte) string {
+	s := txIDRE.ReplaceAllString(string(b), `"id":"ID"`)
+	s = cfsRE.ReplaceAllString(s, `"cfsCarouselUrl":"CFS"`)
+	s = qrRE.ReplaceAllString(s, `"imageUrl":"QR"`)
+	s = vdateRE.ReplaceAllString(s, `"validationDate":"DATE"`)
+	return sessRE.ReplaceAllString(s, `"$1":"SESSION"`)
+}
+
+func mustTxBody(t *testing.T, r response, status int, want string) {
+	t.Helper()
+	mustStatus(t, r, status)
+	if got := masked(r.Body); got != want {
+		t.Fatalf("body\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestTransactionSale(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		e := newTxEnv(t, dsn)
+		sess := e.session("TERM-05")
+		body := `{"sessionId":"` + sess + `","transactionId":"T-1","terminalId":"TERM-05","posLocationId":"LOC123",
+			"customer":{"id":"c-77","firstName":"John","lastName":"Doe","contacts":[{"email":"someone@else.example"}]},
+			"salesPerson":{"id":"sp1","firstName":"Sam"},"purchaseName":"old","purchaseId":"p1","purchaseQuantity":"2","purchasePrice":"1.50",
+			"transactionType":"Sale","transactionAmount":12.345,"transactionDate":"` + e.date(-time.Hour) + `",
+			"products":[{"productId":"SKU-LATTE-L","productName":"Latte","manufacturer":"Demo","productCategory":"COFFEE","quantity":2,"price":4.5}],
+			"loyalty":{"cardNumber":"john-doe"},
+			"couponCodes":["10offMQ8KL8","FREECOFFEE1","5OFFcx21pq","SUMMER24","NOPE","JANE2FOR1","Sl75Ev","10OFFmq8kl8"]}`
+		want := `{"data":{"id":"ID","transactionId":"T-1","sessionId":"SESSION","transactionType":"Sale","posStatus":"Accepted",` +
+			`"loyalty":{"userId":"john-doe","pointsEarned":12,"stampsEarned":1,"points":132,"stamps":4},"coupons":[` +
+			`{"code":"10OFFmq8kl8","status":"Redeemed","errorMessage":null},` +
+			`{"code":"FREECOFFEE1","status":"Rejected","errorMessage":"Coupon 'FREECOFFEE1' has already been redeemed."},` +
+			`{"code":"5OFFcx21pq","status":"Rejected","errorMessage":"Coupon '5OFFcx21pq' has been cancelled."},` +
+			`{"code":"SUMMER24","status":"Rejected","errorMessage":"Coupon 'SUMMER24' expired at 2024-09-30T23:59:59Z."},` +
+			`{"code":"NOPE","status":"Rejected","errorMessage":"Coupon 'NOPE' does not exist."},` +
+			`{"code":"JANE2FOR1","status":"Rejected","errorMessage":"Coupon 'JANE2FOR1' cannot be used at location 'LOC123'."},` +
+			`{"code":"Sl75Ev","status":"Redeemed","errorMessage":null},` +
+			`{"code":"10OFFmq8kl8","status":"Rejected","errorMessage":"Coupon '10OFFmq8kl8' is given more than once in this transaction."}],` +
+			`"cfsTemplate":{"cfsCarouselUrl":"CFS"},` + receipt1 + `"+12 points, balance 132"}}}`
+		first := e.sale(body)
+		mustTxBody(t, first, 200, want)
+		if first.Header.Get("Idempotent-Replayed") != "" {
+			t.Fatal("a first answer is marked replayed")
+		}
+		if !strings.Contains(string(first.Body), `"cfsCarouselUrl":"`+e.s.base+`/carousel?company=demo-company&`) {
+			t.Fatalf("cfsCarouselUrl is not the terminal's carousel: %s", first.Body)
+		}
+
+		// The same request again, also in XML with the properties in another
+		// order: the first answer, byte for byte, and nothing applied twice.
+		again := e.sale(body)
+		mustStatus(t, again, 200)
+		if string(again.Body) != string(first.Body) || again.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("replay: %s %v\nfirst: %s", again.Body, again.Header, first.Body)
+		}
+		xml := `<CreatePosTransactionDto><transactionId>T-1</transactionId><sessionId>` + sess + `</sessionId><terminalId>TERM-05</terminalId>
+			<posLocationId>LOC123</posLocationId><customer><id>c-77</id><firstName>John</firstName><lastName>Doe</lastName>
+			<contacts><email>someone@else.example</email></contacts></customer><salesPerson><id>sp1</id><firstName>Sam</firstName></salesPerson>
+			<purchaseName>old</purchaseName><purchaseId>p1</purchaseId><purchaseQuantity>2</purchaseQuantity><purchasePrice>1.50</purchasePrice>
+			<transactionType>Sale</transactionType><transactionAmount>12.3450</transactionAmount><transactionDate>` + e.date(-time.Hour) + `</transactionDate>
+			<products><productId>SKU-LATTE-L</productId><productName>Latte</productName><manufacturer>Demo</manufacturer><productCategory>COFFEE</productCategory><quantity>2</quantity><price>4.50</price></products>
+			<loyalty><cardNumber>john-doe</cardNumber></loyalty>
+			<couponCodes>10offMQ8KL8</couponCodes><couponCodes>FREECOFFEE1</couponCodes><couponCodes>5OFFcx21pq</couponCodes><couponCodes>SUMMER24</couponCodes>
+			<couponCodes>NOPE</couponCodes><couponCodes>JANE2FOR1</couponCodes><couponCodes>Sl75Ev</couponCodes><couponCodes>10OFFmq8kl8</couponCodes></CreatePosTransactionDto>`
+		rx := e.s.do(t, req{Method: "POST", Path: "/pos/clover/transaction", Token: e.pos, ContentType: "application/xml", Body: xml})
+		if rx.Status != 200 || string(rx.Body) != string(first.Body) || rx.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("XML replay: %d %s", rx.Status, rx.Body)
+		}
+		if p, s := e.balance("john-doe"); p != 132 || s != 4 {
+			t.Fatalf("john-doe after a sale and two replays: %d points, %d stamps; want 132, 4", p, s)
+		}
+
+		// Other content under the same transaction id, and another
+		// transaction on the same session: conflicts, nothing changed.
+		mustProblem(t, e.sale(strings.Replace(body, "12.345", "12.35", 1)), 409, "Transaction 'T-1' is already recorded with other content.", nil)
+		mustProblem(t, e.sale(strings.Replace(body, `"T-1"`, `"T-2"`, 1)), 409, "Session '"+sess+"' is already linked to transaction 'T-1'.", nil)
+		if p, _ := e.balance("john-doe"); p != 132 {
+			t.Fatalf("points after refused requests: %d", p)
+		}
+
+		// The operator sees the transaction, the coupon's redeemer and the
+		// user's latest transactions.
+		r := e.admin_("GET", "/coupons/10OFFMQ8KL8", "")
+		mustStatus(t, r, 200)
+		rb := r.JSON(t)["data"].(map[string]any)["redeemedBy"].(map[string]any)
+		if rb["transactionId"] != "T-1" || rb["redeemedAt"] != e.s.clock.Now().Format(time.RFC3339) {
+			t.Fatalf("redeemedBy: %v", rb)
+		}
+		r = e.admin_("GET", "/loyalty-users/john-doe", "")
+		mustStatus(t, r, 200)
+		if got := masked(r.Body); !strings.Contains(got, `"recentTransactions":[{"id":"ID","transactionId":"T-1","transactionType":"Sale","transactionAmount":12.34,"transactionDate":"`+e.date(-time.Hour)+`","pointsEarned":12,"stampsEarned":1}]`) {
+			t.Fatalf("loyalty user view: %s", got)
+		}
+		r = e.admin_("GET", "/transactions/T-1", "")
+		mustStatus(t, r, 200)
+		d := r.JSON(t)["data"].(map[string]any)
+		if d["transactionAmount"] != 12.34 || d["userId"] != "john-doe" || fmt.Sprint(d["redeemedCoupons"]) != "[10OFFmq8kl8 Sl75Ev]" ||
+			d["sessionId"] != sess || d["pointsEarned"] != 12.0 {
+			t.Fatalf("operator's transaction: %v", d)
+		}
+		if d["request"].(map[string]any)["purchasePrice"] != "1.50" || d["request"].(map[string]any)["customer"].(map[string]any)["id"] != "c-77" {
+			t.Fatalf("stored request: %v", d["request"])
+		}
+		day := e.s.clock.Now().Add(-time.Hour).UTC().Format(time.DateOnly)
+		for q, n := range map[string]int{"": 1, "?posLocationId=LOC123": 1, "?posLocationId=LOC456": 0, "?userId=john-doe": 1, "?userId=jane-doe": 0,
+			"?day=" + day: 1, "?day=2001-01-01": 0} {
+			r := e.admin_("GET", "/transactions"+q, "")
+			mustStatus(t, r, 200)
+			page := r.JSON(t)["data"].(map[string]any)["page"].(map[string]any)
+			if page["total"] != float64(n) {
+				t.Errorf("transactions%s: total %v, want %d", q, page["total"], n)
+			}
+		}
+		mustProblem(t, e.admin_("GET", "/transactions?day=yesterday", ""), 400, "The day parameter must be a date (YYYY-MM-DD).",
+			map[string][]string{"day": {"The day parameter must be a date (YYYY-MM-DD)."}})
+		mustProblem(t, e.admin_("GET", "/transactions/NOPE", ""), 404, `transaction "NOPE" not found`, nil)
+	})
+}
+
+func TestTransactionSessionAndValidation(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		e := newTxEnv(t, dsn)
+		sess := e.session("TERM-05")
+		dated := func(date, fields string) string {
+			return `{"transactionId":"V-1","terminalId":"TERM-05","posLocationId":"LOC123","transactionAmount":5,"transactionDate":"` + date + `"` + fields + `}`
+		}
+		tx := func(fields string) string { return dated(e.date(0), fields) }
+		mustProblem(t, e.sale(tx(`,"sessionId":"00000000-0000-4000-8000-000000000000"`)), 404, "Session '00000000-0000-4000-8000-000000000000' is unknown or has expired.", nil)
+		other := e.session("TERM-06")
+		mustProblem(t, e.sale(tx(`,"sessionId":"`+other+`"`)), 400,
+			"Session '"+other+"' was started at terminal 'TERM-06' of location 'LOC123', not at this transaction's terminal.",
+			map[string][]string{"sessionId": {"Session '" + other + "' was started at terminal 'TERM-06' of location 'LOC123', not at this transaction's terminal."}})
+		mustProblem(t, e.sale(tx(``)), 400, "The sessionId field is required.", map[string][]string{"sessionId": {"The sessionId field is required."}})
+		mustProblem(t, e.sale(`{"sessionId":"`+sess+`","transactionAmount":"5.00","transactionDate":"soon","transactionType":"Sold"}`), 400,
+			"The transactionAmount field must be a number.", map[string][]string{"transactionAmount": {"The transactionAmount field must be a number."}})
+		mustProblem(t, e.sale(`{"sessionId":"`+sess+`","transactionType":"Sold","transactionAmount":1e10,"originalTransactionId":"X","couponCodes":[""]}`), 400, "*",
+			map[string][]string{
+				"transactionId":         {"The transactionId field is required."},
+				"terminalId":            {"The terminalId field is required."},
+				"posLocationId":         {"The posLocationId field is required."},
+				"transactionType":       {"The transactionType field must be Undefined, Sale or Refund."},
+				"transactionAmount":     {"The transactionAmount field must be a number from -1000000000.00 to 1000000000.00."},
+				"transactionDate":       {"The transactionDate field is required."},
+				"originalTransactionId": {"The originalTransactionId field is only for a refund (transactionType Refund or a negative transactionAmount)."},
+				"couponCodes[0]":        {"A coupon code must be 1-128 bytes of text."},
+			})
+		mustProblem(t, e.sale(dated(e.date(6*time.Minute), `,"sessionId":"`+sess+`"`)), 400,
+			"The transactionDate field must not be more than 5 minutes in the future.",
+			map[string][]string{"transactionDate": {"The transactionDate field must not be more than 5 minutes in the future."}})
+		mustProblem(t, e.sale(dated(e.date(-31*24*time.Hour), `,"sessionId":"`+sess+`"`)), 400,
+			"The transactionDate field must not be older than 30 days.",
+			map[string][]string{"transactionDate": {"The transactionDate field must not be older than 30 days."}})
+		mustProblem(t, e.sale(`{"sessionId":"`+sess+`","transactionId":"R","terminalId":"TERM-05","posLocationId":"LOC123","transactionAmount":-1,"transactionDate":"`+e.date(0)+`","couponCodes":["A"]}`), 400, "*",
+			map[string][]string{"originalTransactionId": {"The originalTransactionId field is required for a refund."}, "couponCodes": {"A refund cannot redeem coupons."}})
+		mustProblem(t, e.sale(strings.Replace(tx(`,"sessionId":"`+sess+`"`), `"LOC123"`, `"NOPE"`, 1)), 404, "Location 'NOPE' is not registered.", nil)
+		mustProblem(t, e.sale(strings.Replace(tx(`,"sessionId":"`+sess+`"`), `"TERM-05"`, `"TERM-404"`, 1)), 404, "Terminal 'TERM-404' is not registered at location 'LOC123'.", nil)
+		r := e.s.do(t, req{Method: "POST", Path: "/pos/clover/transaction", Token: e.pos, ContentType: "text/plain", Body: tx("")})
+		mustProblem(t, r, 415, `The content type "text/plain" is not supported; send application/json or application/xml (charset utf-8).`, nil)
+		huge := tx(`,"sessionId":"` + sess + `","purchaseName":"` + strings.Repeat("x", 70<<10) + `"`)
+		mustProblem(t, e.sale(huge), 413, "The request body is larger than 65536 bytes.", nil)
+		r = e.s.do(t, req{Method: "POST", Path: "/pos/clover/transaction", ContentType: "application/json", Body: tx("")})
+		mustStatus(t, r, 401)
+		r = e.post("/pos/clover/transaction", e.admin, tx(""))
+		mustStatus(t, r, 403)
+
+		// None of that recorded anything; an expired session is refused.
+		if r := e.admin_("GET", "/transactions", ""); !strings.Contains(string(r.Body), `"total":0`) {
+			t.Fatalf("refused requests recorded something: %s", r.Body)
+		}
+		e.s.clock.Advance(25 * time.Hour)
+		e.pos = e.s.posToken(t)
+		mustProblem(t, e.sale(tx(`,"sessionId":"`+sess+`"`)), 404, "Session '"+sess+"' is unknown or has expired.", nil)
+	})
+}
+
+func TestTransactionCustomerMatchingAndDisabled(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		e := newTxEnv(t, dsn)
+		sale := func(id, customer string) response {
+			return e.sale(`{"sessionId":"` + e.session("TERM-05") + `","transactionId":"` + id + `","terminalId":"TERM-05","posLocationId":"LOC123",
+				"transactionAmount":3.99,"transactionDate":"` + e.date(0) + `"` + customer + `}`)
+		}
+		loyalty := func(r response) string {
+			mustStatus(t, r, 200)
+			b, _ := json.Marshal(r.JSON(t)["data"].(map[string]any)["loyalty"])
+			return string(b)
+		}
+		// The guide's contact shape, an e-mail in another case: John; 3.99 is
+		// under the demo program's minimum for a stamp.
+		if got := loyalty(sale("M-1", `,"customer":{"contacts":[{"type":"Phone","value":"n/a"},{"type":"Email","value":"JOHN.DOE@example.com"}]}`)); got != `{"points":123,"pointsEarned":3,"stamps":3,"stampsEarned":0,"userId":"john-doe"}` {
+			t.Fatalf("by e-mail: %s", got)
+		}
+		if got := loyalty(sale("M-2", `,"customer":{"contacts":[{"phone":"+1 (555) 555-9876"}]}`)); got != `{"points":48,"pointsEarned":3,"stamps":7,"stampsEarned":0,"userId":"jane-doe"}` {
+			t.Fatalf("by phone: %s", got)
+		}
+		if got := loyalty(sale("M-3", `,"loyalty":{"cardNumber":"nobody"},"customer":{"contacts":[{"email":"john.doe@example.com"}]}`)); got != `null` {
+			t.Fatalf("unknown card: %s", got)
+		}
+		// Two users share an e-mail: ambiguous, no accrual.
+		mustStatus(t, e.admin_("POST", "/loyalty-users", `{"id":"john-2","email":"john.doe@example.com"}`), 201)
+		if got := loyalty(sale("M-4", `,"customer":{"contacts":[{"email":"john.doe@example.com"}]}`)); got != `null` {
+			t.Fatalf("ambiguous e-mail: %s", got)
+		}
+		// autoEnroll creates the customer.
+		r := e.admin_("PUT", "/loyalty-program", `{"pointsPerCurrencyUnit":2.5,"autoEnroll":true}`)
+		mustStatus(t, r, 200)
+		if got := loyalty(sale("M-5", `,"customer":{"firstName":"Ann","contacts":[{"email":"ann@example.com"}]}`)); !strings.Contains(got, `{"points":9,"pointsEarned":9,"stamps":1,"stampsEarned":1,"userId":"u-`) {
+			t.Fatalf("enrolled: %s", got)
+		}
+		mustTxBody(t, e.admin_("GET", "/loyalty-program", ""), 200, `{"data":{"posSystemId":"clover","posCompanyId":"demo-company","pointsPerCurrencyUnit":2.50,`+
+			`"stampsPerSale":1,"minimumAmountForStamp":0.00,"autoEnroll":true,"updatedAt":"`+e.s.clock.Now().Format(time.RFC3339)+`"}}`)
+
+		// A disabled terminal, and the transactions switch off: Disabled,
+		// nothing stored.
+		r = e.sale(`{"sessionId":"x","transactionId":"D-1","terminalId":"TERM-99","posLocationId":"LOC123","transactionAmount":1,"transactionDate":"` + e.date(0) + `"}`)
+		want := `{"data":{"id":null,"transactionId":"D-1","sessionId":"x","transactionType":"Undefined","posStatus":"Disabled","loyalty":null,"coupons":[],` +
+			`"cfsTemplate":{"cfsCarouselUrl":""},"receipt":{"primaryText":"","secondaryText":"","imageUrl":"","posStatus":"Disabled","loyaltyText":""}}}`
+		mustTxBody(t, r, 200, want)
+		mustStatus(t, e.s.do(t, req{Method: "PATCH", Path: companyPath, Token: e.admin, ContentType: "application/json", Body: `{"features":{"transactions":false}}`}), 200)
+		r = e.sale(`{"sessionId":"x","transactionId":"D-1","terminalId":"TERM-05","posLocationId":"LOC123","transactionAmount":1,"transactionDate":"` + e.date(0) + `"}`)
+		mustTxBody(t, r, 200, want)
+		if r := e.admin_("GET", "/transactions/D-1", ""); r.Status != 404 {
+			t.Fatalf("a Disabled transaction was stored: %s", r.Body)
+		}
+	})
+}

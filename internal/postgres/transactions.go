@@ -1,0 +1,395 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/posgate/posgate"
+)
+
+// Loyalty programs and transactions (docs/api.md §13). The rules live in
+// posgate.ApplyLedger; this file gives it PostgreSQL's primitives (ledger).
+// Every decision between concurrent requests is the database's: the
+// transaction's unique keys (INSERT … ON CONFLICT DO NOTHING waits for a
+// concurrent insert of the same key to commit or roll back), and UPDATEs
+// whose WHERE re-checks the row they lock (a coupon still Issued, a refund
+// still within its sale).
+
+const (
+	transactionCols = `t.id, t.pos_system_id, t.company_id, t.location_id, t.terminal_id, t.transaction_id, coalesce(t.session_id, ''),
+		t.transaction_type, t.amount, t.refunded, t.transaction_date, coalesce(t.original_id, ''), coalesce(t.original_transaction_id, ''),
+		coalesce(t.user_id, ''), t.points_earned, t.stamps_earned, t.request_hash, t.request, t.answer, t.created_at,
+		ARRAY(SELECT tc.code FROM transaction_coupons tc WHERE tc.txn_id = t.id AND tc.restored_at IS NULL ORDER BY tc.code_norm)`
+	findTransactionSQL      = `SELECT ` + transactionCols + ` FROM transactions t WHERE t.pos_system_id = $1 AND t.company_id = $2 AND t.transaction_id = $3`
+	transactionBySessionSQL = `SELECT ` + transactionCols + ` FROM transactions t WHERE t.session_id = $1`
+	redemptionSQL           = `SELECT t.id, t.transaction_id, tc.redeemed_at FROM transaction_coupons tc JOIN transactions t ON t.id = tc.txn_id
+		WHERE tc.pos_system_id = $1 AND tc.company_id = $2 AND tc.code_norm = $3 AND tc.restored_at IS NULL ORDER BY tc.redeemed_at DESC LIMIT 1`
+	transactionFilter = ` FROM transactions t WHERE t.pos_system_id = $1 AND t.company_id = $2 AND ($3 = '' OR t.location_id = $3)
+		AND ($4 = '' OR t.user_id = $4) AND ($5::timestamptz IS NULL OR (t.transaction_date >= $5 AND t.transaction_date < $6))`
+)
+
+// pgQuerier is what a pool and a transaction have in common.
+type pgQuerier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+func scanTransaction(r pgx.Row, extra ...any) (*posgate.Transaction, error) {
+	t := &posgate.Transaction{}
+	var request, answer string
+	var coupons []string
+	if err := r.Scan(append([]any{&t.ID, &t.POSSystemID, &t.CompanyID, &t.LocationID, &t.TerminalID, &t.TransactionID, &t.SessionID,
+		&t.Type, &t.Amount, &t.RefundedAmount, &t.Date, &t.OriginalID, &t.OriginalTransactionID,
+		&t.UserID, &t.PointsEarned, &t.StampsEarned, &t.RequestHash, &request, &answer, &t.CreatedAt, &coupons}, extra...)...); err != nil {
+		return nil, err
+	}
+	t.Request, t.Answer = json.RawMessage(request), json.RawMessage(answer)
+	if len(coupons) > 0 {
+		t.RedeemedCoupons = coupons
+	}
+	return t, nil
+}
+
+// FindLoyaltyProgram returns the company's program, ENOTFOUND when none is
+// set.
+func (db *DB) FindLoyaltyProgram(ctx context.Context, posSystemID, companyID string) (*posgate.LoyaltyProgram, error) {
+	return findProgram(ctx, db.pool, posSystemID, companyID)
+}
+
+func findProgram(ctx context.Context, q pgQuerier, posSystemID, companyID string) (*posgate.LoyaltyProgram, error) {
+	p := &posgate.LoyaltyProgram{POSSystemID: posSystemID, CompanyID: companyID}
+	var at time.Time
+	err := q.QueryRow(ctx, `SELECT points_per_unit, stamps_per_sale, minimum_for_stamp, auto_enroll, updated_at FROM loyalty_programs
+		WHERE pos_system_id = $1 AND company_id = $2`, posSystemID, companyID).
+		Scan(&p.PointsPerCurrencyUnit, &p.StampsPerSale, &p.MinimumAmountForStamp, &p.AutoEnroll, &at)
+	if err != nil {
+		return nil, readErr(err, "find loyalty program", posgate.NotFound("loyalty program of company", companyID))
+	}
+	p.UpdatedAt = &at
+	return p, nil
+}
+
+// PutLoyaltyProgram sets the company's program.
+func (db *DB) PutLoyaltyProgram(ctx context.Context, p *posgate.LoyaltyProgram) error {
+	now := posgate.Timestamp(db.now())
+	_, err := db.pool.Exec(ctx, `INSERT INTO loyalty_programs (pos_system_id, company_id, points_per_unit, stamps_per_sale,
+		minimum_for_stamp, auto_enroll, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (pos_system_id, company_id) DO UPDATE SET points_per_unit = excluded.points_per_unit,
+		stamps_per_sale = excluded.stamps_per_sale, minimum_for_stamp = excluded.minimum_for_stamp,
+		auto_enroll = excluded.auto_enroll, updated_at = excluded.updated_at`,
+		p.POSSystemID, p.CompanyID, int64(p.PointsPerCurrencyUnit), p.StampsPerSale, int64(p.MinimumAmountForStamp), p.AutoEnroll, now)
+	if err != nil {
+		return writeErr(err, "put loyalty program", nil, posgate.NotFound("company", p.CompanyID))
+	}
+	p.UpdatedAt = &now
+	return nil
+}
+
+// retryable reports whether err is a deadlock or serialization failure,
+// which a batch touching several users and coupons can meet beside
+// another: the whole apply is then run again.
+func retryable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+}
+
+// inLedger runs fn in one transaction over a ledger, again (up to five
+// times) when PostgreSQL breaks a deadlock by aborting it.
+func (db *DB) inLedger(ctx context.Context, op string, fn func(l *ledger) error) error {
+	for attempt := 0; ; attempt++ {
+		err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error { return fn(&ledger{db: db, tx: tx}) })
+		if err == nil || !retryable(err) || attempt == 4 {
+			if err != nil && posgate.ErrorCode(err) == posgate.EINTERNAL {
+				return fmt.Errorf("postgres: %s: %w", op, err)
+			}
+			return err
+		}
+	}
+}
+
+// ApplyTransactions records items in one transaction through
+// posgate.ApplyLedger.
+func (db *DB) ApplyTransactions(ctx context.Context, items []*posgate.TransactionInput) ([]*posgate.TransactionOutcome, error) {
+	var out []*posgate.TransactionOutcome
+	err := db.inLedger(ctx, "apply transactions", func(l *ledger) error {
+		var err error
+		out, err = posgate.ApplyLedger(ctx, l, items)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RedeemCouponForTransaction redeems a coupon for a recorded transaction in
+// a transaction of its own.
+func (db *DB) RedeemCouponForTransaction(ctx context.Context, t *posgate.Transaction, code string, owner *posgate.CouponOwner, locationID string) (*posgate.TransactionCoupon, time.Time, error) {
+	var res posgate.TransactionCoupon
+	var at time.Time
+	err := db.inLedger(ctx, "redeem coupon for transaction", func(l *ledger) error {
+		var err error
+		res, at, err = posgate.RedeemForTransaction(ctx, l, t, code, owner, locationID)
+		return err
+	})
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return &res, at, nil
+}
+
+// FindTransaction returns a company's transaction by the POS's id.
+func (db *DB) FindTransaction(ctx context.Context, posSystemID, companyID, transactionID string) (*posgate.Transaction, error) {
+	return findTransaction(ctx, db.pool, posSystemID, companyID, transactionID)
+}
+
+func findTransaction(ctx context.Context, q pgQuerier, posSystemID, companyID, transactionID string) (*posgate.Transaction, error) {
+	t, err := scanTransaction(q.QueryRow(ctx, findTransactionSQL, posSystemID, companyID, transactionID))
+	if err != nil {
+		return nil, readErr(err, "find transaction", posgate.NotFound("transaction", transactionID))
+	}
+	return t, nil
+}
+
+// FindTransactionBySession returns the transaction a session is linked to.
+func (db *DB) FindTransactionBySession(ctx context.Context, sessionID string) (*posgate.Transaction, error) {
+	return findBySession(ctx, db.pool, sessionID)
+}
+
+func findBySession(ctx context.Context, q pgQuerier, sessionID string) (*posgate.Transaction, error) {
+	t, err := scanTransaction(q.QueryRow(ctx, transactionBySessionSQL, sessionID))
+	if err != nil {
+		return nil, readErr(err, "find transaction by session", posgate.NotFound("transaction of session", sessionID))
+	}
+	return t, nil
+}
+
+// ListTransactions pages a company's transactions, newest first.
+func (db *DB) ListTransactions(ctx context.Context, q posgate.TransactionQuery) ([]*posgate.Transaction, int, error) {
+	var from, to *time.Time
+	if !q.Day.IsZero() {
+		day := q.Day.UTC().Truncate(24 * time.Hour)
+		next := day.Add(24 * time.Hour)
+		from, to = &day, &next
+	}
+	args := []any{q.POSSystemID, q.CompanyID, q.LocationID, q.UserID, from, to}
+	rows, err := db.pool.Query(ctx, `SELECT `+transactionCols+`, count(*) OVER ()`+transactionFilter+`
+		ORDER BY t.transaction_date DESC, t.id LIMIT $7 OFFSET $8`, append(args, q.Limit, q.Offset)...)
+	if err != nil {
+		return nil, 0, wrap(err, "list transactions")
+	}
+	defer rows.Close()
+	var out []*posgate.Transaction
+	total := 0
+	for rows.Next() {
+		var n int64
+		t, err := scanTransaction(rows, &n)
+		if err != nil {
+			return nil, 0, wrap(err, "list transactions")
+		}
+		out, total = append(out, t), int(n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, wrap(err, "list transactions")
+	}
+	if len(out) == 0 && q.Offset > 0 {
+		if err := db.pool.QueryRow(ctx, `SELECT count(*)`+transactionFilter, args...).Scan(&total); err != nil {
+			return nil, 0, wrap(err, "count transactions")
+		}
+	}
+	return out, total, nil
+}
+
+// FindCouponRedemption returns the transaction whose redemption of a
+// coupon stands.
+func (db *DB) FindCouponRedemption(ctx context.Context, posSystemID, companyID, code string) (*posgate.CouponRedemption, error) {
+	return findRedemption(ctx, db.pool, posSystemID, companyID, code)
+}
+
+func findRedemption(ctx context.Context, q pgQuerier, posSystemID, companyID, code string) (*posgate.CouponRedemption, error) {
+	r := &posgate.CouponRedemption{}
+	err := q.QueryRow(ctx, redemptionSQL, posSystemID, companyID, posgate.Fold(code)).Scan(&r.ID, &r.TransactionID, &r.RedeemedAt)
+	if err != nil {
+		return nil, readErr(err, "find coupon redemption", posgate.NotFound("redemption of coupon", code))
+	}
+	return r, nil
+}
+
+// ledger is posgate.LedgerTx over one PostgreSQL transaction.
+type ledger struct {
+	db *DB
+	tx pgx.Tx
+}
+
+func (l *ledger) Now() time.Time { return posgate.Timestamp(l.db.now()) }
+
+func (l *ledger) exec(ctx context.Context, op, sql string, args ...any) (int64, error) {
+	tag, err := l.tx.Exec(ctx, sql, args...)
+	if err != nil {
+		return 0, wrap(err, op)
+	}
+	return tag.RowsAffected(), nil
+}
+
+func (l *ledger) Savepoint(ctx context.Context) error {
+	_, err := l.exec(ctx, "savepoint", `SAVEPOINT ledger_item`)
+	return err
+}
+
+func (l *ledger) RollbackToSavepoint(ctx context.Context) error {
+	if _, err := l.exec(ctx, "rollback to savepoint", `ROLLBACK TO SAVEPOINT ledger_item`); err != nil {
+		return err
+	}
+	return l.ReleaseSavepoint(ctx)
+}
+
+func (l *ledger) ReleaseSavepoint(ctx context.Context) error {
+	_, err := l.exec(ctx, "release savepoint", `RELEASE SAVEPOINT ledger_item`)
+	return err
+}
+
+func (l *ledger) LoyaltyProgram(ctx context.Context, posSystemID, companyID string) (*posgate.LoyaltyProgram, error) {
+	p, err := findProgram(ctx, l.tx, posSystemID, companyID)
+	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
+		return posgate.DefaultLoyaltyProgram(posSystemID, companyID), nil
+	}
+	return p, err
+}
+
+func (l *ledger) InsertTransaction(ctx context.Context, t *posgate.Transaction) (bool, error) {
+	n, err := l.exec(ctx, "insert transaction", `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
+		transaction_id, session_id, transaction_type, amount, transaction_date, original_transaction_id, request_hash, request, answer, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), $8, $9, $10, nullif($11, ''), $12, $13, $14, $15) ON CONFLICT DO NOTHING`,
+		t.ID, t.POSSystemID, t.CompanyID, t.LocationID, t.TerminalID, t.TransactionID, t.SessionID, string(t.Type), int64(t.Amount),
+		t.Date, t.OriginalTransactionID, t.RequestHash, string(t.Request), string(t.Answer), t.CreatedAt)
+	return n == 1, err
+}
+
+func (l *ledger) FinishTransaction(ctx context.Context, t *posgate.Transaction) error {
+	_, err := l.exec(ctx, "finish transaction", `UPDATE transactions SET user_id = nullif($1, ''), points_earned = $2, stamps_earned = $3,
+		original_id = nullif($4, ''), answer = $5 WHERE id = $6`,
+		t.UserID, t.PointsEarned, t.StampsEarned, t.OriginalID, string(t.Answer), t.ID)
+	return err
+}
+
+func (l *ledger) FindTransaction(ctx context.Context, posSystemID, companyID, transactionID string) (*posgate.Transaction, error) {
+	return findTransaction(ctx, l.tx, posSystemID, companyID, transactionID)
+}
+
+func (l *ledger) FindTransactionBySession(ctx context.Context, sessionID string) (*posgate.Transaction, error) {
+	return findBySession(ctx, l.tx, sessionID)
+}
+
+func (l *ledger) AddRefund(ctx context.Context, saleID string, amount posgate.Amount) (posgate.Amount, bool, error) {
+	var refunded int64
+	err := l.tx.QueryRow(ctx, `UPDATE transactions SET refunded = refunded + $1 WHERE id = $2 AND refunded + $1 <= amount RETURNING refunded`,
+		int64(amount), saleID).Scan(&refunded)
+	if err == nil {
+		return posgate.Amount(refunded), true, nil
+	} else if !errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, wrap(err, "add refund")
+	}
+	if err := l.tx.QueryRow(ctx, `SELECT refunded FROM transactions WHERE id = $1`, saleID).Scan(&refunded); err != nil {
+		return 0, false, wrap(err, "add refund")
+	}
+	return posgate.Amount(refunded), false, nil
+}
+
+func (l *ledger) FindUser(ctx context.Context, posSystemID, companyID, userID string) (*posgate.LoyaltyUser, error) {
+	u, err := scanUser(l.tx.QueryRow(ctx, findUserSQL, posSystemID, companyID, userID))
+	if err != nil {
+		return nil, readErr(err, "find loyalty user", posgate.NotFound("loyalty user", userID))
+	}
+	return u, nil
+}
+
+func (l *ledger) userIDs(ctx context.Context, sql string, args ...any) ([]string, error) {
+	rows, err := l.tx.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, wrap(err, "match customer")
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	return ids, wrap(err, "match customer")
+}
+
+func (l *ledger) UserIDsByEmail(ctx context.Context, posSystemID, companyID, emailNorm string) ([]string, error) {
+	return l.userIDs(ctx, `SELECT user_id FROM loyalty_users WHERE pos_system_id = $1 AND company_id = $2 AND email_norm = $3 LIMIT 2`,
+		posSystemID, companyID, emailNorm)
+}
+
+func (l *ledger) UserIDsByPhone(ctx context.Context, posSystemID, companyID, digits string) ([]string, error) {
+	return l.userIDs(ctx, `SELECT user_id FROM loyalty_users WHERE pos_system_id = $1 AND company_id = $2 AND phone_digits = $3 LIMIT 2`,
+		posSystemID, companyID, digits)
+}
+
+func (l *ledger) EnrollUser(ctx context.Context, u *posgate.LoyaltyUser) (bool, error) {
+	now := l.Now()
+	keys := u.Keys()
+	n, err := l.exec(ctx, "enroll loyalty user", `INSERT INTO loyalty_users (pos_system_id, company_id, user_id, first_name, last_name, gender,
+		phone, email, stamps, points, first_norm, last_norm, email_norm, phone_digits, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, 0, $9, $10, $11, $12, $13, $13) ON CONFLICT DO NOTHING`,
+		u.POSSystemID, u.CompanyID, u.ID, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, keys.First, keys.Last, keys.Email, keys.Digits, now)
+	if n == 1 {
+		u.CreatedAt, u.UpdatedAt = now, now
+	}
+	return n == 1, err
+}
+
+func (l *ledger) AddBalance(ctx context.Context, posSystemID, companyID, userID string, points, stamps int32) (int32, int32, error) {
+	var p, s int32
+	err := l.tx.QueryRow(ctx, `UPDATE loyalty_users SET points = greatest(least(points::bigint + $1, 2147483647), -2147483648)::integer,
+		stamps = greatest(least(stamps::bigint + $2, 2147483647), 0)::integer, updated_at = $3
+		WHERE pos_system_id = $4 AND company_id = $5 AND user_id = $6 RETURNING points, stamps`,
+		int64(points), int64(stamps), l.Now(), posSystemID, companyID, userID).Scan(&p, &s)
+	if err != nil {
+		return 0, 0, readErr(err, "add to balance", posgate.NotFound("loyalty user", userID))
+	}
+	return p, s, nil
+}
+
+func (l *ledger) FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*posgate.Coupon, error) {
+	c, err := scanCoupon(l.tx.QueryRow(ctx, findCouponSQL, posSystemID, companyID, posgate.Fold(code)))
+	if err != nil {
+		return nil, readErr(err, "find coupon", posgate.NotFound("coupon", code))
+	}
+	return c, nil
+}
+
+func (l *ledger) RedeemCoupon(ctx context.Context, c *posgate.Coupon, transactionID string, now time.Time) (bool, error) {
+	n, err := l.exec(ctx, "redeem coupon", `UPDATE coupons SET status = 'Redeemed', updated_at = $1
+		WHERE pos_system_id = $2 AND company_id = $3 AND code_norm = $4 AND status = 'Issued' AND (available_until IS NULL OR available_until >= $1)`,
+		now, c.POSSystemID, c.CompanyID, posgate.Fold(c.Code))
+	if err != nil || n == 0 {
+		return false, err
+	}
+	_, err = l.exec(ctx, "redeem coupon", `INSERT INTO transaction_coupons (pos_system_id, company_id, code_norm, txn_id, code, redeemed_at)
+		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (pos_system_id, company_id, code_norm, txn_id)
+		DO UPDATE SET redeemed_at = excluded.redeemed_at, restored_at = NULL`, c.POSSystemID, c.CompanyID, posgate.Fold(c.Code), transactionID, c.Code, now)
+	return err == nil, err
+}
+
+func (l *ledger) Redemption(ctx context.Context, posSystemID, companyID, code string) (*posgate.CouponRedemption, error) {
+	return findRedemption(ctx, l.tx, posSystemID, companyID, code)
+}
+
+func (l *ledger) RestoreCoupons(ctx context.Context, posSystemID, companyID, saleID string, now time.Time) error {
+	if _, err := l.exec(ctx, "restore coupons", `UPDATE coupons SET status = 'Issued', updated_at = $1
+		WHERE pos_system_id = $2 AND company_id = $3 AND status = 'Redeemed' AND (available_until IS NULL OR available_until >= $1)
+		AND code_norm IN (SELECT code_norm FROM transaction_coupons WHERE txn_id = $4 AND restored_at IS NULL)`,
+		now, posSystemID, companyID, saleID); err != nil {
+		return err
+	}
+	_, err := l.exec(ctx, "restore coupons", `UPDATE transaction_coupons tc SET restored_at = $1 WHERE tc.txn_id = $2 AND tc.restored_at IS NULL
+		AND EXISTS (SELECT FROM coupons c WHERE c.pos_system_id = tc.pos_system_id AND c.company_id = tc.company_id
+			AND c.code_norm = tc.code_norm AND c.status = 'Issued')`, now, saleID)
+	return err
+}
+
+var _ posgate.LedgerTx = (*ledger)(nil)

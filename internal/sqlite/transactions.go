@@ -1,0 +1,387 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/posgate/posgate"
+)
+
+// Loyalty programs and transactions (docs/api.md §13). The rules live in
+// posgate.ApplyLedger; this file gives it SQLite's primitives (ledger) over
+// the one write connection, whose transactions take the write lock as they
+// begin, so that every apply runs alone.
+
+const (
+	transactionCols = `t.id, t.pos_system_id, t.company_id, t.location_id, t.terminal_id, t.transaction_id, coalesce(t.session_id, ''),
+		t.transaction_type, t.amount, t.refunded, t.transaction_date, coalesce(t.original_id, ''), coalesce(t.original_transaction_id, ''),
+		coalesce(t.user_id, ''), t.points_earned, t.stamps_earned, t.request_hash, t.request, t.answer, t.created_at,
+		(SELECT nullif(json_group_array(code), '[]') FROM (SELECT code FROM transaction_coupons tc WHERE tc.txn_id = t.id AND tc.restored_at IS NULL ORDER BY tc.code_norm))`
+	findTransactionSQL      = `SELECT ` + transactionCols + ` FROM transactions t WHERE t.pos_system_id = ? AND t.company_id = ? AND t.transaction_id = ?`
+	transactionBySessionSQL = `SELECT ` + transactionCols + ` FROM transactions t WHERE t.session_id = ?`
+	redemptionSQL           = `SELECT t.id, t.transaction_id, tc.redeemed_at FROM transaction_coupons tc JOIN transactions t ON t.id = tc.txn_id
+		WHERE tc.pos_system_id = ? AND tc.company_id = ? AND tc.code_norm = ? AND tc.restored_at IS NULL ORDER BY tc.redeemed_at DESC LIMIT 1`
+)
+
+func transactionDest(t *posgate.Transaction) []any {
+	return []any{&t.ID, &t.POSSystemID, &t.CompanyID, &t.LocationID, &t.TerminalID, &t.TransactionID, &t.SessionID,
+		&t.Type, &t.Amount, &t.RefundedAmount, timeColumn{&t.Date}, &t.OriginalID, &t.OriginalTransactionID,
+		&t.UserID, &t.PointsEarned, &t.StampsEarned, &t.RequestHash, rawColumn{&t.Request}, rawColumn{&t.Answer}, timeColumn{&t.CreatedAt},
+		jsonColumn[[]string]{&t.RedeemedCoupons}}
+}
+
+// rawColumn scans stored JSON text as it is.
+type rawColumn struct{ p *json.RawMessage }
+
+// Scan implements sql.Scanner.
+func (c rawColumn) Scan(src any) error {
+	s, ok := src.(string)
+	if !ok {
+		return fmt.Errorf("JSON column holds %T", src)
+	}
+	*c.p = json.RawMessage(s)
+	return nil
+}
+
+// querier is what a transaction and a pool have in common.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// FindLoyaltyProgram returns the company's program, ENOTFOUND when none is
+// set.
+func (db *DB) FindLoyaltyProgram(ctx context.Context, posSystemID, companyID string) (*posgate.LoyaltyProgram, error) {
+	return findProgram(ctx, db.read, posSystemID, companyID)
+}
+
+func findProgram(ctx context.Context, q querier, posSystemID, companyID string) (*posgate.LoyaltyProgram, error) {
+	p := &posgate.LoyaltyProgram{POSSystemID: posSystemID, CompanyID: companyID}
+	var at time.Time
+	err := q.QueryRowContext(ctx, `SELECT points_per_unit, stamps_per_sale, minimum_for_stamp, auto_enroll, updated_at FROM loyalty_programs
+		WHERE pos_system_id = ? AND company_id = ?`, posSystemID, companyID).
+		Scan(&p.PointsPerCurrencyUnit, &p.StampsPerSale, &p.MinimumAmountForStamp, &p.AutoEnroll, timeColumn{&at})
+	if err != nil {
+		return nil, readErr(err, "find loyalty program", posgate.NotFound("loyalty program of company", companyID))
+	}
+	p.UpdatedAt = &at
+	return p, nil
+}
+
+// PutLoyaltyProgram sets the company's program.
+func (db *DB) PutLoyaltyProgram(ctx context.Context, p *posgate.LoyaltyProgram) error {
+	now := db.timestamp()
+	_, err := db.write.ExecContext(ctx, `INSERT INTO loyalty_programs (pos_system_id, company_id, points_per_unit, stamps_per_sale,
+		minimum_for_stamp, auto_enroll, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (pos_system_id, company_id) DO UPDATE SET points_per_unit = excluded.points_per_unit,
+		stamps_per_sale = excluded.stamps_per_sale, minimum_for_stamp = excluded.minimum_for_stamp,
+		auto_enroll = excluded.auto_enroll, updated_at = excluded.updated_at`,
+		p.POSSystemID, p.CompanyID, p.PointsPerCurrencyUnit, p.StampsPerSale, p.MinimumAmountForStamp, p.AutoEnroll, formatTime(now))
+	if err != nil {
+		return writeErr(err, "put loyalty program", nil, posgate.NotFound("company", p.CompanyID))
+	}
+	p.UpdatedAt = &now
+	return nil
+}
+
+// ApplyTransactions records items in one write transaction through
+// posgate.ApplyLedger.
+func (db *DB) ApplyTransactions(ctx context.Context, items []*posgate.TransactionInput) ([]*posgate.TransactionOutcome, error) {
+	var out []*posgate.TransactionOutcome
+	err := db.inTx(ctx, "apply transactions", func(tx *sql.Tx) error {
+		var err error
+		out, err = posgate.ApplyLedger(ctx, &ledger{db: db, tx: tx}, items)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RedeemCouponForTransaction redeems a coupon for a recorded transaction in
+// a write transaction of its own.
+func (db *DB) RedeemCouponForTransaction(ctx context.Context, t *posgate.Transaction, code string, owner *posgate.CouponOwner, locationID string) (*posgate.TransactionCoupon, time.Time, error) {
+	var res posgate.TransactionCoupon
+	var at time.Time
+	err := db.inTx(ctx, "redeem coupon for transaction", func(tx *sql.Tx) error {
+		var err error
+		res, at, err = posgate.RedeemForTransaction(ctx, &ledger{db: db, tx: tx}, t, code, owner, locationID)
+		return err
+	})
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	return &res, at, nil
+}
+
+// FindTransaction returns a company's transaction by the POS's id.
+func (db *DB) FindTransaction(ctx context.Context, posSystemID, companyID, transactionID string) (*posgate.Transaction, error) {
+	return findTransaction(ctx, db.read, posSystemID, companyID, transactionID)
+}
+
+func findTransaction(ctx context.Context, q querier, posSystemID, companyID, transactionID string) (*posgate.Transaction, error) {
+	t, err := scanRow(q.QueryRowContext(ctx, findTransactionSQL, posSystemID, companyID, transactionID), transactionDest)
+	if err != nil {
+		return nil, readErr(err, "find transaction", posgate.NotFound("transaction", transactionID))
+	}
+	return t, nil
+}
+
+// FindTransactionBySession returns the transaction a session is linked to.
+func (db *DB) FindTransactionBySession(ctx context.Context, sessionID string) (*posgate.Transaction, error) {
+	return findBySession(ctx, db.read, sessionID)
+}
+
+func findBySession(ctx context.Context, q querier, sessionID string) (*posgate.Transaction, error) {
+	t, err := scanRow(q.QueryRowContext(ctx, transactionBySessionSQL, sessionID), transactionDest)
+	if err != nil {
+		return nil, readErr(err, "find transaction by session", posgate.NotFound("transaction of session", sessionID))
+	}
+	return t, nil
+}
+
+// ListTransactions pages a company's transactions, newest first.
+func (db *DB) ListTransactions(ctx context.Context, q posgate.TransactionQuery) ([]*posgate.Transaction, int, error) {
+	from, to := "", ""
+	if !q.Day.IsZero() {
+		day := q.Day.UTC().Truncate(24 * time.Hour)
+		from, to = formatTime(day), formatTime(day.Add(24*time.Hour))
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT `+transactionCols+`, COUNT(*) OVER () FROM transactions t
+		WHERE t.pos_system_id = ?1 AND t.company_id = ?2 AND (?3 = '' OR t.location_id = ?3) AND (?4 = '' OR t.user_id = ?4)
+		AND (?5 = '' OR (t.transaction_date >= ?5 AND t.transaction_date < ?6))
+		ORDER BY t.transaction_date DESC, t.id LIMIT ?7 + 0 OFFSET ?8 + 0`,
+		q.POSSystemID, q.CompanyID, q.LocationID, q.UserID, from, to, q.Limit, q.Offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("sqlite: list transactions: %w", err)
+	}
+	defer rows.Close()
+	var out []*posgate.Transaction
+	total := 0
+	for rows.Next() {
+		t := &posgate.Transaction{}
+		if err := rows.Scan(append(transactionDest(t), &total)...); err != nil {
+			return nil, 0, fmt.Errorf("sqlite: list transactions: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("sqlite: list transactions: %w", err)
+	}
+	if len(out) == 0 && q.Offset > 0 {
+		err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM transactions t
+			WHERE t.pos_system_id = ?1 AND t.company_id = ?2 AND (?3 = '' OR t.location_id = ?3) AND (?4 = '' OR t.user_id = ?4)
+			AND (?5 = '' OR (t.transaction_date >= ?5 AND t.transaction_date < ?6))`,
+			q.POSSystemID, q.CompanyID, q.LocationID, q.UserID, from, to).Scan(&total)
+		if err != nil {
+			return nil, 0, fmt.Errorf("sqlite: count transactions: %w", err)
+		}
+	}
+	return out, total, nil
+}
+
+// FindCouponRedemption returns the transaction whose redemption of a
+// coupon stands.
+func (db *DB) FindCouponRedemption(ctx context.Context, posSystemID, companyID, code string) (*posgate.CouponRedemption, error) {
+	return findRedemption(ctx, db.read, posSystemID, companyID, code)
+}
+
+func findRedemption(ctx context.Context, q querier, posSystemID, companyID, code string) (*posgate.CouponRedemption, error) {
+	r := &posgate.CouponRedemption{}
+	err := q.QueryRowContext(ctx, redemptionSQL, posSystemID, companyID, posgate.Fold(code)).Scan(&r.ID, &r.TransactionID, timeColumn{&r.RedeemedAt})
+	if err != nil {
+		return nil, readErr(err, "find coupon redemption", posgate.NotFound("redemption of coupon", code))
+	}
+	return r, nil
+}
+
+// ledger is posgate.LedgerTx over one SQLite write transaction.
+type ledger struct {
+	db *DB
+	tx *sql.Tx
+}
+
+func (l *ledger) Now() time.Time { return l.db.timestamp() }
+
+func (l *ledger) exec(ctx context.Context, op, query string, args ...any) (int64, error) {
+	res, err := l.tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+	return n, nil
+}
+
+func (l *ledger) Savepoint(ctx context.Context) error {
+	_, err := l.exec(ctx, "savepoint", `SAVEPOINT ledger_item`)
+	return err
+}
+
+func (l *ledger) RollbackToSavepoint(ctx context.Context) error {
+	if _, err := l.exec(ctx, "rollback to savepoint", `ROLLBACK TO ledger_item`); err != nil {
+		return err
+	}
+	return l.ReleaseSavepoint(ctx)
+}
+
+func (l *ledger) ReleaseSavepoint(ctx context.Context) error {
+	_, err := l.exec(ctx, "release savepoint", `RELEASE ledger_item`)
+	return err
+}
+
+func (l *ledger) LoyaltyProgram(ctx context.Context, posSystemID, companyID string) (*posgate.LoyaltyProgram, error) {
+	p, err := findProgram(ctx, l.tx, posSystemID, companyID)
+	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
+		return posgate.DefaultLoyaltyProgram(posSystemID, companyID), nil
+	}
+	return p, err
+}
+
+func (l *ledger) InsertTransaction(ctx context.Context, t *posgate.Transaction) (bool, error) {
+	n, err := l.exec(ctx, "insert transaction", `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
+		transaction_id, session_id, transaction_type, amount, transaction_date, original_transaction_id, request_hash, request, answer, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, nullif(?, ''), ?, ?, ?, nullif(?, ''), ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		t.ID, t.POSSystemID, t.CompanyID, t.LocationID, t.TerminalID, t.TransactionID, t.SessionID, t.Type, t.Amount,
+		formatTime(t.Date), t.OriginalTransactionID, t.RequestHash, string(t.Request), string(t.Answer), formatTime(t.CreatedAt))
+	return n == 1, err
+}
+
+func (l *ledger) FinishTransaction(ctx context.Context, t *posgate.Transaction) error {
+	_, err := l.exec(ctx, "finish transaction", `UPDATE transactions SET user_id = nullif(?, ''), points_earned = ?, stamps_earned = ?,
+		original_id = nullif(?, ''), answer = ? WHERE id = ?`,
+		t.UserID, t.PointsEarned, t.StampsEarned, t.OriginalID, string(t.Answer), t.ID)
+	return err
+}
+
+func (l *ledger) FindTransaction(ctx context.Context, posSystemID, companyID, transactionID string) (*posgate.Transaction, error) {
+	return findTransaction(ctx, l.tx, posSystemID, companyID, transactionID)
+}
+
+func (l *ledger) FindTransactionBySession(ctx context.Context, sessionID string) (*posgate.Transaction, error) {
+	return findBySession(ctx, l.tx, sessionID)
+}
+
+func (l *ledger) AddRefund(ctx context.Context, saleID string, amount posgate.Amount) (posgate.Amount, bool, error) {
+	var refunded posgate.Amount
+	err := l.tx.QueryRowContext(ctx, `UPDATE transactions SET refunded = refunded + ?1 WHERE id = ?2 AND refunded + ?1 <= amount RETURNING refunded`,
+		amount, saleID).Scan(&refunded)
+	if err == nil {
+		return refunded, true, nil
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return 0, false, fmt.Errorf("sqlite: add refund: %w", err)
+	}
+	if err := l.tx.QueryRowContext(ctx, `SELECT refunded FROM transactions WHERE id = ?`, saleID).Scan(&refunded); err != nil {
+		return 0, false, fmt.Errorf("sqlite: add refund: %w", err)
+	}
+	return refunded, false, nil
+}
+
+func (l *ledger) FindUser(ctx context.Context, posSystemID, companyID, userID string) (*posgate.LoyaltyUser, error) {
+	u, err := scanRow(l.tx.QueryRowContext(ctx, findUserSQL, posSystemID, companyID, userID), userDest)
+	if err != nil {
+		return nil, readErr(err, "find loyalty user", posgate.NotFound("loyalty user", userID))
+	}
+	return u, nil
+}
+
+func (l *ledger) userIDs(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := l.tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: match customer: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("sqlite: match customer: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+func (l *ledger) UserIDsByEmail(ctx context.Context, posSystemID, companyID, emailNorm string) ([]string, error) {
+	return l.userIDs(ctx, `SELECT user_id FROM loyalty_users INDEXED BY loyalty_users_by_email
+		WHERE pos_system_id = ? AND company_id = ? AND email_norm = ? LIMIT 2`, posSystemID, companyID, emailNorm)
+}
+
+func (l *ledger) UserIDsByPhone(ctx context.Context, posSystemID, companyID, digits string) ([]string, error) {
+	return l.userIDs(ctx, `SELECT user_id FROM loyalty_users INDEXED BY loyalty_users_by_phone
+		WHERE pos_system_id = ? AND company_id = ? AND phone_digits = ? LIMIT 2`, posSystemID, companyID, digits)
+}
+
+func (l *ledger) EnrollUser(ctx context.Context, u *posgate.LoyaltyUser) (bool, error) {
+	now := l.db.timestamp()
+	at, keys := formatTime(now), u.Keys()
+	n, err := l.exec(ctx, "enroll loyalty user", `INSERT INTO loyalty_users (pos_system_id, company_id, user_id, first_name, last_name, gender,
+		phone, email, stamps, points, first_norm, last_norm, email_norm, phone_digits, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		u.POSSystemID, u.CompanyID, u.ID, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, keys.First, keys.Last, keys.Email, keys.Digits, at, at)
+	if n == 1 {
+		u.CreatedAt, u.UpdatedAt = now, now
+	}
+	return n == 1, err
+}
+
+func (l *ledger) AddBalance(ctx context.Context, posSystemID, companyID, userID string, points, stamps int32) (int32, int32, error) {
+	var p, s int32
+	err := l.tx.QueryRowContext(ctx, `UPDATE loyalty_users SET points = max(min(points + ?1, 2147483647), -2147483648),
+		stamps = max(min(stamps + ?2, 2147483647), 0), updated_at = ?3
+		WHERE pos_system_id = ?4 AND company_id = ?5 AND user_id = ?6 RETURNING points, stamps`,
+		points, stamps, formatTime(l.db.timestamp()), posSystemID, companyID, userID).Scan(&p, &s)
+	if err != nil {
+		return 0, 0, readErr(err, "add to balance", posgate.NotFound("loyalty user", userID))
+	}
+	return p, s, nil
+}
+
+func (l *ledger) FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*posgate.Coupon, error) {
+	c, err := scanRow(l.tx.QueryRowContext(ctx, findCouponSQL, posSystemID, companyID, posgate.Fold(code)), couponDest)
+	if err != nil {
+		return nil, readErr(err, "find coupon", posgate.NotFound("coupon", code))
+	}
+	return c, nil
+}
+
+func (l *ledger) RedeemCoupon(ctx context.Context, c *posgate.Coupon, transactionID string, now time.Time) (bool, error) {
+	at := formatTime(now)
+	n, err := l.exec(ctx, "redeem coupon", `UPDATE coupons SET status = 'Redeemed', updated_at = ?1
+		WHERE pos_system_id = ?2 AND company_id = ?3 AND code_norm = ?4 AND status = 'Issued' AND (available_until IS NULL OR available_until >= ?1)`,
+		at, c.POSSystemID, c.CompanyID, posgate.Fold(c.Code))
+	if err != nil || n == 0 {
+		return false, err
+	}
+	_, err = l.exec(ctx, "redeem coupon", `INSERT INTO transaction_coupons (pos_system_id, company_id, code_norm, txn_id, code, redeemed_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (pos_system_id, company_id, code_norm, txn_id)
+		DO UPDATE SET redeemed_at = excluded.redeemed_at, restored_at = NULL`, c.POSSystemID, c.CompanyID, posgate.Fold(c.Code), transactionID, c.Code, at)
+	return err == nil, err
+}
+
+func (l *ledger) Redemption(ctx context.Context, posSystemID, companyID, code string) (*posgate.CouponRedemption, error) {
+	return findRedemption(ctx, l.tx, posSystemID, companyID, code)
+}
+
+func (l *ledger) RestoreCoupons(ctx context.Context, posSystemID, companyID, saleID string, now time.Time) error {
+	at := formatTime(now)
+	if _, err := l.exec(ctx, "restore coupons", `UPDATE coupons SET status = 'Issued', updated_at = ?1
+		WHERE pos_system_id = ?2 AND company_id = ?3 AND status = 'Redeemed' AND (available_until IS NULL OR available_until >= ?1)
+		AND code_norm IN (SELECT code_norm FROM transaction_coupons WHERE txn_id = ?4 AND restored_at IS NULL)`,
+		at, posSystemID, companyID, saleID); err != nil {
+		return err
+	}
+	_, err := l.exec(ctx, "restore coupons", `UPDATE transaction_coupons SET restored_at = ?1 WHERE txn_id = ?2 AND restored_at IS NULL
+		AND EXISTS (SELECT 1 FROM coupons c WHERE c.pos_system_id = transaction_coupons.pos_system_id
+			AND c.company_id = transaction_coupons.company_id AND c.code_norm = transaction_coupons.code_norm AND c.status = 'Issued')`,
+		at, saleID)
+	return err
+}

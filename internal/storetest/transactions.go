@@ -1,0 +1,232 @@
+package storetest
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/posgate/posgate"
+)
+
+// Loyalty programs and the ledger (posgate.ApplyLedger over each store's
+// LedgerTx): what both stores must decide alike, concurrency included.
+
+// txInput is a sale of amount (hundredths) at acme's A1 for card u1.
+func (e *env) txInput(row int, id string, amount posgate.Amount, mod ...func(*posgate.TransactionInput)) *posgate.TransactionInput {
+	in := &posgate.TransactionInput{Row: row, ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", e.clk.Now().UnixNano()%1e9*1000+int64(row)),
+		POSSystemID: "clover", CompanyID: "acme", LocationID: "A1", TerminalID: "T1", TransactionID: id, Type: posgate.TransactionSale,
+		Amount: amount, Date: e.clk.Now().Add(-time.Minute), CardNumber: "u1", CouponsEnabled: true, RequestHash: "h-" + id,
+		Request: json.RawMessage(`{"transactionId":"` + id + `"}`),
+		Answer:  posgate.TransactionAnswer{TransactionID: id, TransactionType: posgate.TransactionSale, PosStatus: posgate.PosAccepted}}
+	for _, m := range mod {
+		m(in)
+	}
+	return in
+}
+
+var txSeq struct {
+	sync.Mutex
+	n int
+}
+
+// uid returns a fresh UUID-shaped id.
+func uid() string {
+	txSeq.Lock()
+	defer txSeq.Unlock()
+	txSeq.n++
+	return fmt.Sprintf("00000000-0000-4000-8000-%012d", txSeq.n)
+}
+
+func (e *env) apply(items ...*posgate.TransactionInput) []*posgate.TransactionOutcome {
+	e.t.Helper()
+	for _, it := range items {
+		it.ID = uid()
+	}
+	out, err := e.s.ApplyTransactions(e.t.Context(), items)
+	if err != nil {
+		e.t.Fatalf("ApplyTransactions: %v", err)
+	}
+	return out
+}
+
+func answerOf(t *testing.T, o *posgate.TransactionOutcome) posgate.TransactionAnswer {
+	t.Helper()
+	var a posgate.TransactionAnswer
+	if err := json.Unmarshal(o.Answer, &a); err != nil {
+		t.Fatalf("answer %s: %v", o.Answer, err)
+	}
+	return a
+}
+
+func testLoyaltyProgram(t *testing.T, e *env) {
+	ctx := t.Context()
+	couponFixture(e)
+	_, err := e.s.FindLoyaltyProgram(ctx, "clover", "acme")
+	checkErr(t, "program never set", err, posgate.ErrNotFound, `loyalty program of company "acme" not found`)
+	p := &posgate.LoyaltyProgram{POSSystemID: "clover", CompanyID: "acme", PointsPerCurrencyUnit: 250, StampsPerSale: 2, MinimumAmountForStamp: 1000, AutoEnroll: true}
+	must[struct{}](t, "PutLoyaltyProgram")(struct{}{}, e.s.PutLoyaltyProgram(ctx, p))
+	at := e.clk.stamp()
+	got := must[*posgate.LoyaltyProgram](t, "FindLoyaltyProgram")(e.s.FindLoyaltyProgram(ctx, "clover", "acme"))
+	check(t, "program", got, &posgate.LoyaltyProgram{POSSystemID: "clover", CompanyID: "acme", PointsPerCurrencyUnit: 250, StampsPerSale: 2,
+		MinimumAmountForStamp: 1000, AutoEnroll: true, UpdatedAt: &at})
+	err = e.s.PutLoyaltyProgram(ctx, &posgate.LoyaltyProgram{POSSystemID: "clover", CompanyID: "nope"})
+	checkErr(t, "program of an unknown company", err, posgate.ErrNotFound, `company "nope" not found`)
+}
+
+func testTransactionLedger(t *testing.T, e *env) {
+	ctx := t.Context()
+	couponFixture(e)
+	e.coupon(issued("C1"))
+	e.coupon(&posgate.Coupon{POSSystemID: "clover", CompanyID: "acme", Code: "C2", UserID: "u1"})
+	e.coupon(&posgate.Coupon{POSSystemID: "clover", CompanyID: "zeta", Code: "Z9"})
+
+	// A sale: 12.34 at the default program, two coupons, one of another
+	// company (absent here).
+	out := e.apply(e.txInput(1, "T1", 1234, func(in *posgate.TransactionInput) {
+		in.SessionID, in.CouponCodes = "s-1", []string{"c1", "C2", "Z9"}
+	}))
+	if out[0].Status != posgate.OutcomeCreated {
+		t.Fatalf("sale: %+v", out[0])
+	}
+	a := answerOf(t, out[0])
+	check(t, "loyalty", a.Loyalty, &posgate.TransactionLoyalty{UserID: "u1", PointsEarned: 12, StampsEarned: 1, Points: 132, Stamps: 4})
+	msg := "Coupon 'Z9' does not exist."
+	check(t, "coupons", a.Coupons, []posgate.TransactionCoupon{{Code: "C1", Status: posgate.CouponRedeemed}, {Code: "C2", Status: posgate.CouponRedeemed},
+		{Code: "Z9", Status: posgate.CouponRejected, ErrorMessage: &msg}})
+	check(t, "receipt line", a.Receipt.LoyaltyText, "+12 points, balance 132")
+
+	// The same content again: the first answer, nothing applied twice;
+	// other content: a conflict; another id on the same session too.
+	again := e.apply(e.txInput(1, "T1", 1234, func(in *posgate.TransactionInput) { in.SessionID = "s-1" }))
+	if again[0].Status != posgate.OutcomeDuplicate || string(again[0].Answer) != string(out[0].Answer) {
+		t.Fatalf("duplicate: %+v", again[0])
+	}
+	other := e.apply(e.txInput(1, "T1", 1234, func(in *posgate.TransactionInput) { in.RequestHash = "other" }),
+		e.txInput(2, "T2", 100, func(in *posgate.TransactionInput) { in.SessionID = "s-1" }))
+	checkErr(t, "other content", other[0].Err, posgate.ErrConflict, "Transaction 'T1' is already recorded with other content.")
+	checkErr(t, "session taken", other[1].Err, posgate.ErrConflict, "Session 's-1' is already linked to transaction 'T1'.")
+	u := must[*posgate.LoyaltyUser](t, "FindLoyaltyUser")(e.s.FindLoyaltyUser(ctx, "clover", "acme", "u1"))
+	check(t, "balances", [2]int32{u.Points, u.Stamps}, [2]int32{132, 4})
+
+	// Refunds: part, then beyond the sale (rolled back alone), then the
+	// rest in the same batch, applied in date order.
+	refund := func(row int, id string, amount posgate.Amount, d time.Duration) *posgate.TransactionInput {
+		return e.txInput(row, id, -amount, func(in *posgate.TransactionInput) {
+			in.Type, in.OriginalTransactionID, in.CardNumber, in.Date = posgate.TransactionRefund, "T1", "", e.clk.Now().Add(d)
+		})
+	}
+	out = e.apply(refund(1, "R3", 734, 3*time.Second), refund(2, "R1", 500, time.Second), refund(3, "R2", 800, 2*time.Second))
+	check(t, "statuses", []string{out[0].Status, out[1].Status, out[2].Status}, []string{posgate.OutcomeCreated, posgate.OutcomeCreated, posgate.OutcomeRejected})
+	checkErr(t, "over-refund", out[2].Err, posgate.ErrConflict, "Refunding 8.00 would exceed sale 'T1': 5.00 of its 12.34 are refunded already.")
+	check(t, "partial", answerOf(t, out[1]).Loyalty, &posgate.TransactionLoyalty{UserID: "u1", PointsEarned: -5, StampsEarned: 0, Points: 127, Stamps: 4})
+	check(t, "rest", answerOf(t, out[0]).Loyalty, &posgate.TransactionLoyalty{UserID: "u1", PointsEarned: -7, StampsEarned: -1, Points: 120, Stamps: 3})
+	for _, code := range []string{"C1", "C2"} {
+		c := must[*posgate.Coupon](t, "FindCoupon")(e.s.FindCoupon(ctx, "clover", "acme", code))
+		check(t, code+" after the whole refund", c.Status, posgate.CouponIssued)
+	}
+	_, err := e.s.FindCouponRedemption(ctx, "clover", "acme", "C1")
+	checkErr(t, "restored coupon's redemption", err, posgate.ErrNotFound, `redemption of coupon "C1" not found`)
+	_, err = e.s.FindTransaction(ctx, "clover", "acme", "R2")
+	checkErr(t, "rejected refund", err, posgate.ErrNotFound, `transaction "R2" not found`)
+	sale := must[*posgate.Transaction](t, "FindTransaction")(e.s.FindTransaction(ctx, "clover", "acme", "T1"))
+	check(t, "sale", [4]any{sale.Amount, sale.RefundedAmount, sale.UserID, sale.SessionID}, [4]any{posgate.Amount(1234), posgate.Amount(1234), "u1", "s-1"})
+	if sale.RedeemedCoupons != nil || string(sale.Request) != `{"transactionId":"T1"}` {
+		t.Fatalf("sale: %+v", sale)
+	}
+	r1 := must[*posgate.Transaction](t, "FindTransaction")(e.s.FindTransaction(ctx, "clover", "acme", "R1"))
+	check(t, "refund", [4]any{r1.Amount, r1.OriginalID, r1.OriginalTransactionID, r1.PointsEarned}, [4]any{posgate.Amount(-500), sale.ID, "T1", int32(-5)})
+	bySession := must[*posgate.Transaction](t, "FindTransactionBySession")(e.s.FindTransactionBySession(ctx, "s-1"))
+	check(t, "by session", bySession.ID, sale.ID)
+
+	// Lists: newest first, filtered, paged.
+	list, total, err := e.s.ListTransactions(ctx, posgate.TransactionQuery{POSSystemID: "clover", CompanyID: "acme", Limit: 2})
+	if err != nil || total != 3 || len(list) != 2 || list[0].TransactionID != "R3" || list[1].TransactionID != "R2" && list[1].TransactionID != "R1" {
+		t.Fatalf("list: %v %d %v", list, total, err)
+	}
+	for q, want := range map[posgate.TransactionQuery]int{
+		{POSSystemID: "clover", CompanyID: "acme", UserID: "u1", Limit: 10}:                         3,
+		{POSSystemID: "clover", CompanyID: "acme", UserID: "u2", Limit: 10}:                         0,
+		{POSSystemID: "clover", CompanyID: "acme", LocationID: "A2", Limit: 10}:                     0,
+		{POSSystemID: "clover", CompanyID: "acme", Day: e.clk.Now(), Limit: 10}:                     3,
+		{POSSystemID: "clover", CompanyID: "acme", Day: e.clk.Now().Add(48 * time.Hour), Limit: 10}: 0,
+		{POSSystemID: "clover", CompanyID: "zeta", Limit: 10}:                                       0,
+		{POSSystemID: "clover", CompanyID: "acme", Offset: 10, Limit: 10}:                           3,
+	} {
+		_, total, err := e.s.ListTransactions(ctx, q)
+		if err != nil || total != want {
+			t.Errorf("list %+v: total %d (%v), want %d", q, total, err, want)
+		}
+	}
+
+	// A coupon validated by transaction: redeemed once, the same answer
+	// again with its first time.
+	res, at, err := e.s.RedeemCouponForTransaction(ctx, sale, "c1", nil, "A1")
+	if err != nil || res.Status != posgate.CouponRedeemed {
+		t.Fatalf("validate: %+v %v", res, err)
+	}
+	e.clk.advance()
+	res2, at2, err := e.s.RedeemCouponForTransaction(ctx, sale, "C1", nil, "A1")
+	if err != nil || res2.Status != posgate.CouponRedeemed || !at2.Equal(at) {
+		t.Fatalf("validate again: %+v %v %v (first at %v)", res2, at2, err, at)
+	}
+	r := must[*posgate.CouponRedemption](t, "FindCouponRedemption")(e.s.FindCouponRedemption(ctx, "clover", "acme", "C1"))
+	check(t, "redemption", r, &posgate.CouponRedemption{ID: sale.ID, TransactionID: "T1", RedeemedAt: at})
+}
+
+// testConcurrentTransactions: the same transaction at once records one,
+// answered alike; sales racing for one coupon: one wins.
+func testConcurrentTransactions(t *testing.T, e *env) {
+	ctx := t.Context()
+	couponFixture(e)
+	e.coupon(issued("RACE"))
+	const n = 20
+	var wg sync.WaitGroup
+	outs := make([]*posgate.TransactionOutcome, 2*n)
+	errs := make([]error, 2*n)
+	for i := range n {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			in := e.txInput(1, "SAME", 1000)
+			in.ID = uid()
+			o, err := e.s.ApplyTransactions(ctx, []*posgate.TransactionInput{in})
+			if err == nil {
+				outs[i] = o[0]
+			}
+			errs[i] = err
+		}()
+		go func() {
+			defer wg.Done()
+			in := e.txInput(1, fmt.Sprintf("RACE-%d", i), 100, func(in *posgate.TransactionInput) { in.CouponCodes, in.CardNumber = []string{"RACE"}, "" })
+			in.ID = uid()
+			o, err := e.s.ApplyTransactions(ctx, []*posgate.TransactionInput{in})
+			if err == nil {
+				outs[n+i] = o[0]
+			}
+			errs[n+i] = err
+		}()
+	}
+	wg.Wait()
+	created, redeemed := 0, 0
+	for i := range 2 * n {
+		if errs[i] != nil {
+			t.Fatalf("apply %d: %v", i, errs[i])
+		}
+		if i < n {
+			if outs[i].Status == posgate.OutcomeCreated {
+				created++
+			}
+			if string(outs[i].Answer) != string(outs[0].Answer) {
+				t.Fatalf("answers differ: %s / %s", outs[i].Answer, outs[0].Answer)
+			}
+		} else if answerOf(t, outs[i]).Coupons[0].Status == posgate.CouponRedeemed {
+			redeemed++
+		}
+	}
+	u := must[*posgate.LoyaltyUser](t, "FindLoyaltyUser")(e.s.FindLoyaltyUser(ctx, "clover", "acme", "u1"))
+	if created != 1 || redeemed != 1 || u.Points != 130 {
+		t.Fatalf("created %d, redeemed %d, points %d; want 1, 1, 130", created, redeemed, u.Points)
+	}
+}

@@ -1,0 +1,426 @@
+package posgate
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// LedgerTx is a store's write transaction as the ledger sees it: the few
+// reads and conditional writes that recording a sale or refund needs. Both
+// stores implement it over one database transaction, and ApplyLedger runs
+// the rules on it, so that a sale, a refund and a batch take one code path
+// and both stores apply the same rules. Every conditional write decides in
+// the database (a unique key, an UPDATE's WHERE), never by a read in Go, so
+// that concurrent requests on PostgreSQL cannot both win.
+type LedgerTx interface {
+	// Now is the store's clock (coupon expiry, redemption times).
+	Now() time.Time
+	// Savepoint, RollbackToSavepoint and ReleaseSavepoint bracket one
+	// item, so that a rejected item leaves no trace in its batch.
+	Savepoint(ctx context.Context) error
+	RollbackToSavepoint(ctx context.Context) error
+	ReleaseSavepoint(ctx context.Context) error
+
+	// LoyaltyProgram returns the company's program or, when none is set,
+	// DefaultLoyaltyProgram.
+	LoyaltyProgram(ctx context.Context, posSystemID, companyID string) (*LoyaltyProgram, error)
+	// InsertTransaction inserts t (with an empty answer) unless its
+	// company's transaction id or its session is taken: inserted is false
+	// then, and nothing is written.
+	InsertTransaction(ctx context.Context, t *Transaction) (inserted bool, err error)
+	// FinishTransaction stores t's user, points, stamps, original and
+	// answer.
+	FinishTransaction(ctx context.Context, t *Transaction) error
+	FindTransaction(ctx context.Context, posSystemID, companyID, transactionID string) (*Transaction, error)
+	FindTransactionBySession(ctx context.Context, sessionID string) (*Transaction, error)
+	// AddRefund adds amount to a sale's refunded amount unless the total
+	// would exceed the sale's amount; it returns the refunded amount after
+	// (ok) or as it stands (not ok).
+	AddRefund(ctx context.Context, saleID string, amount Amount) (refunded Amount, ok bool, err error)
+
+	FindUser(ctx context.Context, posSystemID, companyID, userID string) (*LoyaltyUser, error)
+	// UserIDsByEmail and UserIDsByPhone return up to two ids of users with
+	// that folded e-mail or those phone digits (two: ambiguous).
+	UserIDsByEmail(ctx context.Context, posSystemID, companyID, emailNorm string) ([]string, error)
+	UserIDsByPhone(ctx context.Context, posSystemID, companyID, digits string) ([]string, error)
+	// EnrollUser inserts u unless its id is taken (created false).
+	EnrollUser(ctx context.Context, u *LoyaltyUser) (created bool, err error)
+	// AddBalance adds points (the result kept within int32) and stamps (the
+	// result at least 0) to a user's balances and returns them.
+	AddBalance(ctx context.Context, posSystemID, companyID, userID string, points, stamps int32) (newPoints, newStamps int32, err error)
+
+	FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*Coupon, error)
+	// RedeemCoupon moves an Issued coupon unexpired at now to Redeemed and
+	// records that transaction id redeemed it; false when it was not
+	// Issued and unexpired (another redemption won).
+	RedeemCoupon(ctx context.Context, c *Coupon, transactionID string, now time.Time) (bool, error)
+	// Redemption returns the transaction whose redemption of a coupon
+	// stands (ENOTFOUND when none).
+	Redemption(ctx context.Context, posSystemID, companyID, code string) (*CouponRedemption, error)
+	// RestoreCoupons gives the coupons a sale redeemed back (Issued) when
+	// they are still Redeemed and unexpired at now.
+	RestoreCoupons(ctx context.Context, posSystemID, companyID, saleID string, now time.Time) error
+}
+
+// ApplyLedger applies items on tx in Date order (ties by Row), each inside
+// a savepoint: a rejected item is rolled back to it. It returns the
+// outcomes in the order of items; an error (the store's) means that tx
+// must be rolled back as a whole. Stores call it inside their write
+// transaction (docs/api.md §13, docs/decisions.md "Transactions").
+func ApplyLedger(ctx context.Context, tx LedgerTx, items []*TransactionInput) ([]*TransactionOutcome, error) {
+	order := make([]int, len(items))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if c := items[a].Date.Compare(items[b].Date); c != 0 {
+			return c
+		}
+		return cmp.Compare(items[a].Row, items[b].Row)
+	})
+	out := make([]*TransactionOutcome, len(items))
+	for _, i := range order {
+		it := items[i]
+		if it.Reject != nil {
+			out[i] = &TransactionOutcome{Row: it.Row, Status: OutcomeRejected, Err: it.Reject}
+			continue
+		}
+		if err := tx.Savepoint(ctx); err != nil {
+			return nil, err
+		}
+		o, err := applyOne(ctx, tx, it)
+		if err != nil {
+			return nil, err
+		}
+		if o.Status == OutcomeRejected {
+			err = tx.RollbackToSavepoint(ctx)
+		} else {
+			err = tx.ReleaseSavepoint(ctx)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[i] = o
+	}
+	return out, nil
+}
+
+// MarshalJSON encodes v as JSON without HTML escaping, as posgate answers
+// (URLs keep their plain "&"): stored answers are answered again as they
+// are.
+func MarshalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// rejected is the outcome of an item refused for err.
+func rejected(it *TransactionInput, err error) *TransactionOutcome {
+	return &TransactionOutcome{Row: it.Row, Status: OutcomeRejected, Err: err}
+}
+
+// applyOne records one transaction. A refusal is a Rejected outcome; only
+// the store's own failures are errors.
+func applyOne(ctx context.Context, tx LedgerTx, it *TransactionInput) (*TransactionOutcome, error) {
+	t := &Transaction{
+		ID: it.ID, POSSystemID: it.POSSystemID, CompanyID: it.CompanyID, LocationID: it.LocationID, TerminalID: it.TerminalID,
+		TransactionID: it.TransactionID, SessionID: it.SessionID, Type: it.Type, Amount: it.Amount, Date: Timestamp(it.Date),
+		OriginalTransactionID: it.OriginalTransactionID, RequestHash: it.RequestHash, Request: it.Request,
+		Answer: json.RawMessage("{}"), CreatedAt: Timestamp(tx.Now()),
+	}
+	inserted, err := tx.InsertTransaction(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	if !inserted {
+		return duplicate(ctx, tx, it)
+	}
+	answer := it.Answer
+	answer.ID = &t.ID
+	answer.Coupons = []TransactionCoupon{}
+	if it.Type == TransactionRefund {
+		if o, err := refund(ctx, tx, it, t, &answer); o != nil || err != nil {
+			return o, err
+		}
+	} else if err := sale(ctx, tx, it, t, &answer); err != nil {
+		return nil, err
+	}
+	answer.Receipt.LoyaltyText = LoyaltyText(answer.Loyalty)
+	b, err := MarshalJSON(answer)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: answer: %w", err)
+	}
+	t.Answer = b
+	if err := tx.FinishTransaction(ctx, t); err != nil {
+		return nil, err
+	}
+	return &TransactionOutcome{Row: it.Row, Status: OutcomeCreated, Answer: b}, nil
+}
+
+// duplicate answers an item whose transaction id or session is taken: the
+// first answer again when the content is the same, else a conflict.
+func duplicate(ctx context.Context, tx LedgerTx, it *TransactionInput) (*TransactionOutcome, error) {
+	prev, err := tx.FindTransaction(ctx, it.POSSystemID, it.CompanyID, it.TransactionID)
+	switch {
+	case err == nil && prev.RequestHash == it.RequestHash:
+		return &TransactionOutcome{Row: it.Row, Status: OutcomeDuplicate, Answer: prev.Answer}, nil
+	case err == nil:
+		return rejected(it, Errorf(ECONFLICT, "Transaction '%s' is already recorded with other content.", it.TransactionID)), nil
+	case ErrorCode(err) != ENOTFOUND:
+		return nil, err
+	}
+	prev, err = tx.FindTransactionBySession(ctx, it.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	return rejected(it, Errorf(ECONFLICT, "Session '%s' is already linked to transaction '%s'.", it.SessionID, prev.TransactionID)), nil
+}
+
+// sale matches the customer, redeems the coupons and adds the points and
+// stamps the program gives.
+func sale(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transaction, answer *TransactionAnswer) error {
+	program, err := tx.LoyaltyProgram(ctx, it.POSSystemID, it.CompanyID)
+	if err != nil {
+		return err
+	}
+	user, err := matchCustomer(ctx, tx, it, program)
+	if err != nil {
+		return err
+	}
+	owner := CouponOwner{Email: it.Email, Phone: it.Phone}
+	seen := map[string]bool{}
+	for _, code := range it.CouponCodes {
+		var res TransactionCoupon
+		if seen[Fold(code)] {
+			res = couponRejected(code, "Coupon '%s' is given more than once in this transaction.", code)
+		} else if !it.CouponsEnabled {
+			res = couponRejected(code, "Coupons are switched off for this company.")
+		} else if res, err = redeem(ctx, tx, it.POSSystemID, it.CompanyID, it.LocationID, code, user, &owner, t.ID); err != nil {
+			return err
+		}
+		seen[Fold(code)] = true
+		if res.Status == CouponRedeemed {
+			t.RedeemedCoupons = append(t.RedeemedCoupons, res.Code)
+		}
+		answer.Coupons = append(answer.Coupons, res)
+	}
+	if user == "" {
+		return nil
+	}
+	points, stamps := program.Earn(it.Amount)
+	bp, bs, err := tx.AddBalance(ctx, it.POSSystemID, it.CompanyID, user, points, stamps)
+	if err != nil {
+		return err
+	}
+	t.UserID, t.PointsEarned, t.StampsEarned = user, points, stamps
+	answer.Loyalty = &TransactionLoyalty{UserID: user, PointsEarned: points, StampsEarned: stamps, Points: bp, Stamps: bs}
+	return nil
+}
+
+// matchCustomer finds the sale's loyalty user (docs/api.md §13.4): by
+// card number, else by the first e-mail, else by the first phone; none
+// when that finds no one or two, unless the program enrols an unknown
+// customer. It returns the user's id, "" for none.
+func matchCustomer(ctx context.Context, tx LedgerTx, it *TransactionInput, program *LoyaltyProgram) (string, error) {
+	var ids []string
+	var err error
+	switch {
+	case it.CardNumber != "":
+		_, err = tx.FindUser(ctx, it.POSSystemID, it.CompanyID, it.CardNumber)
+		if err == nil {
+			return it.CardNumber, nil
+		} else if ErrorCode(err) != ENOTFOUND {
+			return "", err
+		}
+		err = nil // an unknown card: no one, or an enrolment
+	case it.Email != "":
+		ids, err = tx.UserIDsByEmail(ctx, it.POSSystemID, it.CompanyID, FoldEmail(it.Email))
+	case PhoneDigits(it.Phone) != "":
+		ids, err = tx.UserIDsByPhone(ctx, it.POSSystemID, it.CompanyID, PhoneDigits(it.Phone))
+	default:
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if len(ids) == 1 {
+		return ids[0], nil
+	}
+	if len(ids) > 1 || !program.AutoEnroll {
+		return "", nil
+	}
+	u := &LoyaltyUser{POSSystemID: it.POSSystemID, CompanyID: it.CompanyID, LoyaltyCard: LoyaltyCard{
+		ID: cmp.Or(it.CardNumber, it.EnrollID), FirstName: it.FirstName, LastName: it.LastName, Email: it.Email, Phone: it.Phone}}
+	if u.Validate() != nil {
+		return "", nil // a customer whose details cannot make a user earns nothing
+	}
+	if _, err := tx.EnrollUser(ctx, u); err != nil {
+		return "", err
+	}
+	return u.ID, nil
+}
+
+func couponRejected(code, format string, args ...any) TransactionCoupon {
+	msg := fmt.Sprintf(format, args...)
+	return TransactionCoupon{Code: code, Status: CouponRejected, ErrorMessage: &msg}
+}
+
+// redeem redeems one coupon code for transaction id at a location, for the
+// matched user (or claimed owner) when the coupon has an owner, and says
+// why not otherwise; each reason has its own message (docs/api.md §13.4).
+func redeem(ctx context.Context, tx LedgerTx, posSystemID, companyID, locationID, code, user string, owner *CouponOwner, id string) (TransactionCoupon, error) {
+	c, err := tx.FindCoupon(ctx, posSystemID, companyID, code)
+	if ErrorCode(err) == ENOTFOUND {
+		return couponRejected(code, "Coupon '%s' does not exist.", code), nil
+	} else if err != nil {
+		return TransactionCoupon{}, err
+	}
+	now := tx.Now()
+	if res, ok := couponRefusal(c, locationID, user, owner, now); !ok {
+		return res, nil
+	}
+	ok, err := tx.RedeemCoupon(ctx, c, id, now)
+	if err != nil {
+		return TransactionCoupon{}, err
+	}
+	if !ok { // another transaction redeemed (or an operator changed) it meanwhile
+		if c, err = tx.FindCoupon(ctx, posSystemID, companyID, code); err != nil {
+			return TransactionCoupon{}, err
+		}
+		res, _ := couponRefusal(c, locationID, user, owner, now)
+		if res.Status != CouponRejected {
+			res = couponRejected(c.Code, "Coupon '%s' has already been redeemed.", c.Code)
+		}
+		return res, nil
+	}
+	return TransactionCoupon{Code: c.Code, Status: CouponRedeemed}, nil
+}
+
+// couponRefusal says why c cannot be redeemed at a location by user (or
+// the claimed owner); ok when it can.
+func couponRefusal(c *Coupon, locationID, user string, owner *CouponOwner, now time.Time) (TransactionCoupon, bool) {
+	switch st := c.StatusAt(now); {
+	case st == CouponRedeemed:
+		return couponRejected(c.Code, "Coupon '%s' has already been redeemed.", c.Code), false
+	case st == CouponCancelled:
+		return couponRejected(c.Code, "Coupon '%s' has been cancelled.", c.Code), false
+	case st == CouponExpired:
+		return couponRejected(c.Code, "Coupon '%s' expired at %s.", c.Code, c.AvailableUntil.UTC().Format(time.RFC3339)), false
+	case !c.UsableAt(locationID):
+		return couponRejected(c.Code, "Coupon '%s' cannot be used at location '%s'.", c.Code, locationID), false
+	}
+	switch {
+	case c.UserID != "" && user == "":
+		return couponRejected(c.Code, "Coupon '%s' belongs to a loyalty customer; identify the customer to redeem it.", c.Code), false
+	case c.UserID != "" && c.UserID != user:
+		return couponRejected(c.Code, "Coupon '%s' belongs to another customer.", c.Code), false
+	case c.UserID == "" && (c.Email != "" || c.Phone != ""):
+		k := c.Keys()
+		if owner == nil || !((k.Email != "" && k.Email == FoldEmail(owner.Email)) || (k.Phone != "" && k.Phone == PhoneDigits(owner.Phone))) {
+			return couponRejected(c.Code, "Coupon '%s' belongs to another customer.", c.Code), false
+		}
+	}
+	return TransactionCoupon{Code: c.Code, Status: CouponRedeemed}, true
+}
+
+// refund adds the refund to its sale (never beyond it), takes back the
+// points that part of the sale earned and, when the whole sale is
+// refunded, its stamps and coupons. A non-nil outcome is a refusal.
+func refund(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transaction, answer *TransactionAnswer) (*TransactionOutcome, error) {
+	orig, err := tx.FindTransaction(ctx, it.POSSystemID, it.CompanyID, it.OriginalTransactionID)
+	if ErrorCode(err) == ENOTFOUND {
+		return rejected(it, Errorf(ENOTFOUND, "Transaction '%s' is not recorded.", it.OriginalTransactionID)), nil
+	} else if err != nil {
+		return nil, err
+	}
+	if orig.IsRefund() {
+		return rejected(it, Errorf(EINVALID, "Transaction '%s' is a refund; a refund's originalTransactionId names a sale.", orig.TransactionID)), nil
+	}
+	amount := it.Amount.Abs()
+	after, ok, err := tx.AddRefund(ctx, orig.ID, amount)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return rejected(it, Errorf(ECONFLICT, "Refunding %s would exceed sale '%s': %s of its %s are refunded already.",
+			amount, orig.TransactionID, after, orig.Amount)), nil
+	}
+	t.OriginalID, t.UserID = orig.ID, orig.UserID
+	whole := after == orig.Amount
+	if orig.UserID != "" {
+		points := ReversedPoints(orig.PointsEarned, orig.Amount, after-amount, after)
+		stamps := int32(0)
+		if whole {
+			stamps = orig.StampsEarned
+		}
+		bp, bs, err := tx.AddBalance(ctx, it.POSSystemID, it.CompanyID, orig.UserID, -points, -stamps)
+		if err != nil {
+			return nil, err
+		}
+		t.PointsEarned, t.StampsEarned = -points, -stamps
+		answer.Loyalty = &TransactionLoyalty{UserID: orig.UserID, PointsEarned: -points, StampsEarned: -stamps, Points: bp, Stamps: bs}
+	}
+	if whole {
+		if err := tx.RestoreCoupons(ctx, it.POSSystemID, it.CompanyID, orig.ID, tx.Now()); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+// RedeemForTransaction is the ledger's rule for a coupon validated by
+// transaction (docs/api.md §13.5): the checks of a sale's coupons, the
+// owner being the claimed one when given (it must be the coupon's owner),
+// else the transaction's customer; a coupon that this transaction redeemed
+// before is Redeemed again, with the time it was. It returns the coupon's
+// fate and the time of the validation.
+func RedeemForTransaction(ctx context.Context, tx LedgerTx, t *Transaction, code string, owner *CouponOwner, locationID string) (TransactionCoupon, time.Time, error) {
+	now := Timestamp(tx.Now())
+	c, err := tx.FindCoupon(ctx, t.POSSystemID, t.CompanyID, code)
+	if ErrorCode(err) == ENOTFOUND {
+		return couponRejected(code, "Coupon '%s' does not exist.", code), now, nil
+	} else if err != nil {
+		return TransactionCoupon{}, now, err
+	}
+	if c.Status == CouponRedeemed {
+		r, err := tx.Redemption(ctx, t.POSSystemID, t.CompanyID, c.Code)
+		if err != nil && ErrorCode(err) != ENOTFOUND {
+			return TransactionCoupon{}, now, err
+		}
+		if err == nil && r.ID == t.ID {
+			return TransactionCoupon{Code: c.Code, Status: CouponRedeemed}, r.RedeemedAt, nil
+		}
+	}
+	user := t.UserID
+	if owner != nil && c.UserID != "" {
+		u, err := tx.FindUser(ctx, t.POSSystemID, t.CompanyID, c.UserID)
+		if err != nil && ErrorCode(err) != ENOTFOUND {
+			return TransactionCoupon{}, now, err
+		}
+		if err != nil || !ownerMatches(u, owner) {
+			return couponRejected(c.Code, "Coupon '%s' belongs to another customer.", c.Code), now, nil
+		}
+		user = c.UserID
+	}
+	res, err := redeem(ctx, tx, t.POSSystemID, t.CompanyID, locationID, code, user, owner, t.ID)
+	return res, now, err
+}
+
+// ownerMatches reports whether a claimed owner is u: every name, e-mail and
+// phone the claim gives equals u's (names and e-mails without regard to
+// case, phones on their digits).
+func ownerMatches(u *LoyaltyUser, o *CouponOwner) bool {
+	return (o.FirstName == "" || Fold(o.FirstName) == Fold(u.FirstName)) &&
+		(o.LastName == "" || Fold(o.LastName) == Fold(u.LastName)) &&
+		(o.Email == "" || FoldEmail(o.Email) == FoldEmail(u.Email)) &&
+		(o.Phone == "" || PhoneDigits(o.Phone) == PhoneDigits(u.Phone))
+}
