@@ -188,6 +188,26 @@ func (s *Store) FindClient(ctx context.Context, id string) (*posgate.Client, err
 	}, cloneClient)
 }
 
+// ClientDisabled reports whether the client is disabled (ENOTFOUND when
+// it is not registered), from the same cached entry as FindClient but
+// without copying it: verifying the access token of every request asks
+// this (internal/auth), so that disabling a client reaches its tokens
+// within the TTL.
+func (s *Store) ClientDisabled(ctx context.Context, id string) (bool, error) {
+	now := s.now()
+	s.mu.RLock()
+	e, ok := s.clients[id]
+	s.mu.RUnlock()
+	if ok && now.Before(e.exp) {
+		return e.v.Disabled, nil
+	}
+	c, err := s.FindClient(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	return c.Disabled, nil
+}
+
 // ListCompanies returns the POS system's companies, cached (a coupon search
 // without a location reads them for every request).
 func (s *Store) ListCompanies(ctx context.Context, posSystemID string) ([]*posgate.Company, error) {

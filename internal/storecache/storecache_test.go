@@ -343,3 +343,42 @@ func TestCompanyListIsCached(t *testing.T) {
 	f.clock.Advance(time.Millisecond)
 	want(f.companyIDs(t), "co:Active", "co2:Disabled", "co3:Active")
 }
+
+// ClientDisabled answers from FindClient's entry: a client disabled behind
+// the cache is seen within the TTL, one disabled through it at once, and an
+// unknown client is ENOTFOUND (and not cached).
+func TestClientDisabled(t *testing.T) {
+	f := newFixture(t, 0)
+	yes, no := true, false
+	disabledNow := func(want bool) {
+		t.Helper()
+		got, err := f.c.ClientDisabled(f.ctx, "cl")
+		if err != nil || got != want {
+			t.Fatalf("ClientDisabled = %v, %v; want %v", got, err, want)
+		}
+	}
+	disabledNow(false)
+	disabledNow(false)
+	if n := f.count.clients.Load(); n != 1 {
+		t.Errorf("store reads: %d, want 1", n)
+	}
+	if _, err := f.raw.UpdateClient(f.ctx, "cl", posgate.ClientUpdate{Disabled: &yes}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(999 * time.Millisecond)
+	disabledNow(false)
+	f.clock.Advance(time.Millisecond)
+	disabledNow(true)
+	if _, err := f.c.UpdateClient(f.ctx, "cl", posgate.ClientUpdate{Disabled: &no}); err != nil {
+		t.Fatal(err)
+	}
+	disabledNow(false)
+	for range 2 {
+		if _, err := f.c.ClientDisabled(f.ctx, "nobody"); !errors.Is(err, posgate.ErrNotFound) {
+			t.Errorf("unknown client: %v, want not found", err)
+		}
+	}
+	if n := f.count.clients.Load(); n != 5 {
+		t.Errorf("store reads: %d, want 5 (the first, after the TTL, after the update, one per unknown lookup)", n)
+	}
+}
