@@ -72,6 +72,11 @@ type PromotionImport interface {
 // (docs/api.md §9.2); a larger request is answered 413.
 const MaxPromotionImportItems = 100_000
 
+// MaxPromotionAmount is the largest Amount value accepted: far above any
+// real discount, and the bound of posgate's money amounts, so that a value
+// such as 1e300 cannot reach the carousel's text or later arithmetic.
+const MaxPromotionAmount = 1e9
+
 // MaxPromotionNameLen is the longest promotion name accepted, in bytes.
 const MaxPromotionNameLen = 500
 
@@ -502,6 +507,8 @@ func (c *PromotionChecker) Check(row int, p *Promotion) bool {
 			fail("The value must not be negative.", fmt.Sprintf("%s.value: %s", path(), promoNumber(r.Value)))
 		case r.PromotionType == PromotionPercentage && r.Value > 100:
 			fail("A Percentage value must be between 0 and 100.", fmt.Sprintf("%s.value: %s", path(), promoNumber(r.Value)))
+		case r.PromotionType == PromotionAmount && r.Value > MaxPromotionAmount:
+			fail("An Amount value must be at most 1000000000.", fmt.Sprintf("%s.value: %s", path(), promoNumber(r.Value)))
 		}
 	}
 	if len(c.errors) > n {
