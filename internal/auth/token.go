@@ -114,6 +114,9 @@ func readForm(r *http.Request) (url.Values, *oauthError) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != formContentType {
 		return nil, invalidRequest("The content type must be " + formContentType + ".")
 	}
+	if r.ContentLength > maxTokenBody { // at once, without waiting for it
+		return nil, invalidRequest("The request body is larger than 16 KiB.")
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxTokenBody+1))
 	if err != nil {
 		return nil, invalidRequest("The request body could not be read.")
