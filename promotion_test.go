@@ -59,7 +59,9 @@ func TestPromotionCheckerErrors(t *testing.T) {
 			"A Percentage value must be between 0 and 100.", "promotionResults[0].value: 100.5"},
 		{"amount over 1e9", func(p *Promotion) { p.Results = []PromotionResult{{PromotionType: PromotionAmount, Value: 1e300}} }, "P1",
 			"An Amount value must be at most 1000000000.", "promotionResults[0].value: 1e+300"},
-		{"amount just over 1e9", func(p *Promotion) { p.Results = []PromotionResult{{PromotionType: PromotionAmount, Value: 1000000000.01}} }, "P1",
+		{"amount just over 1e9", func(p *Promotion) {
+			p.Results = []PromotionResult{{PromotionType: PromotionAmount, Value: 1000000000.01}}
+		}, "P1",
 			"An Amount value must be at most 1000000000.", "promotionResults[0].value: 1.00000000001e+09"},
 	}
 	for _, tc := range cases {
