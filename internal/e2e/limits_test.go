@@ -6,9 +6,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/posgate/posgate/internal/app"
 )
 
 // rawDo sends a request head with the given headers and a few bytes of a
@@ -95,5 +98,39 @@ func TestDeclaredOversizedBody(t *testing.T) {
 		if mustStatus(t, r, 200); strings.Count(string(r.Body), `"id"`) != 1 {
 			t.Errorf("POS systems: %s", r.Body)
 		}
+	})
+}
+
+// A location hidden from a restricted client and an unknown one answer the
+// same 404 after the same store call (with the lookup cache on, as posgate
+// serve runs): the loop logs the median time of each, the figures of
+// docs/api.md §3.7.
+func TestHiddenLocationAnswersAsUnknown(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn, func(c *app.Config) { c.CacheTTL = time.Hour })
+		admin := s.adminToken(t)
+		mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/clover/companies", Token: admin, ContentType: "application/json",
+			Body: `{"posCompanyId":"other-co","name":"Other"}`}), 201)
+		r := s.do(t, req{Method: "POST", Path: "/admin/v1/clients", Token: admin, ContentType: "application/json",
+			Body: `{"clientId":"restricted","posSystemId":"clover","scopes":["pos_integration"],"companyIds":["other-co"]}`})
+		mustStatus(t, r, 201)
+		tok := s.token(t, "restricted", r.JSON(t)["data"].(map[string]any)["clientSecret"].(string), "pos_integration")
+		// demo-pos sees LOC123, so it is in the lookup cache.
+		mustStatus(t, s.do(t, startReq(s.posToken(t), "TERM-05", "LOC123")), 200)
+
+		const n = 300
+		times := map[string][]time.Duration{}
+		for i := range 2 * n {
+			loc := []string{"LOC123", "LOC-NOPE"}[i%2]
+			start := time.Now()
+			r := doTo(t, http.DefaultClient, s.base, startReq(tok, "TERM-05", loc))
+			times[loc] = append(times[loc], time.Since(start))
+			mustProblem(t, r, 404, "Location '"+loc+"' is not registered.", nil)
+		}
+		median := func(d []time.Duration) time.Duration {
+			slices.Sort(d)
+			return d[len(d)/2]
+		}
+		t.Logf("median over %d requests: hidden %v, unknown %v", n, median(times["LOC123"]), median(times["LOC-NOPE"]))
 	})
 }
