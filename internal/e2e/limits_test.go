@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -132,5 +133,62 @@ func TestHiddenLocationAnswersAsUnknown(t *testing.T) {
 			return d[len(d)/2]
 		}
 		t.Logf("median over %d requests: hidden %v, unknown %v", n, median(times["LOC123"]), median(times["LOC-NOPE"]))
+	})
+}
+
+// The carousel shows at most 50 promotions however many apply: the
+// location's own first, then those ending soonest (docs/api.md §7.2).
+func TestCarouselPromotionBound(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		tok := s.posToken(t)
+		end := s.clock.Now().Add(48 * time.Hour).UTC()
+		var objs []string
+		for i := range 200 {
+			// Every location, ending a minute apart: 000 ends first.
+			objs = append(objs, fmt.Sprintf(`{"id":"BULK-%03d","name":"Bulk %d","promotionResults":[{"promotionType":"Amount","value":1}],
+				"promotionValidities":[{"endDate":%q}]}`, i, i, end.Add(time.Duration(i)*time.Minute).Format(time.RFC3339)))
+		}
+		objs = append(objs, `{"id":"ZZ-OWN","name":"Own","locationIds":["LOC123"]}`)
+		res := mustImport(t, s.do(t, importReq(tok, "demo-company", "application/json", items(objs...))))
+		if res.Status != "Completed" {
+			t.Fatalf("import %+v", res)
+		}
+		page := s.pathOf(t, s.carouselURL(t, tok, "TERM-05", "LOC123"))
+		r := s.do(t, req{Method: "GET", Path: contentPath(page, "content")})
+		mustStatus(t, r, 200)
+		var env struct {
+			Data struct {
+				Slides []struct {
+					SlideID string `json:"slideId"`
+				} `json:"slides"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(r.Body, &env); err != nil {
+			t.Fatal(err)
+		}
+		var promos []string
+		for _, sl := range env.Data.Slides {
+			if id, ok := strings.CutPrefix(sl.SlideID, "promotion:"); ok {
+				promos = append(promos, id)
+			}
+		}
+		// The location's own first (ZZ-OWN, and the demo's weekend
+		// breakfast at weekend mornings), then BULK-000… by end; the demo's
+		// open-ended coffee promotion is past the bound.
+		own := 1
+		if promos[0] == "DEMO-WEEKEND-BREAKFAST" {
+			own = 2
+		}
+		want := []string{"DEMO-WEEKEND-BREAKFAST", "ZZ-OWN"}[2-own:]
+		for i := range 50 - own {
+			want = append(want, fmt.Sprintf("BULK-%03d", i))
+		}
+		if !slices.Equal(promos, want) {
+			t.Fatalf("%d promotion slides: %v", len(promos), promos)
+		}
+		if len(r.Body) > 64<<10 {
+			t.Errorf("content of %d bytes", len(r.Body))
+		}
 	})
 }
