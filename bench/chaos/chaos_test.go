@@ -76,14 +76,21 @@ type proc struct {
 	done chan error
 }
 
-func start(t *testing.T, bin, dsn string) (*proc, time.Duration) {
+// freeAddr is a loopback address nothing listens on.
+func freeAddr(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// start runs posgate serve on addr (the same one across restarts: it is
+// the tokens' issuer) and returns once it is ready, with the time that took.
+func start(t *testing.T, bin, dsn, addr string) (*proc, time.Duration) {
+	t.Helper()
 	log, err := os.OpenFile(filepath.Join(t.TempDir(), "posgate.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +140,7 @@ func (p *proc) token(t *testing.T) string {
 // load is the write load: workers sending startInteraction to the current
 // process until stopped, remembering every answered session.
 type load struct {
-	base     atomic.Pointer[string]
+	base     string
 	token    string
 	client   *http.Client
 	mu       sync.Mutex
@@ -146,6 +153,7 @@ type load struct {
 	inFlight     atomic.Int64 // written before cutoff, answered after it
 	failedBefore atomic.Int64
 	failures     sync.Map // error text → count, for the report
+	lastErr      atomic.Value
 	stop         chan struct{}
 	wg           sync.WaitGroup
 }
@@ -153,9 +161,8 @@ type load struct {
 var places = [][2]string{{"TERM-05", "LOC123"}, {"TERM-06", "LOC123"}, {"TERM-07", "LOC456"}}
 
 func newLoad(base, token string, n int) *load {
-	l := &load{token: token, stop: make(chan struct{}),
+	l := &load{base: base, token: token, stop: make(chan struct{}),
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: n}}}
-	l.base.Store(&base)
 	for i := range n {
 		l.wg.Add(1)
 		go l.work(i)
@@ -173,7 +180,7 @@ func (l *load) work(i int) {
 		}
 		pl := places[(i+n)%len(places)]
 		body := fmt.Sprintf(`{"terminalId":%q,"posLocationId":%q}`, pl[0], pl[1])
-		req, _ := http.NewRequest("POST", *l.base.Load()+"/pos/clover/startInteraction", strings.NewReader(body))
+		req, _ := http.NewRequest("POST", l.base+"/pos/clover/startInteraction", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+l.token)
 		var wrote atomic.Int64
@@ -185,6 +192,7 @@ func (l *load) work(i int) {
 		before := cut != 0 && wrote.Load() != 0 && wrote.Load() < cut
 		if err != nil {
 			l.failed.Add(1)
+			l.lastErr.Store(err.Error())
 			if before {
 				l.failedBefore.Add(1)
 				v, _ := l.failures.LoadOrStore(err.Error(), new(atomic.Int64))
@@ -256,7 +264,8 @@ func checkStored(t *testing.T, dsn string, sessions []string) {
 
 // killRun SIGKILLs the process three times at random moments under load.
 func killRun(t *testing.T, bin, dsn string) {
-	p, ready := start(t, bin, dsn)
+	addr := freeAddr(t)
+	p, ready := start(t, bin, dsn, addr)
 	l := newLoad(p.base, p.token(t), *workers)
 	began := time.Now()
 	var restarts []time.Duration
@@ -268,10 +277,9 @@ func killRun(t *testing.T, bin, dsn string) {
 		}
 		<-p.done
 		p.done <- nil
-		t.Logf("round %d: SIGKILL after %d answered sessions", round+1, before)
-		p, ready = start(t, bin, dsn)
+		t.Logf("round %d: SIGKILL after %d answered sessions (last error %v)", round+1, before, l.lastErr.Load())
+		p, ready = start(t, bin, dsn, addr)
 		restarts = append(restarts, ready)
-		l.base.Store(&p.base)
 	}
 	time.Sleep(time.Second)
 	l.end()
@@ -287,7 +295,7 @@ func killRun(t *testing.T, bin, dsn string) {
 // termRun stops the process with SIGTERM under load: every request written
 // before the signal must be answered Accepted.
 func termRun(t *testing.T, bin, dsn string) {
-	p, _ := start(t, bin, dsn)
+	p, _ := start(t, bin, dsn, freeAddr(t))
 	l := newLoad(p.base, p.token(t), *workers)
 	time.Sleep(2 * time.Second)
 	l.cutoff.Store(time.Now().UnixNano())
