@@ -63,7 +63,7 @@ const (
 			AND (promotions.valid_from IS NULL OR promotions.valid_from <= ?4)
 			AND EXISTS (SELECT 1 FROM locations
 				WHERE locations.pos_system_id = ?1 AND locations.location_id = ?3 AND locations.company_id = ?2))
-		ORDER BY everywhere, valid_until IS NULL, valid_until, promotion_id LIMIT ?5 OFFSET ?6`
+		ORDER BY everywhere, valid_until IS NULL, valid_until, promotion_id LIMIT ?5 + 0 OFFSET ?6 + 0`
 	// validAnywhereSQL finds the promotions of company ?2 valid at ?3,
 	// wherever they apply.
 	validAnywhereSQL = `SELECT ` + promotionCols + ` FROM promotions
