@@ -42,6 +42,15 @@ type PromotionStore interface {
 	// matches every location. It is indexed by location and by validity
 	// bounds, so that a carousel can call it per request.
 	ListPromotionsValidAt(ctx context.Context, posSystemID, companyID, locationID string, at time.Time) ([]*Promotion, error)
+	// ListCarouselPromotions returns at most limit of the promotions that
+	// ListPromotionsValidAt returns for location locationID (not "") and
+	// time at, in the carousel's order (docs/api.md §7.2): those naming the
+	// location before those of every location; within each, the one whose
+	// validity ends first (the latest endDate of its periods; open-ended
+	// last), then by id. It reads them in that order only until it has
+	// limit, so that a carousel poll costs the same for a company of
+	// 100,000 promotions as for one of 50.
+	ListCarouselPromotions(ctx context.Context, posSystemID, companyID, locationID string, at time.Time, limit int) ([]*Promotion, error)
 
 	// FindCatalogue returns a company's catalogue; one that was never set is
 	// empty (ENOTFOUND only when the company does not exist).
@@ -71,6 +80,16 @@ type PromotionImport interface {
 // MaxPromotionImportItems is the most items one import request may hold
 // (docs/api.md §9.2); a larger request is answered 413.
 const MaxPromotionImportItems = 100_000
+
+// MaxCarouselPromotions is the most promotion slides a carousel shows
+// (docs/api.md §7.2), so that its answer is bounded however many promotions
+// a company imports (up to 100,000 per request).
+const MaxCarouselPromotions = 50
+
+// MaxPromotionAmount is the largest Amount value accepted: far above any
+// real discount, and the bound of posgate's money amounts, so that a value
+// such as 1e300 cannot reach the carousel's text or later arithmetic.
+const MaxPromotionAmount = 1e9
 
 // MaxPromotionNameLen is the longest promotion name accepted, in bytes.
 const MaxPromotionNameLen = 500
@@ -502,6 +521,8 @@ func (c *PromotionChecker) Check(row int, p *Promotion) bool {
 			fail("The value must not be negative.", fmt.Sprintf("%s.value: %s", path(), promoNumber(r.Value)))
 		case r.PromotionType == PromotionPercentage && r.Value > 100:
 			fail("A Percentage value must be between 0 and 100.", fmt.Sprintf("%s.value: %s", path(), promoNumber(r.Value)))
+		case r.PromotionType == PromotionAmount && r.Value > MaxPromotionAmount:
+			fail("An Amount value must be at most 1000000000.", fmt.Sprintf("%s.value: %s", path(), promoNumber(r.Value)))
 		}
 	}
 	if len(c.errors) > n {

@@ -57,6 +57,12 @@ func TestPromotionCheckerErrors(t *testing.T) {
 		}, "P1", "The value must not be negative.", "promotionResults[1].value: -0.01"},
 		{"percentage over 100", func(p *Promotion) { p.Results = []PromotionResult{{PromotionType: PromotionPercentage, Value: 100.5}} }, "P1",
 			"A Percentage value must be between 0 and 100.", "promotionResults[0].value: 100.5"},
+		{"amount over 1e9", func(p *Promotion) { p.Results = []PromotionResult{{PromotionType: PromotionAmount, Value: 1e300}} }, "P1",
+			"An Amount value must be at most 1000000000.", "promotionResults[0].value: 1e+300"},
+		{"amount just over 1e9", func(p *Promotion) {
+			p.Results = []PromotionResult{{PromotionType: PromotionAmount, Value: 1000000000.01}}
+		}, "P1",
+			"An Amount value must be at most 1000000000.", "promotionResults[0].value: 1.00000000001e+09"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

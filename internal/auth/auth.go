@@ -271,19 +271,71 @@ const (
 	msgAudience     = "The access token audience is invalid."
 	msgExpired      = "The access token is expired."
 	msgNotYetValid  = "The access token is not yet valid."
+	msgCritical     = "The access token names critical header extensions that are not understood."
+	msgRevoked      = "The access token is revoked: its client is disabled or no longer registered."
 )
 
 func unauthorized(msg string) error { return &posgate.Error{Code: posgate.EUNAUTHORIZED, Message: msg} }
 
 // Verify checks an access token and returns its Principal. Errors are
-// *posgate.Error with code EUNAUTHORIZED and a client-safe message. Tokens
-// verified before are answered from a cache until they expire.
+// *posgate.Error with code EUNAUTHORIZED and a client-safe message, except
+// a failure of the store (EINTERNAL). Tokens verified before are answered
+// from a cache until they expire, but the client a token speaks for is
+// looked up on every call (the store's lookup cache makes that a memory read
+// on the hot path), so that disabling a client revokes its tokens within
+// that cache's TTL on every instance (docs/api.md §3.6).
 func (a *Auth) Verify(ctx context.Context, token string) (*Principal, error) {
 	now := a.now()
 	key := sha256.Sum256([]byte(token))
 	if p := a.cache.get(key, now); p != nil {
+		if err := a.checkClient(ctx, p); err != nil {
+			return nil, err
+		}
 		return p, nil
 	}
+	p, err := a.verify(ctx, token, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.checkClient(ctx, p); err != nil {
+		return nil, err
+	}
+	a.cache.put(key, p, now)
+	return p, nil
+}
+
+// clientStates is implemented by a store that can say whether a client is
+// disabled without copying it (internal/storecache, in front of the store
+// in posgate serve): the check of every request then allocates nothing.
+type clientStates interface {
+	ClientDisabled(ctx context.Context, id string) (bool, error)
+}
+
+// checkClient refuses the token of a client that is disabled or gone. A
+// token is a bearer credential handed out before the operator's decision:
+// only this check makes the decision reach the tokens already issued.
+func (a *Auth) checkClient(ctx context.Context, p *Principal) error {
+	var disabled bool
+	var err error
+	if cs, ok := a.store.(clientStates); ok {
+		disabled, err = cs.ClientDisabled(ctx, p.ClientID)
+	} else {
+		var c *posgate.Client
+		if c, err = a.store.FindClient(ctx, p.ClientID); err == nil {
+			disabled = c.Disabled
+		}
+	}
+	switch {
+	case err == nil && !disabled:
+		return nil
+	case err == nil || errors.Is(err, posgate.ErrNotFound):
+		return unauthorized(msgRevoked)
+	}
+	return fmt.Errorf("auth: looking up the client of a token: %w", err)
+}
+
+// verify checks a token's signature, header and claims without the cache.
+func (a *Auth) verify(ctx context.Context, token string, now time.Time) (*Principal, error) {
 	a.verified.Add(1)
 	var c claims
 	_, err := a.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) { return a.verificationKey(ctx, t, now) })
@@ -303,15 +355,13 @@ func (a *Auth) Verify(ctx context.Context, token string) (*Principal, error) {
 	if err := a.checkClaims(&c, now); err != nil {
 		return nil, err
 	}
-	p := &Principal{
+	return &Principal{
 		ClientID:    c.ClientID,
 		Scopes:      strings.Fields(c.Scope),
 		POSSystemID: c.POSSystemID,
 		CompanyIDs:  c.CompanyIDs,
 		ExpiresAt:   c.ExpiresAt.Time.UTC(),
-	}
-	a.cache.put(key, p, now)
-	return p, nil
+	}, nil
 }
 
 // verificationKey is the jwt.Keyfunc: it enforces the algorithm allow-list
@@ -320,6 +370,12 @@ func (a *Auth) Verify(ctx context.Context, token string) (*Principal, error) {
 func (a *Auth) verificationKey(ctx context.Context, t *jwt.Token, now time.Time) (any, error) {
 	if t.Method.Alg() != jwt.SigningMethodES256.Alg() {
 		return nil, unauthorized(msgAlgorithm)
+	}
+	// RFC 7515 §4.1.11: a recipient must refuse a token whose "crit" lists
+	// an extension it does not understand; posgate understands none (and an
+	// empty list is itself invalid).
+	if _, ok := t.Header["crit"]; ok {
+		return nil, unauthorized(msgCritical)
 	}
 	typ, _ := t.Header["typ"].(string)
 	if typ = strings.ToLower(typ); typ != "at+jwt" && typ != "application/at+jwt" {

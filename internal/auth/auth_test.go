@@ -16,6 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/storecache"
 )
 
 var posClient = &posgate.Client{ID: "pos-1", POSSystemID: "clover", Scopes: []string{posgate.ScopePOSIntegration}, CompanyIDs: []string{"c1"}}
@@ -92,6 +93,11 @@ func TestVerifyRejects(t *testing.T) {
 		}
 		return h
 	}
+	withCrit := func(v any) map[string]any {
+		h := header()
+		h["crit"] = v
+		return h
+	}
 	claimsWith := func(k string, v any) map[string]any {
 		c := validClaims(now)
 		if v == nil {
@@ -158,6 +164,12 @@ func TestVerifyRejects(t *testing.T) {
 		{"no jti", signToken(t, key, header(), claimsWith("jti", nil)), msgMissingClaim},
 		{"no client_id", signToken(t, key, header(), claimsWith("client_id", nil)), msgMissingClaim},
 		{"exp of the wrong type", signToken(t, key, header(), claimsWith("exp", "tomorrow")), msgMalformed},
+		{"crit naming an unknown extension", signToken(t, key, withCrit([]string{"x-posgate-unknown"}), validClaims(now)), msgCritical},
+		{"crit empty", signToken(t, key, withCrit([]string{}), validClaims(now)), msgCritical},
+		{"crit naming a registered parameter", signToken(t, key, withCrit([]string{"exp"}), validClaims(now)), msgCritical},
+		{"crit not a list", signToken(t, key, withCrit("b64"), validClaims(now)), msgCritical},
+		{"client no longer registered", signToken(t, key, header(), claimsWith("client_id", "gone-1")), msgRevoked},
+		{"client disabled", signToken(t, key, header(), claimsWith("client_id", "off-1")), msgRevoked},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -173,6 +185,45 @@ func TestVerifyRejects(t *testing.T) {
 			}
 			wantUnauthorized(t, err, tt.msg)
 		})
+	}
+}
+
+// A token is refused once its client is disabled, also when it was verified
+// (and cached) before, and accepted again when the client is re-enabled
+// before the token expires; a failing store is not a 401.
+func TestVerifyRevocation(t *testing.T) {
+	store, clock := newMemStore(), newFakeClock()
+	a := newTestAuth(t, store, clock)
+	ctx := context.Background()
+	tok := issue(t, a)
+	if _, err := a.Verify(ctx, tok); err != nil {
+		t.Fatal(err)
+	}
+	setDisabled := func(v bool) {
+		store.mu.Lock()
+		store.clients["pos-1"].Disabled = v
+		store.mu.Unlock()
+	}
+	setDisabled(true)
+	for range 2 {
+		p, err := a.Verify(ctx, tok)
+		if p != nil {
+			t.Errorf("principal %+v for a revoked token", p)
+		}
+		wantUnauthorized(t, err, msgRevoked)
+	}
+	if n := a.verified.Load(); n != 1 {
+		t.Errorf("full verifications = %d, want 1 (the cache still holds the token)", n)
+	}
+	setDisabled(false)
+	if p, err := a.Verify(ctx, tok); err != nil || p.ClientID != "pos-1" {
+		t.Fatalf("after re-enabling: %+v, %v", p, err)
+	}
+	store.failFind.Store(true)
+	defer store.failFind.Store(false)
+	_, err := a.Verify(ctx, tok)
+	if err == nil || posgate.ErrorCode(err) != posgate.EINTERNAL {
+		t.Errorf("with the store failing: %v, want an internal error", err)
 	}
 }
 
@@ -440,8 +491,11 @@ func BenchmarkIssue(b *testing.B) {
 	})
 }
 
+// BenchmarkVerifyCached measures the hot path of every POS request: a
+// token verified before, and its client found in the lookup cache that
+// posgate serve puts in front of the store (internal/storecache).
 func BenchmarkVerifyCached(b *testing.B) {
-	a := newTestAuth(b, newMemStore(), newFakeClock())
+	a := newTestAuth(b, storecache.New(memFull(newMemStore()), storecache.Options{TTL: time.Hour}), newFakeClock())
 	ctx := context.Background()
 	tok, _, err := a.Issue(ctx, posClient, []string{posgate.ScopePOSIntegration})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -31,10 +32,42 @@ type memStore struct {
 	clients map[string]*posgate.Client
 	keys    map[string]*posgate.SigningKey
 	lists   atomic.Int64 // ListSigningKeys calls
+	// failFind makes FindClient fail as a broken database would.
+	failFind atomic.Bool
 }
 
+// fullStore is a memStore as a posgate.Store, so that it can sit behind the
+// store cache as in posgate serve; the methods auth does not use panic (nil
+// embedded interface).
+type fullStore struct {
+	posgate.Store
+	m *memStore
+}
+
+func memFull(m *memStore) fullStore { return fullStore{m: m} }
+
+func (f fullStore) FindClient(ctx context.Context, id string) (*posgate.Client, error) {
+	return f.m.FindClient(ctx, id)
+}
+
+func (f fullStore) CreateSigningKey(ctx context.Context, k *posgate.SigningKey) error {
+	return f.m.CreateSigningKey(ctx, k)
+}
+
+func (f fullStore) ListSigningKeys(ctx context.Context) ([]*posgate.SigningKey, error) {
+	return f.m.ListSigningKeys(ctx)
+}
+
+func (f fullStore) DeleteSigningKey(ctx context.Context, id string) error {
+	return f.m.DeleteSigningKey(ctx, id)
+}
+
+// newMemStore returns a store holding the test clients (addTestClients):
+// Verify looks up the client of every token.
 func newMemStore() *memStore {
-	return &memStore{clients: map[string]*posgate.Client{}, keys: map[string]*posgate.SigningKey{}}
+	s := &memStore{clients: map[string]*posgate.Client{}, keys: map[string]*posgate.SigningKey{}}
+	addTestClients(s)
+	return s
 }
 
 func (s *memStore) addClient(c *posgate.Client) {
@@ -44,6 +77,9 @@ func (s *memStore) addClient(c *posgate.Client) {
 }
 
 func (s *memStore) FindClient(_ context.Context, id string) (*posgate.Client, error) {
+	if s.failFind.Load() {
+		return nil, errors.New("memstore: the database is gone")
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, ok := s.clients[id]

@@ -56,6 +56,12 @@ func (a *Auth) TokenHandler() http.Handler {
 		h.Set("Cache-Control", "no-store")
 		h.Set("Pragma", "no-cache")
 		resp, oerr := a.token(r)
+		if oerr == errServer && errors.Is(r.Context().Err(), context.Canceled) {
+			// The client went away (and the store call failed for that
+			// reason): nobody to answer, nothing of posgate's failed. The
+			// request log records it as 499.
+			return
+		}
 		if oerr != nil {
 			switch oerr.status {
 			case http.StatusMethodNotAllowed:
@@ -114,6 +120,9 @@ func readForm(r *http.Request) (url.Values, *oauthError) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != formContentType {
 		return nil, invalidRequest("The content type must be " + formContentType + ".")
 	}
+	if r.ContentLength > maxTokenBody { // at once, without waiting for it
+		return nil, invalidRequest("The request body is larger than 16 KiB.")
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxTokenBody+1))
 	if err != nil {
 		return nil, invalidRequest("The request body could not be read.")
@@ -170,7 +179,9 @@ func (a *Auth) authenticate(ctx context.Context, r *http.Request, form url.Value
 		case err == nil:
 			c = found
 		case !errors.Is(err, posgate.ErrNotFound):
-			a.log.Error("auth: looking up a client failed", "client_id", id, "err", err)
+			if ctx.Err() == nil {
+				a.log.Error("auth: looking up a client failed", "client_id", id, "err", err)
+			}
 			return nil, errServer
 		}
 	}

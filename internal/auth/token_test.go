@@ -8,7 +8,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"reflect"
 	"strings"
@@ -330,4 +332,35 @@ func BenchmarkTokenEndpoint(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A token request whose client went away while the client was looked up is
+// answered to nobody and not logged as an error; with the client still
+// there, the same failure is a server_error logged at ERROR.
+func TestTokenClientGone(t *testing.T) {
+	for _, gone := range []bool{true, false} {
+		var logs strings.Builder
+		store := newMemStore()
+		a := newTestAuth(t, store, newFakeClock(), func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+		store.failFind.Store(true)
+		ctx, cancel := context.WithCancel(context.Background())
+		if gone {
+			cancel()
+		}
+		req := httptest.NewRequest(http.MethodPost, "/connect/token", strings.NewReader("grant_type=client_credentials")).WithContext(ctx)
+		req.Header.Set("Content-Type", formContentType)
+		req.Header.Set("Authorization", basic("pos-1", posSecret))
+		rec := httptest.NewRecorder()
+		a.TokenHandler().ServeHTTP(rec, req)
+		cancel()
+		if gone {
+			if rec.Body.Len() != 0 || strings.Contains(logs.String(), "level=ERROR") {
+				t.Errorf("client gone: body %q, log %q", rec.Body, logs.String())
+			}
+			continue
+		}
+		if rec.Code != 500 || !strings.Contains(rec.Body.String(), "server_error") || !strings.Contains(logs.String(), "level=ERROR") {
+			t.Errorf("client there: %d %q, log %q", rec.Code, rec.Body, logs.String())
+		}
+	}
 }

@@ -203,7 +203,22 @@ func parseTime(s string) (time.Time, error) {
 		layout = zoneless // fractional seconds, if any, but no offset
 	}
 	t, err := time.Parse(layout, s)
+	if err == nil && !InYearRange(t) {
+		return time.Time{}, errYearRange
+	}
 	return t.UTC(), err
+}
+
+// errYearRange is parseTime's error for a date-time outside years 1–9999.
+var errYearRange = errors.New("year outside 1-9999")
+
+// InYearRange reports whether t, in UTC, lies in the years 1 to 9999: what
+// RFC 3339 writes and both stores keep. "0000-01-01T00:00:00+01:00" is a
+// valid RFC 3339 text of a time in year -1, which no answer could encode
+// again, so such times are refused where they come in.
+func InYearRange(t time.Time) bool {
+	y := t.UTC().Year()
+	return y >= 1 && y <= 9999
 }
 
 // parseUTCSeconds reads the most common form, 2006-01-02T15:04:05Z, without
@@ -227,7 +242,7 @@ func parseUTCSeconds(s string) (time.Time, bool) {
 	}
 	year, month, day := num(0, 4), num(5, 2), num(8, 2)
 	hour, minute, second := num(11, 2), num(14, 2), num(17, 2)
-	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59 {
+	if year < 1 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59 {
 		return time.Time{}, false
 	}
 	t := time.Date(year, time.Month(month), day, hour, minute, second, 0, time.UTC)
@@ -300,7 +315,9 @@ func unknownProperty(path string) error {
 }
 
 // fieldError is an EINVALID error with one message for one property path
-// ("$" for the body as a whole).
+// ("$" for the body as a whole). Both may quote the body (a parser's reason
+// names the bytes it stumbled on), so bytes that are not UTF-8 become
+// U+FFFD: the message is shown to the client and written to the log as text.
 func fieldError(path, msg string) error {
-	return posgate.ValidationError{path: {msg}}.Err()
+	return posgate.ValidationError{strings.ToValidUTF8(path, "\uFFFD"): {strings.ToValidUTF8(msg, "\uFFFD")}}.Err()
 }

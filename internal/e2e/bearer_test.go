@@ -142,6 +142,12 @@ func TestBearerAuthentication(t *testing.T) {
 		t.Run("wrong typ", func(t *testing.T) {
 			mustUnauthorized(t, call(s.mint(t, kid, key, func(h, _ map[string]any) { h["typ"] = "JWT" })))
 		})
+		t.Run("crit header", func(t *testing.T) {
+			// RFC 7515 §4.1.11: posgate understands no extension, so any
+			// "crit" makes the token invalid.
+			r := call(s.mint(t, kid, key, func(h, _ map[string]any) { h["crit"] = []string{"x-unknown"} }))
+			mustProblem(t, r, 401, "The access token names critical header extensions that are not understood.", nil)
+		})
 		t.Run("unknown kid", func(t *testing.T) {
 			mustUnauthorized(t, call(s.mint(t, "no-such-kid", key, nil)))
 		})

@@ -118,8 +118,9 @@ func expectedContent(t *testing.T, srv *server, st posgate.Store, status string,
 			out = append(out, slide{s.ID, s.ImageURL, s.Title, s.Text, s.DurationSeconds})
 		}
 		// The company's promotions valid at LOC123 now follow the
-		// operator's slides, as text slides.
-		promos, err := st.ListPromotionsValidAt(context.Background(), "clover", demo.CompanyID, "LOC123", srv.clock.Now())
+		// operator's slides, as text slides, in the carousel's order
+		// (the store conformance suite checks that order).
+		promos, err := st.ListCarouselPromotions(context.Background(), "clover", demo.CompanyID, "LOC123", srv.clock.Now(), posgate.MaxCarouselPromotions)
 		if err != nil {
 			t.Fatal(err)
 		}

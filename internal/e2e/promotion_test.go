@@ -197,6 +197,7 @@ func TestPromotionImport(t *testing.T) {
 				`{"id":"L1","name":"locations","locationIds":["CHK-1","LOC123","NOPE","NOPE"]}`,
 				`{"id":"OK","name":"fine","locationIds":["CHK-1"],"promotionResults":[{"promotionType":"Percentage","value":100},{"promotionType":"Amount"}]}`,
 				`{"id":"M1","name":"","promotionResults":[{"promotionType":"Amount","value":-1}]}`,
+				`{"id":"V3","name":"huge","promotionResults":[{"promotionType":"Amount","value":1e300},{"promotionType":"Amount","value":1e9}]}`,
 			)))
 			slashMsg := `The id field must be 1-128 printable characters without '/', '\', '?', '#', '%' or surrounding spaces.`
 			checkResult(t, mustImport(t, r), importResult{Status: "CompletedWithErrors", CreatedCount: 1, Errors: []importError{
@@ -214,6 +215,7 @@ func TestPromotionImport(t *testing.T) {
 				{"L1", 11, "The locationIds name locations that are not locations of company 'chk'.", `locationIds: "LOC123", "NOPE"`},
 				{"M1", 13, "The name field is required.", "name: missing or empty"},
 				{"M1", 13, "The value must not be negative.", "promotionResults[0].value: -1"},
+				{"V3", 14, "An Amount value must be at most 1000000000.", "promotionResults[0].value: 1e+300"},
 			}})
 			if got := s.promotionIDs(t, admin, "chk", ""); fmt.Sprint(got) != "[OK]" {
 				t.Fatalf("stored %v", got)

@@ -23,7 +23,7 @@ func (s *Server) createCoupon(r *http.Request, req *service.CouponInput) (int, a
 // is refused without reading it whole.
 func (s *Server) importCoupons(r *http.Request) (int, any, error) {
 	if codec.KindOf(r.Header.Get("Content-Type")) != codec.JSON {
-		return 0, nil, posgate.Errorf(posgate.EUNSUPPORTED, "Send the body as application/json.")
+		return 0, nil, errJSONOnly
 	}
 	return created(s.svc.IssueCouponBatch(r.Context(), principal(r.Context()), r.PathValue("posSystemId"), r.PathValue("posCompanyId"), service.CouponItems(r)))
 }

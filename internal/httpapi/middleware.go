@@ -90,7 +90,14 @@ func (s *Server) observe(next http.Handler) http.Handler {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				s.writeError(sw, r, fmt.Errorf("panic: %v", v))
+				err := fmt.Errorf("panic: %v", v)
+				if clientGone(r) { // writeError would log it at debug only
+					s.log.ErrorContext(ctx, "internal error", slog.String("traceId", id), slog.Any("err", err))
+				}
+				s.writeError(sw, r, err)
+			}
+			if sw.status == 0 && clientGone(r) {
+				sw.status = StatusClientClosedRequest
 			}
 			if !s.log.Enabled(ctx, slog.LevelInfo) {
 				return

@@ -64,6 +64,9 @@ func (s *Server) importPromotions(r *http.Request) (int, any, error) {
 		return 0, nil, err
 	}
 	defer imp.Rollback()
+	if err := declaredTooLarge(r, s.cfg.MaxImportBodyBytes); err != nil {
+		return 0, nil, err
+	}
 	stage := newStager(ctx, func(row int, it *importItem) error {
 		return imp.Add(ctx, row, it.promotion(posSystemID, companyID))
 	})

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -178,9 +179,28 @@ func writeProblem(w http.ResponseWriter, r *http.Request, status int, detail str
 	w.Write(b)
 }
 
+// StatusClientClosedRequest is the status the request log records for a
+// request whose client went away before its answer (nginx's 499): nothing is
+// written, and it is neither an error of posgate nor a 500.
+const StatusClientClosedRequest = 499
+
+// clientGone reports whether r's client went away: the server cancels the
+// request's context when the connection closes. (A deadline of posgate's
+// own, such as the import timeout, is not the client going away.)
+func clientGone(r *http.Request) bool {
+	return errors.Is(r.Context().Err(), context.Canceled)
+}
+
 // writeError turns err into a problem response. Internal errors are logged
-// with the trace id and shown only as "Internal error.".
+// with the trace id and shown only as "Internal error.". When the client has
+// gone away, whatever failed (typically a store call with "context
+// canceled") is answered to nobody: nothing is written and observe records
+// the request as 499 at INFO.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if clientGone(r) {
+		s.log.DebugContext(r.Context(), "client went away", slog.String("traceId", traceID(r.Context())), slog.Any("err", err))
+		return
+	}
 	code := posgate.ErrorCode(err)
 	status, ok := statusOf[code]
 	if !ok {

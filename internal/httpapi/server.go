@@ -214,10 +214,17 @@ func bodyEndpoint[Req any](s *Server, o bodyOpts, fn func(r *http.Request, req *
 	return func(w http.ResponseWriter, r *http.Request) {
 		var req Req
 		var err error
-		r.Body = http.MaxBytesReader(w, r.Body, max(s.cfg.MaxBodyBytes, o.limit))
-		if o.jsonOnly && codec.KindOf(r.Header.Get("Content-Type")) != codec.JSON {
-			err = posgate.Errorf(posgate.EUNSUPPORTED, "Send the body as application/json.")
-		} else {
+		limit := max(s.cfg.MaxBodyBytes, o.limit)
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
+		switch {
+		case o.jsonOnly && codec.KindOf(r.Header.Get("Content-Type")) != codec.JSON:
+			err = errJSONOnly
+		case r.ContentLength > limit:
+			// Rare: only here is the content type checked before Decode.
+			if err = codec.CheckContentType(r.Header.Get("Content-Type")); err == nil {
+				err = declaredTooLarge(r, limit)
+			}
+		default:
 			err = codec.Decode(r, &req, codec.Options{DisallowUnknown: o.strict})
 		}
 		if err != nil {
@@ -245,14 +252,40 @@ func (s *Server) endpoint(fn func(r *http.Request) (int, any, error)) http.Handl
 	}
 }
 
-// cappedEndpoint is endpoint for a handler that reads its body itself (a
-// streamed batch), capped at limit bytes or MaxBodyBytes if that is more.
+// cappedEndpoint is endpoint for a JSON-only operator handler that reads its
+// body itself (a streamed batch), capped at limit bytes or MaxBodyBytes if
+// that is more.
 func (s *Server) cappedEndpoint(limit int64, fn func(r *http.Request) (int, any, error)) http.HandlerFunc {
 	next := s.endpoint(fn)
+	limit = max(s.cfg.MaxBodyBytes, limit)
 	return func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, max(s.cfg.MaxBodyBytes, limit))
+		if r.ContentLength > limit {
+			var err error = errJSONOnly
+			if codec.KindOf(r.Header.Get("Content-Type")) == codec.JSON {
+				err = declaredTooLarge(r, limit)
+			}
+			s.writeError(w, r, err)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		next(w, r)
 	}
+}
+
+// errJSONOnly is the 415 of the routes that take JSON only (the operator
+// API, the carousel page's impressions).
+var errJSONOnly error = posgate.Errorf(posgate.EUNSUPPORTED, "Send the body as application/json.")
+
+// declaredTooLarge is the 413 of a body whose Content-Length already says
+// it is over limit: answered at once, before a byte of it is read, rather
+// than after waiting up to the read timeout for a body that may never come
+// (docs/api.md §2.8). The content type is checked before it (415 before
+// 413, §2.7).
+func declaredTooLarge(r *http.Request, limit int64) error {
+	if r.ContentLength <= limit {
+		return nil
+	}
+	return posgate.Errorf(posgate.ETOOLARGE, "The request body is larger than %d bytes.", limit)
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

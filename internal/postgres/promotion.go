@@ -110,6 +110,41 @@ func (db *DB) ListPromotionsValidAt(ctx context.Context, posSystemID, companyID,
 	return out, nil
 }
 
+// ListCarouselPromotions returns the first limit promotions that apply at
+// the location at time at, in the carousel's order (see
+// posgate.PromotionStore): ids a page at a time (a sort of ids and sort
+// keys, bounded by the page), then the promotions of those ids.
+func (db *DB) ListCarouselPromotions(ctx context.Context, posSystemID, companyID, locationID string, at time.Time, limit int) ([]*posgate.Promotion, error) {
+	at = posgate.Timestamp(at)
+	return storekit.FirstApplying(ctx, at, limit, func(ctx context.Context, offset, n int) ([]string, error) {
+		rows, err := db.pool.Query(ctx, `SELECT promotion_id FROM (
+			SELECT p.promotion_id, 0 AS everywhere, p.valid_until FROM promotions p
+			WHERE p.pos_system_id = $1 AND p.company_id = $2 AND p.location_ids @> ARRAY[$3::text]`+validBetween(4)+`
+			UNION ALL
+			SELECT p.promotion_id, 1, p.valid_until FROM promotions p
+			WHERE p.pos_system_id = $1 AND p.company_id = $2 AND cardinality(p.location_ids) = 0`+validBetween(4)+`
+				AND EXISTS (SELECT 1 FROM locations l WHERE l.pos_system_id = $1 AND l.location_id = $3 AND l.company_id = $2)
+			) c ORDER BY everywhere, valid_until ASC NULLS LAST, promotion_id LIMIT $5 OFFSET $6`,
+			posSystemID, companyID, locationID, at, n, offset)
+		if err != nil {
+			return nil, wrap(err, "carousel promotions")
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		return ids, wrap(err, "carousel promotions")
+	}, func(ctx context.Context, ids []string) (map[string]*posgate.Promotion, error) {
+		ps, err := collect(ctx, db, "carousel promotions", scanPromotion, `SELECT `+promotionCols+` FROM promotions p
+			WHERE p.pos_system_id = $1 AND p.company_id = $2 AND p.promotion_id = ANY($3)`, posSystemID, companyID, ids)
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[string]*posgate.Promotion, len(ps))
+		for _, p := range ps {
+			m[p.ID] = p
+		}
+		return m, nil
+	})
+}
+
 // companyExists is ENOTFOUND unless the company exists.
 func companyExists(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row

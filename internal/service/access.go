@@ -91,10 +91,13 @@ func (s *Service) operatorCompany(ctx context.Context, p *posgate.Principal, pos
 	if err := s.AuthorizeOperator(p); err != nil {
 		return nil, err
 	}
-	if !p.CanSeeCompany(posSystemID, companyID) {
+	// The store is read for a hidden company too, so that it takes the time
+	// an unknown one takes.
+	c, err := s.store.FindCompany(ctx, posSystemID, companyID)
+	if (err == nil || posgate.ErrorCode(err) == posgate.ENOTFOUND) && !p.CanSeeCompany(posSystemID, companyID) {
 		return nil, companyNotFound(companyID)
 	}
-	return s.store.FindCompany(ctx, posSystemID, companyID)
+	return c, err
 }
 
 // operatorLocation checks that p may act as an operator on a location (that
@@ -120,7 +123,13 @@ func (s *Service) posLocation(ctx context.Context, p *posgate.Principal, posSyst
 	if err := s.AuthorizePOS(p, posSystemID); err != nil {
 		return nil, err
 	}
-	loc, err := s.store.FindLocation(ctx, posSystemID, locationID)
+	var loc *posgate.Location
+	var err error
+	if vf, ok := s.store.(visibleLocationFinder); ok && len(p.CompanyIDs) > 0 {
+		loc, err = vf.FindVisibleLocation(ctx, posSystemID, locationID, p.CompanyIDs)
+	} else {
+		loc, err = s.store.FindLocation(ctx, posSystemID, locationID)
+	}
 	if err == nil && !p.CanSeeCompany(posSystemID, loc.CompanyID) {
 		err = posgate.ErrNotFound
 	}
@@ -128,6 +137,17 @@ func (s *Service) posLocation(ctx context.Context, p *posgate.Principal, posSyst
 		return nil, posgate.Errorf(posgate.ENOTFOUND, "Location '%s' is not registered.", locationID)
 	}
 	return loc, err
+}
+
+// visibleLocationFinder is implemented by a store with a lookup cache
+// (internal/storecache). A cache answers a found location from memory but
+// an absent one from the store, so a location hidden from a restricted
+// client would answer faster than an unknown one: a timing oracle. Its
+// FindVisibleLocation reads the store for a hidden location too, so that
+// both take the same store call (docs/api.md §3.7). Without a cache,
+// FindLocation already reads the store for both.
+type visibleLocationFinder interface {
+	FindVisibleLocation(ctx context.Context, posSystemID, locationID string, companyIDs []string) (*posgate.Location, error)
 }
 
 // posTerminal finds a terminal at a location p may see (404s that name what

@@ -93,7 +93,9 @@ type CarouselContent struct {
 }
 
 // CarouselContent returns the slides a carousel link's terminal shows now:
-// the operator's slides, then the company's promotions valid there now; none
+// the operator's slides (at most 100), then at most 50 of the company's
+// promotions valid there now, those of the location first and then those
+// ending soonest (posgate.MaxCarouselPromotions); none
 // (posStatus Disabled) while the company, location or terminal is disabled
 // or the carousel is switched off.
 func (s *Service) CarouselContent(ctx context.Context, l CarouselLink) (*CarouselContent, error) {
@@ -125,7 +127,7 @@ func (s *Service) slidesFor(ctx context.Context, l CarouselLink) ([]CarouselSlid
 	if err != nil {
 		return nil, "", err
 	}
-	promotions, err := s.store.ListPromotionsValidAt(ctx, l.POSSystemID, l.CompanyID, l.LocationID, s.now())
+	promotions, err := s.store.ListCarouselPromotions(ctx, l.POSSystemID, l.CompanyID, l.LocationID, s.now(), posgate.MaxCarouselPromotions)
 	if err != nil {
 		return nil, "", fmt.Errorf("promotion slides: %w", err)
 	}

@@ -405,7 +405,7 @@ func couponFromCSV(cols, rec []string) (*CouponInput, error) {
 		case "availableUntil":
 			if v != "" {
 				t, err := time.Parse(time.RFC3339Nano, v)
-				if err != nil {
+				if err != nil || !codec.InYearRange(t) {
 					return nil, fmt.Errorf("availableUntil %q is not an RFC 3339 date-time", v)
 				}
 				in.AvailableUntil = &t

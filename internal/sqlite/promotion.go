@@ -44,6 +44,26 @@ const (
 			AND EXISTS (SELECT 1 FROM locations
 				WHERE locations.pos_system_id = ?1 AND locations.location_id = ?3 AND locations.company_id = ?2)
 		ORDER BY 1`
+	// carouselIDsSQL lists, in the carousel's order, the ids of the
+	// promotions validAtLocationSQL finds, a page (?5 rows after ?6) at a
+	// time: only ids and sort keys are sorted, and SQLite keeps only the
+	// page's rows while it sorts.
+	carouselIDsSQL = `SELECT promotion_id FROM (
+		SELECT promotions.promotion_id, 0 AS everywhere, promotions.valid_until FROM promotion_places
+		JOIN promotion_locations ON promotion_locations.place = promotion_places.id
+		JOIN promotions ON promotions.id = promotion_locations.promotion
+		WHERE promotion_places.pos_system_id = ?1 AND promotion_places.location_id = ?3
+			AND promotions.company_id = ?2
+			AND (promotions.valid_from IS NULL OR promotions.valid_from <= ?4)
+			AND (promotions.valid_until IS NULL OR promotions.valid_until >= ?4)
+		UNION ALL
+		SELECT promotions.promotion_id, 1, promotions.valid_until FROM promotions
+		WHERE promotions.pos_system_id = ?1 AND promotions.company_id = ?2 AND promotions.all_locations = 1
+			AND (promotions.valid_until IS NULL OR promotions.valid_until >= ?4)
+			AND (promotions.valid_from IS NULL OR promotions.valid_from <= ?4)
+			AND EXISTS (SELECT 1 FROM locations
+				WHERE locations.pos_system_id = ?1 AND locations.location_id = ?3 AND locations.company_id = ?2))
+		ORDER BY everywhere, valid_until IS NULL, valid_until, promotion_id LIMIT ?5 + 0 OFFSET ?6 + 0`
 	// validAnywhereSQL finds the promotions of company ?2 valid at ?3,
 	// wherever they apply.
 	validAnywhereSQL = `SELECT ` + promotionCols + ` FROM promotions
@@ -55,7 +75,7 @@ const (
 
 // promotionStmts are the promotion queries prepared by Open.
 type promotionStmts struct {
-	validAtLocation, validAnywhere *sql.Stmt
+	validAtLocation, validAnywhere, carouselIDs *sql.Stmt
 }
 
 // preparePromotions prepares the promotion queries on the read pool.
@@ -63,7 +83,7 @@ func (db *DB) preparePromotions(ctx context.Context) error {
 	for _, p := range []struct {
 		stmt  **sql.Stmt
 		query string
-	}{{&db.promo.validAtLocation, validAtLocationSQL}, {&db.promo.validAnywhere, validAnywhereSQL}} {
+	}{{&db.promo.validAtLocation, validAtLocationSQL}, {&db.promo.validAnywhere, validAnywhereSQL}, {&db.promo.carouselIDs, carouselIDsSQL}} {
 		var err error
 		if *p.stmt, err = db.read.PrepareContext(ctx, p.query); err != nil {
 			return fmt.Errorf("sqlite: prepare %q: %w", p.query, err)
@@ -75,7 +95,7 @@ func (db *DB) preparePromotions(ctx context.Context) error {
 // closePromotions releases what preparePromotions prepared.
 func (db *DB) closePromotions() error {
 	var first error
-	for _, s := range []*sql.Stmt{db.promo.validAtLocation, db.promo.validAnywhere} {
+	for _, s := range []*sql.Stmt{db.promo.validAtLocation, db.promo.validAnywhere, db.promo.carouselIDs} {
 		if s != nil {
 			if err := s.Close(); err != nil && first == nil {
 				first = err
@@ -169,6 +189,50 @@ func (db *DB) ListPromotionsValidAt(ctx context.Context, posSystemID, companyID,
 	}
 	rows, err := db.promo.validAtLocation.QueryContext(ctx, posSystemID, companyID, locationID, at.UnixMicro())
 	return scanPromotions(rows, err, posSystemID, companyID, keep)
+}
+
+// ListCarouselPromotions returns the first limit promotions that apply at
+// the location at time at, in the carousel's order (see
+// posgate.PromotionStore): ids a page at a time, then the promotions of
+// those ids.
+func (db *DB) ListCarouselPromotions(ctx context.Context, posSystemID, companyID, locationID string, at time.Time, limit int) ([]*posgate.Promotion, error) {
+	at = at.UTC()
+	return storekit.FirstApplying(ctx, at, limit, func(ctx context.Context, offset, n int) ([]string, error) {
+		rows, err := db.promo.carouselIDs.QueryContext(ctx, posSystemID, companyID, locationID, at.UnixMicro(), n, offset)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: carousel promotions: %w", err)
+		}
+		defer rows.Close()
+		var ids []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return nil, fmt.Errorf("sqlite: carousel promotions: %w", err)
+			}
+			ids = append(ids, id)
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("sqlite: carousel promotions: %w", err)
+		}
+		return ids, nil
+	}, func(ctx context.Context, ids []string) (map[string]*posgate.Promotion, error) {
+		args := make([]any, 0, 2+len(ids))
+		args = append(args, posSystemID, companyID)
+		for _, id := range ids {
+			args = append(args, id)
+		}
+		rows, err := db.read.QueryContext(ctx, `SELECT `+promotionCols+` FROM promotions
+			WHERE pos_system_id = ? AND company_id = ? AND promotion_id IN (?`+strings.Repeat(", ?", len(ids)-1)+`)`, args...)
+		ps, err := scanPromotions(rows, err, posSystemID, companyID, nil)
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[string]*posgate.Promotion, len(ps))
+		for _, p := range ps {
+			m[p.ID] = p
+		}
+		return m, nil
+	})
 }
 
 // FindCatalogue returns a company's catalogue, empty if it was never set.

@@ -24,6 +24,7 @@ package storecache
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -173,6 +174,39 @@ func (s *Store) FindLocation(ctx context.Context, posSystemID, locationID string
 	}, cloneLocation)
 }
 
+// FindVisibleLocation is FindLocation for a caller restricted to
+// companyIDs, who must not tell a location of another company from an
+// absent one, not even by the time the answer takes: a location of another
+// company is ENOTFOUND after a read of the store, as an absent one is (an
+// absent one is never cached). A visible one is answered from the cache.
+func (s *Store) FindVisibleLocation(ctx context.Context, posSystemID, locationID string, companyIDs []string) (*posgate.Location, error) {
+	k := [2]string{posSystemID, locationID}
+	now := s.now()
+	s.mu.RLock()
+	e, ok := s.locations[k]
+	s.mu.RUnlock()
+	if ok && now.Before(e.exp) {
+		if slices.Contains(companyIDs, e.v.CompanyID) {
+			return cloneLocation(e.v), nil
+		}
+		// Exactly the store read an unknown id costs: the same query for an
+		// id that cannot be registered ("/" is never part of one,
+		// docs/api.md §1.4), so that it finds no row either.
+		if _, err := s.Store.FindLocation(ctx, posSystemID, locationID+"/"); err != nil && !errors.Is(err, posgate.ErrNotFound) {
+			return nil, err
+		}
+		return nil, posgate.NotFound("location", locationID)
+	}
+	loc, err := s.FindLocation(ctx, posSystemID, locationID)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(companyIDs, loc.CompanyID) {
+		return nil, posgate.NotFound("location", locationID)
+	}
+	return loc, nil
+}
+
 // FindTerminal returns the terminal, cached.
 func (s *Store) FindTerminal(ctx context.Context, posSystemID, locationID, terminalID string) (*posgate.Terminal, error) {
 	return lookup(s, s.terminals, [3]string{posSystemID, locationID, terminalID}, func() (*posgate.Terminal, error) {
@@ -186,6 +220,26 @@ func (s *Store) FindClient(ctx context.Context, id string) (*posgate.Client, err
 	return lookup(s, s.clients, id, func() (*posgate.Client, error) {
 		return s.Store.FindClient(ctx, id)
 	}, cloneClient)
+}
+
+// ClientDisabled reports whether the client is disabled (ENOTFOUND when
+// it is not registered), from the same cached entry as FindClient but
+// without copying it: verifying the access token of every request asks
+// this (internal/auth), so that disabling a client reaches its tokens
+// within the TTL.
+func (s *Store) ClientDisabled(ctx context.Context, id string) (bool, error) {
+	now := s.now()
+	s.mu.RLock()
+	e, ok := s.clients[id]
+	s.mu.RUnlock()
+	if ok && now.Before(e.exp) {
+		return e.v.Disabled, nil
+	}
+	c, err := s.FindClient(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	return c.Disabled, nil
 }
 
 // ListCompanies returns the POS system's companies, cached (a coupon search

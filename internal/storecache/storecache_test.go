@@ -343,3 +343,106 @@ func TestCompanyListIsCached(t *testing.T) {
 	f.clock.Advance(time.Millisecond)
 	want(f.companyIDs(t), "co:Active", "co2:Disabled", "co3:Active")
 }
+
+// ClientDisabled answers from FindClient's entry: a client disabled behind
+// the cache is seen within the TTL, one disabled through it at once, and an
+// unknown client is ENOTFOUND (and not cached).
+func TestClientDisabled(t *testing.T) {
+	f := newFixture(t, 0)
+	yes, no := true, false
+	disabledNow := func(want bool) {
+		t.Helper()
+		got, err := f.c.ClientDisabled(f.ctx, "cl")
+		if err != nil || got != want {
+			t.Fatalf("ClientDisabled = %v, %v; want %v", got, err, want)
+		}
+	}
+	disabledNow(false)
+	disabledNow(false)
+	if n := f.count.clients.Load(); n != 1 {
+		t.Errorf("store reads: %d, want 1", n)
+	}
+	if _, err := f.raw.UpdateClient(f.ctx, "cl", posgate.ClientUpdate{Disabled: &yes}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(999 * time.Millisecond)
+	disabledNow(false)
+	f.clock.Advance(time.Millisecond)
+	disabledNow(true)
+	if _, err := f.c.UpdateClient(f.ctx, "cl", posgate.ClientUpdate{Disabled: &no}); err != nil {
+		t.Fatal(err)
+	}
+	disabledNow(false)
+	for range 2 {
+		if _, err := f.c.ClientDisabled(f.ctx, "nobody"); !errors.Is(err, posgate.ErrNotFound) {
+			t.Errorf("unknown client: %v, want not found", err)
+		}
+	}
+	if n := f.count.clients.Load(); n != 5 {
+		t.Errorf("store reads: %d, want 5 (the first, after the TTL, after the update, one per unknown lookup)", n)
+	}
+}
+
+// A location of another company answers as an absent one does, and after
+// the same store read: a restricted caller cannot tell them apart by time.
+// A visible one is cached.
+func TestFindVisibleLocation(t *testing.T) {
+	f := newFixture(t, 0)
+	if err := f.raw.CreateCompany(f.ctx, &posgate.Company{POSSystemID: "pos", ID: "other", Status: posgate.StatusActive, Features: posgate.AllFeaturesOn()}); err != nil {
+		t.Fatal(err)
+	}
+	reads := func() int64 { return f.count.locations.Load() }
+	for range 3 {
+		if l, err := f.c.FindVisibleLocation(f.ctx, "pos", "L1", []string{"x", "co"}); err != nil || l.ID != "L1" || l.Company == nil {
+			t.Fatalf("visible: %+v, %v", l, err)
+		}
+	}
+	if n := reads(); n != 1 {
+		t.Errorf("visible: %d store reads, want 1", n)
+	}
+	for _, id := range []string{"L1", "NOPE"} {
+		before := reads()
+		for range 3 {
+			_, err := f.c.FindVisibleLocation(f.ctx, "pos", id, []string{"other"})
+			if !errors.Is(err, posgate.ErrNotFound) || err.Error() != posgate.NotFound("location", id).Error() {
+				t.Fatalf("%s hidden or absent: %v", id, err)
+			}
+		}
+		if n := reads() - before; n != 3 {
+			t.Errorf("%s: %d store reads for 3 lookups, want 3 (one each)", id, n)
+		}
+	}
+}
+
+// BenchmarkFindVisibleLocation compares a hidden location with an unknown
+// one for a restricted caller (on SQLite, behind the cache): they take the
+// same store call, so the same time; a visible one is a cache hit.
+func BenchmarkFindVisibleLocation(b *testing.B) {
+	db, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "posgate.db"), sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ctx := b.Context()
+	for _, err := range []error{
+		db.CreatePOSSystem(ctx, &posgate.POSSystem{ID: "pos", Name: "POS"}),
+		db.CreateCompany(ctx, &posgate.Company{POSSystemID: "pos", ID: "co", Status: posgate.StatusActive}),
+		db.CreateCompany(ctx, &posgate.Company{POSSystemID: "pos", ID: "other", Status: posgate.StatusActive}),
+		db.CreateLocation(ctx, &posgate.Location{POSSystemID: "pos", ID: "L1", CompanyID: "co", Status: posgate.StatusActive}),
+	} {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	c := New(db, Options{TTL: time.Hour})
+	for _, tc := range []struct{ name, location, company string }{
+		{"visible", "L1", "co"}, {"hidden", "L1", "other"}, {"unknown", "NOPE", "other"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			companies := []string{tc.company}
+			for b.Loop() {
+				_, _ = c.FindVisibleLocation(ctx, "pos", tc.location, companies)
+			}
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -399,4 +400,83 @@ func testCatalogue(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	check(t, "FindCatalogue after a replacement", must[*posgate.Catalogue](t, "FindCatalogue")(e.s.FindCatalogue(ctx, "clover", "acme")), c2)
+}
+
+// testCarouselPromotions: the carousel's bounded list is the first limit of
+// ListPromotionsValidAt's answer in the carousel's order (the location's
+// own first, then the soonest to end, then id), also when hundreds of
+// candidates whose recurrence excludes the time sort before them.
+func testCarouselPromotions(t *testing.T, e *env) {
+	ctx := t.Context()
+	e.place("clover", "acme", "L1")
+	e.location("clover", "L2", "acme")
+	e.place("clover", "other", "X1")
+	at := day(5, 12, 0) // a Thursday
+	var ps []*posgate.Promotion
+	mk := func(id string, locations []string, until *time.Time, rec *posgate.PromotionRecurrence) {
+		ps = append(ps, &posgate.Promotion{ID: id, Name: id, LocationIDs: locations,
+			Validities: []posgate.PromotionValidity{{StartDate: tp(day(1, 0, 0)), EndDate: until, Recurrence: rec}}})
+	}
+	// 300 candidates that end first but only apply on Mondays.
+	for i := range 300 {
+		mk(fmt.Sprintf("monday-%03d", i), []string{"L1"}, tp(day(6, 0, i%60)), &posgate.PromotionRecurrence{DaysOfWeek: []string{"Monday"}})
+	}
+	mk("loc-c", []string{"L1"}, tp(day(12, 0, 0)), nil)
+	mk("loc-a", []string{"L1", "L2"}, tp(day(20, 0, 0)), nil)
+	mk("loc-b", []string{"L1"}, nil, nil)
+	for i := range 60 {
+		mk(fmt.Sprintf("all-%02d", i), nil, tp(day(11, 0, 59-i)), nil)
+	}
+	mk("all-open", nil, nil, nil)
+	mk("over", []string{"L1"}, tp(day(4, 0, 0)), nil) // ended
+	accept(t, "acme", []string{"L1", "L2"}, ps...)
+	e.importPromotions("clover", "acme", len(ps), 0, ps...)
+	others := []*posgate.Promotion{{ID: "x", Name: "x"}}
+	accept(t, "other", nil, others...)
+	e.importPromotions("clover", "other", 1, 0, others...)
+
+	// The oracle: every promotion that applies, in the carousel's order.
+	ordered := func(location string) []string {
+		all := must[[]*posgate.Promotion](t, "ListPromotionsValidAt")(e.s.ListPromotionsValidAt(ctx, "clover", "acme", location, at))
+		slices.SortFunc(all, func(a, b *posgate.Promotion) int {
+			_, ua := a.ValidityBounds()
+			_, ub := b.ValidityBounds()
+			switch {
+			case (len(a.LocationIDs) == 0) != (len(b.LocationIDs) == 0):
+				return map[bool]int{true: 1, false: -1}[len(a.LocationIDs) == 0]
+			case (ua == nil) != (ub == nil):
+				return map[bool]int{true: 1, false: -1}[ua == nil]
+			case ua != nil && !ua.Equal(*ub):
+				return ua.Compare(*ub)
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+		return promotionIDs(all)
+	}
+	for _, tc := range []struct {
+		location string
+		limit    int
+		first    []string
+		n        int
+	}{
+		{"L1", posgate.MaxCarouselPromotions, []string{"loc-c", "loc-a", "loc-b", "all-59", "all-58"}, 50},
+		{"L1", 2, []string{"loc-c", "loc-a"}, 2},
+		{"L2", posgate.MaxCarouselPromotions, []string{"loc-a", "all-59"}, 50},
+		{"L2", 1000, []string{"loc-a", "all-59"}, 62},
+	} {
+		got := promotionIDs(must[[]*posgate.Promotion](t, "ListCarouselPromotions")(
+			e.s.ListCarouselPromotions(ctx, "clover", "acme", tc.location, at, tc.limit)))
+		want := ordered(tc.location)
+		check(t, fmt.Sprintf("carousel at %s, limit %d", tc.location, tc.limit), got, want[:min(tc.limit, len(want))])
+		check(t, fmt.Sprintf("carousel at %s, limit %d: first and length", tc.location, tc.limit), []any{got[:len(tc.first)], len(got)}, []any{tc.first, tc.n})
+	}
+	check(t, "carousel at L2's last", promotionIDs(must[[]*posgate.Promotion](t, "ListCarouselPromotions")(
+		e.s.ListCarouselPromotions(ctx, "clover", "acme", "L2", at, 1000)))[61], "all-open")
+	for _, loc := range []string{"X1", "NOPE"} {
+		got := must[[]*posgate.Promotion](t, "ListCarouselPromotions")(e.s.ListCarouselPromotions(ctx, "clover", "acme", loc, at, 50))
+		check(t, "carousel at "+loc, len(got) == 0 && got != nil, true)
+	}
+	full := must[*posgate.Promotion](t, "FindPromotion")(e.s.FindPromotion(ctx, "clover", "acme", "loc-c"))
+	check(t, "a promotion from ListCarouselPromotions", must[[]*posgate.Promotion](t, "ListCarouselPromotions")(
+		e.s.ListCarouselPromotions(ctx, "clover", "acme", "L1", at, 1))[0], full)
 }

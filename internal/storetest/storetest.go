@@ -70,6 +70,7 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"PromotionImport", testPromotionImport},
 		{"PromotionImportErrors", testPromotionImportErrors},
 		{"PromotionsValidAt", testPromotionsValidAt},
+		{"CarouselPromotions", testCarouselPromotions},
 		{"PromotionPaging", testPromotionPaging},
 		{"ConcurrentPromotionImports", testConcurrentPromotionImports},
 		{"Catalogue", testCatalogue},
