@@ -170,15 +170,11 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 		return luaScript(sc.method, path, sc.body, headersFor(sc, e), keys)
 	}
 	// used moves next past the indices a run of a sequence script used.
-	used := func(r *result) error {
-		if seq == nil {
-			return nil
+	used := func(r *result) (err error) {
+		if seq != nil {
+			next, err = seq.advance(next, l.Threads, r)
 		}
-		next += l.Threads * int(r.IssuedMost)
-		if next > seq.Size {
-			return fmt.Errorf("ran out of distinct requests: the row needed index %d of %d (its setup makes too few; see the scenario's sizing)", next, seq.Size)
-		}
-		return nil
+		return err
 	}
 	pick := func(int) []string {
 		if len(keys) == 0 {

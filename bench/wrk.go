@@ -175,6 +175,18 @@ func (s *sequence) key(i int) []string {
 	return k
 }
 
+// advance returns the first index after a run of threads wrk threads that
+// started at start, and an error when the run reached Size: its last
+// requests were not distinct, and the row must fail, not measure them.
+func (s *sequence) advance(start, threads int, r *result) (int, error) {
+	next := start + threads*int(r.IssuedMost)
+	if next > s.Size {
+		return next, fmt.Errorf("ran out of distinct requests: %d built, up to index %d of the %d the setup made (raise the scenario's sizing)",
+			r.Issued, next, s.Size)
+	}
+	return next, nil
+}
+
 // seqScript renders the wrk script of a sequence row for the indices from
 // start on, with threads wrk threads: request() builds each request from
 // its index; done() prints the summary line and a BENCH_SEQ line with the
