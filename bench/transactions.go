@@ -96,7 +96,10 @@ func txSequence(e *env) (*sequence, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sequence{Size: txSessions(e), Formats: []string{txSessionFormat, txIDFormat}, Records: sales}, nil
+	// No more records than sessions: the script holds them all (with
+	// -large the plan has 770,000).
+	n := txSessions(e)
+	return &sequence{Size: n, Formats: []string{txSessionFormat, txIDFormat}, Records: sales[:min(len(sales), n)]}, nil
 }
 
 // setupTransactions loads the users and coupons and creates the sessions of
