@@ -30,6 +30,9 @@ type env struct {
 	// Rows is the size of the generated data sets (coupons, loyalty users):
 	// 100,000 by default, 1,000,000 with -large.
 	Rows int
+	// RowTime is the warm-up and measurement of one wrk row: a setup that
+	// makes data the requests use up (a sale's session) sizes it to this.
+	RowTime time.Duration
 	// Store is open during setup only (posgate is not running yet).
 	Store posgate.Store
 	Data  *dataset

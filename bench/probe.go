@@ -12,14 +12,11 @@ import (
 // probeRequests is how many requests probe sends.
 const probeRequests = 20
 
-// probe sends a few of a scenario's requests, rendered from keys in Go,
-// and checks every answer with sc.verify.
-func probe(ctx context.Context, e *env, sc *scenario, path string, keys [][]string) error {
-	for i := 0; i < probeRequests && (i == 0 || i < len(keys)); i++ {
-		var k []string
-		if len(keys) > 0 {
-			k = keys[randInt(len(keys))]
-		}
+// probe sends n of a scenario's requests, the jth rendered in Go from the
+// key tuple pick(j), and checks every answer with sc.verify.
+func probe(ctx context.Context, e *env, sc *scenario, path string, n int, pick func(j int) []string) error {
+	for j := range n {
+		k := pick(j)
 		var body io.Reader
 		if sc.body != "" {
 			body = strings.NewReader(render(sc.body, k))

@@ -19,8 +19,10 @@ import (
 type scenario struct {
 	name   string
 	method string
-	// path and body are templates: {pos} is the data set's POS system and
-	// $1…$9 are the fields of a key tuple picked at random per request.
+	// path and body are templates: {pos} is the data set's POS system,
+	// {now} (body only) the time the row starts, and $1…$9 are the fields
+	// of a key tuple picked at random per request (or of index i's tuple,
+	// with seq).
 	path string
 	body string
 	// contentType of the body; application/json when body is set and this
@@ -30,6 +32,11 @@ type scenario struct {
 	auth authKind
 	// keys lists the key tuples to draw from (nil: one fixed request).
 	keys func(e *env) [][]string
+	// seq, instead of keys, makes every request distinct (see sequence):
+	// request i is rendered from the key tuple of index i, never reused,
+	// for requests the server accepts once (a sale). Probe requests are
+	// sent whether or not verify is set.
+	seq func(e *env) (*sequence, error)
 	// setup loads the data the scenario needs, through e.Store, before
 	// posgate starts. It runs once per store and must tolerate nothing
 	// else having run (only the tenancy data set is there).
@@ -174,6 +181,30 @@ var scenarios = []scenario{
 		setup:  loadCatalogue,
 		run:    runImport,
 		target: target{maxDuration: 2 * time.Second, zeroErrors: true, anyRSS: true},
+	},
+	{
+		// A sale with a customer and one coupon: every request a new
+		// transactionId on a session of its own (created by setup), its
+		// customer the coupon's owner.
+		name:   "transaction",
+		method: http.MethodPost,
+		path:   "/pos/{pos}/transaction",
+		body:   txBody,
+		auth:   authBearer,
+		seq:    txSequence,
+		setup:  setupTransactions,
+		verify: verifyTransaction,
+		before: countTransactions,
+		check:  checkTransactions,
+		target: target{minRatio: 0.15, zeroErrors: true},
+	},
+	{
+		// The offline replay: one POST of 1,000 sessionless sales, timed;
+		// three of them, the median counts.
+		name:   "transactionBatch",
+		setup:  setupTransactionBatch,
+		run:    runTransactionBatch,
+		target: target{maxDuration: time.Second, zeroErrors: true, anyRSS: true},
 	},
 }
 

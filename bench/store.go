@@ -39,7 +39,8 @@ func runStore(ctx context.Context, o *options, bin, kind string, rep *report) er
 	if err != nil {
 		return err
 	}
-	e := &env{Kind: kind, DSN: dsn, Rows: o.rows, Data: data, HTTP: &http.Client{Timeout: 30 * time.Second}, Keys: map[string][][]string{}, loaded: map[string]bool{}}
+	e := &env{Kind: kind, DSN: dsn, Rows: o.rows, Data: data, HTTP: &http.Client{Timeout: 30 * time.Second}, Keys: map[string][][]string{}, loaded: map[string]bool{},
+		RowTime: o.warmup + o.load.Duration.Round(time.Second)}
 	logf("%s: loading the data set (%d rows per generated table)", kind, o.rows)
 	t0 := time.Now()
 	if e.Store, err = openStore(ctx, dsn); err != nil {
@@ -153,20 +154,70 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 			return fail(fmt.Errorf("the data set holds no keys for %s", sc.name))
 		}
 	}
+	// {now} in the body is the time the row starts (a sale's date).
+	scCopy := *sc
+	sc = &scCopy
+	sc.body = strings.ReplaceAll(sc.body, "{now}", time.Now().UTC().Format(time.RFC3339))
 	path := strings.ReplaceAll(sc.path, "{pos}", e.Data.POSSystem)
-	script, err := luaScript(sc.method, path, sc.body, headersFor(sc, e), keys)
-	if err != nil {
+	// script renders the wrk script; a sequence row's starts at index next,
+	// the first its probe, warm-up and measurement have not used yet.
+	var seq *sequence
+	next := 0
+	script := func() (string, error) {
+		if seq != nil {
+			return seqScript(sc.method, path, sc.body, headersFor(sc, e), seq, next, l.Threads)
+		}
+		return luaScript(sc.method, path, sc.body, headersFor(sc, e), keys)
+	}
+	// used moves next past the indices a run of a sequence script used.
+	used := func(r *result) (err error) {
+		if seq != nil {
+			next, err = seq.advance(next, l.Threads, r)
+		}
+		return err
+	}
+	pick := func(int) []string {
+		if len(keys) == 0 {
+			return nil
+		}
+		return keys[randInt(len(keys))]
+	}
+	probes := min(probeRequests, max(1, len(keys)))
+	if sc.seq != nil {
+		var err error
+		if seq, err = sc.seq(e); err != nil {
+			return fail(err)
+		}
+		pick = func(j int) []string { return seq.key(next + j) }
+		probes = probeRequests
+	}
+	if _, err := script(); err != nil {
 		return fail(err)
 	}
 	if sc.verify != nil {
-		if err := probe(ctx, e, sc, path, keys); err != nil {
+		if err := probe(ctx, e, sc, path, probes, pick); err != nil {
 			return fail(err)
+		}
+		if seq != nil {
+			next += probes
 		}
 	}
 	if o.warmup > 0 {
-		if _, err := runWrk(ctx, e.BaseURL, script, load{l.Threads, l.Connections, o.warmup}, o.workDir, sc.name+"-warmup"); err != nil {
+		s, err := script()
+		if err != nil {
 			return fail(err)
 		}
+		w, err := runWrk(ctx, e.BaseURL, s, load{l.Threads, l.Connections, o.warmup}, o.workDir, sc.name+"-warmup")
+		if err == nil {
+			err = used(w)
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	runScript, err := script()
+	if err != nil {
+		return fail(err)
 	}
 	var state any
 	if sc.before != nil {
@@ -193,7 +244,10 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 	if err != nil {
 		return fail(err)
 	}
-	r, err := runWrk(ctx, e.BaseURL, script, l, o.workDir, sc.name)
+	r, err := runWrk(ctx, e.BaseURL, runScript, l, o.workDir, sc.name)
+	if err == nil {
+		err = used(r)
+	}
 	if err == nil {
 		var cpu1 time.Duration
 		if cpu1, err = p.cpuTime(); err == nil {
@@ -208,6 +262,10 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 	}
 	if r.PeakRSSKB, err = p.peakRSSKB(); err != nil {
 		return fail(err)
+	}
+	if seq != nil {
+		r.SeqNext, r.SeqSize = next, seq.Size
+		logf("%s: %s: %d distinct requests built in the measurement, %d of %d indices used by the row", e.Kind, sc.name, r.Issued, next, seq.Size)
 	}
 	if sc.check != nil {
 		note, err := sc.check(ctx, e, r, state)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -42,7 +43,14 @@ type result struct {
 	Unit   string
 	Failed []string // targets missed or checks failed
 	Err    error    // the row could not be measured
-	target target
+	// Issued is, for a sequence row, how many requests the script built
+	// (answered, or in flight when wrk stopped) and IssuedMost the most one
+	// thread built: the indices up to start + threads × IssuedMost are used.
+	Issued, IssuedMost int64
+	// SeqNext is, for a sequence row, the first index that no request of the
+	// row used (probe, warm-up and measurement), and SeqSize how many it had.
+	SeqNext, SeqSize int
+	target           target
 }
 
 // errors is every failed request of the row.
@@ -82,12 +90,9 @@ func luaScript(method, path, body string, headers [][2]string, keys [][]string) 
 		}
 		b.WriteString("},\n")
 	}
-	b.WriteString("}\nlocal headers = {\n")
-	for _, h := range headers {
-		fmt.Fprintf(&b, "  [%s] = %s,\n", strconv.Quote(h[0]), strconv.Quote(h[1]))
-	}
-	fmt.Fprintf(&b, `}
-local reqs = {}
+	b.WriteString("}\n")
+	writeLuaHeaders(&b, headers)
+	fmt.Fprintf(&b, `local reqs = {}
 local counter = 0
 function setup(thread)
   counter = counter + 1
@@ -108,12 +113,173 @@ function request()
   return reqs[math.random(#reqs)]
 end
 function done(summary, latency, requests)
-  local e = summary.errors
-  io.write(string.format("BENCH_RESULT %%d %%d %%d %%d %%d %%d %%d %%d %%d\n",
-    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,
-    latency:percentile(50), latency:percentile(99)))
+%[4]s
 end
-`, strconv.Quote(method), luaTemplate(path), luaBody(body))
+`, strconv.Quote(method), luaTemplate(path), luaBody(body), luaSummary)
+	return b.String(), nil
+}
+
+// writeLuaHeaders writes the script's table of request headers.
+func writeLuaHeaders(b *strings.Builder, headers [][2]string) {
+	b.WriteString("local headers = {\n")
+	for _, h := range headers {
+		fmt.Fprintf(b, "  [%s] = %s,\n", strconv.Quote(h[0]), strconv.Quote(h[1]))
+	}
+	b.WriteString("}\n")
+}
+
+// luaSummary is the body of done() that prints wrk's summary as the
+// BENCH_RESULT line parseWrk reads.
+const luaSummary = `  local e = summary.errors
+  io.write(string.format("BENCH_RESULT %d %d %d %d %d %d %d %d %d\n",
+    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,
+    latency:percentile(50), latency:percentile(99)))`
+
+// sequence makes every request of a row distinct, for rows whose requests
+// the server accepts once only (a sale: its transactionId is unique, its
+// session links to one transaction). Request i of the row (over its probe,
+// warm-up and measurement, which never reuse an index) is rendered from the
+// key tuple key(i), which the wrk script computes itself from a per-thread
+// counter: thread t of T sends indices start+t-1, start+t-1+T, … A random
+// pick from pre-rendered requests, as luaScript does, would repeat them.
+type sequence struct {
+	// Size is how many distinct requests the row can make (e.g. the
+	// sessions its setup created): a run that reaches index Size has run
+	// out, and the row fails rather than measure refusals or replays.
+	Size int
+	// Formats are the first fields of key(i): printf templates of i with one
+	// %d verb (a zero flag and a width allowed), which Go's fmt and Lua's
+	// string.format render alike, e.g. "TX%d".
+	Formats []string
+	// Records are the remaining fields, for what only Go can derive (a
+	// coupon's owner comes from a PCG stream): index i takes
+	// Records[i % len(Records)]. The script holds them packed in one
+	// fixed-width string, a few bytes per field, instead of one rendered
+	// request per index.
+	Records [][]string
+}
+
+// seqFormat is what a sequence's format may be: safe key characters around
+// one %d verb.
+var seqFormat = regexp.MustCompile(`^[A-Za-z0-9._@+:-]*%0?[0-9]*d[A-Za-z0-9._@+:-]*$`)
+
+// key is the key tuple of index i, as the wrk script computes it.
+func (s *sequence) key(i int) []string {
+	k := make([]string, 0, len(s.Formats)+4)
+	for _, f := range s.Formats {
+		k = append(k, fmt.Sprintf(f, i))
+	}
+	if len(s.Records) > 0 {
+		k = append(k, s.Records[i%len(s.Records)]...)
+	}
+	return k
+}
+
+// advance returns the first index after a run of threads wrk threads that
+// started at start, and an error when the run reached Size: its last
+// requests were not distinct, and the row must fail, not measure them.
+func (s *sequence) advance(start, threads int, r *result) (int, error) {
+	next := start + threads*int(r.IssuedMost)
+	if next > s.Size {
+		return next, fmt.Errorf("ran out of distinct requests: %d built, up to index %d of the %d the setup made (raise the scenario's sizing)",
+			r.Issued, next, s.Size)
+	}
+	return next, nil
+}
+
+// seqScript renders the wrk script of a sequence row for the indices from
+// start on, with threads wrk threads: request() builds each request from
+// its index; done() prints the summary line and a BENCH_SEQ line with the
+// most requests one thread built and their total, from which the caller
+// learns the first index the next run may use.
+func seqScript(method, path, body string, headers [][2]string, s *sequence, start, threads int) (string, error) {
+	for _, f := range s.Formats {
+		if !seqFormat.MatchString(f) {
+			return "", fmt.Errorf("sequence format %q is not safe key characters around one %%d verb", f)
+		}
+	}
+	// Columns of the packed records: each as wide as its longest value,
+	// shorter ones padded with spaces (which no key holds).
+	var widths []int
+	if len(s.Records) > 0 {
+		widths = make([]int, len(s.Records[0]))
+	}
+	for _, r := range s.Records {
+		if len(r) != len(widths) {
+			return "", fmt.Errorf("sequence records of %d and %d fields", len(widths), len(r))
+		}
+		for c, f := range r {
+			if !safeKey.MatchString(f) {
+				return "", fmt.Errorf("key field %q holds characters the benchmark does not escape", f)
+			}
+			widths[c] = max(widths[c], len(f))
+		}
+	}
+	width := 0
+	for _, w := range widths {
+		width += w
+	}
+	var packed strings.Builder
+	packed.Grow(width * len(s.Records))
+	for _, r := range s.Records {
+		for c, f := range r {
+			packed.WriteString(f)
+			packed.WriteString(strings.Repeat(" ", widths[c]-len(f)))
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "-- generated by posgate's bench command: distinct requests\nlocal size, start, nthreads = %d, %d, %d\nlocal formats = {", s.Size, start, threads)
+	for i, f := range s.Formats {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(f))
+	}
+	fmt.Fprintf(&b, "}\nlocal nrec, width = %d, %d\nlocal cols = {", len(s.Records), width)
+	off := 0
+	for c, w := range widths {
+		if c > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "{%d, %d}", off+1, off+w)
+		off += w
+	}
+	fmt.Fprintf(&b, "}\nlocal records = %s\n", strconv.Quote(packed.String()))
+	writeLuaHeaders(&b, headers)
+	fmt.Fprintf(&b, `local threads = {}
+local counter = 0
+function setup(thread)
+  counter = counter + 1
+  thread:set("id", counter)
+  table.insert(threads, thread)
+end
+issued = 0
+function request()
+  local i = start + issued * nthreads + (id - 1)
+  issued = issued + 1
+  local k = {}
+  for f = 1, #formats do
+    k[f] = string.format(formats[f], i)
+  end
+  if nrec > 0 then
+    local o = (i %% nrec) * width
+    for c = 1, #cols do
+      k[#formats + c] = string.match(string.sub(records, o + cols[c][1], o + cols[c][2]), "^[^ ]*")
+    end
+  end
+  return wrk.format(%[1]s, %[2]s, headers, %[3]s)
+end
+function done(summary, latency, requests)
+%[4]s
+  local most, total = 0, 0
+  for _, t in ipairs(threads) do
+    local n = t:get("issued") or 0
+    total = total + n
+    if n > most then most = n end
+  end
+  io.write(string.format("BENCH_SEQ %%d %%d\n", most, total))
+end
+`, strconv.Quote(method), luaTemplate(path), luaBody(body), luaSummary)
 	return b.String(), nil
 }
 
@@ -200,34 +366,47 @@ func runWrk(ctx context.Context, baseURL, script string, l load, workDir, name s
 	return r, nil
 }
 
-// parseWrk reads the BENCH_RESULT line the script's done() prints.
+// parseWrk reads the BENCH_RESULT line the script's done() prints, and the
+// BENCH_SEQ line of a sequence script.
 func parseWrk(out string) (*result, error) {
+	r, summary := &result{}, false
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
-		if len(f) != 10 || f[0] != "BENCH_RESULT" {
-			continue
-		}
-		var v [9]float64
-		for i := range v {
-			x, err := strconv.ParseFloat(f[i+1], 64)
-			if err != nil {
-				return nil, fmt.Errorf("summary field %d: %w", i+1, err)
+		switch {
+		case len(f) == 10 && f[0] == "BENCH_RESULT":
+			var v [9]float64
+			for i := range v {
+				x, err := strconv.ParseFloat(f[i+1], 64)
+				if err != nil {
+					return nil, fmt.Errorf("summary field %d: %w", i+1, err)
+				}
+				v[i] = x
 			}
-			v[i] = x
+			summary = true
+			*r = result{
+				Requests: int64(v[0]),
+				Duration: time.Duration(v[1]) * time.Microsecond,
+				Socket:   int64(v[2] + v[3] + v[4] + v[6]),
+				Status:   int64(v[5]),
+				P50:      time.Duration(v[7] * float64(time.Microsecond)),
+				P99:      time.Duration(v[8] * float64(time.Microsecond)),
+				Issued:   r.Issued, IssuedMost: r.IssuedMost,
+			}
+			if r.Duration > 0 {
+				r.RPS = float64(r.Requests) / r.Duration.Seconds()
+			}
+		case len(f) == 3 && f[0] == "BENCH_SEQ":
+			most, err1 := strconv.ParseInt(f[1], 10, 64)
+			total, err2 := strconv.ParseInt(f[2], 10, 64)
+			if err := errors.Join(err1, err2); err != nil {
+				return nil, fmt.Errorf("sequence line: %w", err)
+			}
+			r.IssuedMost, r.Issued = most, total
 		}
-		r := &result{
-			Requests: int64(v[0]),
-			Duration: time.Duration(v[1]) * time.Microsecond,
-			Socket:   int64(v[2] + v[3] + v[4] + v[6]),
-			Status:   int64(v[5]),
-			P50:      time.Duration(v[7] * float64(time.Microsecond)),
-			P99:      time.Duration(v[8] * float64(time.Microsecond)),
-		}
-		if r.Duration > 0 {
-			r.RPS = float64(r.Requests) / r.Duration.Seconds()
-		}
-		return r, nil
 	}
-	return nil, fmt.Errorf("no summary line in wrk's output: %.500s", out)
+	if !summary {
+		return nil, fmt.Errorf("no summary line in wrk's output: %.500s", out)
+	}
+	return r, nil
 }
