@@ -235,7 +235,9 @@ func waitMetric(t *testing.T, s *server, line string) {
 // served when the slot frees.
 func TestShedding(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
-		s := start(t, dsn, func(c *app.Config) { c.MaxInFlight, c.MaxQueued, c.QueueWait, c.MetricsListen = 1, 0, time.Second, "127.0.0.1:0" })
+		s := start(t, dsn, func(c *app.Config) {
+			c.MaxInFlight, c.MaxQueued, c.QueueWait, c.MetricsListen = 1, 0, time.Second, "127.0.0.1:0"
+		})
 		pos := s.posToken(t)
 		release, status := hold(t, s, "/pos/clover/startInteraction", pos)
 		waitMetric(t, s, "posgate_http_requests_in_flight 1")
@@ -406,7 +408,7 @@ func TestTraceparent(t *testing.T) {
 	r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", ContentType: "application/json", Body: `{}`,
 		Header: map[string]string{"traceparent": "00-" + trace + "-00f067aa0ba902b7-01"}})
 	p := mustProblem(t, r, 401, "*", nil)
-	if !regexp.MustCompile(`^00-` + trace + `-[0-9a-f]{16}-01$`).MatchString(p.TraceID) || strings.Contains(p.TraceID, "00f067aa0ba902b7") {
+	if !regexp.MustCompile(`^00-`+trace+`-[0-9a-f]{16}-01$`).MatchString(p.TraceID) || strings.Contains(p.TraceID, "00f067aa0ba902b7") {
 		t.Fatalf("traceId %q does not carry the caller's trace id with a span of posgate's own", p.TraceID)
 	}
 	for _, bad := range []string{"00-" + strings.Repeat("0", 32) + "-00f067aa0ba902b7-01", "00-" + strings.ToUpper(trace) + "-00f067aa0ba902b7-01",

@@ -32,7 +32,9 @@ type timedStore struct {
 }
 
 // since records the time since start under op.
-func (t *timedStore) since(op string, start time.Time) { t.obs[op].Observe(time.Since(start).Seconds()) }
+func (t *timedStore) since(op string, start time.Time) {
+	t.obs[op].Observe(time.Since(start).Seconds())
+}
 
 func (t *timedStore) FindLocation(ctx context.Context, posSystemID, locationID string) (*posgate.Location, error) {
 	defer t.since("FindLocation", time.Now())
