@@ -263,6 +263,10 @@ type Client struct {
 	Disabled   bool      `json:"disabled"`
 	CreatedAt  time.Time `json:"createdAt"`
 	UpdatedAt  time.Time `json:"updatedAt"`
+
+	// RateLimit is the client's own request budget; nil: the installation's
+	// default (posgate serve --rate-limit, docs/api.md §16.1).
+	RateLimit *RateLimit `json:"rateLimit"`
 }
 
 // Validate checks the fields an operator supplies.
@@ -297,6 +301,9 @@ func (c *Client) Validate() error {
 	for _, id := range c.CompanyIDs {
 		checkKey(v, "companyIds", id)
 	}
+	if c.RateLimit != nil {
+		c.RateLimit.check(v, "rateLimit.")
+	}
 	return v.Err()
 }
 
@@ -307,6 +314,10 @@ func (c *Client) HasScope(s string) bool { return slices.Contains(c.Scopes, s) }
 type ClientUpdate struct {
 	Name     *string
 	Disabled *bool
+	// RateLimit sets the client's own rate limit; ClearRateLimit removes
+	// it, so that the default applies again.
+	RateLimit      *RateLimit
+	ClearRateLimit bool
 }
 
 // Session is one customer interaction started at a terminal

@@ -54,6 +54,7 @@ func commands() []command {
 		{"client list", "list API clients", cmdClientList},
 		{"client disable", "disable an API client: ID", cmdClientDisabled(true)},
 		{"client enable", "enable an API client: ID", cmdClientDisabled(false)},
+		{"client rate-limit", "set an API client's own rate limit: ID --rps N [--burst N], or ID --default", cmdClientRateLimit},
 		{"keys rotate", "add a new token signing key; older keys stay published until their tokens expire", cmdKeysRotate},
 		{"keys list", "list token signing keys", cmdKeysList},
 		// Coupons and loyalty users (coupons.go).

@@ -197,7 +197,7 @@ func token(t *testing.T, base, id, secret string) string {
 // slowly, sends SIGTERM in the middle of it, and checks the request is
 // answered in full and the process then exits cleanly.
 func TestSIGTERMFinishesInFlightRequests(t *testing.T) {
-	p := startProcess(t, t.TempDir())
+	p := startProcess(t, t.TempDir(), "--drain-delay", "0")
 	tok := token(t, p.base, "demo-pos", "demo-pos-secret")
 
 	pr, pw := io.Pipe()
@@ -254,5 +254,126 @@ func TestSIGTERMFinishesInFlightRequests(t *testing.T) {
 	}
 	if !strings.Contains(logs, `"msg":"request"`) || !strings.Contains(logs, `"clientId":"demo-pos"`) {
 		t.Fatalf("request log lines missing:\n%s", logs)
+	}
+}
+
+// TestSIGTERMDrains puts a real posgate under continuous load from several
+// goroutines (keep-alive connections, as a POS fleet behind a load balancer
+// holds them) and sends SIGTERM with a drain delay: /readyz turns 503 at
+// once, the load stops when it sees that (as a load balancer would), and not
+// one request fails or meets a socket error; answers during the drain
+// close their connections; the process then exits cleanly.
+func TestSIGTERMDrains(t *testing.T) {
+	p := startProcess(t, t.TempDir(), "--drain-delay", "2s", "--rate-limit", "0")
+	tok := token(t, p.base, "demo-pos", "demo-pos-secret")
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}, Timeout: 10 * time.Second}
+	var (
+		mu          sync.Mutex
+		ok, closing int
+		failures    []string
+		stop        = make(chan struct{})
+		wg          sync.WaitGroup
+	)
+	for range 4 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				r, _ := http.NewRequest("POST", p.base+"/pos/clover/startInteraction", strings.NewReader(`{"terminalId":"TERM-05","posLocationId":"LOC123"}`))
+				r.Header.Set("Authorization", "Bearer "+tok)
+				r.Header.Set("Content-Type", "application/json")
+				resp, err := client.Do(r)
+				mu.Lock()
+				switch {
+				case err != nil:
+					failures = append(failures, err.Error())
+				case resp.StatusCode != 200:
+					failures = append(failures, resp.Status)
+				default:
+					ok++
+					if resp.Close {
+						closing++
+					}
+				}
+				mu.Unlock()
+				if resp != nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	signalled := time.Now()
+	for {
+		resp, err := client.Get(p.base + "/readyz")
+		if err != nil {
+			t.Fatalf("readyz during the drain: %v", err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == 503 {
+			break
+		}
+		if time.Since(signalled) > time.Second {
+			t.Fatal("readyz still ready a second after SIGTERM")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // the load balancer's reaction time
+	close(stop)
+	wg.Wait()
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- p.cmd.Wait() }()
+	select {
+	case err := <-waitErr:
+		if err != nil {
+			t.Fatalf("exit: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("process did not exit after the drain")
+	}
+	if since := time.Since(signalled); since < 2*time.Second {
+		t.Fatalf("exited %v after SIGTERM, before the 2 s drain delay", since)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(failures) > 0 || ok < 100 || closing == 0 {
+		t.Fatalf("%d answered, %d with Connection: close, %d failed: %v", ok, closing, len(failures), failures[:min(len(failures), 5)])
+	}
+	t.Logf("%d requests answered across SIGTERM, %d of them with Connection: close during the drain; none failed", ok, closing)
+}
+
+// TestClientRateLimitCommand sets, shows and removes a client's own rate
+// limit from the command line, and refuses bad values.
+func TestClientRateLimitCommand(t *testing.T) {
+	env := map[string]string{"POSGATE_DATABASE": filepath.Join(t.TempDir(), "rl.db")}
+	mustCLI(t, env, "pos-system", "create", "pax", "--name", "PAX")
+	mustCLI(t, env, "client", "create", "--pos", "pax", "--scopes", "pos_integration", "--id", "till")
+	if out := mustCLI(t, env, "client", "rate-limit", "till", "--rps", "2.5"); out != "client till may send 2.5 requests per second in bursts of up to 5 (servers apply it within a second)\n" {
+		t.Fatalf("set: %q", out)
+	}
+	if out := mustCLI(t, env, "client", "rate-limit", "till", "--rps", "10", "--burst", "3"); !strings.Contains(out, "10 requests per second in bursts of up to 3") {
+		t.Fatalf("change: %q", out)
+	}
+	for _, args := range [][]string{
+		{"client", "rate-limit", "till", "--rps", "0"},
+		{"client", "rate-limit", "till", "--rps", "5", "--burst", "-1"},
+		{"client", "rate-limit", "till", "--default", "--rps", "5"},
+		{"client", "rate-limit", "nobody", "--rps", "5"},
+		{"client", "rate-limit", "--rps", "5"},
+	} {
+		if out, err := runCLI(t, env, args...); err == nil {
+			t.Fatalf("posgate %v succeeded: %s", args, out)
+		}
+	}
+	if out := mustCLI(t, env, "client", "rate-limit", "till", "--default"); out != "client till has the default rate limit\n" {
+		t.Fatalf("default: %q", out)
 	}
 }

@@ -346,6 +346,42 @@ func cmdClientDisabled(disabled bool) func(ctx context.Context, env *cli, args [
 	}
 }
 
+func cmdClientRateLimit(ctx context.Context, env *cli, args []string) error {
+	var rps *float64
+	var burst *int
+	var def *bool
+	return operatorCommand(ctx, env, "client rate-limit", args, 1, func(fs *flag.FlagSet) {
+		rps = fs.Float64("rps", 0, "requests per second the client may send (on each instance)")
+		burst = fs.Int("burst", 0, "largest burst of requests (default: twice --rps, at least 1)")
+		def = fs.Bool("default", false, "remove the client's own rate limit: the server's --rate-limit applies")
+	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+		var c *service.ClientView
+		var err error
+		switch {
+		case *def && (*rps != 0 || *burst != 0):
+			return fmt.Errorf("--default takes no --rps or --burst")
+		case *def:
+			c, err = svc.ClearClientRateLimit(ctx, op, pos[0])
+		default:
+			b := *burst
+			if b == 0 {
+				b = max(1, int(2**rps))
+			}
+			c, err = svc.SetClientRateLimit(ctx, op, pos[0], &posgate.RateLimit{RequestsPerSecond: *rps, Burst: b})
+		}
+		if err != nil {
+			return err
+		}
+		if c.RateLimit == nil {
+			fmt.Fprintf(env.stdout, "client %s has the default rate limit\n", c.ID)
+		} else {
+			fmt.Fprintf(env.stdout, "client %s may send %g requests per second in bursts of up to %d (servers apply it within a second)\n",
+				c.ID, c.RateLimit.RequestsPerSecond, c.RateLimit.Burst)
+		}
+		return nil
+	})
+}
+
 func cmdKeysRotate(ctx context.Context, env *cli, args []string) error {
 	var ttl *time.Duration
 	return storeCommand(ctx, env, "keys rotate", args, 0, func(fs *flag.FlagSet) {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate/internal/app"
+	"github.com/posgate/posgate/internal/auth"
 	"github.com/posgate/posgate/internal/demo"
 	"github.com/posgate/posgate/internal/httpapi"
 	"github.com/posgate/posgate/internal/logbuf"
@@ -47,6 +48,17 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	fs.Int64Var(&cfg.MaxImportBodyBytes, "max-import-body", httpapi.DefaultMaxImportBodyBytes, "largest promotion import body, in bytes (413 beyond)")
 	fs.DurationVar(&cfg.ImportTimeout, "import-timeout", httpapi.DefaultImportTimeout, "how long a promotion import request may take to arrive and be answered")
 	fs.DurationVar(&cfg.ShutdownTimeout, "shutdown-timeout", 20*time.Second, "how long SIGTERM waits for in-flight requests")
+	fs.Float64Var(&cfg.RateLimit, "rate-limit", defaultRateLimit, "requests per second each API client may send to this instance, unless it has a limit of its own (0: no default limit)")
+	fs.IntVar(&cfg.RateBurst, "rate-burst", 0, "largest burst of requests of an API client under --rate-limit (0: twice --rate-limit)")
+	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", httpapi.DefaultMaxInFlight, "requests served at once; beyond them and --max-queued, 503 (0: no bound)")
+	fs.IntVar(&cfg.MaxQueued, "max-queued", httpapi.DefaultMaxInFlight, "requests that may wait for one of the --max-in-flight slots")
+	fs.DurationVar(&cfg.QueueWait, "queue-wait", httpapi.DefaultQueueWait, "how long a request may wait for a slot before it is answered 503")
+	fs.IntVar(&cfg.MaxImports, "max-imports", httpapi.DefaultMaxImports, "imports (promotions, coupon batches) running at once; beyond, 503 (0: no cap)")
+	fs.IntVar(&cfg.AuthClientFailures, "auth-failures", auth.DefaultClientFailures, "failed client authentications of one client id within --auth-lockout that lock it out of the token endpoint (-1: never)")
+	fs.IntVar(&cfg.AuthAddressFailures, "auth-address-failures", auth.DefaultAddressFailures, "failed client authentications from one address within --auth-lockout that lock it out (-1: never)")
+	fs.DurationVar(&cfg.AuthLockout, "auth-lockout", auth.DefaultLockout, "the window failed client authentications are counted in, and how long a lockout lasts")
+	fs.DurationVar(&cfg.DrainDelay, "drain-delay", defaultDrainDelay, "how long SIGTERM keeps serving, with /readyz at 503 and Connection: close, before it shuts down (0: at once)")
+	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "private address for Prometheus metrics (/metrics), e.g. 127.0.0.1:9090; never the public listener")
 	gcPercent := fs.Int("gc-percent", defaultGCPercent, "garbage collector target: heap growth in percent over the live heap before a collection (Go's GOGC, which wins when set)")
 	memLimit := fs.Int64("memory-limit", defaultMemoryLimit, "soft memory limit in bytes: the collector works harder near it (Go's GOMEMLIMIT, which wins when set; 0: none)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
@@ -74,6 +86,17 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 		}
 	})
 }
+
+// defaultRateLimit is the default per-client rate limit of posgate serve
+// (docs/decisions.md, "Rate limits"): far above what a till sends, far below
+// what one instance serves, so that one client's runaway loop cannot take
+// an instance from the others.
+const defaultRateLimit = 500
+
+// defaultDrainDelay covers a load balancer's health check interval (a few
+// seconds) with margin, and stays well within Kubernetes' 30 s grace period
+// together with --shutdown-timeout.
+const defaultDrainDelay = 5 * time.Second
 
 // defaultGCPercent lets the heap grow to three times the live heap between
 // collections instead of Go's two: a request allocates a few kilobytes that

@@ -6,6 +6,7 @@ package app
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,14 +16,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/auth"
 	"github.com/posgate/posgate/internal/demo"
 	"github.com/posgate/posgate/internal/httpapi"
+	"github.com/posgate/posgate/internal/metrics"
 	"github.com/posgate/posgate/internal/postgres"
 	"github.com/posgate/posgate/internal/service"
 	"github.com/posgate/posgate/internal/sqlite"
 	"github.com/posgate/posgate/internal/storecache"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 // Config is everything `posgate serve` can be told.
@@ -61,12 +66,36 @@ type Config struct {
 
 	Logger *slog.Logger
 	Now    func() time.Time
+
+	// RateLimit is the default per-client rate limit in requests per second,
+	// in bursts of up to RateBurst (default twice RateLimit); 0: clients
+	// without a limit of their own are not limited (docs/api.md §16.1).
+	RateLimit float64
+	RateBurst int
+	// MaxInFlight bounds the requests served at once, MaxQueued more wait
+	// up to QueueWait, the rest get 503; MaxInFlight 0: no bound. MaxImports
+	// caps the imports running at once; 0: no cap (docs/api.md §16.3).
+	MaxInFlight int
+	MaxQueued   int
+	QueueWait   time.Duration
+	MaxImports  int
+	// AuthClientFailures, AuthAddressFailures and AuthLockout set the token
+	// endpoint's lockout (auth.Config; 0: its defaults, negative: off).
+	AuthClientFailures  int
+	AuthAddressFailures int
+	AuthLockout         time.Duration
+	// DrainDelay is how long SIGTERM keeps serving with /readyz at 503
+	// before the shutdown (docs/api.md §16.4); 0: shut down at once.
+	DrainDelay time.Duration
+	// MetricsListen is the address of the Prometheus listener
+	// (docs/api.md §16.5); empty: no metrics.
+	MetricsListen string
 }
 
 // Addrs are the addresses Serve bound, reported once it is ready.
 type Addrs struct {
-	API, Auth, Debug net.Addr
-	BaseURL, AuthURL string
+	API, Auth, Debug, Metrics net.Addr
+	BaseURL, AuthURL          string
 }
 
 // IsPostgres reports whether dsn names a PostgreSQL database rather than a
@@ -111,8 +140,14 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		}
 	}
 	var st posgate.Store = store
+	var m *metrics.Metrics
+	if cfg.MetricsListen != "" {
+		m = metrics.New()
+		instrumentStore(m, store)
+		st = m.Store(st)
+	}
 	if cfg.CacheTTL > 0 {
-		st = storecache.New(store, storecache.Options{TTL: cfg.CacheTTL, Now: now})
+		st = storecache.New(st, storecache.Options{TTL: cfg.CacheTTL, Now: now})
 	}
 
 	var addrs Addrs
@@ -144,6 +179,10 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		KeyRefresh: cfg.KeyRefresh,
 		Now:        now,
 		Logger:     log,
+
+		ClientFailures:  cfg.AuthClientFailures,
+		AddressFailures: cfg.AuthAddressFailures,
+		Lockout:         cfg.AuthLockout,
 	})
 	if err != nil {
 		return fmt.Errorf("identity provider: %w", err)
@@ -156,6 +195,7 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		TransactionMaxAge: cfg.TransactionMaxAge,
 		Keys:              a,
 		Now:               now,
+		RateLimit:         defaultRateLimit(cfg.RateLimit, cfg.RateBurst),
 	})
 	api := httpapi.New(svc, a, httpapi.Config{
 		BaseURL:            addrs.BaseURL,
@@ -165,6 +205,14 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		ImportTimeout:      cfg.ImportTimeout,
 		Identity:           authLn == nil,
 		Logger:             log,
+
+		RateLimit:   svc.RateLimitOf,
+		MaxInFlight: cfg.MaxInFlight,
+		MaxQueued:   cfg.MaxQueued,
+		QueueWait:   cfg.QueueWait,
+		MaxImports:  cfg.MaxImports,
+		Observer:    observer(m),
+		Now:         now,
 	})
 
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
@@ -188,6 +236,17 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		listeners = append(listeners, ln)
 	}
 
+	if m != nil {
+		ln, err := lc.Listen(ctx, "tcp", cfg.MetricsListen)
+		if err != nil {
+			return fmt.Errorf("listen (metrics): %w", err)
+		}
+		addrs.Metrics = ln.Addr()
+		m.Load(api.InFlight, api.Waiting, api.ImportsRunning)
+		servers = append(servers, newServer(metricsMux(m), log))
+		listeners = append(listeners, ln)
+	}
+
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
 		go func() { errc <- srv.Serve(listeners[i]) }()
@@ -204,6 +263,13 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		if !errors.Is(err, http.ErrServerClosed) {
 			log.Error("server failed", slog.Any("err", err))
 		}
+	}
+	if cfg.DrainDelay > 0 && ctx.Err() != nil {
+		// Load balancers see /readyz fail and stop sending; until they do,
+		// every request is still served, each with Connection: close.
+		api.StartDrain()
+		log.Info("draining: /readyz answers 503, still serving", slog.Duration("delay", cfg.DrainDelay))
+		time.Sleep(cfg.DrainDelay)
 	}
 	log.Info("shutting down: finishing in-flight requests", slog.Duration("timeout", cfg.ShutdownTimeout))
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
@@ -229,6 +295,47 @@ func newServer(h http.Handler, log *slog.Logger) *http.Server {
 		MaxHeaderBytes:    32 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+}
+
+// metricsMux serves the metrics at /metrics, and nothing else.
+func metricsMux(m *metrics.Metrics) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	return mux
+}
+
+// instrumentStore publishes the statistics the store offers: its pools and
+// its session writer's batches.
+func instrumentStore(m *metrics.Metrics, store posgate.Store) {
+	if s, ok := store.(interface{ Pools() (read, write *sql.DB) }); ok {
+		read, write := s.Pools()
+		m.SQLPools(map[string]*sql.DB{"sqlite_read": read, "sqlite_write": write})
+	}
+	if s, ok := store.(interface{ PoolStat() *pgxpool.Stat }); ok {
+		m.PgxPool(s.PoolStat)
+	}
+	if s, ok := store.(interface{ SessionBatchSizes() storekit.BatchSizes }); ok {
+		m.SessionBatches(s.SessionBatchSizes)
+	}
+}
+
+// observer is m as the HTTP layer's Observer; nil when there are no metrics.
+func observer(m *metrics.Metrics) httpapi.Observer {
+	if m == nil {
+		return nil
+	}
+	return m
+}
+
+// defaultRateLimit is the service's default rate limit; zero when rate is.
+func defaultRateLimit(rate float64, burst int) posgate.RateLimit {
+	if rate <= 0 {
+		return posgate.RateLimit{}
+	}
+	if burst <= 0 {
+		burst = max(1, int(2*rate))
+	}
+	return posgate.RateLimit{RequestsPerSecond: rate, Burst: burst}
 }
 
 func debugMux() *http.ServeMux {

@@ -44,6 +44,14 @@ type Config struct {
 	CacheSize  int           // verified-token cache entries; default 10000
 	Now        func() time.Time
 	Logger     *slog.Logger
+
+	// ClientFailures and AddressFailures failed client authentications of
+	// one client id, or from one remote address, within Lockout lock it out
+	// of the token endpoint for Lockout (docs/api.md §16.2). Zero: the
+	// defaults; negative: no lockout of that kind.
+	ClientFailures  int
+	AddressFailures int
+	Lockout         time.Duration
 }
 
 // Defaults of Config and fixed limits of the token checks.
@@ -74,6 +82,11 @@ type Auth struct {
 	cache     *tokenCache
 	dummyHash []byte // compared against for unknown clients, to equalise timing
 	discovery []byte
+
+	// clientLockout and addressLockout count failed client authentications
+	// per client id and per remote address.
+	clientLockout  *lockout
+	addressLockout *lockout
 
 	keys atomic.Pointer[keySet]
 
@@ -107,6 +120,9 @@ func New(ctx context.Context, s Store, cfg Config) (*Auth, error) {
 		parser:   jwt.NewParser(jwt.WithoutClaimsValidation(), jwt.WithStrictDecoding()),
 		cache:    newTokenCache(orDefault(cfg.CacheSize, DefaultCacheSize)),
 	}
+	window := orDefault(cfg.Lockout, DefaultLockout)
+	a.clientLockout = newLockout(orDefault(cfg.ClientFailures, DefaultClientFailures), window)
+	a.addressLockout = newLockout(orDefault(cfg.AddressFailures, DefaultAddressFailures), window)
 	nowFn := cfg.Now
 	if nowFn == nil {
 		nowFn = time.Now

@@ -9,7 +9,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/posgate/posgate"
 )
@@ -26,19 +28,39 @@ const (
 // characters §5.2 allows (no quotes, no backslashes).
 type oauthError struct {
 	status      int
-	Code        string `json:"error"`
-	Description string `json:"error_description"`
+	Code        string        `json:"error"`
+	Description string        `json:"error_description"`
+	retryAfter  time.Duration // a 429's Retry-After
+}
+
+// oauthErr is an error answer without Retry-After.
+func oauthErr(status int, code, desc string) *oauthError {
+	return &oauthError{status: status, Code: code, Description: desc}
 }
 
 func invalidRequest(desc string) *oauthError {
-	return &oauthError{http.StatusBadRequest, "invalid_request", desc}
+	return oauthErr(http.StatusBadRequest, "invalid_request", desc)
 }
 
 func invalidClient(desc string) *oauthError {
-	return &oauthError{http.StatusUnauthorized, "invalid_client", desc}
+	return oauthErr(http.StatusUnauthorized, "invalid_client", desc)
 }
 
-var errServer = &oauthError{http.StatusInternalServerError, "server_error", "Internal error."}
+var errServer = &oauthError{status: http.StatusInternalServerError, Code: "server_error", Description: "Internal error."}
+
+// lockedOut is the answer during a lockout (docs/api.md §16.2): 429 with
+// RFC 6749's temporarily_unavailable, the nearest of its error codes.
+func lockedOut(wait time.Duration) *oauthError {
+	secs := retryAfterSeconds(wait)
+	return &oauthError{status: http.StatusTooManyRequests, Code: "temporarily_unavailable",
+		Description: "Too many failed client authentications; retry in " + strconv.Itoa(secs) + " s.", retryAfter: wait}
+}
+
+// retryAfterSeconds rounds a wait up to whole seconds, at least 1, as
+// Retry-After counts them.
+func retryAfterSeconds(d time.Duration) int {
+	return max(1, int((d+time.Second-1)/time.Second))
+}
 
 type tokenResponse struct {
 	AccessToken string `json:"access_token"`
@@ -68,6 +90,8 @@ func (a *Auth) TokenHandler() http.Handler {
 				h.Set("Allow", http.MethodPost)
 			case http.StatusUnauthorized:
 				h.Set("WWW-Authenticate", `Basic realm="posgate"`)
+			case http.StatusTooManyRequests:
+				h.Set("Retry-After", strconv.Itoa(retryAfterSeconds(oerr.retryAfter)))
 			}
 			a.log.Debug("auth: token request refused", "error", oerr.Code, "description", oerr.Description)
 			a.writeJSON(w, oerr.status, oerr)
@@ -81,7 +105,7 @@ func (a *Auth) TokenHandler() http.Handler {
 // authentication, grant type, scope, and issues the token.
 func (a *Auth) token(r *http.Request) (*tokenResponse, *oauthError) {
 	if r.Method != http.MethodPost {
-		return nil, &oauthError{http.StatusMethodNotAllowed, "invalid_request", "The token endpoint accepts only POST."}
+		return nil, oauthErr(http.StatusMethodNotAllowed, "invalid_request", "The token endpoint accepts only POST.")
 	}
 	form, oerr := readForm(r)
 	if oerr != nil {
@@ -96,9 +120,9 @@ func (a *Auth) token(r *http.Request) (*tokenResponse, *oauthError) {
 		return nil, invalidRequest("The grant_type parameter is required.")
 	case "client_credentials":
 	case "refresh_token":
-		return nil, &oauthError{http.StatusBadRequest, "invalid_grant", "The refresh token is invalid: posgate issues no refresh tokens."}
+		return nil, oauthErr(http.StatusBadRequest, "invalid_grant", "The refresh token is invalid: posgate issues no refresh tokens.")
 	default:
-		return nil, &oauthError{http.StatusBadRequest, "unsupported_grant_type", "Only the client_credentials grant type is supported."}
+		return nil, oauthErr(http.StatusBadRequest, "unsupported_grant_type", "Only the client_credentials grant type is supported.")
 	}
 	scopes, oerr := grantScopes(c, form.Get("scope"))
 	if oerr != nil {
@@ -172,6 +196,13 @@ func (a *Auth) authenticate(ctx context.Context, r *http.Request, form url.Value
 	if id == "" || secret == "" {
 		return nil, invalidClient("Client authentication is required.")
 	}
+	// A locked-out client id or address waits even with the right secret:
+	// were it let through, the lockout would tell a guesser which guess was
+	// right, and guessing would go on at full speed.
+	now, host := a.now(), remoteHost(r.RemoteAddr)
+	if wait := max(a.clientLockout.wait(id, now), a.addressLockout.wait(host, now)); wait > 0 {
+		return nil, lockedOut(wait)
+	}
 	var c *posgate.Client
 	if posgate.ValidKey(id) {
 		found, err := a.store.FindClient(ctx, id)
@@ -187,9 +218,11 @@ func (a *Auth) authenticate(ctx context.Context, r *http.Request, form url.Value
 	}
 	if c == nil {
 		SecretMatches(a.dummyHash, secret)
+		a.failed(id, host, now)
 		return nil, invalidClient("The client credentials are invalid.")
 	}
 	if !SecretMatches(c.SecretHash, secret) {
+		a.failed(id, host, now)
 		return nil, invalidClient("The client credentials are invalid.")
 	}
 	if c.Disabled {
@@ -198,11 +231,23 @@ func (a *Auth) authenticate(ctx context.Context, r *http.Request, form url.Value
 	return c, nil
 }
 
+// failed counts a failed client authentication against the client id (only
+// a well-formed one: others cannot name a client, and would let a flood of
+// long made-up ids fill memory) and the remote address.
+func (a *Auth) failed(id, host string, now time.Time) {
+	if posgate.ValidKey(id) && a.clientLockout.fail(id, now) {
+		a.log.Warn("auth: client id locked out after failed authentications", "client_id", id, "for", a.clientLockout.window)
+	}
+	if a.addressLockout.fail(host, now) {
+		a.log.Warn("auth: address locked out after failed authentications", "address", host, "for", a.addressLockout.window)
+	}
+}
+
 // grantScopes decides the scopes of a client credentials token: the
 // requested ones, or all of the client's when none are requested.
 func grantScopes(c *posgate.Client, requested string) ([]string, *oauthError) {
 	if !slices.ContainsFunc(c.Scopes, func(s string) bool { return s != posgate.ScopeServiceAPI }) {
-		return nil, &oauthError{http.StatusBadRequest, "unauthorized_client", "The client is registered for the implicit flow and may not use client_credentials."}
+		return nil, oauthErr(http.StatusBadRequest, "unauthorized_client", "The client is registered for the implicit flow and may not use client_credentials.")
 	}
 	want := strings.Fields(requested)
 	if len(want) == 0 {
@@ -212,9 +257,9 @@ func grantScopes(c *posgate.Client, requested string) ([]string, *oauthError) {
 	for _, s := range want {
 		switch {
 		case !slices.Contains(posgate.KnownScopes, s):
-			return nil, &oauthError{http.StatusBadRequest, "invalid_scope", "A requested scope is unknown; known scopes: " + strings.Join(posgate.KnownScopes, " ") + "."}
+			return nil, oauthErr(http.StatusBadRequest, "invalid_scope", "A requested scope is unknown; known scopes: "+strings.Join(posgate.KnownScopes, " ")+".")
 		case !c.HasScope(s):
-			return nil, &oauthError{http.StatusBadRequest, "invalid_scope", "The client may not request the scope " + s + "."}
+			return nil, oauthErr(http.StatusBadRequest, "invalid_scope", "The client may not request the scope "+s+".")
 		case !slices.Contains(granted, s):
 			granted = append(granted, s)
 		}

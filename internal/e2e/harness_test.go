@@ -151,6 +151,7 @@ type response struct {
 	Status int
 	Header http.Header
 	Body   []byte
+	Close  bool // the server closes the connection after it (Connection: close)
 }
 
 // JSON decodes the body into a generic value.
@@ -211,7 +212,7 @@ func doTo(t *testing.T, c *http.Client, base string, q req) response {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return response{Status: resp.StatusCode, Header: resp.Header, Body: b}
+	return response{Status: resp.StatusCode, Header: resp.Header, Body: b, Close: resp.Close}
 }
 
 // tokenResponse is the token endpoint's success body.
@@ -301,7 +302,8 @@ func mustProblem(t *testing.T, r response, status int, detail string, errs map[s
 	if err := dec.Decode(&p); err != nil {
 		t.Fatalf("problem body: %v: %s", err, r.Body)
 	}
-	if p.Status != status || !strings.HasPrefix(p.Type, "https://tools.ietf.org/html/rfc9110#section-") || p.Title == "" {
+	if p.Status != status || !(strings.HasPrefix(p.Type, "https://tools.ietf.org/html/rfc9110#section-") ||
+		status == http.StatusTooManyRequests && p.Type == "https://tools.ietf.org/html/rfc6585#section-4") || p.Title == "" {
 		t.Fatalf("problem header fields wrong: %+v", p)
 	}
 	if len(p.TraceID) != 55 || !strings.HasPrefix(p.TraceID, "00-") {

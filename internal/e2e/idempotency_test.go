@@ -309,7 +309,7 @@ func TestIdempotencyKey(t *testing.T) {
 					}
 					defer resp.Body.Close()
 					b, err := io.ReadAll(resp.Body)
-					results[i], errs[i] = response{resp.StatusCode, resp.Header, b}, err
+					results[i], errs[i] = response{Status: resp.StatusCode, Header: resp.Header, Body: b, Close: resp.Close}, err
 				})
 			}
 			close(gate)
@@ -372,7 +372,7 @@ func TestIdempotencyKey(t *testing.T) {
 			}
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			mustProblem(t, response{resp.StatusCode, resp.Header, b}, 400, msgKeyOnce, map[string][]string{"Idempotency-Key": {msgKeyOnce}})
+			mustProblem(t, response{Status: resp.StatusCode, Header: resp.Header, Body: b}, 400, msgKeyOnce, map[string][]string{"Idempotency-Key": {msgKeyOnce}})
 			mustProblem(t, s.do(t, req{Method: "GET", Path: coupons + "/IDEM-BAD", Token: admin}), 404, `coupon "IDEM-BAD" not found`, nil)
 			// 255 characters, and escapes in a quoted key, are fine.
 			mustFirst(t, s.do(t, keyed(q, strings.Repeat("k", 255))), 201)

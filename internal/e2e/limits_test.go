@@ -1,13 +1,11 @@
 package e2e
 
 import (
-	"bufio"
-	"encoding/json"
-	"fmt"
 	"io"
-	"net"
+	"log/slog"
 	"net/http"
-	"slices"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,180 +13,414 @@ import (
 	"github.com/posgate/posgate/internal/app"
 )
 
-// rawDo sends a request head with the given headers and a few bytes of a
-// body that never comes whole, over a connection of its own, and returns
-// the answer and how long it took.
-func rawDo(t *testing.T, s *server, method, path string, header map[string]string) (response, time.Duration) {
+// mustRateLimit checks the RateLimit fields of an answer.
+func mustRateLimit(t *testing.T, r response, policy, limit string) {
 	t.Helper()
-	conn, err := net.Dial("tcp", s.addrs.API.String())
-	if err != nil {
-		t.Fatal(err)
+	if got := r.Header.Get("RateLimit-Policy"); got != policy {
+		t.Fatalf("RateLimit-Policy %q, want %q", got, policy)
 	}
-	defer conn.Close()
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", method, path, s.addrs.API)
-	for k, v := range header {
-		fmt.Fprintf(&b, "%s: %s\r\n", k, v)
+	if got := r.Header.Get("RateLimit"); got != limit {
+		t.Fatalf("RateLimit %q, want %q", got, limit)
 	}
-	b.WriteString("\r\n{\"items\":[")
-	start := time.Now()
-	if _, err := io.WriteString(conn, b.String()); err != nil {
-		t.Fatal(err)
-	}
-	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return response{Status: resp.StatusCode, Header: resp.Header, Body: body}, time.Since(start)
 }
 
-// A Content-Length over the route's cap is answered 413 at once, before the
-// body is read (it used to wait for the server's 60 s read timeout); a
-// refused content type still comes first (docs/api.md §2.7, §2.8).
-func TestDeclaredOversizedBody(t *testing.T) {
+// TestRateLimit: a client's bucket (1 request/s, bursts of 3) admits its
+// burst, then answers 429 with Retry-After and the RateLimit fields; every
+// answer of an authenticated route carries them (errors too), refilling
+// follows the clock, and another client has a bucket of its own.
+func TestRateLimit(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
-		s := start(t, dsn)
+		s := start(t, dsn, func(c *app.Config) { c.RateLimit, c.RateBurst = 1, 3 })
 		pos, admin := s.posToken(t), s.adminToken(t)
-		const huge = "1000000000000000000"
-		company := "/admin/v1/pos-systems/clover/companies/demo-company"
+		const policy = `"client";q=3;w=3`
+
+		mustRateLimit(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), policy, `"client";r=2;t=1`)
+		bad := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: pos, ContentType: "application/json", Body: `{"terminalId":5}`})
+		mustStatus(t, bad, 400)
+		mustRateLimit(t, bad, policy, `"client";r=1;t=2`)
+		mustRateLimit(t, s.do(t, req{Method: "GET", Path: "/pos/clover/receipt/promotion/location/LOC123", Token: pos}), policy, `"client";r=0;t=3`)
+
+		over := s.do(t, startReq(pos, "TERM-05", "LOC123"))
+		mustProblem(t, over, 429, "This client's rate limit is 1 requests per second in bursts of up to 3; retry after 1 s.", nil)
+		mustRateLimit(t, over, policy, `"client";r=0;t=3`)
+		if got := over.Header.Get("Retry-After"); got != "1" {
+			t.Fatalf("Retry-After %q, want 1", got)
+		}
+		// Refused requests do not drain the bucket further, and a POS
+		// request of another POS system is counted before it is refused.
+		mustStatus(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), 429)
+		mustStatus(t, s.do(t, req{Method: "POST", Path: "/pos/pax/startInteraction", Token: pos, ContentType: "application/json", Body: `{}`}), 429)
+
+		// Another client is not affected; no token, no client: no fields.
+		mustRateLimit(t, s.do(t, req{Method: "GET", Path: "/admin/v1/clients", Token: admin}), policy, `"client";r=2;t=1`)
+		anon := s.do(t, startReq("", "TERM-05", "LOC123"))
+		mustStatus(t, anon, 401)
+		if anon.Header.Get("RateLimit") != "" || anon.Header.Get("RateLimit-Policy") != "" {
+			t.Fatalf("401 without a token carries RateLimit fields: %v", anon.Header)
+		}
+
+		s.clock.Advance(time.Second)
+		mustRateLimit(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), policy, `"client";r=0;t=3`)
+		mustStatus(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), 429)
+		s.clock.Advance(3 * time.Second)
+		mustRateLimit(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), policy, `"client";r=2;t=1`)
+	})
+}
+
+// TestClientRateLimitOverride: an operator gives a client its own rate
+// limit (it applies to the client's next request), the client view shows
+// it, bad input is refused naming the fields and changes nothing, and
+// removing it brings the default back.
+func TestClientRateLimitOverride(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn, func(c *app.Config) { c.RateLimit, c.RateBurst = 100, 200 })
+		pos, admin := s.posToken(t), s.adminToken(t)
+		const path = "/admin/v1/clients/demo-pos/rate-limit"
+		put := func(tok, body string) response {
+			return s.do(t, req{Method: "PUT", Path: path, Token: tok, ContentType: "application/json", Body: body})
+		}
+		mustRateLimit(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), `"client";q=200;w=2`, `"client";r=199;t=1`)
+
 		for _, tc := range []struct {
-			name, method, path, token, contentType string
-			status                                 int
-			detail                                 string
+			body   string
+			status int
+			detail string
+			errs   map[string][]string
 		}{
-			{"POS route", "POST", "/pos/clover/startInteraction", pos, "application/json", 413, "The request body is larger than 65536 bytes."},
-			{"POS route, XML", "POST", "/v2/pos/clover/carousel", pos, "application/xml", 413, "The request body is larger than 65536 bytes."},
-			{"POS route, refused content type first", "POST", "/pos/clover/startInteraction", pos, "text/plain", 415,
-				`The content type "text/plain" is not supported; send application/json or application/xml (charset utf-8).`},
-			{"operator route", "POST", "/admin/v1/pos-systems", admin, "application/json", 413, "The request body is larger than 65536 bytes."},
-			{"operator route, refused content type first", "POST", "/admin/v1/pos-systems", admin, "application/xml", 415, "Send the body as application/json."},
-			{"coupon import", "POST", company + "/coupons/import", admin, "application/json", 413, "The request body is larger than 33554432 bytes."},
-			{"coupon import, refused content type first", "POST", company + "/coupons/import", admin, "text/csv", 415, "Send the body as application/json."},
-			{"promotion import", "POST", "/pos/clover/company/demo-company/import/promotions", pos, "application/json", 413,
-				"The request body is larger than 268435456 bytes."},
-			{"promotion import, unknown company first", "POST", "/pos/clover/company/nope/import/promotions", pos, "application/json", 404,
-				"Company 'nope' is not registered."},
+			{`{"requestsPerSecond":0,"burst":0}`, 400, "*", map[string][]string{
+				"requestsPerSecond": {"requestsPerSecond must be between 0.01 and 1000000."}, "burst": {"burst must be between 1 and 1000000."}}},
+			{`{"requestsPerSecond":5,"burst":2000000}`, 400, "*", map[string][]string{"burst": {"burst must be between 1 and 1000000."}}},
+			{`{"requestsPerSecond":5,"burst":2,"window":1}`, 400, "*", nil},
+			{`{"requestsPerSecond":"5","burst":2}`, 400, "*", nil},
+			{`{"requestsPerSecond":5,"burst":2.5}`, 400, "*", nil},
+			{strings.Repeat(" ", 70<<10) + `{}`, 413, "*", nil},
 		} {
-			t.Run(tc.name, func(t *testing.T) {
-				r, took := rawDo(t, s, tc.method, tc.path, map[string]string{"Authorization": "Bearer " + tc.token,
-					"Content-Type": tc.contentType, "Content-Length": huge})
-				mustProblem(t, r, tc.status, tc.detail, nil)
-				if took > 5*time.Second {
-					t.Errorf("answered after %v", took)
-				}
-			})
-		}
-		t.Run("token endpoint", func(t *testing.T) {
-			r, took := rawDo(t, s, "POST", "/connect/token", map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Content-Length": huge})
-			mustStatus(t, r, 400)
-			if got := string(r.Body); got != `{"error":"invalid_request","error_description":"The request body is larger than 16 KiB."}` {
-				t.Errorf("body %s", got)
+			r := put(admin, tc.body)
+			if tc.errs != nil {
+				mustProblem(t, r, tc.status, tc.detail, tc.errs)
+			} else {
+				mustStatus(t, r, tc.status)
 			}
-			if took > 5*time.Second {
-				t.Errorf("answered after %v", took)
-			}
-		})
-		// Nothing was created by any of them.
-		r := s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems", Token: admin})
-		if mustStatus(t, r, 200); strings.Count(string(r.Body), `"id"`) != 1 {
-			t.Errorf("POS systems: %s", r.Body)
 		}
-	})
-}
+		mustProblem(t, s.do(t, req{Method: "PUT", Path: path, Token: admin, ContentType: "application/xml",
+			Body: `<RateLimit><requestsPerSecond>5</requestsPerSecond><burst>2</burst></RateLimit>`}), 415, "Send the body as application/json.", nil)
+		mustStatus(t, put(pos, `{"requestsPerSecond":5,"burst":2}`), 403)
+		mustProblem(t, s.do(t, req{Method: "PUT", Path: "/admin/v1/clients/nobody/rate-limit", Token: admin, ContentType: "application/json",
+			Body: `{"requestsPerSecond":5,"burst":2}`}), 404, "*", nil)
+		// An operator restricted to one company may not change clients.
+		created := s.do(t, req{Method: "POST", Path: "/admin/v1/clients", Token: admin, ContentType: "application/json",
+			Body: `{"clientId":"shop-admin","posSystemId":"clover","scopes":["admin"],"companyIds":["demo-company"]}`})
+		mustStatus(t, created, 201)
+		secret := created.JSON(t)["data"].(map[string]any)["clientSecret"].(string)
+		restricted := s.token(t, "shop-admin", secret, "admin")
+		mustStatus(t, put(restricted, `{"requestsPerSecond":5,"burst":2}`), 403)
+		if got := s.do(t, req{Method: "GET", Path: "/admin/v1/clients/demo-pos", Token: admin}).JSON(t)["data"].(map[string]any)["rateLimit"]; got != nil {
+			t.Fatalf("rate limit after refused changes: %v", got)
+		}
+		// The POS client's refused PUT counted against its own bucket.
+		mustRateLimit(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), `"client";q=200;w=2`, `"client";r=197;t=1`)
 
-// A location hidden from a restricted client and an unknown one answer the
-// same 404 after the same store call (with the lookup cache on, as posgate
-// serve runs): the loop logs the median time of each, the figures of
-// docs/api.md §3.7.
-func TestHiddenLocationAnswersAsUnknown(t *testing.T) {
-	forEachStore(t, func(t *testing.T, dsn string) {
-		s := start(t, dsn, func(c *app.Config) { c.CacheTTL = time.Hour })
-		admin := s.adminToken(t)
-		mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/clover/companies", Token: admin, ContentType: "application/json",
-			Body: `{"posCompanyId":"other-co","name":"Other"}`}), 201)
-		r := s.do(t, req{Method: "POST", Path: "/admin/v1/clients", Token: admin, ContentType: "application/json",
-			Body: `{"clientId":"restricted","posSystemId":"clover","scopes":["pos_integration"],"companyIds":["other-co"]}`})
-		mustStatus(t, r, 201)
-		tok := s.token(t, "restricted", r.JSON(t)["data"].(map[string]any)["clientSecret"].(string), "pos_integration")
-		// demo-pos sees LOC123, so it is in the lookup cache.
-		mustStatus(t, s.do(t, startReq(s.posToken(t), "TERM-05", "LOC123")), 200)
-
-		const n = 300
-		times := map[string][]time.Duration{}
-		for i := range 2 * n {
-			loc := []string{"LOC123", "LOC-NOPE"}[i%2]
-			start := time.Now()
-			r := doTo(t, http.DefaultClient, s.base, startReq(tok, "TERM-05", loc))
-			times[loc] = append(times[loc], time.Since(start))
-			mustProblem(t, r, 404, "Location '"+loc+"' is not registered.", nil)
-		}
-		median := func(d []time.Duration) time.Duration {
-			slices.Sort(d)
-			return d[len(d)/2]
-		}
-		t.Logf("median over %d requests: hidden %v, unknown %v", n, median(times["LOC123"]), median(times["LOC-NOPE"]))
-	})
-}
-
-// The carousel shows at most 50 promotions however many apply: the
-// location's own first, then those ending soonest (docs/api.md §7.2).
-func TestCarouselPromotionBound(t *testing.T) {
-	forEachStore(t, func(t *testing.T, dsn string) {
-		s := start(t, dsn)
-		tok := s.posToken(t)
-		end := s.clock.Now().Add(48 * time.Hour).UTC()
-		var objs []string
-		for i := range 200 {
-			// Every location, ending a minute apart: 000 ends first.
-			objs = append(objs, fmt.Sprintf(`{"id":"BULK-%03d","name":"Bulk %d","promotionResults":[{"promotionType":"Amount","value":1}],
-				"promotionValidities":[{"endDate":%q}]}`, i, i, end.Add(time.Duration(i)*time.Minute).Format(time.RFC3339)))
-		}
-		objs = append(objs, `{"id":"ZZ-OWN","name":"Own","locationIds":["LOC123"]}`)
-		res := mustImport(t, s.do(t, importReq(tok, "demo-company", "application/json", items(objs...))))
-		if res.Status != "Completed" {
-			t.Fatalf("import %+v", res)
-		}
-		page := s.pathOf(t, s.carouselURL(t, tok, "TERM-05", "LOC123"))
-		r := s.do(t, req{Method: "GET", Path: contentPath(page, "content")})
+		r := put(admin, `{"requestsPerSecond":0.5,"burst":2}`)
 		mustStatus(t, r, 200)
-		var env struct {
-			Data struct {
-				Slides []struct {
-					SlideID string `json:"slideId"`
-				} `json:"slides"`
-			} `json:"data"`
+		data := r.JSON(t)["data"].(map[string]any)
+		if rl, _ := data["rateLimit"].(map[string]any); data["clientId"] != "demo-pos" || rl["requestsPerSecond"] != 0.5 || rl["burst"] != 2.0 {
+			t.Fatalf("PUT answer: %s", r.Body)
 		}
-		if err := json.Unmarshal(r.Body, &env); err != nil {
+		if got := s.do(t, req{Method: "GET", Path: "/admin/v1/clients/demo-pos", Token: admin}).JSON(t)["data"].(map[string]any)["rateLimit"]; got == nil {
+			t.Fatal("GET does not show the rate limit")
+		}
+		mustRateLimit(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), `"client";q=2;w=4`, `"client";r=1;t=2`)
+		mustRateLimit(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), `"client";q=2;w=4`, `"client";r=0;t=4`)
+		over := s.do(t, startReq(pos, "TERM-05", "LOC123"))
+		mustProblem(t, over, 429, "This client's rate limit is 0.5 requests per second in bursts of up to 2; retry after 2 s.", nil)
+		if over.Header.Get("Retry-After") != "2" {
+			t.Fatalf("Retry-After %q, want 2", over.Header.Get("Retry-After"))
+		}
+		// The operator's own client keeps the default; its 12 requests so
+		// far (refused ones too) and this one came out of its bucket.
+		mustRateLimit(t, s.do(t, req{Method: "GET", Path: "/admin/v1/clients", Token: admin}), `"client";q=200;w=2`, `"client";r=187;t=1`)
+
+		r = s.do(t, req{Method: "DELETE", Path: path, Token: admin})
+		mustStatus(t, r, 200)
+		if d := r.JSON(t)["data"].(map[string]any); d["rateLimit"] != nil || d["clientId"] != "demo-pos" {
+			t.Fatalf("DELETE answer: %s", r.Body)
+		}
+		mustRateLimit(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), `"client";q=200;w=2`, `"client";r=199;t=1`)
+		mustProblem(t, s.do(t, req{Method: "DELETE", Path: "/admin/v1/clients/nobody/rate-limit", Token: admin}), 404, "*", nil)
+	})
+}
+
+// TestTokenLockout: failed client authentications lock the client id, and
+// from one address every client, out of the token endpoint for the window;
+// the right secret waits too; the lockout ends with the window.
+func TestTokenLockout(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn, func(c *app.Config) { c.AuthClientFailures, c.AuthAddressFailures, c.AuthLockout = 3, 5, time.Minute })
+		cc := url.Values{"grant_type": {"client_credentials"}}
+		for range 3 {
+			mustOAuthError(t, s.tokenRequest(t, cc, "demo-pos", "wrong"), 401, "invalid_client")
+		}
+		locked := s.tokenRequest(t, cc, "demo-pos", "demo-pos-secret")
+		mustOAuthError(t, locked, 429, "temporarily_unavailable")
+		if string(locked.Body) != `{"error":"temporarily_unavailable","error_description":"Too many failed client authentications; retry in 60 s."}` ||
+			locked.Header.Get("Retry-After") != "60" {
+			t.Fatalf("locked out: %v %s", locked.Header, locked.Body)
+		}
+		s.token(t, "demo-admin", "demo-admin-secret", "admin") // another client id, same address
+
+		// Two more failures from this address (5 in the window) lock it.
+		mustOAuthError(t, s.tokenRequest(t, cc, "nobody", "wrong"), 401, "invalid_client")
+		mustOAuthError(t, s.tokenRequest(t, cc, "demo-admin", "wrong"), 401, "invalid_client")
+		mustOAuthError(t, s.tokenRequest(t, cc, "demo-admin", "demo-admin-secret"), 429, "temporarily_unavailable")
+
+		s.clock.Advance(59 * time.Second)
+		if r := s.tokenRequest(t, cc, "demo-pos", "demo-pos-secret"); r.Status != 429 || r.Header.Get("Retry-After") != "1" {
+			t.Fatalf("a second before the end: %d %v", r.Status, r.Header)
+		}
+		s.clock.Advance(time.Second)
+		s.token(t, "demo-pos", "demo-pos-secret", "pos_integration")
+		s.token(t, "demo-admin", "demo-admin-secret", "admin")
+	})
+}
+
+// hold starts a POST whose body is not sent until release is called: the
+// request holds its slot meanwhile. The answer's status comes on the channel.
+func hold(t *testing.T, s *server, path, token string) (release func(body string), status <-chan int) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	r, err := http.NewRequest("POST", s.base+path, pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Header.Set("Authorization", "Bearer "+token)
+	r.Header.Set("Content-Type", "application/json")
+	ch := make(chan int, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			ch <- -1
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		ch <- resp.StatusCode
+	}()
+	io.WriteString(pw, " ") // the handler is now reading the body
+	return func(body string) { io.WriteString(pw, body); pw.Close() }, ch
+}
+
+// waitMetric waits until the server's metrics hold line (name and value):
+// a request is known to be in flight, waiting or importing, without timing.
+func waitMetric(t *testing.T, s *server, line string) {
+	t.Helper()
+	var text string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		resp, err := http.Get("http://" + s.addrs.Metrics.String() + "/metrics")
+		if err != nil {
 			t.Fatal(err)
 		}
-		var promos []string
-		for _, sl := range env.Data.Slides {
-			if id, ok := strings.CutPrefix(sl.SlideID, "promotion:"); ok {
-				promos = append(promos, id)
-			}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if text = string(b); strings.Contains(text, "\n"+line+"\n") {
+			return
 		}
-		// The location's own first (ZZ-OWN, and the demo's weekend
-		// breakfast at weekend mornings), then BULK-000… by end; the demo's
-		// open-ended coffee promotion is past the bound.
-		own := 1
-		if promos[0] == "DEMO-WEEKEND-BREAKFAST" {
-			own = 2
+	}
+	t.Fatalf("metrics never showed %q:\n%s", line, text)
+}
+
+// TestShedding: with one request in flight (held) and no room to wait, the
+// next is answered 503 with Retry-After at once, on the token endpoint in
+// its own error shape; the health routes still answer; once the held
+// request finishes, requests are served again. A request that may wait is
+// served when the slot frees.
+func TestShedding(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn, func(c *app.Config) {
+			c.MaxInFlight, c.MaxQueued, c.QueueWait, c.MetricsListen = 1, 0, time.Second, "127.0.0.1:0"
+		})
+		pos := s.posToken(t)
+		release, status := hold(t, s, "/pos/clover/startInteraction", pos)
+		waitMetric(t, s, "posgate_http_requests_in_flight 1")
+		shed := s.do(t, startReq(pos, "TERM-05", "LOC123"))
+		mustProblem(t, shed, 503, "posgate is at capacity; retry in a second.", nil)
+		if shed.Header.Get("Retry-After") != "1" {
+			t.Fatalf("Retry-After %q", shed.Header.Get("Retry-After"))
 		}
-		want := []string{"DEMO-WEEKEND-BREAKFAST", "ZZ-OWN"}[2-own:]
-		for i := range 50 - own {
-			want = append(want, fmt.Sprintf("BULK-%03d", i))
+		tok := s.tokenRequest(t, url.Values{"grant_type": {"client_credentials"}}, "demo-pos", "demo-pos-secret")
+		mustOAuthError(t, tok, 503, "temporarily_unavailable")
+		if tok.Header.Get("Retry-After") != "1" {
+			t.Fatalf("token endpoint Retry-After %q", tok.Header.Get("Retry-After"))
 		}
-		if !slices.Equal(promos, want) {
-			t.Fatalf("%d promotion slides: %v", len(promos), promos)
+		mustStatus(t, s.do(t, req{Method: "GET", Path: "/healthz"}), 200)
+		mustStatus(t, s.do(t, req{Method: "GET", Path: "/readyz"}), 200)
+		release(`{"terminalId":"TERM-05","posLocationId":"LOC123"}`)
+		if st := <-status; st != 200 {
+			t.Fatalf("held request: %d", st)
 		}
-		if len(r.Body) > 64<<10 {
-			t.Errorf("content of %d bytes", len(r.Body))
+		mustStatus(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), 200)
+	})
+	t.Run("wait", func(t *testing.T) {
+		s := start(t, t.TempDir()+"/posgate.db", func(c *app.Config) {
+			c.MaxInFlight, c.MaxQueued, c.QueueWait, c.MetricsListen = 1, 1, 10*time.Second, "127.0.0.1:0"
+		})
+		pos := s.posToken(t)
+		release, held := hold(t, s, "/pos/clover/startInteraction", pos)
+		waitMetric(t, s, "posgate_http_requests_in_flight 1")
+		waiter := make(chan int, 1)
+		go func() { waiter <- doTo(t, http.DefaultClient, s.base, startReq(pos, "TERM-05", "LOC123")).Status }()
+		waitMetric(t, s, "posgate_http_requests_waiting 1")
+		// The waiter takes the one place in the queue: a third request is shed at once.
+		r := s.do(t, startReq(pos, "TERM-05", "LOC123"))
+		mustProblem(t, r, 503, "posgate is at capacity; retry in a second.", nil)
+		release(`{"terminalId":"TERM-05","posLocationId":"LOC123"}`)
+		if a, b := <-held, <-waiter; a != 200 || b != 200 {
+			t.Fatalf("held %d, waiter %d; want 200 and 200", a, b)
 		}
 	})
+}
+
+// TestImportCap: with one import running, a second is refused 503 at once,
+// while ordinary requests are served even with a single in-flight slot
+// (an admitted import gives its slot back); after it, imports run again.
+func TestImportCap(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn, func(c *app.Config) { c.MaxInFlight, c.MaxImports, c.MetricsListen = 1, 1, "127.0.0.1:0" })
+		pos, admin := s.posToken(t), s.adminToken(t)
+		const coupons = "/admin/v1/pos-systems/clover/companies/demo-company/coupons/import"
+		release, status := hold(t, s, coupons, admin)
+		waitMetric(t, s, "posgate_imports_running 1")
+		waitMetric(t, s, "posgate_http_requests_in_flight 0")
+		second := req{Method: "POST", Path: "/pos/clover/company/demo-company/import/promotions", Token: pos, ContentType: "application/json",
+			Body: `{"items":[{"id":"P-CAP","name":"Capped"}]}`}
+		mustProblem(t, s.do(t, second), 503, "Too many imports are running on this instance; retry in a second.", nil)
+		r := s.do(t, req{Method: "POST", Path: coupons, Token: admin, ContentType: "application/json", Body: `{"items":[{"code":"CAP-2"}]}`})
+		mustProblem(t, r, 503, "Too many imports are running on this instance; retry in a second.", nil)
+		mustStatus(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), 200)
+		release(`{"items":[{"code":"CAP-1"}]}`)
+		if st := <-status; st != 201 {
+			t.Fatalf("held import: %d", st)
+		}
+		mustStatus(t, s.do(t, second), 200)
+		mustStatus(t, s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/demo-company/coupons/CAP-1", Token: admin}), 200)
+		mustStatus(t, s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/demo-company/coupons/CAP-2", Token: admin}), 404)
+	})
+}
+
+// TestDrain: once the server is told to stop with a drain delay, /readyz
+// answers 503 at once while every route keeps serving, with Connection:
+// close.
+func TestDrain(t *testing.T) {
+	s := start(t, t.TempDir()+"/posgate.db", func(c *app.Config) { c.DrainDelay = 2 * time.Second })
+	pos := s.posToken(t)
+	stopped := make(chan struct{})
+	go func() { s.stop(t); close(stopped) }()
+	var ready response
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if ready = s.do(t, req{Method: "GET", Path: "/readyz"}); ready.Status == 503 {
+			break
+		}
+	}
+	mustStatus(t, ready, 503)
+	if string(ready.Body) != `{"status":"draining"}` {
+		t.Fatalf("readyz while draining: %s", ready.Body)
+	}
+	r := s.do(t, startReq(pos, "TERM-05", "LOC123"))
+	mustStatus(t, r, 200)
+	if !r.Close {
+		t.Fatal("no Connection: close during the drain")
+	}
+	select {
+	case <-stopped:
+		t.Fatal("stopped before the drain delay")
+	default:
+	}
+	<-stopped
+}
+
+// TestMetrics: the metrics listener counts requests by route pattern and
+// status, and publishes latency, store, pool, session-batch, shed,
+// rate-limit and Go runtime metrics; the public listener has no /metrics.
+func TestMetrics(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn, func(c *app.Config) {
+			c.MetricsListen, c.RateLimit, c.RateBurst, c.MaxInFlight, c.CacheTTL = "127.0.0.1:0", 1, 3, 64, time.Second
+		})
+		pos := s.posToken(t)
+		mustStatus(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), 200)
+		mustStatus(t, s.do(t, startReq(pos, "TERM-404", "LOC123")), 404)
+		mustStatus(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), 200)
+		mustStatus(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), 429)
+		mustStatus(t, s.do(t, startReq("", "TERM-05", "LOC123")), 401)
+		mustStatus(t, s.do(t, req{Method: "GET", Path: "/pos/clover/nope", Undocumented: true}), 404)
+		mustStatus(t, s.do(t, req{Method: "GET", Path: "/metrics", Undocumented: true}), 404)
+
+		resp, err := http.Get("http://" + s.addrs.Metrics.String() + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		text := string(b)
+		for _, want := range []string{
+			`posgate_http_requests_total{route="POST /pos/{posSystemId}/startInteraction",status="200"} 2`,
+			`posgate_http_requests_total{route="POST /pos/{posSystemId}/startInteraction",status="404"} 1`,
+			`posgate_http_requests_total{route="POST /pos/{posSystemId}/startInteraction",status="429"} 1`,
+			`posgate_http_requests_total{route="POST /pos/{posSystemId}/startInteraction",status="401"} 1`,
+			`posgate_http_requests_total{route="/connect/token",status="200"} 1`,
+			`posgate_http_requests_total{route="/",status="404"} 2`, // the unknown route and /metrics
+			`posgate_http_request_duration_seconds_count{route="POST /pos/{posSystemId}/startInteraction"} 5`,
+			`posgate_http_requests_rate_limited_total{kind="client"} 1`,
+			`posgate_http_requests_rate_limited_total{kind="token_lockout"} 0`,
+			`posgate_http_requests_shed_total{reason="in_flight"} 0`,
+			`posgate_http_requests_in_flight 0`,
+			`posgate_session_writer_batch_size_sum 2`,
+			`posgate_store_operation_duration_seconds_count{operation="CreateSession"} 2`,
+			`posgate_store_operation_duration_seconds_count{operation="FindTerminal"} 2`,
+			`go_goroutines `,
+			`process_resident_memory_bytes `,
+		} {
+			if !strings.Contains(text, want+"\n") && !strings.Contains(text, want) {
+				t.Errorf("metrics lack %q", want)
+			}
+		}
+		pool := `go_sql_open_connections{db_name="sqlite_read"} `
+		if strings.HasPrefix(dsn, "postgres") {
+			pool = "posgate_pgxpool_max_conns "
+		}
+		if !strings.Contains(text, pool) {
+			t.Errorf("metrics lack the pool's %q", pool)
+		}
+		if t.Failed() {
+			t.Logf("metrics:\n%s", text)
+		}
+	})
+}
+
+// TestTraceparent: a valid W3C traceparent's trace id becomes the
+// request's trace id, in the problem and in the log line; an invalid one
+// is ignored.
+func TestTraceparent(t *testing.T) {
+	logs := &lockedBuffer{}
+	s := start(t, t.TempDir()+"/posgate.db", func(c *app.Config) {
+		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
+	})
+	const trace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", ContentType: "application/json", Body: `{}`,
+		Header: map[string]string{"traceparent": "00-" + trace + "-00f067aa0ba902b7-01"}})
+	p := mustProblem(t, r, 401, "*", nil)
+	if !regexp.MustCompile(`^00-`+trace+`-[0-9a-f]{16}-01$`).MatchString(p.TraceID) || strings.Contains(p.TraceID, "00f067aa0ba902b7") {
+		t.Fatalf("traceId %q does not carry the caller's trace id with a span of posgate's own", p.TraceID)
+	}
+	for _, bad := range []string{"00-" + strings.Repeat("0", 32) + "-00f067aa0ba902b7-01", "00-" + strings.ToUpper(trace) + "-00f067aa0ba902b7-01",
+		"ff-" + trace + "-00f067aa0ba902b7-01", "00-" + trace + "-00f067aa0ba902b7-01-extra", "garbage"} {
+		r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", ContentType: "application/json", Body: `{}`,
+			Header: map[string]string{"traceparent": bad}})
+		if p := mustProblem(t, r, 401, "*", nil); strings.Contains(p.TraceID, trace) || !strings.HasSuffix(p.TraceID, "-00") {
+			t.Fatalf("traceparent %q was taken: traceId %q", bad, p.TraceID)
+		}
+	}
+	s.stop(t)
+	if !strings.Contains(logs.String(), `"traceId":"`+p.TraceID+`"`) {
+		t.Fatalf("the log has no line with traceId %s:\n%s", p.TraceID, logs.String())
+	}
 }

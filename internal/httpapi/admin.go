@@ -111,6 +111,24 @@ func (s *Server) setClientDisabled(disabled bool) func(r *http.Request) (int, an
 	}
 }
 
+func (s *Server) putClientRateLimit(r *http.Request, req *posgate.RateLimit) (int, any, error) {
+	return enveloped(s.rateLimitChanged(s.svc.SetClientRateLimit(r.Context(), principal(r.Context()), r.PathValue("clientId"), req)))
+}
+
+func (s *Server) deleteClientRateLimit(r *http.Request) (int, any, error) {
+	return enveloped(s.rateLimitChanged(s.svc.ClearClientRateLimit(r.Context(), principal(r.Context()), r.PathValue("clientId"))))
+}
+
+// rateLimitChanged makes this instance apply a client's changed rate limit
+// from its next request on (other instances within RateLimitRefresh), and
+// passes the change's answer on.
+func (s *Server) rateLimitChanged(c *service.ClientView, err error) (*service.ClientView, error) {
+	if err == nil && s.limiter != nil {
+		s.limiter.forget(c.ID)
+	}
+	return c, err
+}
+
 func (s *Server) getSession(r *http.Request) (int, any, error) {
 	return enveloped(s.svc.FindSession(r.Context(), principal(r.Context()), r.PathValue("sessionId")))
 }

@@ -50,7 +50,7 @@ func TestClientGoneIs499(t *testing.T) {
 		t.Run(fmt.Sprintf("gone=%v", gone), func(t *testing.T) {
 			var buf bytes.Buffer
 			s := New(nil, nil, Config{Logger: slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))})
-			h := s.observe(s.endpoint(func(r *http.Request) (int, any, error) {
+			h := s.observe(http.NewServeMux(), s.endpoint(func(r *http.Request) (int, any, error) {
 				return 0, nil, fmt.Errorf("sqlite: find location: %w", context.Canceled)
 			}))
 			ctx, cancel := context.WithCancel(context.Background())
@@ -83,7 +83,7 @@ func TestClientGoneIs499(t *testing.T) {
 func TestPanicWithClientGoneIsLogged(t *testing.T) {
 	var buf bytes.Buffer
 	s := New(nil, nil, Config{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
-	h := s.observe(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	h := s.observe(http.NewServeMux(), http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	h.ServeHTTP(&writeCounter{header: http.Header{}}, httptest.NewRequest("GET", "/x", nil).WithContext(ctx))

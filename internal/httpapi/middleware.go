@@ -31,6 +31,42 @@ func traceID(ctx context.Context) string {
 	return id
 }
 
+// traceIDFrom returns the request's trace id: a W3C traceparent's trace id
+// and flags with a span id of posgate's own, when the client sent a valid
+// one (so that posgate's log lines and problems join the caller's trace),
+// else a new one.
+func traceIDFrom(traceparent string) string {
+	if !validTraceparent(traceparent) {
+		return newTraceID()
+	}
+	var span [8]byte
+	rand.Read(span[:])
+	var out [55]byte
+	copy(out[:36], "00-"+traceparent[3:35]+"-")
+	hex.Encode(out[36:52], span[:])
+	out[52] = '-'
+	copy(out[53:], traceparent[53:55])
+	return string(out[:])
+}
+
+// validTraceparent checks a traceparent header of version 00 (W3C Trace
+// Context §3.2): lower-case hex, non-zero trace and parent ids. Later
+// versions may append fields; their first 55 characters read the same.
+func validTraceparent(v string) bool {
+	if len(v) < 55 || (len(v) > 55 && (v[:2] == "00" || v[55] != '-')) || v[:2] == "ff" ||
+		v[2] != '-' || v[35] != '-' || v[52] != '-' {
+		return false
+	}
+	for _, part := range []string{v[:2], v[3:35], v[36:52], v[53:55]} {
+		for i := range len(part) {
+			if c := part[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return strings.Trim(v[3:35], "0") != "" && strings.Trim(v[36:52], "0") != ""
+}
+
 // newTraceID returns a W3C traceparent-shaped id, the form POS integrators
 // know from ASP.NET problem documents, so it can be quoted in support tickets.
 func newTraceID() string {
@@ -75,16 +111,22 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // and writes one structured log line per request. The line holds method,
 // path, status, duration and client id: never a header, query or body, so no
 // token or secret can reach the log.
-func (s *Server) observe(next http.Handler) http.Handler {
+//
+// It also feeds the metrics (by the ServeMux pattern, never the raw path),
+// and during a drain asks every client to close its connection.
+func (s *Server) observe(mux *http.ServeMux, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		id := newTraceID()
+		id := traceIDFrom(r.Header.Get("Traceparent"))
 		// The box is filled in by the auth wrappers so the log line can name
 		// the client without re-reading the token.
 		box := &principalBox{}
 		ctx := context.WithValue(context.WithValue(r.Context(), traceKey, id), principalKey, box)
 		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
+		if s.draining.Load() {
+			w.Header().Set("Connection", "close")
+		}
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
@@ -99,6 +141,11 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			if sw.status == 0 && clientGone(r) {
 				sw.status = StatusClientClosedRequest
 			}
+			pattern := r.Pattern
+			if pattern == "" { // shed before routing
+				_, pattern = mux.Handler(r)
+			}
+			s.obs.Request(pattern, sw.status, time.Since(start))
 			if !s.log.Enabled(ctx, slog.LevelInfo) {
 				return
 			}
@@ -120,7 +167,13 @@ func (s *Server) observe(next http.Handler) http.Handler {
 	})
 }
 
-type principalBox struct{ p *posgate.Principal }
+// principalBox is the request's state that the wrappers share: the
+// authenticated caller, and the in-flight slot it holds (nil when none, or
+// when an import gave it back).
+type principalBox struct {
+	p    *posgate.Principal
+	slot *slots
+}
 
 // principal returns the authenticated caller of the request; nil before
 // authentication, which every use case refuses.
@@ -151,7 +204,8 @@ func (s *Server) authenticate(r *http.Request) (*posgate.Principal, error) {
 	return p, nil
 }
 
-// pos guards a POS route: the token must be valid, and the service's access
+// pos guards a POS route: the token must be valid, the client within its
+// rate limit (docs/api.md §16.1), and the service's access
 // rule for the path's POS system is applied before the body is read, so that
 // a request that cannot succeed is not read for nothing. The use case
 // applies it again itself (closed by default). A POST with an
@@ -159,6 +213,9 @@ func (s *Server) authenticate(r *http.Request) (*posgate.Principal, error) {
 func (s *Server) pos(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.authenticate(r)
+		if err == nil && !s.rateLimit(w, r, p) {
+			return
+		}
 		if err == nil {
 			err = s.svc.AuthorizePOS(p, r.PathValue("posSystemId"))
 		}
@@ -174,6 +231,9 @@ func (s *Server) pos(next http.HandlerFunc) http.HandlerFunc {
 func (s *Server) admin(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		p, err := s.authenticate(r)
+		if err == nil && !s.rateLimit(w, r, p) {
+			return
+		}
 		if err == nil {
 			err = s.svc.AuthorizeOperator(p)
 		}

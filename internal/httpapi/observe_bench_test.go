@@ -32,8 +32,10 @@ func BenchmarkObserve(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer f.Close()
-			s := &Server{log: tc.log(f)}
-			h := s.observe(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
+			s := &Server{log: tc.log(f), obs: nopObserver{}}
+			mux := http.NewServeMux()
+			mux.HandleFunc("POST /pos/{posSystemId}/startInteraction", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+			h := s.observe(mux, mux)
 			req := httptest.NewRequest(http.MethodPost, "/pos/clover/startInteraction", nil)
 			b.ReportAllocs()
 			for b.Loop() {

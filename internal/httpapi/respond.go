@@ -42,6 +42,7 @@ var problemTypes = map[int]string{
 	413: "https://tools.ietf.org/html/rfc9110#section-15.5.14",
 	415: "https://tools.ietf.org/html/rfc9110#section-15.5.16",
 	422: "https://tools.ietf.org/html/rfc9110#section-15.5.21",
+	429: "https://tools.ietf.org/html/rfc6585#section-4",
 	500: "https://tools.ietf.org/html/rfc9110#section-15.6.1",
 	503: "https://tools.ietf.org/html/rfc9110#section-15.6.4",
 }
@@ -56,6 +57,7 @@ var problemTitles = map[int]string{
 	413: "Content Too Large",
 	415: "Unsupported Media Type",
 	422: "Unprocessable Content",
+	429: "Too Many Requests",
 	500: "An error occurred while processing your request.",
 	503: "Service Unavailable",
 }

@@ -4,10 +4,12 @@
 package httpapi
 
 import (
+	"cmp"
 	"context"
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/posgate/posgate"
@@ -34,7 +36,40 @@ type Config struct {
 	// false they are only on IdentityHandler (a listener of their own).
 	Identity bool
 	Logger   *slog.Logger
+
+	// RateLimit is the rule of the per-client rate limits (docs/api.md
+	// §16.1), asked again every RateLimitRefresh (default
+	// DefaultRateLimitRefresh); nil: no rate limits.
+	RateLimit        RateLimitRule
+	RateLimitRefresh time.Duration
+	// MaxInFlight bounds the requests served at once (0: no bound);
+	// MaxQueued more may wait up to QueueWait for a slot, the rest get 503
+	// (docs/api.md §16.3). MaxImports caps the imports running at once (0:
+	// no cap).
+	MaxInFlight int
+	MaxQueued   int
+	QueueWait   time.Duration
+	MaxImports  int
+	// Observer receives the measurements of every request (internal/metrics);
+	// nil: none are kept.
+	Observer Observer
+	// Now is the rate limits' clock; default time.Now.
+	Now func() time.Time
 }
+
+// Observer receives what the HTTP layer measures. Request is called once
+// per request with the ServeMux pattern that served it.
+type Observer interface {
+	Request(pattern string, status int, elapsed time.Duration)
+	Shed(reason string)
+	RateLimited(kind string)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Request(string, int, time.Duration) {}
+func (nopObserver) Shed(string)                        {}
+func (nopObserver) RateLimited(string)                 {}
 
 // Server serves posgate's HTTP surface: it decodes requests, calls the use
 // cases of internal/service and encodes their answers.
@@ -46,6 +81,12 @@ type Server struct {
 
 	carouselPageState carouselPageState
 	qr                qrCache
+
+	obs      Observer
+	limiter  *clientLimiter // nil: no rate limits
+	inFlight *slots         // nil: no bound
+	imports  *slots         // nil: no cap
+	draining atomic.Bool
 }
 
 // New returns a Server; zero Config fields get their defaults.
@@ -62,15 +103,42 @@ func New(svc *service.Service, a *auth.Auth, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Server{svc: svc, auth: a, cfg: cfg, log: cfg.Logger}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Server{svc: svc, auth: a, cfg: cfg, log: cfg.Logger, obs: cfg.Observer,
+		inFlight: newSlots(cfg.MaxInFlight, cfg.MaxQueued, cfg.QueueWait),
+		imports:  newSlots(cfg.MaxImports, 0, 0)}
+	if s.obs == nil {
+		s.obs = nopObserver{}
+	}
+	if cfg.RateLimit != nil {
+		s.limiter = newClientLimiter(cfg.RateLimit, cmp.Or(cfg.RateLimitRefresh, DefaultRateLimitRefresh), cfg.Now)
+	}
+	return s
 }
+
+// InFlight is the number of requests holding an in-flight slot (for the
+// metrics).
+func (s *Server) InFlight() int { return s.inFlight.inUse() }
+
+// Waiting is the number of requests waiting for an in-flight slot.
+func (s *Server) Waiting() int {
+	if s.inFlight == nil {
+		return 0
+	}
+	return int(s.inFlight.waiting.Load())
+}
+
+// ImportsRunning is the number of imports holding an import slot.
+func (s *Server) ImportsRunning() int { return s.imports.inUse() }
 
 // Handler returns the API handler: POS, operator, health and OpenAPI routes,
 // plus the identity provider when Config.Identity is set.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	s.routes(mux, s.cfg.Identity)
-	return s.observe(mux)
+	return s.observe(mux, s.shed(mux))
 }
 
 // IdentityHandler returns the identity provider alone, for its own listener.
@@ -79,7 +147,7 @@ func (s *Server) IdentityHandler() http.Handler {
 	s.identityRoutes(mux)
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("/", s.notFound(mux))
-	return s.observe(mux)
+	return s.observe(mux, s.shed(mux))
 }
 
 // routes lists posgate's whole HTTP surface.
@@ -129,7 +197,7 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("POST /v2/pos/{posSystemId}/loyaltyCard/users/lookup", s.pos(bodyEndpoint(s, posBody, s.lookupUsers)))
 	mux.HandleFunc("GET /pos/{posSystemId}/coupon/active/locationId/{posLocationId}", s.pos(s.endpoint(s.activeCoupons)))
 	mux.HandleFunc("POST "+company+"/coupons", s.admin(bodyEndpoint(s, adminBody, s.createCoupon)))
-	mux.HandleFunc("POST "+company+"/coupons/import", s.admin(s.cappedEndpoint(couponImportBodyBytes, s.importCoupons)))
+	mux.HandleFunc("POST "+company+"/coupons/import", s.admin(s.importSlot(s.cappedEndpoint(couponImportBodyBytes, s.importCoupons))))
 	mux.HandleFunc("GET "+company+"/coupons/{code}", s.admin(s.endpoint(s.getCoupon)))
 	mux.HandleFunc("POST "+company+"/coupons/{code}/cancel", s.admin(s.endpoint(s.setCouponStatus(posgate.CouponCancelled))))
 	mux.HandleFunc("POST "+company+"/coupons/{code}/redeem", s.admin(s.endpoint(s.setCouponStatus(posgate.CouponRedeemed))))
@@ -159,13 +227,15 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("GET /admin/v1/clients/{clientId}", s.admin(s.endpoint(s.getClient)))
 	mux.HandleFunc("POST /admin/v1/clients/{clientId}/disable", s.admin(s.endpoint(s.setClientDisabled(true))))
 	mux.HandleFunc("POST /admin/v1/clients/{clientId}/enable", s.admin(s.endpoint(s.setClientDisabled(false))))
+	mux.HandleFunc("PUT /admin/v1/clients/{clientId}/rate-limit", s.admin(bodyEndpoint(s, adminBody, s.putClientRateLimit)))
+	mux.HandleFunc("DELETE /admin/v1/clients/{clientId}/rate-limit", s.admin(s.endpoint(s.deleteClientRateLimit)))
 	mux.HandleFunc("GET /admin/v1/sessions/{sessionId}", s.admin(s.endpoint(s.getSession)))
 	mux.HandleFunc("GET /admin/v1/keys", s.admin(s.endpoint(s.listKeys)))
 	mux.HandleFunc("POST /admin/v1/keys/rotate", s.admin(s.endpoint(s.rotateKey)))
 
 	// Promotion import (docs/api.md §9) and its operator side: promotions and
 	// the catalogue their category and product ids are checked against.
-	mux.HandleFunc("POST /pos/{posSystemId}/company/{posCompanyId}/import/promotions", s.importBody(s.pos(s.endpoint(s.importPromotions))))
+	mux.HandleFunc("POST /pos/{posSystemId}/company/{posCompanyId}/import/promotions", s.importBody(s.pos(s.importSlot(s.endpoint(s.importPromotions)))))
 	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}/promotions", s.admin(s.endpoint(s.listPromotions)))
 	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}/promotions/{promotionId}", s.admin(s.endpoint(s.getPromotion)))
 	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}/catalogue", s.admin(s.endpoint(s.getCatalogue)))
@@ -297,6 +367,10 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
+	if s.draining.Load() {
+		writeJSON(w, r, http.StatusServiceUnavailable, map[string]string{"status": "draining"})
+		return
+	}
 	if err := s.svc.Ready(ctx); err != nil {
 		s.log.WarnContext(ctx, "not ready", slog.Any("err", err))
 		writeJSON(w, r, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})

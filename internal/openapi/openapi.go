@@ -31,12 +31,49 @@ var template = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("openapi: parsing openapi.yaml: %w", err)
 	}
+	addOverloadAnswers(doc)
 	b, err := doc.MarshalJSON()
 	if err != nil {
 		return "", fmt.Errorf("openapi: converting openapi.yaml to JSON: %w", err)
 	}
 	return string(b), nil
 })
+
+// addOverloadAnswers adds what every operation may answer under load
+// (docs/api.md §16), once here rather than in each operation of the YAML:
+// 503 when the request is shed (every route but the health routes, which
+// are exempt), and on the routes that take an access token 429 when the
+// client's rate limit is used up, and the RateLimit headers on every answer.
+// An operation that documents these itself (the token endpoint) keeps its own.
+func addOverloadAnswers(doc *openapi3.T) {
+	ref := func(name string) *openapi3.ResponseRef {
+		return &openapi3.ResponseRef{Ref: "#/components/responses/" + name}
+	}
+	for path, item := range doc.Paths.Map() {
+		if path == "/healthz" || path == "/readyz" {
+			continue
+		}
+		for _, op := range item.Operations() {
+			if op.Responses.Value("503") == nil {
+				op.Responses.Set("503", ref("ServiceUnavailable"))
+			}
+			if op.Security == nil || len(*op.Security) == 0 || op.Responses.Value("429") != nil {
+				continue
+			}
+			op.Responses.Set("429", ref("TooManyRequests"))
+			for _, r := range op.Responses.Map() {
+				if r.Value == nil {
+					continue // the two just added
+				}
+				if r.Value.Headers == nil {
+					r.Value.Headers = openapi3.Headers{}
+				}
+				r.Value.Headers["RateLimit-Policy"] = &openapi3.HeaderRef{Ref: "#/components/headers/RateLimitPolicy"}
+				r.Value.Headers["RateLimit"] = &openapi3.HeaderRef{Ref: "#/components/headers/RateLimit"}
+			}
+		}
+	}
+}
 
 // maxCached bounds the cache so that a caller deriving the addresses from
 // request headers cannot make it grow without limit; a deployment has one or

@@ -95,8 +95,8 @@ func TestEveryOperationIsDescribed(t *testing.T) {
 			}
 		}
 	}
-	if count != 78 {
-		t.Errorf("%d operations, want 78", count)
+	if count != 80 {
+		t.Errorf("%d operations, want 80", count)
 	}
 }
 
@@ -337,6 +337,47 @@ func TestCitesNoOutsideDocuments(t *testing.T) {
 	for _, name := range []string{"interface.md", "contract.md"} {
 		if bytes.Contains(source, []byte(name)) {
 			t.Errorf("openapi.yaml cites %s", name)
+		}
+	}
+}
+
+// TestOverloadAnswers: every operation but the health routes documents the
+// 503 of load shedding with Retry-After; every operation that takes an
+// access token, and the token endpoint, documents 429 with Retry-After; and
+// every answer of an operation that takes an access token, but the 503 of
+// a request shed before its token is read, may carry the RateLimit fields
+// (docs/api.md §16).
+func TestOverloadAnswers(t *testing.T) {
+	doc := load(t)
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			name := method + " " + path
+			health := path == "/healthz" || path == "/readyz"
+			if r := op.Responses.Status(http.StatusServiceUnavailable); health != (r == nil) && path != "/readyz" {
+				t.Errorf("%s: 503 documented: %v", name, r != nil)
+			} else if r != nil && !health && (r.Value.Headers["Retry-After"] == nil || !r.Value.Headers["Retry-After"].Value.Required) {
+				t.Errorf("%s: 503 without a required Retry-After", name)
+			}
+			secured := op.Security != nil && len(*op.Security) > 0
+			r := op.Responses.Status(http.StatusTooManyRequests)
+			if secured != (r != nil) {
+				t.Errorf("%s: secured %v, 429 documented %v", name, secured, r != nil)
+				continue
+			}
+			if r != nil && (r.Value.Headers["Retry-After"] == nil || !r.Value.Headers["Retry-After"].Value.Required) {
+				t.Errorf("%s: 429 without a required Retry-After", name)
+			}
+			if !secured || path == "/connect/token" {
+				continue
+			}
+			for code, resp := range op.Responses.Map() {
+				if code == "503" {
+					continue // shed before the token is read
+				}
+				if resp.Value.Headers["RateLimit-Policy"] == nil || resp.Value.Headers["RateLimit"] == nil {
+					t.Errorf("%s %s: the RateLimit fields are not documented", name, code)
+				}
+			}
 		}
 	}
 }

@@ -12,11 +12,29 @@ import (
 
 // clientCols reads back as "" the NULL that CreateClient stores for an
 // operator client's POS system (NULL, so that the foreign key skips it).
-const clientCols = `c.id, c.name, c.secret_hash, coalesce(c.pos_system_id, ''), c.scopes, c.company_ids, c.disabled, c.created_at, c.updated_at`
+const clientCols = `c.id, c.name, c.secret_hash, coalesce(c.pos_system_id, ''), c.scopes, c.company_ids, c.disabled, c.created_at, c.updated_at,
+	c.rate_limit, c.rate_burst`
 
 func scanClient(r pgx.Row) (*posgate.Client, error) {
 	c := &posgate.Client{}
-	return c, r.Scan(&c.ID, &c.Name, &c.SecretHash, &c.POSSystemID, &c.Scopes, &c.CompanyIDs, &c.Disabled, &c.CreatedAt, &c.UpdatedAt)
+	var rate *float64
+	var burst *int32
+	if err := r.Scan(&c.ID, &c.Name, &c.SecretHash, &c.POSSystemID, &c.Scopes, &c.CompanyIDs, &c.Disabled, &c.CreatedAt, &c.UpdatedAt, &rate, &burst); err != nil {
+		return c, err
+	}
+	if rate != nil && burst != nil {
+		c.RateLimit = &posgate.RateLimit{RequestsPerSecond: *rate, Burst: int(*burst)}
+	}
+	return c, nil
+}
+
+// rateLimitArgs are the rate_limit and rate_burst values of l (NULL for nil).
+func rateLimitArgs(l *posgate.RateLimit) (rate *float64, burst *int32) {
+	if l == nil {
+		return nil, nil
+	}
+	b := int32(l.Burst)
+	return &l.RequestsPerSecond, &b
 }
 
 // CreateClient stores c and sets its CreatedAt and UpdatedAt. Each of its
@@ -35,9 +53,10 @@ func (db *DB) CreateClient(ctx context.Context, c *posgate.Client) error {
 		}
 	}
 	now := posgate.Timestamp(db.now())
-	_, err := db.pool.Exec(ctx, `INSERT INTO clients (id, name, secret_hash, pos_system_id, scopes, company_ids, disabled, created_at, updated_at)
-		VALUES ($1, $2, $3, nullif($4, ''), coalesce($5, '{}'::text[]), coalesce($6, '{}'::text[]), $7, $8, $8)`,
-		c.ID, c.Name, c.SecretHash, c.POSSystemID, c.Scopes, c.CompanyIDs, c.Disabled, now)
+	rate, burst := rateLimitArgs(c.RateLimit)
+	_, err := db.pool.Exec(ctx, `INSERT INTO clients (id, name, secret_hash, pos_system_id, scopes, company_ids, disabled, created_at, updated_at, rate_limit, rate_burst)
+		VALUES ($1, $2, $3, nullif($4, ''), coalesce($5, '{}'::text[]), coalesce($6, '{}'::text[]), $7, $8, $8, $9, $10)`,
+		c.ID, c.Name, c.SecretHash, c.POSSystemID, c.Scopes, c.CompanyIDs, c.Disabled, now, rate, burst)
 	if err != nil {
 		return writeErr(err, "create client", posgate.AlreadyExists("client", c.ID), posgate.NotFound("POS system", c.POSSystemID))
 	}
@@ -62,11 +81,14 @@ func (db *DB) ListClients(ctx context.Context) ([]*posgate.Client, error) {
 
 // UpdateClient changes the fields upd names and returns the result.
 func (db *DB) UpdateClient(ctx context.Context, id string, upd posgate.ClientUpdate) (*posgate.Client, error) {
+	rate, burst := rateLimitArgs(upd.RateLimit)
 	c, err := scanClient(db.pool.QueryRow(ctx, `UPDATE clients c SET
-		name = coalesce($2, c.name), disabled = coalesce($3, c.disabled), updated_at = $4
+		name = coalesce($2, c.name), disabled = coalesce($3, c.disabled), updated_at = $4,
+		rate_limit = CASE WHEN $5 THEN NULL ELSE coalesce($6, c.rate_limit) END,
+		rate_burst = CASE WHEN $5 THEN NULL ELSE coalesce($7, c.rate_burst) END
 		WHERE c.id = $1
 		RETURNING `+clientCols,
-		id, upd.Name, upd.Disabled, posgate.Timestamp(db.now())))
+		id, upd.Name, upd.Disabled, posgate.Timestamp(db.now()), upd.ClearRateLimit, rate, burst))
 	if err != nil {
 		return nil, readErr(err, "update client", posgate.NotFound("client", id))
 	}

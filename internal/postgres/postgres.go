@@ -52,6 +52,13 @@ type DB struct {
 
 var _ posgate.Store = (*DB)(nil)
 
+// PoolStat returns the connection pool's statistics (the metrics).
+func (db *DB) PoolStat() *pgxpool.Stat { return db.pool.Stat() }
+
+// SessionBatchSizes is the distribution of CreateSession's group commits
+// (the metrics).
+func (db *DB) SessionBatchSizes() storekit.BatchSizes { return db.sessions.BatchSizes() }
+
 // Open connects to the database at dsn (a postgres:// or postgresql:// URL)
 // and brings its current schema up to date, or with opts.NoMigrate checks
 // that it is. Tables live in the connection's current schema (the first of

@@ -20,6 +20,12 @@ import (
 // terminal T-O, so that tenancy can be tried.
 func newService(t *testing.T) *service.Service {
 	t.Helper()
+	return service.New(newServiceStore(t), service.Config{BaseURL: "http://posgate.test"})
+}
+
+// newServiceStore is newService's store.
+func newServiceStore(t *testing.T) posgate.Store {
+	t.Helper()
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "service.db"), sqlite.Options{})
 	if err != nil {
@@ -38,7 +44,7 @@ func newService(t *testing.T) *service.Service {
 			t.Fatal(err)
 		}
 	}
-	return service.New(st, service.Config{BaseURL: "http://posgate.test"})
+	return st
 }
 
 // linkAuthorised are the exported methods that take no principal because

@@ -47,6 +47,9 @@ type Config struct {
 	TransactionMaxAge time.Duration
 	// Keys rotates the signing key; nil refuses key rotation.
 	Keys KeyRotator
+	// RateLimit is the request budget of an API client without one of its
+	// own (docs/api.md §16.1); zero: such clients are not limited.
+	RateLimit posgate.RateLimit
 	// Now is the clock; its times are used in UTC.
 	Now func() time.Time
 }

@@ -24,6 +24,14 @@ import (
 
 var _ posgate.Store = (*DB)(nil)
 
+// Pools returns the store's two database/sql pools, for their statistics
+// (the metrics); callers must not use them otherwise.
+func (db *DB) Pools() (read, write *sql.DB) { return db.read, db.write }
+
+// SessionBatchSizes is the distribution of CreateSession's group commits
+// (the metrics).
+func (db *DB) SessionBatchSizes() storekit.BatchSizes { return db.sessions.BatchSizes() }
+
 // Connection settings, applied by the driver to every new connection:
 // busy_timeout lets another process's writer finish instead of failing at
 // once; WAL lets readers run beside the writer; synchronous=NORMAL is durable

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 
@@ -23,7 +24,7 @@ const (
 	clientCols = `clients.client_id, clients.name, clients.secret_hash, COALESCE(clients.pos_system_id, ''), clients.scopes,
 		(SELECT json_group_array(client_companies.company_id ORDER BY client_companies.position)
 			FROM client_companies WHERE client_companies.client_id = clients.client_id),
-		clients.disabled, clients.created_at, clients.updated_at`
+		clients.disabled, clients.created_at, clients.updated_at, clients.rate_limit, clients.rate_burst`
 )
 
 // Queries prepared by Open.
@@ -237,8 +238,38 @@ func (c stringsColumn) Scan(src any) error {
 }
 
 func clientDest(c *posgate.Client) []any {
+	rl := &rateLimitColumns{c: c}
 	return []any{&c.ID, &c.Name, &c.SecretHash, &c.POSSystemID, stringsColumn{&c.Scopes}, stringsColumn{&c.CompanyIDs},
-		&c.Disabled, timeColumn{&c.CreatedAt}, timeColumn{&c.UpdatedAt}}
+		&c.Disabled, timeColumn{&c.CreatedAt}, timeColumn{&c.UpdatedAt}, &rl.rate, rl}
+}
+
+// rateLimitColumns scans a client's rate_limit and rate_burst: the rate
+// first into rate, then the burst into the scanner itself, which sets the
+// client's RateLimit when both are present (the schema keeps them together).
+type rateLimitColumns struct {
+	c    *posgate.Client
+	rate sql.NullFloat64
+}
+
+// Scan implements sql.Scanner for the rate_burst column.
+func (r *rateLimitColumns) Scan(src any) error {
+	var burst sql.NullInt64
+	if err := burst.Scan(src); err != nil {
+		return err
+	}
+	r.c.RateLimit = nil
+	if r.rate.Valid && burst.Valid {
+		r.c.RateLimit = &posgate.RateLimit{RequestsPerSecond: r.rate.Float64, Burst: int(burst.Int64)}
+	}
+	return nil
+}
+
+// rateLimitArgs are the rate_limit and rate_burst values of l (NULL for nil).
+func rateLimitArgs(l *posgate.RateLimit) (rate, burst any) {
+	if l == nil {
+		return nil, nil
+	}
+	return l.RequestsPerSecond, l.Burst
 }
 
 // CreateClient stores c with its company restrictions in one transaction and
@@ -255,9 +286,10 @@ func (db *DB) CreateClient(ctx context.Context, c *posgate.Client) error {
 		return fmt.Errorf("sqlite: create client: %w", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO clients (client_id, name, secret_hash, pos_system_id, scopes, disabled, created_at, updated_at)
-		VALUES (?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?)`,
-		c.ID, c.Name, c.SecretHash, c.POSSystemID, string(scopes), c.Disabled, formatTime(now), formatTime(now)); err != nil {
+	rate, burst := rateLimitArgs(c.RateLimit)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO clients (client_id, name, secret_hash, pos_system_id, scopes, disabled, created_at, updated_at, rate_limit, rate_burst)
+		VALUES (?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?, ?, ?)`,
+		c.ID, c.Name, c.SecretHash, c.POSSystemID, string(scopes), c.Disabled, formatTime(now), formatTime(now), rate, burst); err != nil {
 		return writeErr(err, "create client", posgate.AlreadyExists("client", c.ID), posgate.NotFound("POS system", c.POSSystemID))
 	}
 	for i, companyID := range c.CompanyIDs {
@@ -291,11 +323,14 @@ func (db *DB) ListClients(ctx context.Context) ([]*posgate.Client, error) {
 // UpdateClient changes the fields set in upd and returns the client as the
 // change left it.
 func (db *DB) UpdateClient(ctx context.Context, id string, upd posgate.ClientUpdate) (*posgate.Client, error) {
+	rate, burst := rateLimitArgs(upd.RateLimit)
 	c, err := scanRow(db.write.QueryRowContext(ctx, `UPDATE clients SET
-		name = COALESCE(?, name), disabled = COALESCE(?, disabled), updated_at = ?
+		name = COALESCE(?, name), disabled = COALESCE(?, disabled), updated_at = ?,
+		rate_limit = CASE WHEN ? THEN NULL ELSE COALESCE(?, rate_limit) END,
+		rate_burst = CASE WHEN ? THEN NULL ELSE COALESCE(?, rate_burst) END
 		WHERE client_id = ?
 		RETURNING `+clientCols,
-		upd.Name, upd.Disabled, formatTime(db.now()), id), clientDest)
+		upd.Name, upd.Disabled, formatTime(db.now()), upd.ClearRateLimit, rate, upd.ClearRateLimit, burst, id), clientDest)
 	if err != nil {
 		return nil, readErr(err, "update client", posgate.NotFound("client", id))
 	}

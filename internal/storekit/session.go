@@ -80,6 +80,45 @@ type SessionWriter struct {
 	stopped  chan struct{}
 	once     sync.Once
 	groups   atomic.Int64 // groups stored in one transaction
+	sizes    batchSizes   // sizes of the batches taken from the queue
+}
+
+// BatchSizeBounds are the upper bounds of the buckets of BatchSizes: powers
+// of two up to the largest batch.
+var BatchSizeBounds = []float64{1, 2, 4, 8, 16, 32, 64, 128, maxSessionBatch}
+
+// BatchSizes is the distribution of the sizes of the batches a
+// SessionWriter took from its queue (live requests only), for the metrics:
+// how much grouping the writer achieves under the load it sees.
+type BatchSizes struct {
+	Counts []uint64 // per bucket of BatchSizeBounds, not cumulative
+	Count  uint64   // batches
+	Sum    uint64   // sessions
+}
+
+type batchSizes struct {
+	counts [9]atomic.Uint64 // len(BatchSizeBounds)
+	count  atomic.Uint64
+	sum    atomic.Uint64
+}
+
+func (b *batchSizes) observe(n int) {
+	i := 0
+	for i < len(BatchSizeBounds)-1 && float64(n) > BatchSizeBounds[i] {
+		i++
+	}
+	b.counts[i].Add(1)
+	b.sum.Add(uint64(n))
+	b.count.Add(1)
+}
+
+// BatchSizes returns the batch-size distribution so far.
+func (w *SessionWriter) BatchSizes() BatchSizes {
+	out := BatchSizes{Counts: make([]uint64, len(BatchSizeBounds)), Count: w.sizes.count.Load(), Sum: w.sizes.sum.Load()}
+	for i := range out.Counts {
+		out.Counts[i] = w.sizes.counts[i].Load()
+	}
+	return out
 }
 
 // NewSessionWriter starts a writer that stores sessions through ins; Close
@@ -184,6 +223,9 @@ func (w *SessionWriter) commit(batch []*SessionRequest) {
 		} else {
 			live = append(live, r)
 		}
+	}
+	if len(live) > 0 {
+		w.sizes.observe(len(live))
 	}
 	if len(live) > 1 {
 		// One caller leaving must not abort the others' sessions.

@@ -540,7 +540,8 @@ func testClientCreateFindList(t *testing.T, e *env) {
 		t.Fatalf("CreateClient: %v", err)
 	}
 	unrestricted := &posgate.Client{ID: "z-client", Name: "", SecretHash: secret(3), POSSystemID: "clover",
-		Scopes: []string{posgate.ScopePOSIntegration, posgate.ScopeAdmin, posgate.ScopeServiceAPI}}
+		Scopes:    []string{posgate.ScopePOSIntegration, posgate.ScopeAdmin, posgate.ScopeServiceAPI},
+		RateLimit: &posgate.RateLimit{RequestsPerSecond: 2.5, Burst: 7}}
 	if err := e.s.CreateClient(ctx, unrestricted); err != nil {
 		t.Fatalf("CreateClient: %v", err)
 	}
@@ -570,6 +571,14 @@ func testClientUpdate(t *testing.T, e *env) {
 		{"name", posgate.ClientUpdate{Name: ptr("Renamed")}, func(c *posgate.Client) { c.Name = "Renamed" }},
 		{"enable", posgate.ClientUpdate{Disabled: ptr(false)}, func(c *posgate.Client) { c.Disabled = false }},
 		{"nothing", posgate.ClientUpdate{}, func(*posgate.Client) {}},
+		{"rate limit", posgate.ClientUpdate{RateLimit: &posgate.RateLimit{RequestsPerSecond: 0.5, Burst: 3}},
+			func(c *posgate.Client) { c.RateLimit = &posgate.RateLimit{RequestsPerSecond: 0.5, Burst: 3} }},
+		{"nothing keeps the rate limit", posgate.ClientUpdate{}, func(*posgate.Client) {}},
+		{"rate limit and name", posgate.ClientUpdate{Name: ptr("Busy"), RateLimit: &posgate.RateLimit{RequestsPerSecond: 1000, Burst: 2000}},
+			func(c *posgate.Client) {
+				c.Name, c.RateLimit = "Busy", &posgate.RateLimit{RequestsPerSecond: 1000, Burst: 2000}
+			}},
+		{"clear the rate limit", posgate.ClientUpdate{ClearRateLimit: true}, func(c *posgate.Client) { c.RateLimit = nil }},
 	}
 	for _, step := range steps {
 		want.UpdatedAt = e.clk.advance()

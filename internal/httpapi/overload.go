@@ -1,0 +1,167 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of the load shedding (docs/api.md §16.3), sized for the 2-core
+// machine posgate is measured on: 64 requests in flight keep both cores
+// and the store's connections busy (the POS routes take tens to hundreds
+// of microseconds of CPU each), 64 more may wait, each at most 50 ms. The
+// wait is what an admitted request may lose to the queue, so it stays well
+// under the 100 ms that the POS routes' p99 is held to under overload; it
+// is long enough to ride out a burst or a collector pause without a 503.
+const (
+	DefaultMaxInFlight = 64
+	DefaultQueueWait   = 50 * time.Millisecond
+	DefaultMaxImports  = 2
+)
+
+// shedRetryAfter is the Retry-After of a shed request: a second is long
+// against a queue that empties in milliseconds, so a client (or a load
+// balancer) that honours it moves the load elsewhere or away.
+const shedRetryAfter = "1"
+
+// slots bounds how many requests run at once. A request that finds every
+// slot taken waits at most wait, and only while fewer than maxWaiting
+// others wait: beyond those the answer is an immediate 503, so that under
+// overload the admitted requests stay fast and the others learn it at once
+// instead of timing out in a queue.
+type slots struct {
+	ch         chan struct{}
+	waiting    atomic.Int64
+	maxWaiting int64
+	wait       time.Duration
+}
+
+func newSlots(n, maxWaiting int, wait time.Duration) *slots {
+	if n <= 0 {
+		return nil
+	}
+	return &slots{ch: make(chan struct{}, n), maxWaiting: int64(maxWaiting), wait: wait}
+}
+
+// acquire takes a slot, waiting as described; false: shed the request.
+func (s *slots) acquire(ctx context.Context) bool {
+	select {
+	case s.ch <- struct{}{}:
+		return true
+	default:
+	}
+	if s.waiting.Add(1) > s.maxWaiting || s.wait <= 0 {
+		s.waiting.Add(-1)
+		return false
+	}
+	defer s.waiting.Add(-1)
+	t := time.NewTimer(s.wait)
+	defer t.Stop()
+	select {
+	case s.ch <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
+}
+
+func (s *slots) release() { <-s.ch }
+
+// inUse is the number of slots taken.
+func (s *slots) inUse() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.ch)
+}
+
+// exempt reports whether a request bypasses the in-flight bound: the
+// health routes, which a load balancer must reach most when the instance is
+// busiest.
+func exempt(r *http.Request) bool {
+	return r.URL.Path == "/healthz" || r.URL.Path == "/readyz"
+}
+
+// shed bounds the requests in flight (docs/api.md §16.3): beyond the bound
+// and the short wait, 503 with Retry-After.
+func (s *Server) shed(next http.Handler) http.Handler {
+	if s.inFlight == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if exempt(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !s.inFlight.acquire(r.Context()) {
+			s.obs.Shed("in_flight")
+			s.overloaded(w, r, "posgate is at capacity; retry in a second.")
+			return
+		}
+		box, _ := r.Context().Value(principalKey).(*principalBox)
+		if box != nil {
+			box.slot = s.inFlight
+		}
+		defer func() {
+			if box == nil || box.slot != nil {
+				s.inFlight.release()
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// importSlot caps the imports running at once (promotion import, coupon
+// batch): they hold memory and the store's writer for seconds, so beyond the
+// cap a new one is refused at once rather than made to wait. An admitted
+// import gives its ordinary slot back, so that long imports never hold the
+// capacity of the short POS requests.
+func (s *Server) importSlot(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.imports == nil {
+			next(w, r)
+			return
+		}
+		if !s.imports.acquire(r.Context()) {
+			s.obs.Shed("imports")
+			s.overloaded(w, r, "Too many imports are running on this instance; retry in a second.")
+			return
+		}
+		defer s.imports.release()
+		if box, _ := r.Context().Value(principalKey).(*principalBox); box != nil && box.slot != nil {
+			box.slot.release()
+			box.slot = nil
+		}
+		next(w, r)
+	}
+}
+
+// overloaded answers 503 with Retry-After; on the token endpoint in its own
+// error shape (RFC 6749 §5.2), elsewhere as a problem.
+func (s *Server) overloaded(w http.ResponseWriter, r *http.Request, detail string) {
+	h := w.Header()
+	h.Set("Retry-After", shedRetryAfter)
+	if r.URL.Path == "/connect/token" {
+		h.Set("Cache-Control", "no-store")
+		h.Set("Pragma", "no-cache")
+		b, _ := marshal(map[string]string{"error": "temporarily_unavailable", "error_description": detail})
+		h.Set("Content-Type", "application/json; charset=utf-8")
+		h.Set("Content-Length", strconv.Itoa(len(b)))
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write(b)
+		return
+	}
+	writeProblem(w, r, http.StatusServiceUnavailable, detail, nil)
+}
+
+// StartDrain begins the graceful drain of SIGTERM (docs/api.md §16.4):
+// /readyz answers 503 from now on, so that load balancers take the instance
+// out, while every route keeps serving; answers carry Connection: close, so
+// that clients open their next connection elsewhere.
+func (s *Server) StartDrain() { s.draining.Store(true) }
+
+// Draining reports whether StartDrain was called.
+func (s *Server) Draining() bool { return s.draining.Load() }
