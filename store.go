@@ -20,6 +20,7 @@ type Store interface {
 	CouponStore
 	ContentStore
 	PromotionStore
+	CatalogueStore
 	IdempotencyStore
 
 	// Ping reports whether the store can serve requests (for /readyz).

@@ -37,6 +37,7 @@ type node struct {
 
 var (
 	timeType            = reflect.TypeFor[time.Time]()
+	decimalType         = reflect.TypeFor[interface{ DecimalNumber() }]() // posgate.Decimal: a number kept as text
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 
 	// schemas caches schemaOf per reflect.Type: the shape of a type never
@@ -66,6 +67,8 @@ func build(t reflect.Type, seen map[reflect.Type]*node) *node {
 		n := *build(t.Elem(), seen)
 		n.nullable = true
 		return &n
+	case t.Implements(decimalType):
+		return &node{kind: kindFloat} // read from a JSON number (XML text as one)
 	case reflect.PointerTo(t).Implements(textUnmarshalerType):
 		return &node{kind: kindString} // the JSON decoder reads it from a string
 	}
