@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"log/slog"
 	"net/http"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -127,6 +128,8 @@ func (s *Server) importProducts(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	s.log.InfoContext(ctx, "products import: committing", slog.String("traceId", traceID(ctx)),
+		slog.String("posSystemId", posSystemID), slog.String("posCompanyId", companyID))
 	return enveloped(imp.Commit(ctx))
 }
 
@@ -154,6 +157,8 @@ func (s *Server) importCategories(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
+	s.log.InfoContext(ctx, "categories import: committing", slog.String("traceId", traceID(ctx)),
+		slog.String("posSystemId", posSystemID), slog.String("posCompanyId", companyID))
 	return enveloped(imp.Commit(ctx))
 }
 
