@@ -39,7 +39,7 @@ func cmdImportPromotions(ctx context.Context, env *cli, args []string) error {
 // a CSV file into the route's JSON body (returning each item's line).
 type importKind struct {
 	name, noun, route string
-	csv         func(r io.Reader, w io.Writer) ([]int, error)
+	csv               func(r io.Reader, w io.Writer) ([]int, error)
 }
 
 // runImport is the import commands' one implementation (promotions,
