@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -24,6 +25,11 @@ const (
 	MaxBasketLines   = 500
 	MaxBasketCoupons = 50
 )
+
+// appliesPool recycles Evaluate's per-promotion marks (a byte per
+// promotion of the company): an evaluation against 10,000 promotions would
+// otherwise allocate 10 kB for them.
+var appliesPool = sync.Pool{New: func() any { return new([]uint8) }}
 
 // percentScale is the number of decimals of a Percentage value that
 // evaluation uses (12.3456 %); a value is rounded half to even to it.
@@ -74,7 +80,13 @@ type indexedPromotion struct {
 
 // valueLists are indexes of promotions, Percentage ones and Amount ones
 // apart, each ordered by value from the largest, then by id.
-type valueLists struct{ percent, amount []int32 }
+type valueLists struct{ percent, amount []listEntry }
+
+// listEntry is a promotion of a valueLists list and the position of the
+// list's next entry of a lower value: entries of one value take the same
+// off a line and the first that applies has the lowest id, so a scan skips
+// the rest of them.
+type listEntry struct{ promo, next int32 }
 
 // Keys of PromotionIndex.byKey.
 func productKey(id string) string  { return "p\x00" + id }
@@ -99,9 +111,9 @@ func NewPromotionIndex(promotions []*Promotion, categories []*Category) *Promoti
 	}
 	add := func(l *valueLists, i int32) {
 		if ix.promos[i].typ == PromotionPercentage {
-			l.percent = append(l.percent, i)
+			l.percent = append(l.percent, listEntry{promo: i})
 		} else {
-			l.amount = append(l.amount, i)
+			l.amount = append(l.amount, listEntry{promo: i})
 		}
 	}
 	for _, p := range promotions {
@@ -140,11 +152,17 @@ func NewPromotionIndex(promotions []*Promotion, categories []*Category) *Promoti
 			add(ix.list(categoryKey(id)), i)
 		}
 	}
-	order := func(l []int32) {
-		slices.SortFunc(l, func(a, b int32) int {
-			pa, pb := &ix.promos[a], &ix.promos[b]
-			return cmp.Or(cmp.Compare(pb.percent, pa.percent), cmp.Compare(pb.amount, pa.amount), cmp.Compare(a, b))
+	order := func(l []listEntry) {
+		slices.SortFunc(l, func(a, b listEntry) int {
+			pa, pb := &ix.promos[a.promo], &ix.promos[b.promo]
+			return cmp.Or(cmp.Compare(pb.percent, pa.percent), cmp.Compare(pb.amount, pa.amount), cmp.Compare(a.promo, b.promo))
 		})
+		for j := len(l) - 1; j >= 0; j-- {
+			l[j].next = int32(j + 1)
+			if j+1 < len(l) && ix.promos[l[j].promo].percent == ix.promos[l[j+1].promo].percent && ix.promos[l[j].promo].amount == ix.promos[l[j+1].promo].amount {
+				l[j].next = l[j+1].next
+			}
+		}
 	}
 	for _, l := range ix.byKey {
 		order(l.percent)
@@ -220,7 +238,15 @@ type Evaluation struct {
 func (ix *PromotionIndex) Evaluate(locationID string, at time.Time, lines []BasketLine) (*Evaluation, error) {
 	ev := &Evaluation{Promotions: []AppliedPromotion{}, Lines: make([]LineResult, len(lines))}
 	// applies memoises AppliesAt per promotion: 0 unknown, 1 yes, 2 no.
-	applies := make([]uint8, len(ix.promos))
+	buf := appliesPool.Get().(*[]uint8)
+	if cap(*buf) < len(ix.promos) {
+		*buf = make([]uint8, len(ix.promos))
+	}
+	applies := (*buf)[:len(ix.promos)]
+	defer func() {
+		clear(applies)
+		appliesPool.Put(buf)
+	}()
 	ok := func(i int32) bool {
 		if applies[i] == 0 {
 			applies[i] = 2
@@ -245,10 +271,12 @@ func (ix *PromotionIndex) Evaluate(locationID string, at time.Time, lines []Bask
 			if vl == nil {
 				return
 			}
-			for _, list := range [2][]int32{vl.percent, vl.amount} {
+			for _, list := range [2][]listEntry{vl.percent, vl.amount} {
 				top := MinorUnits(-1)
-				for _, i := range list {
+				for pos := 0; pos < len(list); {
+					i := list[pos].promo
 					if !ok(i) {
+						pos++
 						continue
 					}
 					d := ix.discount(i, l, total)
@@ -256,9 +284,11 @@ func (ix *PromotionIndex) Evaluate(locationID string, at time.Time, lines []Bask
 						break // the list is ordered by value: no later one takes more
 					}
 					top = d
-					if d > bestDisc || (d == bestDisc && d > 0 && i < best) {
+					if d > bestDisc || (d == bestDisc && i < best) {
 						best, bestDisc = i, d
 					}
+					// Lower values may still tie (a cut Amount, rounding).
+					pos = int(list[pos].next)
 				}
 			}
 		}

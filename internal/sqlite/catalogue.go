@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -335,18 +336,21 @@ func listPage[T any](ctx context.Context, db *DB, what, table, cols, key, posSys
 	return out, total, nil
 }
 
+// findProductsSQL reads the products whose ids are in the JSON array ?3:
+// one prepared statement for any number of ids.
+const findProductsSQL = `SELECT ` + productCols + ` FROM catalogue_products
+	WHERE pos_system_id = ?1 AND company_id = ?2 AND product_id IN (SELECT value FROM json_each(?3))`
+
 // FindProducts returns the company's products among ids.
 func (db *DB) FindProducts(ctx context.Context, posSystemID, companyID string, ids []string) ([]*posgate.Product, error) {
 	if len(ids) == 0 {
 		return []*posgate.Product{}, nil
 	}
-	args := make([]any, 0, len(ids)+2)
-	args = append(args, posSystemID, companyID)
-	for _, id := range ids {
-		args = append(args, id)
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: find products: %w", err)
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+productCols+` FROM catalogue_products WHERE pos_system_id = ? AND company_id = ? AND product_id IN (`+
-		strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")+`)`, args...)
+	rows, err := db.promo.findProducts.QueryContext(ctx, posSystemID, companyID, string(list))
 	out, err := scanAll(rows, err, "find products", productDest(posSystemID, companyID))
 	if out == nil && err == nil {
 		out = []*posgate.Product{}

@@ -56,6 +56,7 @@ const (
 // promotionStmts are the promotion queries prepared by Open.
 type promotionStmts struct {
 	validAtLocation, validAnywhere *sql.Stmt
+	findProducts                   *sql.Stmt // promotion evaluation's lookup of a basket's products
 }
 
 // preparePromotions prepares the promotion queries on the read pool.
@@ -63,7 +64,7 @@ func (db *DB) preparePromotions(ctx context.Context) error {
 	for _, p := range []struct {
 		stmt  **sql.Stmt
 		query string
-	}{{&db.promo.validAtLocation, validAtLocationSQL}, {&db.promo.validAnywhere, validAnywhereSQL}} {
+	}{{&db.promo.validAtLocation, validAtLocationSQL}, {&db.promo.validAnywhere, validAnywhereSQL}, {&db.promo.findProducts, findProductsSQL}} {
 		var err error
 		if *p.stmt, err = db.read.PrepareContext(ctx, p.query); err != nil {
 			return fmt.Errorf("sqlite: prepare %q: %w", p.query, err)
@@ -75,7 +76,7 @@ func (db *DB) preparePromotions(ctx context.Context) error {
 // closePromotions releases what preparePromotions prepared.
 func (db *DB) closePromotions() error {
 	var first error
-	for _, s := range []*sql.Stmt{db.promo.validAtLocation, db.promo.validAnywhere} {
+	for _, s := range []*sql.Stmt{db.promo.validAtLocation, db.promo.validAnywhere, db.promo.findProducts} {
 		if s != nil {
 			if err := s.Close(); err != nil && first == nil {
 				first = err
