@@ -56,8 +56,8 @@ type CatalogueStore interface {
 	FindProducts(ctx context.Context, posSystemID, companyID string, ids []string) ([]*Product, error)
 
 	// PromotionStamp returns a short text that changes whenever the
-	// company's promotions or categories change (an import that creates or
-	// changes one, a catalogue replacement), so that a cache of what
+	// company's promotions, categories or products change (an import that
+	// writes any, a catalogue replacement), so that a cache of what
 	// evaluation reads can be revalidated without reading it all.
 	PromotionStamp(ctx context.Context, posSystemID, companyID string) (string, error)
 }

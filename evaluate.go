@@ -66,6 +66,10 @@ type PromotionIndex struct {
 	byKey   map[string]*valueLists
 	all     valueLists
 	parents map[string]string // category id → parent id ("" for a root)
+	// products maps product ids to their category ids, when the company's
+	// catalogue was small enough to keep (SetProductCategories); nil
+	// otherwise.
+	products map[string]string
 	names   map[string]string // category name → id; "" when two share it
 }
 
@@ -180,6 +184,25 @@ func (ix *PromotionIndex) list(key string) *valueLists {
 		ix.byKey[key] = l
 	}
 	return l
+}
+
+// SetProductCategories gives the index the catalogue's products, so that a
+// line without a category gets its product's without a store read. It is
+// called before the index is shared.
+func (ix *PromotionIndex) SetProductCategories(ps []*Product) {
+	ix.products = make(map[string]string, len(ps))
+	for _, p := range ps {
+		ix.products[p.ID] = p.CategoryID
+	}
+}
+
+// ProductCategory returns the catalogue's category of a product and
+// whether the index knows the catalogue's products at all.
+func (ix *PromotionIndex) ProductCategory(productID string) (string, bool) {
+	if ix.products == nil {
+		return "", false
+	}
+	return ix.products[productID], true
 }
 
 // Len is how many promotions the index holds.

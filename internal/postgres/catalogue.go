@@ -197,7 +197,10 @@ func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string,
 			WHERE (p.name, p.category_id, p.category_name, p.manufacturer, p.price) IS DISTINCT FROM
 				(excluded.name, excluded.category_id, excluded.category_name, excluded.manufacturer, excluded.price)`,
 			posSystemID, companyID, posgate.Timestamp(db.now()))
-		return err
+		if err != nil {
+			return err
+		}
+		return bumpCatalogueVersion(ctx, tx, posSystemID, companyID)
 	})
 	if err != nil {
 		if posgate.ErrorCode(err) != posgate.EINTERNAL {

@@ -23,6 +23,11 @@ const DefaultPromotionCacheTTL = time.Second
 // keeps.
 const maxCachedIndexes = 1000
 
+// maxIndexedProducts is the largest catalogue whose products' categories a
+// promotion index keeps (some 1.5 MB); beyond it, evaluation reads the
+// basket's products from the store.
+const maxIndexedProducts = 20_000
+
 // defaultPointsPerCurrencyUnit is the loyalty rate of pointsToEarn: the
 // default of a company's loyalty program (1 point per currency unit).
 const defaultPointsPerCurrencyUnit = 1
@@ -217,7 +222,11 @@ func (s *Service) evaluateBasket(ctx context.Context, loc *posgate.Location, at 
 	var missing []string
 	for i := range lines {
 		if lines[i].Category == "" && lines[i].CatalogCategory == "" {
-			missing = append(missing, lines[i].ProductID)
+			if cat, known := ix.ProductCategory(lines[i].ProductID); known {
+				lines[i].CatalogCategory = cat
+			} else {
+				missing = append(missing, lines[i].ProductID)
+			}
 		}
 	}
 	if len(missing) > 0 {
@@ -363,5 +372,15 @@ func (s *Service) buildIndex(ctx context.Context, posSystemID, companyID string)
 	if err != nil {
 		return nil, err
 	}
-	return &indexSnapshot{ix: posgate.NewPromotionIndex(promos, cats), stamp: stamp, checked: time.Now()}, nil
+	ix := posgate.NewPromotionIndex(promos, cats)
+	// A small catalogue's products come along, so that lines without a
+	// category cost no store read; a large one is read per evaluation.
+	products, total, err := s.store.ListProducts(ctx, posSystemID, companyID, 0, maxIndexedProducts)
+	if err != nil {
+		return nil, err
+	}
+	if total <= maxIndexedProducts {
+		ix.SetProductCategories(products)
+	}
+	return &indexSnapshot{ix: ix, stamp: stamp, checked: time.Now()}, nil
 }

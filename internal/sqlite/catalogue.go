@@ -207,6 +207,9 @@ func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string,
 	if err != nil {
 		return 0, 0, fmt.Errorf("sqlite: import products: %w", err)
 	}
+	if err := bumpCatalogueVersion(ctx, tx, posSystemID, companyID); err != nil {
+		return 0, 0, fmt.Errorf("sqlite: import products: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return 0, 0, fmt.Errorf("sqlite: import products: %w", err)
 	}
