@@ -70,7 +70,7 @@ type PromotionIndex struct {
 	// catalogue was small enough to keep (SetProductCategories); nil
 	// otherwise.
 	products map[string]string
-	names   map[string]string // category name → id; "" when two share it
+	names    map[string]string // category name → id; "" when two share it
 }
 
 // indexedPromotion is a promotion with its first result, in the units

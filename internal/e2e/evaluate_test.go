@@ -1,8 +1,13 @@
 package e2e
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/app"
 )
 
 const evaluatePath = "/v2/pos/clover/promotions/evaluate"
@@ -216,5 +221,74 @@ func TestPromotionEvaluate(t *testing.T) {
 		mustProblem(t, s.do(t, req{Method: "POST", Path: evaluatePath, ContentType: "application/json", Body: `{}`}), 401, "*", nil)
 		mustProblem(t, s.do(t, req{Method: "POST", Path: evaluatePath, Token: tok, ContentType: "text/csv", Body: `x`}), 415, "*", nil)
 		mustProblem(t, eval(`{"posLocationId":"S1","products":[`+strings.Repeat(`{"productId":"A","price":1},`, 3000)+`{}]}`), 413, "*", nil)
+	})
+}
+
+// TestPromotionEvaluateCache checks evaluation's per-company index with a
+// cache (--cache-ttl): an import through this instance is evaluated at
+// once; a change made elsewhere (another instance, the CLI: here a second
+// handle on the store) is evaluated once the TTL has passed, through the
+// catalogue version.
+func TestPromotionEvaluateCache(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		const ttl = 300 * time.Millisecond
+		s := start(t, dsn, func(c *app.Config) { c.CacheTTL = ttl })
+		tok, admin := s.posToken(t), s.adminToken(t)
+		s.company(t, admin, "cc", "C1")
+		promo := func(id string, pct int) string {
+			return fmt.Sprintf(`{"id":"%s","name":"%s","useForAllProducts":true,"promotionResults":[{"promotionType":"Percentage","value":%d}]}`, id, id, pct)
+		}
+		best := func() string {
+			t.Helper()
+			r := s.do(t, posJSON(tok, evaluatePath, `{"posLocationId":"C1","products":[{"productId":"X","productCategory":"K","price":10}]}`))
+			mustStatus(t, r, 200)
+			ps := r.JSON(t)["data"].(map[string]any)["promotions"].([]any)
+			if len(ps) == 0 {
+				return ""
+			}
+			return ps[0].(map[string]any)["id"].(string)
+		}
+		if got := best(); got != "" {
+			t.Fatalf("no promotions yet: %s", got)
+		}
+		mustImport(t, s.do(t, importReq(tok, "cc", "application/json", items(promo("A", 10)))))
+		if got := best(); got != "A" {
+			t.Fatalf("after importing A here: %q", got)
+		}
+		mustImport(t, s.do(t, importReq(tok, "cc", "application/json", items(promo("B", 20)))))
+		if got := best(); got != "B" {
+			t.Fatalf("after importing B here: %q", got)
+		}
+		// Elsewhere: a category that makes K a child of a new parent with a
+		// better promotion, then that promotion, through another handle.
+		st := s.openStore(t)
+		ctx := t.Context()
+		cc := posgate.NewCategoryChecker("clover", "cc")
+		cc.Check(1, &posgate.CategoryItem{PosProductCategoryID: "K", Name: "K", PosProductParentCategoryID: "TOP"})
+		cc.Check(2, &posgate.CategoryItem{PosProductCategoryID: "TOP", Name: "Top"})
+		if _, _, err := st.ImportCategories(ctx, "clover", "cc", cc.Plan); err != nil {
+			t.Fatal(err)
+		}
+		p := &posgate.Promotion{ID: "C", Name: "C", CategoryIDs: []string{"TOP"}, Results: []posgate.PromotionResult{{PromotionType: posgate.PromotionPercentage, Value: 30}}}
+		if !posgate.NewPromotionChecker("cc", []string{"C1"}, nil).Check(1, p) {
+			t.Fatal("C fails its checks")
+		}
+		imp, err := st.BeginPromotionImport(ctx, "clover", "cc")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := imp.Add(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := imp.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(3 * ttl)
+		for best() != "C" {
+			if time.Now().After(deadline) {
+				t.Fatalf("a change made elsewhere is not evaluated %s after it", 3*ttl)
+			}
+			time.Sleep(ttl / 10)
+		}
 	})
 }

@@ -68,8 +68,11 @@ func (q *EvaluateRequest) Validate() ([]posgate.BasketLine, error) {
 	}
 	lines := make([]posgate.BasketLine, len(q.Products))
 	for i, pr := range q.Products {
-		path := "products[" + strconv.Itoa(i) + "]"
-		required(v, path+".productId", pr.ProductID)
+		// The path is built only for an error: a valid line allocates nothing.
+		path := func() string { return "products[" + strconv.Itoa(i) + "]" }
+		if !given(pr.ProductID) {
+			required(v, path()+".productId", pr.ProductID)
+		}
 		l := &lines[i]
 		if pr.ProductID != nil {
 			l.ProductID = *pr.ProductID
@@ -81,14 +84,14 @@ func (q *EvaluateRequest) Validate() ([]posgate.BasketLine, error) {
 		if pr.Quantity != "" {
 			n, exact, err := pr.Quantity.Scaled(posgate.QuantityScale)
 			if err != nil || !exact || n <= 0 || n > posgate.MaxQuantity {
-				v.Add(path+".quantity", "The quantity must be a number greater than 0 and at most 1000000, with at most 3 decimals.")
+				v.Add(path()+".quantity", "The quantity must be a number greater than 0 and at most 1000000, with at most 3 decimals.")
 			}
 			l.Quantity = n
 		}
 		if pr.Price == "" {
-			v.Add(path+".price", "The price field is required.")
+			v.Add(path()+".price", "The price field is required.")
 		} else if p, err := pr.Price.MinorUnits(); err != nil || p < 0 || p > posgate.MaxPrice {
-			v.Add(path+".price", "The price must be a number from 0 to 1000000000.00.")
+			v.Add(path()+".price", "The price must be a number from 0 to 1000000000.00.")
 		} else {
 			l.UnitPrice = p
 		}
