@@ -11,8 +11,9 @@ import (
 	"unicode/utf8"
 )
 
-// PromotionStore holds imported promotions (docs/api.md §9) and the company
-// catalogues that their category and product ids are checked against.
+// PromotionStore holds imported promotions (docs/api.md §9); the catalogues
+// that their category and product ids are checked against are the
+// CatalogueStore's.
 //
 // Semantics every implementation follows, beyond Store's conventions:
 //   - A promotion is keyed by (POS system, company, promotion id). An import
@@ -51,13 +52,6 @@ type PromotionStore interface {
 	// limit, so that a carousel poll costs the same for a company of
 	// 100,000 promotions as for one of 50.
 	ListCarouselPromotions(ctx context.Context, posSystemID, companyID, locationID string, at time.Time, limit int) ([]*Promotion, error)
-
-	// FindCatalogue returns a company's catalogue; one that was never set is
-	// empty (ENOTFOUND only when the company does not exist).
-	FindCatalogue(ctx context.Context, posSystemID, companyID string) (*Catalogue, error)
-	// ReplaceCatalogue replaces a company's catalogue with c (ENOTFOUND when
-	// the company does not exist).
-	ReplaceCatalogue(ctx context.Context, c *Catalogue) error
 }
 
 // PromotionImport stages the valid promotions of one import request, so that
@@ -149,9 +143,10 @@ type PromotionResult struct {
 	Value         float64       `json:"value"`
 }
 
-// Catalogue lists the category and product ids a company knows, so that an
-// import can warn about ids that are not in it (docs/api.md §9.3). An empty
-// list means "no catalogue" for that kind: nothing is checked against it.
+// Catalogue lists the ids of a company's categories and products
+// (docs/api.md §17), so that a promotion import can warn about ids that are
+// not in it (docs/api.md §9.3). An empty list means "no catalogue" for that
+// kind: nothing is checked against it.
 type Catalogue struct {
 	POSSystemID string   `json:"posSystemId"`
 	CompanyID   string   `json:"posCompanyId"`

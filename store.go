@@ -20,6 +20,7 @@ type Store interface {
 	CouponStore
 	ContentStore
 	PromotionStore
+	CatalogueStore
 	IdempotencyStore
 	TransactionStore
 

@@ -56,10 +56,11 @@ const (
 	FeatureCarousel         Feature = "carousel"
 	FeaturePromotionImport  Feature = "promotionImport"
 	FeatureTransactions     Feature = "transactions"
+	FeatureProductsImport   Feature = "productsImport"
 )
 
 // AllFeatures lists every feature switch in a stable order.
-var AllFeatures = []Feature{FeatureCoupons, FeatureReceiptPromotion, FeatureCarousel, FeaturePromotionImport, FeatureTransactions}
+var AllFeatures = []Feature{FeatureCoupons, FeatureReceiptPromotion, FeatureCarousel, FeaturePromotionImport, FeatureTransactions, FeatureProductsImport}
 
 // Features holds a company's feature switches. startInteraction belongs to
 // Transactions: a session exists only to link a later transaction.
@@ -69,11 +70,13 @@ type Features struct {
 	Carousel         bool `json:"carousel"`
 	PromotionImport  bool `json:"promotionImport"`
 	Transactions     bool `json:"transactions"`
+	// ProductsImport governs the catalogue imports (docs/api.md §17).
+	ProductsImport bool `json:"productsImport"`
 }
 
 // AllFeaturesOn is the default for a new company: everything switched on.
 func AllFeaturesOn() Features {
-	return Features{Coupons: true, ReceiptPromotion: true, Carousel: true, PromotionImport: true, Transactions: true}
+	return Features{Coupons: true, ReceiptPromotion: true, Carousel: true, PromotionImport: true, Transactions: true, ProductsImport: true}
 }
 
 // Enabled reports whether feature f is switched on.
@@ -89,6 +92,8 @@ func (f Features) Enabled(name Feature) bool {
 		return f.PromotionImport
 	case FeatureTransactions:
 		return f.Transactions
+	case FeatureProductsImport:
+		return f.ProductsImport
 	}
 	return false
 }
@@ -107,6 +112,8 @@ func (f *Features) Set(name Feature, on bool) error {
 		f.PromotionImport = on
 	case FeatureTransactions:
 		f.Transactions = on
+	case FeatureProductsImport:
+		f.ProductsImport = on
 	default:
 		return Errorf(EINVALID, "unknown feature %q (known: %s)", name, featureNames())
 	}

@@ -187,6 +187,27 @@ var scenarios = []scenario{
 		target: target{maxP99: 100 * time.Millisecond, zeroErrors: true, maxRSSKB: 128 << 10},
 	},
 	{
+		// Promotion evaluation (docs/api.md §18): a 20-line basket against
+		// 10,000 promotions of a company.
+		name:        "promotionEvaluate",
+		method:      http.MethodPost,
+		path:        "/v2/pos/{pos}/promotions/evaluate",
+		body:        evaluateBody(),
+		auth:        authBearer,
+		keys:        func(e *env) [][]string { return e.Keys["evaluate"] },
+		setup:       loadEvaluation,
+		verify:      verifyEvaluation,
+		connections: 16,
+		target:      target{minRatio: 0.1, maxP99: 10 * time.Millisecond, zeroErrors: true},
+	},
+	{
+		// The products import (docs/api.md §17.1): 100,000 new products.
+		name:   "productImport",
+		setup:  loadProductCompany,
+		run:    runProductImport,
+		target: target{maxDuration: 2 * time.Second, zeroErrors: true, anyRSS: true},
+	},
+	{
 		// The promotion import: one import of 100,000 new promotions.
 		name:   "promotionImport",
 		setup:  loadCatalogue,

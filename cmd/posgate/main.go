@@ -75,8 +75,12 @@ func commands() []command {
 		{"generate coupons", "load generated loyalty users and coupons into a company, for tests and benchmarks: --pos P --company C [--users N] [--coupons N] [--seed S]", cmdGenerateCoupons},
 		{"import promotions", "send a JSON or CSV file of promotions to a running posgate's API: FILE --company C [--base-url U] --client-id I --client-secret S", cmdImportPromotions},
 		{"promotions list", "list a company's promotions: --pos P --company C [--location L] [--valid-at T]", cmdPromotionsList},
-		{"catalogue set", "replace a company's catalogue of categories and products: --pos P --company C [--categories a,b] [--products x,y] [--file F]", cmdCatalogueSet},
-		{"catalogue show", "show a company's catalogue: --pos P --company C", cmdCatalogueShow},
+		{"catalogue set", "make a company's categories and products exactly these ids (kept ones keep their fields): --pos P --company C [--categories a,b] [--products x,y] [--file F]", cmdCatalogueSet},
+		{"catalogue show", "show the ids of a company's categories and products: --pos P --company C", cmdCatalogueShow},
+		{"import products", "send a JSON or CSV file of products to a running posgate's API: FILE --company C [--base-url U] --client-id I --client-secret S", cmdImportProducts},
+		{"import productCategories", "send a JSON or CSV file of product categories to a running posgate's API: FILE --company C [--base-url U] --client-id I --client-secret S", cmdImportCategories},
+		{"products list", "list a company's products: --pos P --company C", cmdProductsList},
+		{"categories list", "list a company's product categories: --pos P --company C", cmdCategoriesList},
 	}, contentCommands()...)
 }
 

@@ -97,7 +97,7 @@ func TestOperatorCommands(t *testing.T) {
 		t.Fatalf("duplicate terminal error: %q", got)
 	}
 	_, err = runCLI(t, env, "company", "create", "x", "--pos", "pax", "--features", "teleport")
-	if got := describe(err); got != `unknown feature "teleport" (known: coupons, receiptPromotion, carousel, promotionImport, transactions)` {
+	if got := describe(err); got != `unknown feature "teleport" (known: coupons, receiptPromotion, carousel, promotionImport, transactions, productsImport)` {
 		t.Fatalf("feature error: %q", got)
 	}
 	if after := mustCLI(t, env, "terminal", "list", "--pos", "pax"); after != before {

@@ -31,7 +31,21 @@ import (
 // POS system would, showing a progress bar while the file uploads, and
 // prints the result.
 func cmdImportPromotions(ctx context.Context, env *cli, args []string) error {
-	fs := env.newFlags("import promotions")
+	return runImport(ctx, env, args, importKind{name: "promotions", noun: "promotion", route: "promotions", csv: csvToJSON})
+}
+
+// importKind is what differs between the imports the CLI sends: the name
+// of the command's things, the route's last segment and the conversion of
+// a CSV file into the route's JSON body (returning each item's line).
+type importKind struct {
+	name, noun, route string
+	csv               func(r io.Reader, w io.Writer) ([]int, error)
+}
+
+// runImport is the import commands' one implementation (promotions,
+// products, productCategories).
+func runImport(ctx context.Context, env *cli, args []string, k importKind) error {
+	fs := env.newFlags("import " + k.name)
 	baseURL := fs.String("base-url", "http://localhost:8080", "address of the posgate API")
 	authURL := fs.String("auth-url", "", "address of the identity provider (default --base-url)")
 	clientID := fs.String("client-id", "", "client id of a POS client (scope pos_integration)")
@@ -47,7 +61,7 @@ func cmdImportPromotions(ctx context.Context, env *cli, args []string) error {
 	}
 	if len(pos) != 1 {
 		fs.Usage()
-		return fmt.Errorf("import promotions takes one FILE, got %d arguments", len(pos))
+		return fmt.Errorf("import %s takes one FILE, got %d arguments", k.name, len(pos))
 	}
 	switch {
 	case *company == "":
@@ -79,7 +93,7 @@ func cmdImportPromotions(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		lines, err = csvToJSON(f, io.Discard)
+		lines, err = k.csv(f, io.Discard)
 		f.Close()
 		if err != nil {
 			return fmt.Errorf("%s: %w", file, err)
@@ -113,7 +127,7 @@ func cmdImportPromotions(ctx context.Context, env *cli, args []string) error {
 	if kind == "csv" {
 		pr, pw := io.Pipe()
 		go func() {
-			_, err := csvToJSON(progress, pw)
+			_, err := k.csv(progress, pw)
 			pw.CloseWithError(err)
 		}()
 		body = pr
@@ -122,7 +136,7 @@ func cmdImportPromotions(ctx context.Context, env *cli, args []string) error {
 	if !*quiet {
 		stop = progress.show(env.stderr, filepath.Base(file))
 	}
-	target := base + "/pos/" + url.PathEscape(*posID) + "/company/" + url.PathEscape(*company) + "/import/promotions"
+	target := base + "/pos/" + url.PathEscape(*posID) + "/company/" + url.PathEscape(*company) + "/import/" + k.route
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, body)
 	if err != nil {
 		stop()
@@ -154,7 +168,7 @@ func cmdImportPromotions(ctx context.Context, env *cli, args []string) error {
 	}
 	printImportResult(env, &env2.Data, lines)
 	if env2.Data.Status == posgate.ImportFailed {
-		return errors.New("import failed: no promotion was stored")
+		return fmt.Errorf("import failed: no %s was stored", k.noun)
 	}
 	return nil
 }

@@ -187,7 +187,14 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	if err != nil {
 		return fmt.Errorf("identity provider: %w", err)
 	}
+	// Promotion evaluation's index of a company is revalidated as often as
+	// the lookups are cached; without a cache, every evaluation reads it.
+	promotionTTL := time.Duration(-1)
+	if cfg.CacheTTL > 0 {
+		promotionTTL = cfg.CacheTTL
+	}
 	svc := service.New(st, service.Config{
+		PromotionCacheTTL: promotionTTL,
 		BaseURL:           addrs.BaseURL,
 		SessionTTL:        cfg.SessionTTL,
 		CarouselURLTTL:    cfg.CarouselURLTTL,

@@ -37,6 +37,7 @@ type node struct {
 
 var (
 	timeType            = reflect.TypeFor[time.Time]()
+	decimalType         = reflect.TypeFor[interface{ DecimalNumber() }]() // posgate.Decimal: a number kept as text
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 	// numberType marks a type that reads a JSON number itself
 	// (posgate.Amount, exact decimals): a number whatever its Go kind, so
@@ -73,6 +74,8 @@ func build(t reflect.Type, seen map[reflect.Type]*node) *node {
 		return &n
 	case t.Implements(numberType):
 		return &node{kind: kindFloat}
+	case t.Implements(decimalType):
+		return &node{kind: kindFloat} // read from a JSON number (XML text as one)
 	case reflect.PointerTo(t).Implements(textUnmarshalerType):
 		return &node{kind: kindString} // the JSON decoder reads it from a string
 	}

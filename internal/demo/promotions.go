@@ -9,11 +9,53 @@ import (
 	"github.com/posgate/posgate"
 )
 
-// demoCatalogue is demo-company's catalogue, set only while the company has
-// none.
-var demoCatalogue = posgate.Catalogue{POSSystemID: POSSystemID, CompanyID: CompanyID,
-	CategoryIDs: []string{"BAKERY", "COFFEE", "SANDWICHES"},
-	ProductIDs:  []string{"SKU-CROISSANT", "SKU-LATTE-L", "SKU-LATTE-M", "SKU-MUFFIN", "SKU-SANDWICH-BLT"}}
+// demoCategories and demoProducts are demo-company's catalogue, imported
+// only while the company has none: categories in two levels (PASTRY under
+// BAKERY), so that a promotion for BAKERY reaches a croissant.
+var (
+	demoCategories = []posgate.CategoryItem{
+		{PosProductCategoryID: "BAKERY", Name: "Bakery"},
+		{PosProductCategoryID: "PASTRY", Name: "Pastry", PosProductParentCategoryID: "BAKERY"},
+		{PosProductCategoryID: "COFFEE", Name: "Coffee"},
+		{PosProductCategoryID: "SANDWICHES", Name: "Sandwiches"},
+	}
+	demoProducts = []posgate.ProductItem{
+		{ProductID: "SKU-CROISSANT", ProductName: "Croissant", ProductCategoryID: "PASTRY", ProductCategory: "Pastry", Manufacturer: "Demo Bakery", Price: "2.50"},
+		{ProductID: "SKU-MUFFIN", ProductName: "Blueberry muffin", ProductCategoryID: "PASTRY", ProductCategory: "Pastry", Manufacturer: "Demo Bakery", Price: "3.00"},
+		{ProductID: "SKU-LATTE-L", ProductName: "Latte, large", ProductCategoryID: "COFFEE", ProductCategory: "Coffee", Price: "4.20"},
+		{ProductID: "SKU-LATTE-M", ProductName: "Latte, medium", ProductCategoryID: "COFFEE", ProductCategory: "Coffee", Price: "3.60"},
+		{ProductID: "SKU-SANDWICH-BLT", ProductName: "BLT sandwich", ProductCategoryID: "SANDWICHES", ProductCategory: "Sandwiches", Price: "6.90"},
+	}
+)
+
+// loadCatalogue imports the demo catalogue if demo-company has none,
+// through the imports' checks.
+func loadCatalogue(ctx context.Context, st posgate.Store) (*posgate.Catalogue, error) {
+	cat, err := st.FindCatalogue(ctx, POSSystemID, CompanyID)
+	if err != nil || len(cat.CategoryIDs) > 0 || len(cat.ProductIDs) > 0 {
+		return cat, err
+	}
+	cc := posgate.NewCategoryChecker(POSSystemID, CompanyID)
+	for i := range demoCategories {
+		cc.Check(i+1, &demoCategories[i])
+	}
+	if _, _, err := st.ImportCategories(ctx, POSSystemID, CompanyID, cc.Plan); err != nil {
+		return nil, err
+	}
+	if r := cc.Result(0, 0); len(r.Errors) > 0 {
+		return nil, fmt.Errorf("demo categories fail the checks: %+v", r.Errors)
+	}
+	pc := posgate.NewProductChecker(CompanyID, []string{"BAKERY", "PASTRY", "COFFEE", "SANDWICHES"})
+	for i := range demoProducts {
+		if !pc.Check(i+1, POSSystemID, &demoProducts[i]) {
+			return nil, fmt.Errorf("demo product %s fails the checks: %+v", demoProducts[i].ProductID, pc.Result(0, 0).Errors)
+		}
+	}
+	if _, _, err := st.ImportProducts(ctx, POSSystemID, CompanyID, pc.Accepted()); err != nil {
+		return nil, err
+	}
+	return st.FindCatalogue(ctx, POSSystemID, CompanyID)
+}
 
 // demoPromotions are demo-company's promotions, each imported only while
 // absent: one everywhere and always, one at LOC123 on weekend mornings, one
@@ -38,23 +80,13 @@ func demoPromotions() []*posgate.Promotion {
 	}
 }
 
-// loadPromotions sets the demo catalogue if demo-company has none and
+// loadPromotions imports the demo catalogue if demo-company has none and
 // imports the demo promotions it lacks, through the same checks as an
 // import, so that the carousel and the operator API have something to show.
 func loadPromotions(ctx context.Context, st posgate.Store) error {
-	cat, err := st.FindCatalogue(ctx, POSSystemID, CompanyID)
+	cat, err := loadCatalogue(ctx, st)
 	if err != nil {
 		return err
-	}
-	if len(cat.CategoryIDs) == 0 && len(cat.ProductIDs) == 0 {
-		c := demoCatalogue
-		if err := c.Validate(); err != nil {
-			return err
-		}
-		if err := st.ReplaceCatalogue(ctx, &c); err != nil {
-			return err
-		}
-		cat = &c
 	}
 	var missing []*posgate.Promotion
 	for _, p := range demoPromotions() {

@@ -74,7 +74,7 @@ func startProcess(t *testing.T, database string) *process {
 		sc := bufio.NewScanner(logs)
 		for sc.Scan() {
 			stderr.Write(append(sc.Bytes(), '\n'))
-			if strings.Contains(sc.Text(), `"msg":"promotion import: committing"`) {
+			if strings.Contains(sc.Text(), ` import: committing"`) { // promotions, products, categories
 				p.committing <- struct{}{}
 			}
 			if strings.Contains(sc.Text(), `"msg":"transaction batch: applying"`) {
@@ -146,7 +146,14 @@ func (p *process) token(t *testing.T, id, secret, scope string) string {
 // stored returns how many promotions company crash has.
 func (p *process) stored(t *testing.T, admin string) int {
 	t.Helper()
-	r, _ := http.NewRequest("GET", p.base+"/admin/v1/pos-systems/clover/companies/crash/promotions?pageSize=1", nil)
+	return p.count(t, admin, "promotions")
+}
+
+// count returns how many promotions, products or categories (kind)
+// company crash has.
+func (p *process) count(t *testing.T, admin, kind string) int {
+	t.Helper()
+	r, _ := http.NewRequest("GET", p.base+"/admin/v1/pos-systems/clover/companies/crash/"+kind+"?pageSize=1", nil)
 	r.Header.Set("Authorization", "Bearer "+admin)
 	resp, err := http.DefaultClient.Do(r)
 	if err != nil {
@@ -157,7 +164,7 @@ func (p *process) stored(t *testing.T, admin string) int {
 		Page struct{ Total int } `json:"page"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || resp.StatusCode != 200 {
-		t.Fatalf("list promotions: %d %v", resp.StatusCode, err)
+		t.Fatalf("list %s: %d %v", kind, resp.StatusCode, err)
 	}
 	return page.Page.Total
 }
@@ -205,10 +212,10 @@ func crashBody(n int) []byte {
 // importUntil posts body and kills the process: once afterBytes of it have
 // been sent and wait has passed, or (atCommit) as soon as the server logs
 // that it commits the import. It returns whether the answer came first.
-func (p *process) importUntil(t *testing.T, tok string, body []byte, afterBytes int, wait time.Duration, atCommit bool) bool {
+func (p *process) importUntil(t *testing.T, path, tok string, body []byte, afterBytes int, wait time.Duration, atCommit bool) bool {
 	t.Helper()
 	pr, pw := io.Pipe()
-	r, _ := http.NewRequest("POST", p.base+importPath("crash"), pr)
+	r, _ := http.NewRequest("POST", p.base+path, pr)
 	r.Header.Set("Authorization", "Bearer "+tok)
 	r.Header.Set("Content-Type", "application/json")
 	answered := make(chan int, 1)
@@ -283,7 +290,7 @@ func TestPromotionImportCrash(t *testing.T) {
 		// Mid-upload: half of the body has arrived.
 		p := startProcess(t, database)
 		p.createCrashCompany(t, p.token(t, "demo-admin", "demo-admin-secret", "admin"))
-		if p.importUntil(t, p.token(t, "demo-pos", "demo-pos-secret", "pos_integration"), body, len(body)/2, 500*time.Millisecond, false) {
+		if p.importUntil(t, importPath("crash"), p.token(t, "demo-pos", "demo-pos-secret", "pos_integration"), body, len(body)/2, 500*time.Millisecond, false) {
 			t.Fatal("an import without the second half of its body was answered")
 		}
 		p = startProcess(t, database)
@@ -292,7 +299,7 @@ func TestPromotionImportCrash(t *testing.T) {
 		}
 
 		// During the commit: the body has been read, the transaction runs.
-		if p.importUntil(t, p.token(t, "demo-pos", "demo-pos-secret", "pos_integration"), body, len(body), 0, true) {
+		if p.importUntil(t, importPath("crash"), p.token(t, "demo-pos", "demo-pos-secret", "pos_integration"), body, len(body), 0, true) {
 			t.Fatal("the import was answered before the kill at its commit")
 		}
 		p = startProcess(t, database)
@@ -323,6 +330,78 @@ func TestPromotionImportCrash(t *testing.T) {
 		p = startProcess(t, database)
 		if got := stored(p); got != n {
 			t.Fatalf("after the re-sent, answered import and a kill %d promotions are stored, want %d", got, n)
+		}
+	})
+}
+
+// TestProductImportCrash kills the server (SIGKILL) in the middle of a
+// 100,000-product import, during the upload and during the commit, and
+// checks that all of it or none is stored (docs/api.md §17.1).
+func TestProductImportCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds posgate and imports 100,000 products several times")
+	}
+	const n = 100_000
+	var b bytes.Buffer
+	b.WriteString(`{"items":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"productId":"SKU-%06d","productName":"Product %d","productCategoryId":"C%d","productCategory":"Category","manufacturer":"Maker","price":%d.99}`, i, i, i%50, i%100)
+	}
+	b.WriteString(`]}`)
+	body := b.Bytes()
+	forEachStore(t, func(t *testing.T, dsn string) {
+		database := dsn
+		if !strings.HasPrefix(dsn, "postgres") {
+			database = filepath.Join(t.TempDir(), "crash.db")
+		}
+		stored := func(p *process) int {
+			t.Helper()
+			return p.count(t, p.token(t, "demo-admin", "demo-admin-secret", "admin"), "products")
+		}
+		path := productsPath("crash")
+		p := startProcess(t, database)
+		p.createCrashCompany(t, p.token(t, "demo-admin", "demo-admin-secret", "admin"))
+		if p.importUntil(t, path, p.token(t, "demo-pos", "demo-pos-secret", "pos_integration"), body, len(body)/2, 500*time.Millisecond, false) {
+			t.Fatal("an import without the second half of its body was answered")
+		}
+		p = startProcess(t, database)
+		if got := stored(p); got != 0 {
+			t.Fatalf("after a kill in mid-upload %d products are stored, want none", got)
+		}
+		if p.importUntil(t, path, p.token(t, "demo-pos", "demo-pos-secret", "pos_integration"), body, len(body), 0, true) {
+			t.Fatal("the import was answered before the kill at its commit")
+		}
+		p = startProcess(t, database)
+		got := stored(p)
+		if got != 0 && got != n {
+			t.Fatalf("after a kill during the commit %d of %d products are stored: not all or nothing", got, n)
+		}
+		t.Logf("killed during the commit: %d stored", got)
+		tok := p.token(t, "demo-pos", "demo-pos-secret", "pos_integration")
+		r, _ := http.NewRequest("POST", p.base+path, bytes.NewReader(body))
+		r.Header.Set("Authorization", "Bearer "+tok)
+		r.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var env struct{ Data importResult }
+		err = json.NewDecoder(resp.Body).Decode(&env)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("re-sent import: %d %v", resp.StatusCode, err)
+		}
+		// Every product names a category the company lacks: one warning each.
+		if env.Data.Status != "Completed" || env.Data.CreatedCount != n-got || env.Data.UpdatedCount != got || len(env.Data.Warnings) != n {
+			t.Fatalf("re-sent import: %s %d %d %d warnings", env.Data.Status, env.Data.CreatedCount, env.Data.UpdatedCount, len(env.Data.Warnings))
+		}
+		p.kill()
+		p = startProcess(t, database)
+		if got := stored(p); got != n {
+			t.Fatalf("after the re-sent, answered import and a kill %d products are stored, want %d", got, n)
 		}
 	})
 }

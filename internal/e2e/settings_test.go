@@ -33,9 +33,8 @@ func settingsBody(company, status string, flags [8]bool) string {
 }
 
 // allServed is the companySettings of an active company with every switch
-// on: everything but POS rules and the products import, which posgate does
-// not serve.
-var allServed = [8]bool{true, true, false, true, true, false, true, true}
+// on: everything but POS rules, which posgate does not serve.
+var allServed = [8]bool{true, true, false, true, true, true, true, true}
 
 // TestSettingsLookup covers the settings lookup (docs/api.md §15.1), POST
 // and GET.
@@ -95,10 +94,13 @@ func TestSettingsLookup(t *testing.T) {
 		})
 		t.Run("feature switches", func(t *testing.T) {
 			patch(demoCompanyPath, `{"features":{"transactions":false,"carousel":false}}`)
-			mustBody(t, get(pos, "?posCompanyId=demo-company"), settingsBody("demo-company", "Active", [8]bool{false, false, false, true, true, false, false, true}))
+			mustBody(t, get(pos, "?posCompanyId=demo-company"), settingsBody("demo-company", "Active", [8]bool{false, false, false, true, true, true, false, true}))
 			patch(demoCompanyPath, `{"features":{"transactions":true,"carousel":true,"coupons":false,"receiptPromotion":false,"promotionImport":false}}`)
-			mustBody(t, get(pos, "?posCompanyId=demo-company"), settingsBody("demo-company", "Active", [8]bool{true, true, false, false, false, false, true, false}))
-			patch(demoCompanyPath, `{"features":{"coupons":true,"receiptPromotion":true,"promotionImport":true}}`)
+			mustBody(t, get(pos, "?posCompanyId=demo-company"), settingsBody("demo-company", "Active", [8]bool{true, true, false, false, false, true, true, false}))
+			// productsImport alone, off and on: isProductsImportEnabled follows it.
+			patch(demoCompanyPath, `{"features":{"coupons":true,"receiptPromotion":true,"promotionImport":true,"productsImport":false}}`)
+			mustBody(t, get(pos, "?posCompanyId=demo-company"), settingsBody("demo-company", "Active", [8]bool{true, true, false, true, true, false, true, true}))
+			patch(demoCompanyPath, `{"features":{"productsImport":true}}`)
 			mustBody(t, get(pos, "?posCompanyId=demo-company"), demo)
 		})
 		t.Run("disabled company", func(t *testing.T) {

@@ -241,6 +241,14 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("GET /admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}/catalogue", s.admin(s.endpoint(s.getCatalogue)))
 	mux.HandleFunc("PUT /admin/v1/pos-systems/{posSystemId}/companies/{posCompanyId}/catalogue", s.admin(bodyEndpoint(s, adminBody, s.replaceCatalogue)))
 
+	// The catalogue (docs/api.md §17), its operator lists, and promotion
+	// evaluation (§18).
+	mux.HandleFunc("POST /pos/{posSystemId}/company/{posCompanyId}/import/products", s.importBody(s.pos(s.endpoint(s.importProducts))))
+	mux.HandleFunc("POST /pos/{posSystemId}/company/{posCompanyId}/import/productCategories", s.importBody(s.pos(s.endpoint(s.importCategories))))
+	mux.HandleFunc("GET "+company+"/products", s.admin(s.endpoint(s.listProducts)))
+	mux.HandleFunc("GET "+company+"/categories", s.admin(s.endpoint(s.listCategories)))
+	mux.HandleFunc("POST /v2/pos/{posSystemId}/promotions/evaluate", s.pos(bodyEndpoint(s, posBody, s.evaluatePromotions)))
+
 	// Settings lookup (docs/api.md §15.1): a body, or the query on GET.
 	mux.HandleFunc("POST /v2/pos/{posSystemId}/settings/lookup", s.pos(bodyEndpoint(s, posBody, s.lookupSettings)))
 	mux.HandleFunc("GET /v2/pos/{posSystemId}/settings/lookup", s.pos(s.endpoint(s.lookupSettingsQuery)))

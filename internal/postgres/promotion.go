@@ -157,65 +157,6 @@ func companyExists(ctx context.Context, q interface {
 	return readErr(err, "find company", posgate.NotFound("company", companyID))
 }
 
-// FindCatalogue returns a company's catalogue, empty if it was never set.
-func (db *DB) FindCatalogue(ctx context.Context, posSystemID, companyID string) (*posgate.Catalogue, error) {
-	c := &posgate.Catalogue{POSSystemID: posSystemID, CompanyID: companyID, CategoryIDs: []string{}, ProductIDs: []string{}}
-	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		if err := companyExists(ctx, tx, posSystemID, companyID); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `SELECT kind, item_id FROM catalogue_items WHERE pos_system_id = $1 AND company_id = $2
-			ORDER BY kind, item_id`, posSystemID, companyID)
-		if err != nil {
-			return err
-		}
-		var kind, id string
-		_, err = pgx.ForEachRow(rows, []any{&kind, &id}, func() error {
-			if kind == "category" {
-				c.CategoryIDs = append(c.CategoryIDs, id)
-			} else {
-				c.ProductIDs = append(c.ProductIDs, id)
-			}
-			return nil
-		})
-		return err
-	})
-	if err != nil {
-		if posgate.ErrorCode(err) == posgate.ENOTFOUND {
-			return nil, err
-		}
-		return nil, wrap(err, "find catalogue")
-	}
-	return c, nil
-}
-
-// ReplaceCatalogue replaces a company's catalogue with c in one transaction.
-func (db *DB) ReplaceCatalogue(ctx context.Context, c *posgate.Catalogue) error {
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		// FOR UPDATE serialises replacements of one catalogue.
-		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM companies WHERE pos_system_id = $1 AND company_id = $2 FOR UPDATE`,
-			c.POSSystemID, c.CompanyID).Scan(&one)
-		if err != nil {
-			return readErr(err, "find company", posgate.NotFound("company", c.CompanyID))
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM catalogue_items WHERE pos_system_id = $1 AND company_id = $2`, c.POSSystemID, c.CompanyID); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO catalogue_items (pos_system_id, company_id, kind, item_id)
-			SELECT $1, $2, 'category', unnest($3::text[]) UNION SELECT $1, $2, 'product', unnest($4::text[])`,
-			c.POSSystemID, c.CompanyID, c.CategoryIDs, c.ProductIDs)
-		return err
-	})
-	if err != nil {
-		if posgate.ErrorCode(err) == posgate.ENOTFOUND {
-			return err
-		}
-		return wrap(err, "replace catalogue")
-	}
-	return nil
-}
-
 // stageCols are the columns of promotion_stage, in the order of the rows
 // Add sends to COPY.
 var stageCols = []string{"promotion_id", "location_ids", "data", "valid_from", "valid_until"}
@@ -434,6 +375,9 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 	}
 	if imp.twice != "" {
 		return 0, 0, storekit.PromotionGivenTwice(imp.twice)
+	}
+	if err := bumpCatalogueVersion(ctx, imp.tx, imp.posSystemID, imp.companyID); err != nil {
+		return 0, 0, wrap(err, "import promotions")
 	}
 	if err := imp.tx.Commit(ctx); err != nil {
 		return 0, 0, wrap(err, "import promotions: commit")

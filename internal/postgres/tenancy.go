@@ -12,14 +12,14 @@ import (
 // its tables p, c, l and t.
 const (
 	posSystemCols = `p.id, p.name, p.created_at`
-	companyCols   = `c.pos_system_id, c.company_id, c.name, c.status, c.coupons, c.receipt_promotion, c.carousel, c.promotion_import, c.transactions, c.created_at, c.updated_at`
+	companyCols   = `c.pos_system_id, c.company_id, c.name, c.status, c.coupons, c.receipt_promotion, c.carousel, c.promotion_import, c.transactions, c.products_import, c.created_at, c.updated_at`
 	locationCols  = `l.pos_system_id, l.location_id, l.company_id, l.name, l.status, l.created_at, l.updated_at`
 	terminalCols  = `t.pos_system_id, t.location_id, t.terminal_id, t.name, t.status, t.created_at, t.updated_at`
 )
 
 func companyDest(c *posgate.Company) []any {
 	f := &c.Features
-	return []any{&c.POSSystemID, &c.ID, &c.Name, &c.Status, &f.Coupons, &f.ReceiptPromotion, &f.Carousel, &f.PromotionImport, &f.Transactions, &c.CreatedAt, &c.UpdatedAt}
+	return []any{&c.POSSystemID, &c.ID, &c.Name, &c.Status, &f.Coupons, &f.ReceiptPromotion, &f.Carousel, &f.PromotionImport, &f.Transactions, &f.ProductsImport, &c.CreatedAt, &c.UpdatedAt}
 }
 
 func locationDest(l *posgate.Location) []any {
@@ -76,9 +76,9 @@ func (db *DB) CreateCompany(ctx context.Context, c *posgate.Company) error {
 	now := posgate.Timestamp(db.now())
 	f := c.Features
 	_, err := db.pool.Exec(ctx, `INSERT INTO companies (pos_system_id, company_id, name, status,
-		coupons, receipt_promotion, carousel, promotion_import, transactions, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)`,
-		c.POSSystemID, c.ID, c.Name, c.Status, f.Coupons, f.ReceiptPromotion, f.Carousel, f.PromotionImport, f.Transactions, now)
+		coupons, receipt_promotion, carousel, promotion_import, transactions, created_at, updated_at, products_import)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11)`,
+		c.POSSystemID, c.ID, c.Name, c.Status, f.Coupons, f.ReceiptPromotion, f.Carousel, f.PromotionImport, f.Transactions, now, f.ProductsImport)
 	if err != nil {
 		return writeErr(err, "create company", posgate.AlreadyExists("company", c.ID), posgate.NotFound("POS system", c.POSSystemID))
 	}
@@ -104,19 +104,20 @@ func (db *DB) ListCompanies(ctx context.Context, posSystemID string) ([]*posgate
 
 // UpdateCompany changes the fields upd names and returns the result.
 func (db *DB) UpdateCompany(ctx context.Context, posSystemID, companyID string, upd posgate.CompanyUpdate) (*posgate.Company, error) {
-	var coupons, receiptPromotion, carousel, promotionImport, transactions *bool
+	var coupons, receiptPromotion, carousel, promotionImport, transactions, productsImport *bool
 	if f := upd.Features; f != nil {
 		coupons, receiptPromotion, carousel, promotionImport, transactions = &f.Coupons, &f.ReceiptPromotion, &f.Carousel, &f.PromotionImport, &f.Transactions
+		productsImport = &f.ProductsImport
 	}
 	c, err := scanCompany(db.pool.QueryRow(ctx, `UPDATE companies c SET
 		name = coalesce($3, c.name), status = coalesce($4, c.status),
 		coupons = coalesce($5, c.coupons), receipt_promotion = coalesce($6, c.receipt_promotion),
 		carousel = coalesce($7, c.carousel), promotion_import = coalesce($8, c.promotion_import),
-		transactions = coalesce($9, c.transactions), updated_at = $10
+		transactions = coalesce($9, c.transactions), products_import = coalesce($11, c.products_import), updated_at = $10
 		WHERE c.pos_system_id = $1 AND c.company_id = $2
 		RETURNING `+companyCols,
 		posSystemID, companyID, upd.Name, upd.Status, coupons, receiptPromotion, carousel, promotionImport, transactions,
-		posgate.Timestamp(db.now())))
+		posgate.Timestamp(db.now()), productsImport))
 	if err != nil {
 		return nil, readErr(err, "update company", posgate.NotFound("company", companyID))
 	}

@@ -25,6 +25,7 @@ type FeaturePatch struct {
 	Carousel         *bool `json:"carousel"`
 	PromotionImport  *bool `json:"promotionImport"`
 	Transactions     *bool `json:"transactions"`
+	ProductsImport   *bool `json:"productsImport"`
 }
 
 // Apply returns f with the patch's switches applied; a nil patch changes
@@ -43,6 +44,7 @@ func (p *FeaturePatch) Apply(f posgate.Features) posgate.Features {
 	set(&f.Carousel, p.Carousel)
 	set(&f.PromotionImport, p.PromotionImport)
 	set(&f.Transactions, p.Transactions)
+	set(&f.ProductsImport, p.ProductsImport)
 	return f
 }
 
@@ -61,6 +63,8 @@ func (p *FeaturePatch) Set(name posgate.Feature, on bool) error {
 		dst = &p.PromotionImport
 	case posgate.FeatureTransactions:
 		dst = &p.Transactions
+	case posgate.FeatureProductsImport:
+		dst = &p.ProductsImport
 	default:
 		var f posgate.Features
 		return f.Set(name, on)

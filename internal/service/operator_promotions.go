@@ -114,8 +114,10 @@ type ReplaceCatalogueRequest struct {
 	ProductIDs  []string `json:"productIds"`
 }
 
-// ReplaceCatalogue replaces the catalogue of a company p reaches; promotions
-// already stored are not checked again.
+// ReplaceCatalogue makes the categories and products of a company p
+// reaches exactly the ids of the request: those it lacks are removed, new
+// ones are added with only their ids, and those kept keep their fields
+// (docs/api.md §17.4). Promotions already stored are not checked again.
 func (s *Service) ReplaceCatalogue(ctx context.Context, p *posgate.Principal, posSystemID, companyID string, req *ReplaceCatalogueRequest) (*posgate.Catalogue, error) {
 	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
 		return nil, err
@@ -127,5 +129,6 @@ func (s *Service) ReplaceCatalogue(ctx context.Context, p *posgate.Principal, po
 	if err := s.store.ReplaceCatalogue(ctx, c); err != nil {
 		return nil, err
 	}
+	s.indexes.invalidate(posSystemID, companyID)
 	return c, nil
 }

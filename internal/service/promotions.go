@@ -13,6 +13,7 @@ import (
 type PromotionImport struct {
 	checker *posgate.PromotionChecker
 	staged  posgate.PromotionImport
+	done    func() // drops the company's cached promotion index
 }
 
 // BeginPromotionImport starts an import of promotions into a company. It
@@ -47,6 +48,7 @@ func (s *Service) BeginPromotionImport(ctx context.Context, p *posgate.Principal
 	for i, l := range locations {
 		ids[i] = l.ID
 	}
+	// The catalogue's ids, for the warnings (docs/api.md §9.3, §17).
 	catalogue, err := s.store.FindCatalogue(ctx, posSystemID, companyID)
 	if err != nil {
 		return nil, err
@@ -55,7 +57,8 @@ func (s *Service) BeginPromotionImport(ctx context.Context, p *posgate.Principal
 	if err != nil {
 		return nil, err
 	}
-	return &PromotionImport{checker: posgate.NewPromotionChecker(companyID, ids, catalogue), staged: staged}, nil
+	return &PromotionImport{checker: posgate.NewPromotionChecker(companyID, ids, catalogue), staged: staged,
+		done: func() { s.indexes.invalidate(posSystemID, companyID) }}, nil
 }
 
 // Count is told how many items the request has held so far; beyond
@@ -89,6 +92,7 @@ func (imp *PromotionImport) Commit(ctx context.Context) (*posgate.ImportResult, 
 	if err != nil {
 		return nil, err
 	}
+	imp.done()
 	return imp.checker.Result(created, updated), nil
 }
 

@@ -52,14 +52,19 @@ type Config struct {
 	RateLimit posgate.RateLimit
 	// Now is the clock; its times are used in UTC.
 	Now func() time.Time
+	// PromotionCacheTTL is how long promotion evaluation uses a company's
+	// promotions before it asks the store whether they changed (default
+	// DefaultPromotionCacheTTL; negative: read them for every evaluation).
+	PromotionCacheTTL time.Duration
 }
 
 // Service is posgate's use cases over one store. It is safe for concurrent
 // use.
 type Service struct {
-	store posgate.Store
-	cfg   Config
-	links links
+	store   posgate.Store
+	cfg     Config
+	links   links
+	indexes *indexCache
 }
 
 // New returns the use cases over store.
@@ -79,7 +84,7 @@ func New(store posgate.Store, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{store: store, cfg: cfg, links: links{store: store}}
+	return &Service{store: store, cfg: cfg, links: links{store: store}, indexes: newIndexCache(cfg.PromotionCacheTTL)}
 }
 
 // now is the service's clock, in UTC.

@@ -118,8 +118,9 @@ func (s *Service) LookupSettings(ctx context.Context, p *posgate.Principal, posS
 		IsCouponsEnabled:          f.Coupons,
 		IsCarouselEnabled:         f.Carousel,
 		IsPromotionImportEnabled:  f.PromotionImport,
-		// POS rules and the products import are not served by posgate
-		// (yet): false, whatever the switches.
+		IsProductsImportEnabled:   f.ProductsImport,
+		// POS rules are not served by posgate: false, whatever the
+		// switches.
 	}
 	return out, nil
 }

@@ -76,6 +76,7 @@ const (
 // promotionStmts are the promotion queries prepared by Open.
 type promotionStmts struct {
 	validAtLocation, validAnywhere, carouselIDs *sql.Stmt
+	findProducts                                *sql.Stmt // promotion evaluation's lookup of a basket's products
 }
 
 // preparePromotions prepares the promotion queries on the read pool.
@@ -83,7 +84,7 @@ func (db *DB) preparePromotions(ctx context.Context) error {
 	for _, p := range []struct {
 		stmt  **sql.Stmt
 		query string
-	}{{&db.promo.validAtLocation, validAtLocationSQL}, {&db.promo.validAnywhere, validAnywhereSQL}, {&db.promo.carouselIDs, carouselIDsSQL}} {
+	}{{&db.promo.validAtLocation, validAtLocationSQL}, {&db.promo.validAnywhere, validAnywhereSQL}, {&db.promo.carouselIDs, carouselIDsSQL}, {&db.promo.findProducts, findProductsSQL}} {
 		var err error
 		if *p.stmt, err = db.read.PrepareContext(ctx, p.query); err != nil {
 			return fmt.Errorf("sqlite: prepare %q: %w", p.query, err)
@@ -95,7 +96,7 @@ func (db *DB) preparePromotions(ctx context.Context) error {
 // closePromotions releases what preparePromotions prepared.
 func (db *DB) closePromotions() error {
 	var first error
-	for _, s := range []*sql.Stmt{db.promo.validAtLocation, db.promo.validAnywhere, db.promo.carouselIDs} {
+	for _, s := range []*sql.Stmt{db.promo.validAtLocation, db.promo.validAnywhere, db.promo.carouselIDs, db.promo.findProducts} {
 		if s != nil {
 			if err := s.Close(); err != nil && first == nil {
 				first = err
@@ -235,40 +236,6 @@ func (db *DB) ListCarouselPromotions(ctx context.Context, posSystemID, companyID
 	})
 }
 
-// FindCatalogue returns a company's catalogue, empty if it was never set.
-func (db *DB) FindCatalogue(ctx context.Context, posSystemID, companyID string) (*posgate.Catalogue, error) {
-	tx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: find catalogue: %w", err)
-	}
-	defer tx.Rollback()
-	if err := companyExists(ctx, tx, posSystemID, companyID); err != nil {
-		return nil, err
-	}
-	c := &posgate.Catalogue{POSSystemID: posSystemID, CompanyID: companyID, CategoryIDs: []string{}, ProductIDs: []string{}}
-	rows, err := tx.QueryContext(ctx, `SELECT kind, item_id FROM catalogue_items
-		WHERE pos_system_id = ? AND company_id = ? ORDER BY kind, item_id`, posSystemID, companyID)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: find catalogue: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var kind, id string
-		if err := rows.Scan(&kind, &id); err != nil {
-			return nil, fmt.Errorf("sqlite: find catalogue: %w", err)
-		}
-		if kind == "category" {
-			c.CategoryIDs = append(c.CategoryIDs, id)
-		} else {
-			c.ProductIDs = append(c.ProductIDs, id)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: find catalogue: %w", err)
-	}
-	return c, nil
-}
-
 // companyExists is ENOTFOUND unless the company exists.
 func companyExists(ctx context.Context, q interface {
 	QueryRowContext(context.Context, string, ...any) *sql.Row
@@ -279,40 +246,6 @@ func companyExists(ctx context.Context, q interface {
 		return nil
 	}
 	return readErr(err, "find company", posgate.NotFound("company", companyID))
-}
-
-// ReplaceCatalogue replaces a company's catalogue with c in one transaction.
-func (db *DB) ReplaceCatalogue(ctx context.Context, c *posgate.Catalogue) error {
-	tx, err := db.write.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlite: replace catalogue: %w", err)
-	}
-	defer tx.Rollback()
-	if err := companyExists(ctx, tx, c.POSSystemID, c.CompanyID); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM catalogue_items WHERE pos_system_id = ? AND company_id = ?`, c.POSSystemID, c.CompanyID); err != nil {
-		return fmt.Errorf("sqlite: replace catalogue: %w", err)
-	}
-	type item struct{ kind, id string }
-	var items []item
-	for _, id := range c.CategoryIDs {
-		items = append(items, item{"category", id})
-	}
-	for _, id := range c.ProductIDs {
-		items = append(items, item{"product", id})
-	}
-	err = execBatches(ctx, tx, nil, `INSERT OR IGNORE INTO catalogue_items (pos_system_id, company_id, kind, item_id) VALUES `, `(?, ?, ?, ?)`, ``,
-		len(items), func(dst []any, i int) []any {
-			return append(dst, c.POSSystemID, c.CompanyID, items[i].kind, items[i].id)
-		})
-	if err != nil {
-		return fmt.Errorf("sqlite: replace catalogue: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: replace catalogue: %w", err)
-	}
-	return nil
 }
 
 // batchRows is how many rows one INSERT (or DELETE) statement of an import
@@ -584,6 +517,9 @@ func (imp *promotionImport) write(ctx context.Context, lim writeLimits) writeRes
 				return fail(storekit.PromotionGivenTwice(w.twice))
 			}
 			if err := w.addLocations(ctx); err != nil {
+				return fail(err)
+			}
+			if err := bumpCatalogueVersion(ctx, tx, imp.posSystemID, imp.companyID); err != nil {
 				return fail(err)
 			}
 			return writeResult{tx: tx, created: w.created, updated: w.updated}

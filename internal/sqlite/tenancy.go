@@ -16,7 +16,7 @@ const (
 	posSystemCols = `pos_systems.pos_system_id, pos_systems.name, pos_systems.created_at`
 	companyCols   = `companies.pos_system_id, companies.company_id, companies.name, companies.status,
 		companies.coupons, companies.receipt_promotion, companies.carousel, companies.promotion_import, companies.transactions,
-		companies.created_at, companies.updated_at`
+		companies.products_import, companies.created_at, companies.updated_at`
 	locationCols = `locations.pos_system_id, locations.location_id, locations.company_id, locations.name, locations.status,
 		locations.created_at, locations.updated_at`
 	terminalCols = `terminals.pos_system_id, terminals.location_id, terminals.terminal_id, terminals.name, terminals.status,
@@ -71,7 +71,7 @@ func companyDest(c *posgate.Company) []any {
 	f := &c.Features
 	return []any{&c.POSSystemID, &c.ID, &c.Name, &c.Status,
 		&f.Coupons, &f.ReceiptPromotion, &f.Carousel, &f.PromotionImport, &f.Transactions,
-		timeColumn{&c.CreatedAt}, timeColumn{&c.UpdatedAt}}
+		&f.ProductsImport, timeColumn{&c.CreatedAt}, timeColumn{&c.UpdatedAt}}
 }
 
 // CreateCompany stores c and sets its CreatedAt and UpdatedAt.
@@ -79,10 +79,10 @@ func (db *DB) CreateCompany(ctx context.Context, c *posgate.Company) error {
 	now := db.timestamp()
 	f := c.Features
 	if _, err := db.write.ExecContext(ctx, `INSERT INTO companies (pos_system_id, company_id, name, status,
-		coupons, receipt_promotion, carousel, promotion_import, transactions, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		coupons, receipt_promotion, carousel, promotion_import, transactions, products_import, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.POSSystemID, c.ID, c.Name, c.Status,
-		f.Coupons, f.ReceiptPromotion, f.Carousel, f.PromotionImport, f.Transactions,
+		f.Coupons, f.ReceiptPromotion, f.Carousel, f.PromotionImport, f.Transactions, f.ProductsImport,
 		formatTime(now), formatTime(now)); err != nil {
 		return writeErr(err, "create company", posgate.AlreadyExists("company", c.ID), posgate.NotFound("POS system", c.POSSystemID))
 	}
@@ -110,18 +110,18 @@ func (db *DB) ListCompanies(ctx context.Context, posSystemID string) ([]*posgate
 // UpdateCompany changes the fields set in upd and returns the company as
 // the change left it.
 func (db *DB) UpdateCompany(ctx context.Context, posSystemID, companyID string, upd posgate.CompanyUpdate) (*posgate.Company, error) {
-	f := make([]any, 5) // NULLs keep the stored switches
+	f := make([]any, 6) // NULLs keep the stored switches
 	if u := upd.Features; u != nil {
-		f = []any{u.Coupons, u.ReceiptPromotion, u.Carousel, u.PromotionImport, u.Transactions}
+		f = []any{u.Coupons, u.ReceiptPromotion, u.Carousel, u.PromotionImport, u.Transactions, u.ProductsImport}
 	}
 	c, err := scanRow(db.write.QueryRowContext(ctx, `UPDATE companies SET
 		name = COALESCE(?, name), status = COALESCE(?, status),
 		coupons = COALESCE(?, coupons), receipt_promotion = COALESCE(?, receipt_promotion),
 		carousel = COALESCE(?, carousel), promotion_import = COALESCE(?, promotion_import),
-		transactions = COALESCE(?, transactions), updated_at = ?
+		transactions = COALESCE(?, transactions), products_import = COALESCE(?, products_import), updated_at = ?
 		WHERE pos_system_id = ? AND company_id = ?
 		RETURNING `+companyCols,
-		upd.Name, upd.Status, f[0], f[1], f[2], f[3], f[4], formatTime(db.now()), posSystemID, companyID), companyDest)
+		upd.Name, upd.Status, f[0], f[1], f[2], f[3], f[4], f[5], formatTime(db.now()), posSystemID, companyID), companyDest)
 	if err != nil {
 		return nil, readErr(err, "update company", posgate.NotFound("company", companyID))
 	}

@@ -74,6 +74,10 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"PromotionPaging", testPromotionPaging},
 		{"ConcurrentPromotionImports", testConcurrentPromotionImports},
 		{"Catalogue", testCatalogue},
+		{"ProductImport", testProductImport},
+		{"CategoryImport", testCategoryImport},
+		{"CatalogueReplaceKeepsFields", testCatalogueReplaceKeepsFields},
+		{"PromotionStampFollowsImports", testPromotionStampFollowsImports},
 		// Idempotency-Key records (idempotency.go).
 		{"IdempotencyClaimCompleteReplay", testIdempotencyClaimCompleteReplay},
 		{"IdempotencyRelease", testIdempotencyRelease},
