@@ -103,23 +103,12 @@ type Product struct {
 	UpdatedAt    time.Time   `json:"updatedAt"`
 }
 
-// MinorUnits is an amount of money in the currency's minor units (cents):
-// posgate never keeps money in floating point. It is written in JSON as a
-// number with two decimals (1234 → 12.34), exactly.
-type MinorUnits int64
-
-// MarshalJSON writes m as a decimal number of currency units.
-func (m MinorUnits) MarshalJSON() ([]byte, error) { return []byte(m.String()), nil }
-
-// String is m in currency units with two decimals ("-0.05", "12.34").
-func (m MinorUnits) String() string {
-	v := int64(m)
-	sign := ""
-	if v < 0 {
-		sign, v = "-", -v
-	}
-	return fmt.Sprintf("%s%d.%02d", sign, v/100, v%100)
-}
+// MinorUnits is the catalogue's and the promotion evaluation's name for an
+// Amount: money as a whole number of the currency's minor units (cents),
+// never floating point, written in JSON as a number with two decimals. One
+// type, so that a price, a discount and a sale's amount add up without
+// conversions.
+type MinorUnits = Amount
 
 // Decimal is a number as a request wrote it (JSON number text), kept as
 // text so that money and quantities are read exactly, never rounded through
