@@ -410,19 +410,6 @@ func (c *Coupon) OwnedBy(u *LoyaltyUser) bool {
 	return false
 }
 
-// PointsFor is the loyalty points a payment of amount earns at rate points
-// per currency unit: floor(amount × rate), never negative.
-func PointsFor(amount MinorUnits, pointsPerUnit int64) int64 {
-	if amount <= 0 || pointsPerUnit <= 0 {
-		return 0
-	}
-	v, ok := mulDivRound(int64(amount), pointsPerUnit, 1) // exact: a product
-	if !ok {
-		return 0
-	}
-	return v / 100
-}
-
 // String renders an evaluation's figures for logs and tests.
 func (ev *Evaluation) String() string {
 	return fmt.Sprintf("subtotal %s, discount %s, %d promotions", ev.Subtotal, ev.TotalDiscount, len(ev.Promotions))

@@ -176,6 +176,13 @@ func TestPromotionEvaluate(t *testing.T) {
 			`"products":[{"productId":"P-CROISSANT","quantity":4,"price":2.50}]}`),
 			`{"data":{"posStatus":"Accepted","promotions":[{"id":"B-BAKERY","name":"10% off bakery at S1","promotionType":"Percentage","value":10,"discount":1.00,"productIds":["P-CROISSANT"]}],`+
 				`"subtotal":10.00,"totalDiscount":1.00,"coupons":`+coupons(true)+`,"loyalty":{"userId":"ann","points":40,"stamps":2,"pointsToEarn":9}}}`)
+		// The company's loyalty program decides: at 2.5 points per unit, 9.00 earns 22.
+		mustStatus(t, s.do(t, req{Method: "PUT", Path: "/admin/v1/pos-systems/clover/companies/shop/loyalty-program", Token: admin,
+			ContentType: "application/json", Body: `{"pointsPerCurrencyUnit":2.5}`}), 200)
+		if r := eval(`{"posLocationId":"S1","terminalId":"T1","transactionDate":"2030-06-03T12:00:00Z","loyalty":{"cardNumber":"ann"},` +
+			`"products":[{"productId":"P-CROISSANT","quantity":4,"price":2.50}]}`); !strings.Contains(string(r.Body), `"pointsToEarn":22}`) {
+			t.Fatalf("pointsToEarn at 2.5 points per unit: %s", r.Body)
+		}
 		mustBody(t, eval(`{"posLocationId":"S1","transactionDate":"2030-06-03T12:00:00Z",`+codes+`,"loyalty":{"cardNumber":"nobody"}}`),
 			`{"data":{"posStatus":"Accepted","promotions":[],"subtotal":0.00,"totalDiscount":0.00,"coupons":`+coupons(false)+`,"loyalty":null}}`)
 		// Nothing was redeemed.

@@ -28,10 +28,6 @@ const maxCachedIndexes = 1000
 // basket's products from the store.
 const maxIndexedProducts = 20_000
 
-// defaultPointsPerCurrencyUnit is the loyalty rate of pointsToEarn: the
-// default of a company's loyalty program (1 point per currency unit).
-const defaultPointsPerCurrencyUnit = 1
-
 // EvaluateRequest is the evaluation's request (docs/api.md §18.1).
 type EvaluateRequest struct {
 	PosLocationID   *string           `json:"posLocationId"`
@@ -175,8 +171,17 @@ func (s *Service) EvaluatePromotions(ctx context.Context, p *posgate.Principal, 
 		switch {
 		case err == nil:
 			customer = u
-			out.Loyalty = &LoyaltyPreview{UserID: u.ID, Points: u.Points, Stamps: u.Stamps,
-				PointsToEarn: posgate.PointsFor(ev.Subtotal-ev.TotalDiscount, defaultPointsPerCurrencyUnit)}
+			program, err := s.store.FindLoyaltyProgram(ctx, posSystemID, loc.CompanyID)
+			if posgate.ErrorCode(err) == posgate.ENOTFOUND {
+				program, err = posgate.DefaultLoyaltyProgram(posSystemID, loc.CompanyID), nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			// What a sale of the basket's total after discounts would earn,
+			// by the same rule as the sale (posgate.LoyaltyProgram.Earn).
+			points, _ := program.Earn(ev.Subtotal - ev.TotalDiscount)
+			out.Loyalty = &LoyaltyPreview{UserID: u.ID, Points: u.Points, Stamps: u.Stamps, PointsToEarn: int64(points)}
 		case posgate.ErrorCode(err) != posgate.ENOTFOUND:
 			return nil, err
 		}
