@@ -98,6 +98,8 @@ type DB struct {
 	ckpt     *checkpointer           // checkpoints the WAL beside the writer
 	coupons  *couponStmts            // the coupon feature's (coupons.go)
 	promo    promotionStmts
+	// ledgerStmts are the ledger's, on the write connection (transactions.go).
+	ledgerStmts [ledgerStmtCount]*sql.Stmt
 	// importStall overrides the constant of that name (tests).
 	importStall time.Duration
 }
@@ -181,6 +183,9 @@ func (db *DB) init(ctx context.Context, noMigrate bool) error {
 	if err := db.prepareCoupons(ctx); err != nil {
 		return err
 	}
+	if err := db.prepareLedger(ctx); err != nil {
+		return err
+	}
 	return db.preparePromotions(ctx)
 }
 
@@ -231,7 +236,7 @@ func (db *DB) Close() error {
 			errs = append(errs, s.Close())
 		}
 	}
-	errs = append(errs, db.coupons.close())
+	errs = append(errs, db.coupons.close(), db.closeLedger())
 	errs = append(errs, db.closePromotions(), db.read.Close(), db.write.Close())
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("sqlite: close: %w", err)
