@@ -95,6 +95,7 @@ type DB struct {
 	createSession   *sql.Stmt
 
 	sessions *storekit.SessionWriter // group commit of CreateSession
+	ledger   *storekit.LedgerWriter  // group commit of single sales (transactions.go)
 	ckpt     *checkpointer           // checkpoints the WAL beside the writer
 	coupons  *couponStmts            // the coupon feature's (coupons.go)
 	promo    promotionStmts
@@ -136,6 +137,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		return nil, err
 	}
 	db.sessions = newSessionWriter(db)
+	db.ledger = newLedgerWriter(db)
 	return db, nil
 }
 
@@ -226,6 +228,9 @@ func (db *DB) Ping(ctx context.Context) error {
 func (db *DB) Close() error {
 	if db.sessions != nil {
 		db.sessions.Close()
+	}
+	if db.ledger != nil {
+		db.ledger.Close()
 	}
 	var errs []error
 	if db.ckpt != nil {
