@@ -46,7 +46,14 @@ const (
 	// a checkpoint copies the WAL into the database file and syncs it, which
 	// would stall every startInteraction waiting on that commit. The
 	// checkpointer does it beside the writer instead (see checkpoint.go).
-	writeParams = connParams + "&_txlock=immediate&_pragma=wal_autocheckpoint(0)"
+	//
+	// temp_store(memory) keeps the writer's statement journals in memory:
+	// the ledger applies each sale in a savepoint (posgate.ApplyLedger),
+	// and SQLite journals the pages a savepoint changes; in a temporary
+	// file, those were a pwrite per page, about a third of the CPU of a
+	// sale (BenchmarkSales: 132 → 88 µs per sale). The journal holds only
+	// the pages of one savepoint, a few for a sale.
+	writeParams = connParams + "&_txlock=immediate&_pragma=wal_autocheckpoint(0)&_pragma=temp_store(memory)"
 	readParams  = connParams + "&_query_only=on&_pragma=cache_size(-" + readCacheKiB + ")"
 	ckptParams  = connParams
 )
