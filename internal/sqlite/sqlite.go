@@ -100,6 +100,11 @@ type DB struct {
 	findClient      *sql.Stmt
 	listSigningKeys *sql.Stmt
 	createSession   *sql.Stmt
+	// A transaction's reads besides the ledger (docs/api.md §13.1): its
+	// session, and the carousel and receipt its answer carries.
+	findSession          *sql.Stmt
+	findCarouselSettings *sql.Stmt
+	effectiveReceipt     *sql.Stmt
 
 	sessions *storekit.SessionWriter // group commit of CreateSession
 	ledger   *storekit.LedgerWriter  // group commit of single sales (transactions.go)
@@ -184,6 +189,9 @@ func (db *DB) init(ctx context.Context, noMigrate bool) error {
 		{&db.findClient, db.read, findClientSQL},
 		{&db.listSigningKeys, db.read, listSigningKeysSQL},
 		{&db.createSession, db.write, createSessionSQL},
+		{&db.findSession, db.read, findSessionSQL},
+		{&db.findCarouselSettings, db.read, findCarouselSettingsSQL},
+		{&db.effectiveReceipt, db.read, effectiveReceiptSQL},
 	} {
 		if *p.stmt, err = p.pool.PrepareContext(ctx, p.query); err != nil {
 			return fmt.Errorf("sqlite: prepare %q: %w", p.query, err)
@@ -243,7 +251,8 @@ func (db *DB) Close() error {
 	if db.ckpt != nil {
 		errs = append(errs, db.ckpt.close())
 	}
-	for _, s := range []*sql.Stmt{db.findLocation, db.findTerminal, db.findClient, db.listSigningKeys, db.createSession} {
+	for _, s := range []*sql.Stmt{db.findLocation, db.findTerminal, db.findClient, db.listSigningKeys, db.createSession,
+		db.findSession, db.findCarouselSettings, db.effectiveReceipt} {
 		if s != nil {
 			errs = append(errs, s.Close())
 		}
