@@ -78,7 +78,7 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	if err != nil {
 		return err
 	}
-	cfg.Logger = log
+	cfg.Logger = slog.New(flushing{log.Handler(), logOut})
 	return app.Serve(ctx, cfg, func(a app.Addrs) {
 		logOut.Flush() // the start-up lines before the demo banner
 		if cfg.Demo {
@@ -138,6 +138,36 @@ func newLogger(level, format string, w io.Writer) (*slog.Logger, error) {
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, fmt.Errorf("--log-format must be text or json, not %q", format)
+}
+
+// flushing buffers only the per-request log lines ("request"), the
+// volume the buffer is for: any other line (start-up, a warning, a long
+// operation saying what it is waiting for, such as "transaction batch:
+// applying") is written out at once, so that an operator reads it while it
+// is true rather than up to an interval later, when a fast batch may have
+// been answered already.
+type flushing struct {
+	slog.Handler
+	out *logbuf.Writer
+}
+
+// Handle implements slog.Handler.
+func (h flushing) Handle(ctx context.Context, r slog.Record) error {
+	err := h.Handler.Handle(ctx, r)
+	if r.Message != "request" {
+		h.out.Flush()
+	}
+	return err
+}
+
+// WithAttrs implements slog.Handler.
+func (h flushing) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return flushing{h.Handler.WithAttrs(attrs), h.out}
+}
+
+// WithGroup implements slog.Handler.
+func (h flushing) WithGroup(name string) slog.Handler {
+	return flushing{h.Handler.WithGroup(name), h.out}
 }
 
 // redact hides a PostgreSQL URL's password before it is printed.

@@ -98,8 +98,7 @@ func (db *DB) PutCarouselSettings(ctx context.Context, c *posgate.CarouselSettin
 
 // FindCarouselSettings returns the company's settings.
 func (db *DB) FindCarouselSettings(ctx context.Context, posSystemID, companyID string) (*posgate.CarouselSettings, error) {
-	c, err := scanRow(db.read.QueryRowContext(ctx, `SELECT pos_system_id, company_id, url_template, updated_at
-		FROM carousel_settings WHERE pos_system_id = ? AND company_id = ?`, posSystemID, companyID),
+	c, err := scanRow(db.findCarouselSettings.QueryRowContext(ctx, posSystemID, companyID),
 		func(c *posgate.CarouselSettings) []any {
 			return []any{&c.POSSystemID, &c.CompanyID, &c.URLTemplate, timeColumn{&c.UpdatedAt}}
 		})
@@ -110,6 +109,15 @@ func (db *DB) FindCarouselSettings(ctx context.Context, posSystemID, companyID s
 }
 
 const receiptCols = `pos_system_id, company_id, location_id, primary_text, secondary_text, target_url, created_at, updated_at`
+
+// Reads of every transaction's answer (docs/api.md §13.1), prepared by Open.
+const (
+	findCarouselSettingsSQL = `SELECT pos_system_id, company_id, url_template, updated_at
+		FROM carousel_settings WHERE pos_system_id = ? AND company_id = ?`
+	effectiveReceiptSQL = `SELECT ` + receiptCols + ` FROM receipt_promotions
+		WHERE pos_system_id = ? AND company_id = ? AND location_id IN (?, '')
+		ORDER BY location_id DESC LIMIT 1`
+)
 
 func receiptDest(p *posgate.ReceiptPromotion) []any {
 	return []any{&p.POSSystemID, &p.CompanyID, &p.LocationID, &p.PrimaryText, &p.SecondaryText, &p.TargetURL,
@@ -154,9 +162,7 @@ func (db *DB) FindReceiptPromotion(ctx context.Context, posSystemID, companyID, 
 // EffectiveReceiptPromotion returns the location's promotion, else the
 // company default: the location's id sorts after ”.
 func (db *DB) EffectiveReceiptPromotion(ctx context.Context, posSystemID, companyID, locationID string) (*posgate.ReceiptPromotion, error) {
-	p, err := scanRow(db.read.QueryRowContext(ctx, `SELECT `+receiptCols+` FROM receipt_promotions
-		WHERE pos_system_id = ? AND company_id = ? AND location_id IN (?, '')
-		ORDER BY location_id DESC LIMIT 1`, posSystemID, companyID, locationID), receiptDest)
+	p, err := scanRow(db.effectiveReceipt.QueryRowContext(ctx, posSystemID, companyID, locationID), receiptDest)
 	if err != nil {
 		return nil, readErr(err, "find receipt promotion", storekit.ReceiptPromotionNotFound(companyID, locationID))
 	}

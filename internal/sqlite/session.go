@@ -15,6 +15,8 @@ const (
 	createSessionSQL = `INSERT INTO sessions (session_id, pos_system_id, company_id, location_id, terminal_id, created_at, expires_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`
 	listSigningKeysSQL = `SELECT key_id, algorithm, private_key, created_at FROM signing_keys ORDER BY created_at, key_id`
+	findSessionSQL     = `SELECT session_id, pos_system_id, company_id, location_id, terminal_id, created_at, expires_at
+		FROM sessions WHERE session_id = ?`
 )
 
 // deleteBatch bounds how many expired sessions one write transaction
@@ -84,8 +86,7 @@ func (db *DB) insertSession(ctx context.Context, stmt *sql.Stmt, s *posgate.Sess
 
 // FindSession returns session id, expired or not.
 func (db *DB) FindSession(ctx context.Context, id string) (*posgate.Session, error) {
-	s, err := scanRow(db.read.QueryRowContext(ctx, `SELECT session_id, pos_system_id, company_id, location_id, terminal_id, created_at, expires_at
-		FROM sessions WHERE session_id = ?`, id), sessionDest)
+	s, err := scanRow(db.findSession.QueryRowContext(ctx, id), sessionDest)
 	if err != nil {
 		return nil, readErr(err, "find session", posgate.NotFound("session", id))
 	}

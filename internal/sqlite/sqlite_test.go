@@ -44,6 +44,24 @@ func TestSessionWriter(t *testing.T) {
 	})
 }
 
+// TestLedgerWriter runs the ledger writer's tests of the conformance
+// suite, with the hooks they need into this store.
+func TestLedgerWriter(t *testing.T) {
+	storetest.RunLedgerWriter(t, func(t *testing.T) storetest.LedgerWriterStore {
+		db := open(t, filepath.Join(t.TempDir(), "posgate.db"), Options{})
+		return storetest.LedgerWriterStore{
+			Store:  db,
+			Writer: db.ledger,
+			AbortSale: func(t *testing.T, id string) {
+				if _, err := db.write.ExecContext(t.Context(), `CREATE TRIGGER abort_sale BEFORE INSERT ON transactions
+					WHEN NEW.transaction_id = '`+strings.ReplaceAll(id, "'", "''")+`' BEGIN SELECT RAISE(ABORT, 'aborted by the test'); END`); err != nil {
+					t.Fatal(err)
+				}
+			},
+		}
+	})
+}
+
 // open opens dsn and closes it when the test ends.
 func open(t *testing.T, dsn string, opts Options) *DB {
 	t.Helper()

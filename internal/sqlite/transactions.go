@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 // Loyalty programs and transactions (docs/api.md §13). The rules live in
@@ -23,7 +24,9 @@ const (
 		(SELECT nullif(json_group_array(code), '[]') FROM (SELECT code FROM transaction_coupons tc WHERE tc.txn_id = t.id AND tc.restored_at IS NULL ORDER BY tc.code_norm))`
 	findTransactionSQL      = `SELECT ` + transactionCols + ` FROM transactions t WHERE t.pos_system_id = ? AND t.company_id = ? AND t.transaction_id = ?`
 	transactionBySessionSQL = `SELECT ` + transactionCols + ` FROM transactions t WHERE t.session_id = ?`
-	redemptionSQL           = `SELECT t.id, t.transaction_id, tc.redeemed_at FROM transaction_coupons tc JOIN transactions t ON t.id = tc.txn_id
+	findProgramSQL          = `SELECT points_per_unit, stamps_per_sale, minimum_for_stamp, auto_enroll, updated_at FROM loyalty_programs
+		WHERE pos_system_id = ? AND company_id = ?`
+	redemptionSQL = `SELECT t.id, t.transaction_id, tc.redeemed_at FROM transaction_coupons tc JOIN transactions t ON t.id = tc.txn_id
 		WHERE tc.pos_system_id = ? AND tc.company_id = ? AND tc.code_norm = ? AND tc.restored_at IS NULL ORDER BY tc.redeemed_at DESC LIMIT 1`
 )
 
@@ -47,25 +50,17 @@ func (c rawColumn) Scan(src any) error {
 	return nil
 }
 
-// querier is what a transaction and a pool have in common.
-type querier interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 // FindLoyaltyProgram returns the company's program, ENOTFOUND when none is
 // set.
 func (db *DB) FindLoyaltyProgram(ctx context.Context, posSystemID, companyID string) (*posgate.LoyaltyProgram, error) {
-	return findProgram(ctx, db.read, posSystemID, companyID)
+	return scanProgram(db.read.QueryRowContext(ctx, findProgramSQL, posSystemID, companyID), posSystemID, companyID)
 }
 
-func findProgram(ctx context.Context, q querier, posSystemID, companyID string) (*posgate.LoyaltyProgram, error) {
+// scanProgram reads the row of findProgramSQL.
+func scanProgram(row *sql.Row, posSystemID, companyID string) (*posgate.LoyaltyProgram, error) {
 	p := &posgate.LoyaltyProgram{POSSystemID: posSystemID, CompanyID: companyID}
 	var at time.Time
-	err := q.QueryRowContext(ctx, `SELECT points_per_unit, stamps_per_sale, minimum_for_stamp, auto_enroll, updated_at FROM loyalty_programs
-		WHERE pos_system_id = ? AND company_id = ?`, posSystemID, companyID).
-		Scan(&p.PointsPerCurrencyUnit, &p.StampsPerSale, &p.MinimumAmountForStamp, &p.AutoEnroll, timeColumn{&at})
+	err := row.Scan(&p.PointsPerCurrencyUnit, &p.StampsPerSale, &p.MinimumAmountForStamp, &p.AutoEnroll, timeColumn{&at})
 	if err != nil {
 		return nil, readErr(err, "find loyalty program", posgate.NotFound("loyalty program of company", companyID))
 	}
@@ -89,13 +84,59 @@ func (db *DB) PutLoyaltyProgram(ctx context.Context, p *posgate.LoyaltyProgram) 
 	return nil
 }
 
+// maxSaleGroup bounds the sales one write transaction applies (see
+// storekit.LedgerWriter): at about 0.1 ms of the writer each, a full group
+// holds back startInteraction's sessions for a few milliseconds at most.
+const maxSaleGroup = 32
+
+// newLedgerWriter starts the store's writer of single sales. It yields
+// before it takes a group, as the session writer does: a commit at the
+// single writer costs far more than the scheduler round that makes the
+// groups larger under load.
+func newLedgerWriter(db *DB) *storekit.LedgerWriter {
+	return storekit.NewLedgerWriter(ledgerApplier{db}, storekit.LedgerWriterConfig{Store: "sqlite", MaxGroup: maxSaleGroup, Yield: true})
+}
+
+// ledgerApplier applies the ledger writer's groups on the write connection.
+type ledgerApplier struct{ db *DB }
+
+// ApplyGroup implements storekit.LedgerApplier: one write transaction, one
+// ApplyLedger call per item in order, one commit.
+func (a ledgerApplier) ApplyGroup(ctx context.Context, items []*posgate.TransactionInput) ([]*posgate.TransactionOutcome, error) {
+	out := make([]*posgate.TransactionOutcome, len(items))
+	err := a.db.inTx(ctx, "apply transactions", func(tx *sql.Tx) error {
+		l := a.db.newLedger(tx)
+		for i := range items {
+			o, err := posgate.ApplyLedger(ctx, l, items[i:i+1])
+			if err != nil {
+				return err
+			}
+			out[i] = o[0]
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ApplyTransactions records items in one write transaction through
-// posgate.ApplyLedger.
+// posgate.ApplyLedger. A single transaction (a sale or refund) goes through
+// the ledger writer, which commits concurrent ones together; a batch has a
+// transaction of its own.
 func (db *DB) ApplyTransactions(ctx context.Context, items []*posgate.TransactionInput) ([]*posgate.TransactionOutcome, error) {
+	if len(items) == 1 && items[0].Reject == nil {
+		o, err := db.ledger.Apply(ctx, items[0])
+		if err != nil {
+			return nil, err
+		}
+		return []*posgate.TransactionOutcome{o}, nil
+	}
 	var out []*posgate.TransactionOutcome
 	err := db.inTx(ctx, "apply transactions", func(tx *sql.Tx) error {
 		var err error
-		out, err = posgate.ApplyLedger(ctx, &ledger{db: db, tx: tx}, items)
+		out, err = posgate.ApplyLedger(ctx, db.newLedger(tx), items)
 		return err
 	})
 	if err != nil {
@@ -111,7 +152,7 @@ func (db *DB) RedeemCouponForTransaction(ctx context.Context, t *posgate.Transac
 	var at time.Time
 	err := db.inTx(ctx, "redeem coupon for transaction", func(tx *sql.Tx) error {
 		var err error
-		res, at, err = posgate.RedeemForTransaction(ctx, &ledger{db: db, tx: tx}, t, code, owner, locationID)
+		res, at, err = posgate.RedeemForTransaction(ctx, db.newLedger(tx), t, code, owner, locationID)
 		return err
 	})
 	if err != nil {
@@ -122,28 +163,24 @@ func (db *DB) RedeemCouponForTransaction(ctx context.Context, t *posgate.Transac
 
 // FindTransaction returns a company's transaction by the POS's id.
 func (db *DB) FindTransaction(ctx context.Context, posSystemID, companyID, transactionID string) (*posgate.Transaction, error) {
-	return findTransaction(ctx, db.read, posSystemID, companyID, transactionID)
+	return scanTransaction(db.read.QueryRowContext(ctx, findTransactionSQL, posSystemID, companyID, transactionID),
+		"find transaction", posgate.NotFound("transaction", transactionID))
 }
 
-func findTransaction(ctx context.Context, q querier, posSystemID, companyID, transactionID string) (*posgate.Transaction, error) {
-	t, err := scanRow(q.QueryRowContext(ctx, findTransactionSQL, posSystemID, companyID, transactionID), transactionDest)
+// scanTransaction reads a row of transactionCols; missing is the error of
+// no row.
+func scanTransaction(row *sql.Row, op string, missing *posgate.Error) (*posgate.Transaction, error) {
+	t, err := scanRow(row, transactionDest)
 	if err != nil {
-		return nil, readErr(err, "find transaction", posgate.NotFound("transaction", transactionID))
+		return nil, readErr(err, op, missing)
 	}
 	return t, nil
 }
 
 // FindTransactionBySession returns the transaction a session is linked to.
 func (db *DB) FindTransactionBySession(ctx context.Context, sessionID string) (*posgate.Transaction, error) {
-	return findBySession(ctx, db.read, sessionID)
-}
-
-func findBySession(ctx context.Context, q querier, sessionID string) (*posgate.Transaction, error) {
-	t, err := scanRow(q.QueryRowContext(ctx, transactionBySessionSQL, sessionID), transactionDest)
-	if err != nil {
-		return nil, readErr(err, "find transaction by session", posgate.NotFound("transaction of session", sessionID))
-	}
-	return t, nil
+	return scanTransaction(db.read.QueryRowContext(ctx, transactionBySessionSQL, sessionID),
+		"find transaction by session", posgate.NotFound("transaction of session", sessionID))
 }
 
 // ListTransactions pages a company's transactions, newest first.
@@ -189,28 +226,138 @@ func (db *DB) ListTransactions(ctx context.Context, q posgate.TransactionQuery) 
 // FindCouponRedemption returns the transaction whose redemption of a
 // coupon stands.
 func (db *DB) FindCouponRedemption(ctx context.Context, posSystemID, companyID, code string) (*posgate.CouponRedemption, error) {
-	return findRedemption(ctx, db.read, posSystemID, companyID, code)
+	return scanRedemption(db.read.QueryRowContext(ctx, redemptionSQL, posSystemID, companyID, posgate.Fold(code)), code)
 }
 
-func findRedemption(ctx context.Context, q querier, posSystemID, companyID, code string) (*posgate.CouponRedemption, error) {
+// scanRedemption reads the row of redemptionSQL for code.
+func scanRedemption(row *sql.Row, code string) (*posgate.CouponRedemption, error) {
 	r := &posgate.CouponRedemption{}
-	err := q.QueryRowContext(ctx, redemptionSQL, posSystemID, companyID, posgate.Fold(code)).Scan(&r.ID, &r.TransactionID, timeColumn{&r.RedeemedAt})
+	err := row.Scan(&r.ID, &r.TransactionID, timeColumn{&r.RedeemedAt})
 	if err != nil {
 		return nil, readErr(err, "find coupon redemption", posgate.NotFound("redemption of coupon", code))
 	}
 	return r, nil
 }
 
+// The ledger's statements, prepared once on the write connection by Open
+// (prepareLedger) and bound to each write transaction as it first uses
+// them: parsing them for every sale cost about a sixth of the CPU of a sale.
+const (
+	lsSavepoint = iota
+	lsRollbackTo
+	lsRelease
+	lsProgram
+	lsInsert
+	lsFinish
+	lsFind
+	lsBySession
+	lsAddRefund
+	lsRefunded
+	lsFindUser
+	lsUsersByEmail
+	lsUsersByPhone
+	lsEnroll
+	lsAddBalance
+	lsFindCoupon
+	lsRedeemCoupon
+	lsLinkCoupon
+	lsRedemption
+	lsRestoreCoupons
+	lsRestoreLinks
+	ledgerStmtCount
+)
+
+// ledgerSQL holds the ledger's statements by the constants above.
+var ledgerSQL = [ledgerStmtCount]string{
+	lsSavepoint:  `SAVEPOINT ledger_item`,
+	lsRollbackTo: `ROLLBACK TO ledger_item`,
+	lsRelease:    `RELEASE ledger_item`,
+	lsProgram:    findProgramSQL,
+	lsInsert: `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
+		transaction_id, session_id, transaction_type, amount, transaction_date, original_transaction_id, request_hash, request, answer, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, nullif(?, ''), ?, ?, ?, nullif(?, ''), ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+	lsFinish: `UPDATE transactions SET user_id = nullif(?, ''), points_earned = ?, stamps_earned = ?,
+		original_id = nullif(?, ''), answer = ? WHERE id = ?`,
+	lsFind:      findTransactionSQL,
+	lsBySession: transactionBySessionSQL,
+	lsAddRefund: `UPDATE transactions SET refunded = refunded + ?1 WHERE id = ?2 AND refunded + ?1 <= amount RETURNING refunded`,
+	lsRefunded:  `SELECT refunded FROM transactions WHERE id = ?`,
+	lsFindUser:  findUserSQL,
+	lsUsersByEmail: `SELECT user_id FROM loyalty_users INDEXED BY loyalty_users_by_email
+		WHERE pos_system_id = ? AND company_id = ? AND email_norm = ? LIMIT 2`,
+	lsUsersByPhone: `SELECT user_id FROM loyalty_users INDEXED BY loyalty_users_by_phone
+		WHERE pos_system_id = ? AND company_id = ? AND phone_digits = ? LIMIT 2`,
+	lsEnroll: `INSERT INTO loyalty_users (pos_system_id, company_id, user_id, first_name, last_name, gender,
+		phone, email, stamps, points, first_norm, last_norm, email_norm, phone_digits, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+	lsAddBalance: `UPDATE loyalty_users SET points = max(min(points + ?1, 2147483647), -2147483648),
+		stamps = max(min(stamps + ?2, 2147483647), 0), updated_at = ?3
+		WHERE pos_system_id = ?4 AND company_id = ?5 AND user_id = ?6 RETURNING points, stamps`,
+	lsFindCoupon: findCouponSQL,
+	lsRedeemCoupon: `UPDATE coupons SET status = 'Redeemed', updated_at = ?1
+		WHERE pos_system_id = ?2 AND company_id = ?3 AND code_norm = ?4 AND status = 'Issued' AND (available_until IS NULL OR available_until >= ?1)`,
+	lsLinkCoupon: `INSERT INTO transaction_coupons (pos_system_id, company_id, code_norm, txn_id, code, redeemed_at)
+		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (pos_system_id, company_id, code_norm, txn_id)
+		DO UPDATE SET redeemed_at = excluded.redeemed_at, restored_at = NULL`,
+	lsRedemption: redemptionSQL,
+	lsRestoreCoupons: `UPDATE coupons SET status = 'Issued', updated_at = ?1
+		WHERE pos_system_id = ?2 AND company_id = ?3 AND status = 'Redeemed' AND (available_until IS NULL OR available_until >= ?1)
+		AND code_norm IN (SELECT code_norm FROM transaction_coupons WHERE txn_id = ?4 AND restored_at IS NULL)`,
+	lsRestoreLinks: `UPDATE transaction_coupons SET restored_at = ?1 WHERE txn_id = ?2 AND restored_at IS NULL
+		AND EXISTS (SELECT 1 FROM coupons c WHERE c.pos_system_id = transaction_coupons.pos_system_id
+			AND c.company_id = transaction_coupons.company_id AND c.code_norm = transaction_coupons.code_norm AND c.status = 'Issued')`,
+}
+
+// prepareLedger prepares the ledger's statements on the write connection.
+func (db *DB) prepareLedger(ctx context.Context) error {
+	for i, query := range ledgerSQL {
+		var err error
+		if db.ledgerStmts[i], err = db.write.PrepareContext(ctx, query); err != nil {
+			return fmt.Errorf("sqlite: prepare %q: %w", query, err)
+		}
+	}
+	return nil
+}
+
+// closeLedger releases the ledger's statements that were prepared.
+func (db *DB) closeLedger() error {
+	var errs []error
+	for _, s := range db.ledgerStmts {
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // ledger is posgate.LedgerTx over one SQLite write transaction.
 type ledger struct {
-	db *DB
-	tx *sql.Tx
+	db    *DB
+	tx    *sql.Tx
+	bound [ledgerStmtCount]*sql.Stmt // the statements bound to tx so far
+}
+
+func (db *DB) newLedger(tx *sql.Tx) *ledger { return &ledger{db: db, tx: tx} }
+
+// stmt returns statement k bound to the ledger's transaction. The write
+// pool has one connection, on which Open prepared it, so binding reuses
+// that preparation.
+func (l *ledger) stmt(ctx context.Context, k int) *sql.Stmt {
+	if l.bound[k] == nil {
+		l.bound[k] = l.tx.StmtContext(ctx, l.db.ledgerStmts[k])
+	}
+	return l.bound[k]
+}
+
+// row runs statement k for one row.
+func (l *ledger) row(ctx context.Context, k int, args ...any) *sql.Row {
+	return l.stmt(ctx, k).QueryRowContext(ctx, args...)
 }
 
 func (l *ledger) Now() time.Time { return l.db.timestamp() }
 
-func (l *ledger) exec(ctx context.Context, op, query string, args ...any) (int64, error) {
-	res, err := l.tx.ExecContext(ctx, query, args...)
+func (l *ledger) exec(ctx context.Context, op string, k int, args ...any) (int64, error) {
+	res, err := l.stmt(ctx, k).ExecContext(ctx, args...)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: %s: %w", op, err)
 	}
@@ -222,24 +369,24 @@ func (l *ledger) exec(ctx context.Context, op, query string, args ...any) (int64
 }
 
 func (l *ledger) Savepoint(ctx context.Context) error {
-	_, err := l.exec(ctx, "savepoint", `SAVEPOINT ledger_item`)
+	_, err := l.exec(ctx, "savepoint", lsSavepoint)
 	return err
 }
 
 func (l *ledger) RollbackToSavepoint(ctx context.Context) error {
-	if _, err := l.exec(ctx, "rollback to savepoint", `ROLLBACK TO ledger_item`); err != nil {
+	if _, err := l.exec(ctx, "rollback to savepoint", lsRollbackTo); err != nil {
 		return err
 	}
 	return l.ReleaseSavepoint(ctx)
 }
 
 func (l *ledger) ReleaseSavepoint(ctx context.Context) error {
-	_, err := l.exec(ctx, "release savepoint", `RELEASE ledger_item`)
+	_, err := l.exec(ctx, "release savepoint", lsRelease)
 	return err
 }
 
 func (l *ledger) LoyaltyProgram(ctx context.Context, posSystemID, companyID string) (*posgate.LoyaltyProgram, error) {
-	p, err := findProgram(ctx, l.tx, posSystemID, companyID)
+	p, err := scanProgram(l.row(ctx, lsProgram, posSystemID, companyID), posSystemID, companyID)
 	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
 		return posgate.DefaultLoyaltyProgram(posSystemID, companyID), nil
 	}
@@ -247,54 +394,49 @@ func (l *ledger) LoyaltyProgram(ctx context.Context, posSystemID, companyID stri
 }
 
 func (l *ledger) InsertTransaction(ctx context.Context, t *posgate.Transaction) (bool, error) {
-	n, err := l.exec(ctx, "insert transaction", `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
-		transaction_id, session_id, transaction_type, amount, transaction_date, original_transaction_id, request_hash, request, answer, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, nullif(?, ''), ?, ?, ?, nullif(?, ''), ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+	n, err := l.exec(ctx, "insert transaction", lsInsert,
 		t.ID, t.POSSystemID, t.CompanyID, t.LocationID, t.TerminalID, t.TransactionID, t.SessionID, t.Type, t.Amount,
 		formatTime(t.Date), t.OriginalTransactionID, t.RequestHash, string(t.Request), string(t.Answer), formatTime(t.CreatedAt))
 	return n == 1, err
 }
 
 func (l *ledger) FinishTransaction(ctx context.Context, t *posgate.Transaction) error {
-	_, err := l.exec(ctx, "finish transaction", `UPDATE transactions SET user_id = nullif(?, ''), points_earned = ?, stamps_earned = ?,
-		original_id = nullif(?, ''), answer = ? WHERE id = ?`,
-		t.UserID, t.PointsEarned, t.StampsEarned, t.OriginalID, string(t.Answer), t.ID)
+	_, err := l.exec(ctx, "finish transaction", lsFinish, t.UserID, t.PointsEarned, t.StampsEarned, t.OriginalID, string(t.Answer), t.ID)
 	return err
 }
 
 func (l *ledger) FindTransaction(ctx context.Context, posSystemID, companyID, transactionID string) (*posgate.Transaction, error) {
-	return findTransaction(ctx, l.tx, posSystemID, companyID, transactionID)
+	return scanTransaction(l.row(ctx, lsFind, posSystemID, companyID, transactionID), "find transaction", posgate.NotFound("transaction", transactionID))
 }
 
 func (l *ledger) FindTransactionBySession(ctx context.Context, sessionID string) (*posgate.Transaction, error) {
-	return findBySession(ctx, l.tx, sessionID)
+	return scanTransaction(l.row(ctx, lsBySession, sessionID), "find transaction by session", posgate.NotFound("transaction of session", sessionID))
 }
 
 func (l *ledger) AddRefund(ctx context.Context, saleID string, amount posgate.Amount) (posgate.Amount, bool, error) {
 	var refunded posgate.Amount
-	err := l.tx.QueryRowContext(ctx, `UPDATE transactions SET refunded = refunded + ?1 WHERE id = ?2 AND refunded + ?1 <= amount RETURNING refunded`,
-		amount, saleID).Scan(&refunded)
+	err := l.row(ctx, lsAddRefund, amount, saleID).Scan(&refunded)
 	if err == nil {
 		return refunded, true, nil
 	} else if !errors.Is(err, sql.ErrNoRows) {
 		return 0, false, fmt.Errorf("sqlite: add refund: %w", err)
 	}
-	if err := l.tx.QueryRowContext(ctx, `SELECT refunded FROM transactions WHERE id = ?`, saleID).Scan(&refunded); err != nil {
+	if err := l.row(ctx, lsRefunded, saleID).Scan(&refunded); err != nil {
 		return 0, false, fmt.Errorf("sqlite: add refund: %w", err)
 	}
 	return refunded, false, nil
 }
 
 func (l *ledger) FindUser(ctx context.Context, posSystemID, companyID, userID string) (*posgate.LoyaltyUser, error) {
-	u, err := scanRow(l.tx.QueryRowContext(ctx, findUserSQL, posSystemID, companyID, userID), userDest)
+	u, err := scanRow(l.row(ctx, lsFindUser, posSystemID, companyID, userID), userDest)
 	if err != nil {
 		return nil, readErr(err, "find loyalty user", posgate.NotFound("loyalty user", userID))
 	}
 	return u, nil
 }
 
-func (l *ledger) userIDs(ctx context.Context, query string, args ...any) ([]string, error) {
-	rows, err := l.tx.QueryContext(ctx, query, args...)
+func (l *ledger) userIDs(ctx context.Context, k int, args ...any) ([]string, error) {
+	rows, err := l.stmt(ctx, k).QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: match customer: %w", err)
 	}
@@ -311,21 +453,17 @@ func (l *ledger) userIDs(ctx context.Context, query string, args ...any) ([]stri
 }
 
 func (l *ledger) UserIDsByEmail(ctx context.Context, posSystemID, companyID, emailNorm string) ([]string, error) {
-	return l.userIDs(ctx, `SELECT user_id FROM loyalty_users INDEXED BY loyalty_users_by_email
-		WHERE pos_system_id = ? AND company_id = ? AND email_norm = ? LIMIT 2`, posSystemID, companyID, emailNorm)
+	return l.userIDs(ctx, lsUsersByEmail, posSystemID, companyID, emailNorm)
 }
 
 func (l *ledger) UserIDsByPhone(ctx context.Context, posSystemID, companyID, digits string) ([]string, error) {
-	return l.userIDs(ctx, `SELECT user_id FROM loyalty_users INDEXED BY loyalty_users_by_phone
-		WHERE pos_system_id = ? AND company_id = ? AND phone_digits = ? LIMIT 2`, posSystemID, companyID, digits)
+	return l.userIDs(ctx, lsUsersByPhone, posSystemID, companyID, digits)
 }
 
 func (l *ledger) EnrollUser(ctx context.Context, u *posgate.LoyaltyUser) (bool, error) {
 	now := l.db.timestamp()
 	at, keys := formatTime(now), u.Keys()
-	n, err := l.exec(ctx, "enroll loyalty user", `INSERT INTO loyalty_users (pos_system_id, company_id, user_id, first_name, last_name, gender,
-		phone, email, stamps, points, first_norm, last_norm, email_norm, phone_digits, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+	n, err := l.exec(ctx, "enroll loyalty user", lsEnroll,
 		u.POSSystemID, u.CompanyID, u.ID, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, keys.First, keys.Last, keys.Email, keys.Digits, at, at)
 	if n == 1 {
 		u.CreatedAt, u.UpdatedAt = now, now
@@ -335,10 +473,7 @@ func (l *ledger) EnrollUser(ctx context.Context, u *posgate.LoyaltyUser) (bool, 
 
 func (l *ledger) AddBalance(ctx context.Context, posSystemID, companyID, userID string, points, stamps int32) (int32, int32, error) {
 	var p, s int32
-	err := l.tx.QueryRowContext(ctx, `UPDATE loyalty_users SET points = max(min(points + ?1, 2147483647), -2147483648),
-		stamps = max(min(stamps + ?2, 2147483647), 0), updated_at = ?3
-		WHERE pos_system_id = ?4 AND company_id = ?5 AND user_id = ?6 RETURNING points, stamps`,
-		points, stamps, formatTime(l.db.timestamp()), posSystemID, companyID, userID).Scan(&p, &s)
+	err := l.row(ctx, lsAddBalance, points, stamps, formatTime(l.db.timestamp()), posSystemID, companyID, userID).Scan(&p, &s)
 	if err != nil {
 		return 0, 0, readErr(err, "add to balance", posgate.NotFound("loyalty user", userID))
 	}
@@ -346,7 +481,7 @@ func (l *ledger) AddBalance(ctx context.Context, posSystemID, companyID, userID 
 }
 
 func (l *ledger) FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*posgate.Coupon, error) {
-	c, err := scanRow(l.tx.QueryRowContext(ctx, findCouponSQL, posSystemID, companyID, posgate.Fold(code)), couponDest)
+	c, err := scanRow(l.row(ctx, lsFindCoupon, posSystemID, companyID, posgate.Fold(code)), couponDest)
 	if err != nil {
 		return nil, readErr(err, "find coupon", posgate.NotFound("coupon", code))
 	}
@@ -354,34 +489,24 @@ func (l *ledger) FindCoupon(ctx context.Context, posSystemID, companyID, code st
 }
 
 func (l *ledger) RedeemCoupon(ctx context.Context, c *posgate.Coupon, transactionID string, now time.Time) (bool, error) {
-	at := formatTime(now)
-	n, err := l.exec(ctx, "redeem coupon", `UPDATE coupons SET status = 'Redeemed', updated_at = ?1
-		WHERE pos_system_id = ?2 AND company_id = ?3 AND code_norm = ?4 AND status = 'Issued' AND (available_until IS NULL OR available_until >= ?1)`,
-		at, c.POSSystemID, c.CompanyID, posgate.Fold(c.Code))
+	at, code := formatTime(now), posgate.Fold(c.Code)
+	n, err := l.exec(ctx, "redeem coupon", lsRedeemCoupon, at, c.POSSystemID, c.CompanyID, code)
 	if err != nil || n == 0 {
 		return false, err
 	}
-	_, err = l.exec(ctx, "redeem coupon", `INSERT INTO transaction_coupons (pos_system_id, company_id, code_norm, txn_id, code, redeemed_at)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (pos_system_id, company_id, code_norm, txn_id)
-		DO UPDATE SET redeemed_at = excluded.redeemed_at, restored_at = NULL`, c.POSSystemID, c.CompanyID, posgate.Fold(c.Code), transactionID, c.Code, at)
+	_, err = l.exec(ctx, "redeem coupon", lsLinkCoupon, c.POSSystemID, c.CompanyID, code, transactionID, c.Code, at)
 	return err == nil, err
 }
 
 func (l *ledger) Redemption(ctx context.Context, posSystemID, companyID, code string) (*posgate.CouponRedemption, error) {
-	return findRedemption(ctx, l.tx, posSystemID, companyID, code)
+	return scanRedemption(l.row(ctx, lsRedemption, posSystemID, companyID, posgate.Fold(code)), code)
 }
 
 func (l *ledger) RestoreCoupons(ctx context.Context, posSystemID, companyID, saleID string, now time.Time) error {
 	at := formatTime(now)
-	if _, err := l.exec(ctx, "restore coupons", `UPDATE coupons SET status = 'Issued', updated_at = ?1
-		WHERE pos_system_id = ?2 AND company_id = ?3 AND status = 'Redeemed' AND (available_until IS NULL OR available_until >= ?1)
-		AND code_norm IN (SELECT code_norm FROM transaction_coupons WHERE txn_id = ?4 AND restored_at IS NULL)`,
-		at, posSystemID, companyID, saleID); err != nil {
+	if _, err := l.exec(ctx, "restore coupons", lsRestoreCoupons, at, posSystemID, companyID, saleID); err != nil {
 		return err
 	}
-	_, err := l.exec(ctx, "restore coupons", `UPDATE transaction_coupons SET restored_at = ?1 WHERE txn_id = ?2 AND restored_at IS NULL
-		AND EXISTS (SELECT 1 FROM coupons c WHERE c.pos_system_id = transaction_coupons.pos_system_id
-			AND c.company_id = transaction_coupons.company_id AND c.code_norm = transaction_coupons.code_norm AND c.status = 'Issued')`,
-		at, saleID)
+	_, err := l.exec(ctx, "restore coupons", lsRestoreLinks, at, saleID)
 	return err
 }

@@ -88,6 +88,7 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"LoyaltyProgram", testLoyaltyProgram},
 		{"TransactionLedger", testTransactionLedger},
 		{"ConcurrentTransactions", testConcurrentTransactions},
+		{"LoneRejectedTransaction", testLoneRejectedTransaction},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -230,3 +230,35 @@ func testConcurrentTransactions(t *testing.T, e *env) {
 		t.Fatalf("created %d, redeemed %d, points %d; want 1, 1, 130", created, redeemed, u.Points)
 	}
 }
+
+// testLoneRejectedTransaction: a single transaction that is rejected
+// leaves nothing, however its store undoes it (a savepoint, or the whole
+// database transaction): an over-refund adds no refund row and leaves its
+// sale, its customer's balance and its coupon as they were.
+func testLoneRejectedTransaction(t *testing.T, e *env) {
+	ctx := t.Context()
+	couponFixture(e)
+	e.coupon(issued("K1"))
+	sale := e.apply(e.txInput(1, "S1", 1000, func(in *posgate.TransactionInput) { in.CouponCodes = []string{"K1"} }))
+	if sale[0].Status != posgate.OutcomeCreated {
+		t.Fatalf("sale: %+v", sale[0])
+	}
+	over := e.apply(e.txInput(1, "R1", -1001, func(in *posgate.TransactionInput) {
+		in.Type, in.OriginalTransactionID, in.CardNumber = posgate.TransactionRefund, "S1", ""
+	}))
+	checkErr(t, "over-refund", over[0].Err, posgate.ErrConflict, "Refunding 10.01 would exceed sale 'S1': 0.00 of its 10.00 are refunded already.")
+	other := e.apply(e.txInput(1, "S1", 1000, func(in *posgate.TransactionInput) { in.RequestHash = "other" }))
+	checkErr(t, "other content", other[0].Err, posgate.ErrConflict, "Transaction 'S1' is already recorded with other content.")
+	_, err := e.s.FindTransaction(ctx, "clover", "acme", "R1")
+	checkErr(t, "rejected refund", err, posgate.ErrNotFound, `transaction "R1" not found`)
+	s := must[*posgate.Transaction](t, "FindTransaction")(e.s.FindTransaction(ctx, "clover", "acme", "S1"))
+	check(t, "sale after", [3]any{s.RefundedAmount, s.RequestHash, s.RedeemedCoupons}, [3]any{posgate.Amount(0), "h-S1", []string{"K1"}})
+	u := must[*posgate.LoyaltyUser](t, "FindLoyaltyUser")(e.s.FindLoyaltyUser(ctx, "clover", "acme", "u1"))
+	check(t, "balances", [2]int32{u.Points, u.Stamps}, [2]int32{130, 4})
+	c := must[*posgate.Coupon](t, "FindCoupon")(e.s.FindCoupon(ctx, "clover", "acme", "K1"))
+	check(t, "coupon", c.Status, posgate.CouponRedeemed)
+	// The store goes on: the next lone sale is recorded.
+	if next := e.apply(e.txInput(1, "S2", 500)); next[0].Status != posgate.OutcomeCreated {
+		t.Fatalf("next sale: %+v", next[0])
+	}
+}
