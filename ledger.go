@@ -147,6 +147,9 @@ func applyOne(ctx context.Context, tx LedgerTx, it *TransactionInput) (*Transact
 	answer := it.Answer
 	answer.ID = &t.ID
 	answer.Coupons = []TransactionCoupon{}
+	if answer.Promotions == nil {
+		answer.Promotions = []AppliedPromotion{}
+	}
 	if it.Type == TransactionRefund {
 		if o, err := refund(ctx, tx, it, t, &answer); o != nil || err != nil {
 			return o, err

@@ -142,8 +142,11 @@ type TransactionAnswer struct {
 	PosStatus       PosStatus           `json:"posStatus"`
 	Loyalty         *TransactionLoyalty `json:"loyalty"`
 	Coupons         []TransactionCoupon `json:"coupons"`
-	CfsTemplate     CfsTemplate         `json:"cfsTemplate"`
-	Receipt         TransactionReceipt  `json:"receipt"`
+	// Promotions are the promotions the sale's products triggered, by the
+	// promotion evaluation's rules (docs/api.md §18); [] for a refund.
+	Promotions  []AppliedPromotion `json:"promotions"`
+	CfsTemplate CfsTemplate        `json:"cfsTemplate"`
+	Receipt     TransactionReceipt `json:"receipt"`
 }
 
 // TransactionLoyalty is what a transaction did to its customer's balances.

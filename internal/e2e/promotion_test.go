@@ -584,10 +584,12 @@ func TestPromotionImportDeadline(t *testing.T) {
 		}()
 		io.WriteString(pw, `{"items":[{"id":"P1","name":"first"},`)
 		started := time.Now()
-		// The rest arrives well after the deadline. Whether the server has
-		// answered by then (a 400 for the cut-off body) or drops the
-		// connection depends on timing; either way it must not succeed.
-		time.Sleep(time.Second)
+		// The rest arrives well after the deadline (300 ms from the moment
+		// the server starts the request; 3 s leaves room for a server slowed
+		// by the rest of the test suite on a small machine). Whether the
+		// server has answered by then (a 400 for the cut-off body) or drops
+		// the connection depends on timing; either way it must not succeed.
+		time.Sleep(3 * time.Second)
 		io.WriteString(pw, `{"id":"P2","name":"late"}]}`)
 		pw.Close()
 		res := <-done

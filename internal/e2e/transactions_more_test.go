@@ -32,7 +32,7 @@ func TestTransactionRefunds(t *testing.T) {
 		// A partial refund (type Refund, positive amount): round(25 × 10/25).
 		r = e.sale(e.refundBody("R-1", "S-1", "10", `,"transactionType":"Refund"`))
 		mustTxBody(t, r, 200, `{"data":{"id":"ID","transactionId":"R-1","sessionId":null,"transactionType":"Refund","posStatus":"Accepted",`+
-			`"loyalty":{"userId":"john-doe","pointsEarned":-10,"stampsEarned":0,"points":135,"stamps":4},"coupons":[],"cfsTemplate":{"cfsCarouselUrl":"CFS"},`+
+			`"loyalty":{"userId":"john-doe","pointsEarned":-10,"stampsEarned":0,"points":135,"stamps":4},"coupons":[],"promotions":[],"cfsTemplate":{"cfsCarouselUrl":"CFS"},`+
 			receipt1+`"-10 points, balance 135"}}}`)
 		// Beyond the sale: 409, nothing changed.
 		mustProblem(t, e.sale(e.refundBody("R-2", "S-1", "-15.01", "")), 409,

@@ -116,6 +116,8 @@ func TestTransactionSale(t *testing.T) {
 			`{"code":"JANE2FOR1","status":"Rejected","errorMessage":"Coupon 'JANE2FOR1' cannot be used at location 'LOC123'."},` +
 			`{"code":"Sl75Ev","status":"Redeemed","errorMessage":null},` +
 			`{"code":"10OFFmq8kl8","status":"Rejected","errorMessage":"Coupon '10OFFmq8kl8' is given more than once in this transaction."}],` +
+			// Two large lattes trigger the demo's 2.00 off every large coffee.
+			`"promotions":[{"id":"DEMO-COFFEE-2OFF","name":"2 off any large coffee","promotionType":"Amount","value":2,"discount":4.00,"productIds":["SKU-LATTE-L"]}],` +
 			`"cfsTemplate":{"cfsCarouselUrl":"CFS"},` + receipt1 + `"+12 points, balance 132"}}}`
 		first := e.sale(body)
 		mustTxBody(t, first, 200, want)
@@ -293,7 +295,7 @@ func TestTransactionCustomerMatchingAndDisabled(t *testing.T) {
 		// A disabled terminal, and the transactions switch off: Disabled,
 		// nothing stored.
 		r = e.sale(`{"sessionId":"x","transactionId":"D-1","terminalId":"TERM-99","posLocationId":"LOC123","transactionAmount":1,"transactionDate":"` + e.date(0) + `"}`)
-		want := `{"data":{"id":null,"transactionId":"D-1","sessionId":"x","transactionType":"Undefined","posStatus":"Disabled","loyalty":null,"coupons":[],` +
+		want := `{"data":{"id":null,"transactionId":"D-1","sessionId":"x","transactionType":"Undefined","posStatus":"Disabled","loyalty":null,"coupons":[],"promotions":[],` +
 			`"cfsTemplate":{"cfsCarouselUrl":""},"receipt":{"primaryText":"","secondaryText":"","imageUrl":"","posStatus":"Disabled","loyaltyText":""}}}`
 		mustTxBody(t, r, 200, want)
 		mustStatus(t, e.s.do(t, req{Method: "PATCH", Path: companyPath, Token: e.admin, ContentType: "application/json", Body: `{"features":{"transactions":false}}`}), 200)

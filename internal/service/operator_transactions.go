@@ -226,7 +226,8 @@ func (s *Service) RefundTransaction(ctx context.Context, p *posgate.Principal, p
 		TerminalID: sale.TerminalID, TransactionID: *req.TransactionID, Type: posgate.TransactionRefund, Amount: neg, Date: date,
 		OriginalTransactionID: sale.TransactionID, RequestHash: hash, Request: request,
 		Answer: posgate.TransactionAnswer{TransactionID: *req.TransactionID, TransactionType: posgate.TransactionRefund, PosStatus: posgate.PosAccepted,
-			Coupons: []posgate.TransactionCoupon{}, Receipt: posgate.TransactionReceipt{PosStatus: placeStatus(loc, posgate.FeatureReceiptPromotion)}}}
+			Coupons: []posgate.TransactionCoupon{}, Promotions: []posgate.AppliedPromotion{},
+			Receipt: posgate.TransactionReceipt{PosStatus: placeStatus(loc, posgate.FeatureReceiptPromotion)}}}
 	if in.Answer.Receipt.PosStatus == posgate.PosAccepted {
 		in.Answer.Receipt.PosStatus = posgate.PosNotAvailable // an operator's refund prints no receipt
 	}
