@@ -7,10 +7,12 @@
 //
 // It builds cmd/posgate, starts `posgate serve --demo` as a real process and
 // puts write load on it: startInteraction from many goroutines, each
-// answered session remembered. It kills the process with SIGKILL three
-// times at random moments, restarting it each time, then checks that every
-// session that was answered is in the store: an Accepted answer is sent only
-// once its session is stored (docs/api.md §4.1). A second run stops the
+// answered session remembered, and on every other goroutine the sale that
+// follows the interaction (docs/api.md §13.1), each answered transaction
+// remembered. It kills the process with SIGKILL three times at random
+// moments, restarting it each time, then checks that every session and
+// every transaction that was answered is in the store: an Accepted answer is
+// sent only once what it reports is stored (docs/api.md §4.1, §13). A second run stops the
 // process with SIGTERM under the same load and checks that no request the
 // server had taken failed: graceful shutdown finishes what is in flight.
 // docs/performance.md holds its figures.
@@ -44,7 +46,7 @@ import (
 
 var (
 	run     = flag.Bool("chaos", false, "run the chaos test (a real posgate serve, SIGKILLed and SIGTERMed under write load)")
-	workers = flag.Int("chaos-workers", 32, "goroutines sending startInteraction")
+	workers = flag.Int("chaos-workers", 32, "goroutines sending startInteraction (every other one also the sale that follows)")
 )
 
 func TestChaos(t *testing.T) {
@@ -98,7 +100,11 @@ func start(t *testing.T, bin, dsn, addr string) (*proc, time.Duration) {
 	t.Cleanup(func() { log.Close() })
 	began := time.Now()
 	p := &proc{base: "http://" + addr, done: make(chan error, 1)}
-	p.cmd = exec.Command(bin, "serve", "--demo", "--listen", addr, "--database", dsn, "--log-level", "warn")
+	// The rate limit is far above the load (as in the bench): the test is of
+	// durability and shutdown, not of the limiter. The drain keeps serving
+	// for 2 s after SIGTERM (docs/api.md §16).
+	p.cmd = exec.Command(bin, "serve", "--demo", "--listen", addr, "--database", dsn, "--log-level", "warn",
+		"--rate-limit", "1000000", "--rate-burst", "1000000", "--drain-delay", "2s")
 	p.cmd.Stdout, p.cmd.Stderr = log, log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -145,6 +151,8 @@ type load struct {
 	client   *http.Client
 	mu       sync.Mutex
 	sessions []string
+	sales    []string // transactionIds of answered, recorded sales
+	run      string   // makes this load's transactionIds unique across loads
 	answered atomic.Int64
 	failed   atomic.Int64 // no answer, or not 200 Accepted
 	// cutoff (UnixNano; 0: none) is when a shutdown began: requests
@@ -161,7 +169,7 @@ type load struct {
 var places = [][2]string{{"TERM-05", "LOC123"}, {"TERM-06", "LOC123"}, {"TERM-07", "LOC456"}}
 
 func newLoad(base, token string, n int) *load {
-	l := &load{base: base, token: token, stop: make(chan struct{}),
+	l := &load{base: base, token: token, stop: make(chan struct{}), run: fmt.Sprintf("%08x", rand.Uint32()),
 		client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: n}}}
 	for i := range n {
 		l.wg.Add(1)
@@ -208,7 +216,49 @@ func (l *load) work(i int) {
 		l.mu.Lock()
 		l.sessions = append(l.sessions, id)
 		l.mu.Unlock()
+		if i%2 == 1 {
+			continue
+		}
+		txID := fmt.Sprintf("CH-%s-%d-%d", l.run, i, n)
+		sale := fmt.Sprintf(`{"sessionId":%q,"transactionId":%q,"terminalId":%q,"posLocationId":%q,"transactionAmount":1.00,`+
+			`"transactionDate":%q,"loyalty":{"cardNumber":"john-doe"}}`, id, txID, pl[0], pl[1], time.Now().UTC().Format(time.RFC3339))
+		req, _ = http.NewRequest("POST", l.base+"/pos/clover/transaction", strings.NewReader(sale))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+l.token)
+		if err := l.sendSale(req); err != nil {
+			l.failed.Add(1)
+			l.lastErr.Store(err.Error())
+			continue
+		}
+		l.answered.Add(1)
+		l.mu.Lock()
+		l.sales = append(l.sales, txID)
+		l.mu.Unlock()
 	}
+}
+
+// sendSale posts one sale and succeeds when it was recorded (Accepted, with
+// posgate's id).
+func (l *load) sendSale(req *http.Request) error {
+	resp, err := l.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	var env struct {
+		Data struct {
+			ID        *string `json:"id"`
+			PosStatus string  `json:"posStatus"`
+		} `json:"data"`
+	}
+	if resp.StatusCode != 200 || json.Unmarshal(b, &env) != nil || env.Data.ID == nil || env.Data.PosStatus != "Accepted" {
+		return fmt.Errorf("sale: status %d: %s", resp.StatusCode, bytes.TrimSpace(b))
+	}
+	return nil
 }
 
 // send posts one startInteraction and returns the session id of an
@@ -240,8 +290,9 @@ func (l *load) end() {
 	l.wg.Wait()
 }
 
-// checkStored fails unless every answered session is in the store.
-func checkStored(t *testing.T, dsn string, sessions []string) {
+// checkStored fails unless every answered session and sale is in the
+// store.
+func checkStored(t *testing.T, dsn string, sessions, sales []string) {
 	t.Helper()
 	st, err := app.OpenStore(context.Background(), dsn, false, nil)
 	if err != nil {
@@ -259,6 +310,18 @@ func checkStored(t *testing.T, dsn string, sessions []string) {
 	}
 	if missing > 0 {
 		t.Errorf("%d of %d answered sessions are missing", missing, len(sessions))
+	}
+	missing = 0
+	for _, id := range sales {
+		if _, err := st.FindTransaction(context.Background(), "clover", "demo-company", id); err != nil {
+			missing++
+			if missing <= 5 {
+				t.Errorf("answered sale %s: %v", id, err)
+			}
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%d of %d answered sales are missing", missing, len(sales))
 	}
 }
 
@@ -287,9 +350,9 @@ func killRun(t *testing.T, bin, dsn string) {
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	<-p.done
 	p.done <- nil
-	checkStored(t, dsn, l.sessions)
-	t.Logf("SIGKILL run: %d sessions answered in %v (%.0f/s), all found after restart; %d requests failed while the process was down; restart to ready: %v",
-		len(l.sessions), elapsed.Round(time.Millisecond), float64(len(l.sessions))/elapsed.Seconds(), l.failed.Load(), restarts)
+	checkStored(t, dsn, l.sessions, l.sales)
+	t.Logf("SIGKILL run: %d sessions and %d sales answered in %v (%.0f requests/s), all found after restart; %d requests failed while the process was down; restart to ready: %v",
+		len(l.sessions), len(l.sales), elapsed.Round(time.Millisecond), float64(len(l.sessions)+len(l.sales))/elapsed.Seconds(), l.failed.Load(), restarts)
 }
 
 // termRun stops the process with SIGTERM under load: every request written
@@ -310,14 +373,14 @@ func termRun(t *testing.T, bin, dsn string) {
 	if err != nil {
 		t.Errorf("posgate exited with %v after SIGTERM", err)
 	}
-	checkStored(t, dsn, l.sessions)
+	checkStored(t, dsn, l.sessions, l.sales)
 	var reasons []string
 	l.failures.Range(func(k, v any) bool {
 		reasons = append(reasons, fmt.Sprintf("%d× %s", v.(*atomic.Int64).Load(), k))
 		return true
 	})
-	t.Logf("SIGTERM run: %d sessions answered, %d requests in flight at SIGTERM answered after it, %d of those failed %v; exit %v after %v; %d requests refused once the listener closed",
-		len(l.sessions), l.inFlight.Load(), l.failedBefore.Load(), reasons, err, stopped.Round(time.Millisecond), l.failed.Load()-l.failedBefore.Load())
+	t.Logf("SIGTERM run: %d sessions and %d sales answered, %d requests in flight at SIGTERM answered after it, %d of those failed %v; exit %v after %v; %d requests refused once the listener closed",
+		len(l.sessions), len(l.sales), l.inFlight.Load(), l.failedBefore.Load(), reasons, err, stopped.Round(time.Millisecond), l.failed.Load()-l.failedBefore.Load())
 	if n := l.failedBefore.Load(); n > 0 {
 		t.Errorf("%d requests written before SIGTERM failed", n)
 	}
