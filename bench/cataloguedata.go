@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -199,28 +198,15 @@ func runProductImport(ctx context.Context, e *env) (*result, error) {
 	}
 	body.WriteString(`]}`)
 	url := fmt.Sprintf("%s/pos/%s/company/%s/import/products", e.BaseURL, e.Data.POSSystem, productImportCompany)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body.Bytes()))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+e.Token)
-	req.Header.Set("Content-Type", "application/json")
-	start := time.Now()
-	resp, err := e.HTTP.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	answer, err := io.ReadAll(resp.Body)
-	elapsed := time.Since(start)
-	resp.Body.Close()
+	status, answer, elapsed, err := timedPost(ctx, e, url, body.Bytes())
 	if err != nil {
 		return nil, err
 	}
 	r := &result{Connections: 1, Duration: elapsed, Requests: productImportItems, RPS: productImportItems / elapsed.Seconds(),
 		P50: elapsed, P99: elapsed, Unit: "items/s"}
-	if resp.StatusCode != http.StatusOK {
+	if status != http.StatusOK {
 		r.Status = 1
-		r.Failed = append(r.Failed, fmt.Sprintf("status %d: %.200s", resp.StatusCode, answer))
+		r.Failed = append(r.Failed, fmt.Sprintf("status %d: %.200s", status, answer))
 		return r, nil
 	}
 	var out struct {

@@ -5,9 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"time"
 
 	"github.com/posgate/posgate"
 )
@@ -102,20 +100,7 @@ func importBody(d *dataset, n int) []byte {
 func runImport(ctx context.Context, e *env) (*result, error) {
 	body := importBody(e.Data, importItems)
 	url := fmt.Sprintf("%s/pos/%s/company/%s/import/promotions", e.BaseURL, e.Data.POSSystem, e.Data.Company)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+e.Token)
-	req.Header.Set("Content-Type", "application/json")
-	start := time.Now()
-	resp, err := e.HTTP.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	answer, err := io.ReadAll(resp.Body)
-	elapsed := time.Since(start)
-	resp.Body.Close()
+	status, answer, elapsed, err := timedPost(ctx, e, url, body)
 	if err != nil {
 		return nil, err
 	}
@@ -124,9 +109,9 @@ func runImport(ctx context.Context, e *env) (*result, error) {
 	var out struct {
 		Data posgate.ImportResult `json:"data"`
 	}
-	if resp.StatusCode != http.StatusOK {
+	if status != http.StatusOK {
 		r.Status = 1
-		r.Failed = append(r.Failed, fmt.Sprintf("status %d: %.200s", resp.StatusCode, answer))
+		r.Failed = append(r.Failed, fmt.Sprintf("status %d: %.200s", status, answer))
 		return r, nil
 	}
 	if err := json.Unmarshal(answer, &out); err != nil {

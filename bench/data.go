@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -306,4 +307,25 @@ func randInt(n int) int {
 		panic(errors.Join(errors.New("crypto/rand failed"), err))
 	}
 	return int(v.Int64())
+}
+
+// timedPost sends one JSON body with the data set's POS token and times it
+// until the whole answer has been read: the measurement of the rows that
+// time a single request (imports, batch replays) rather than a wrk loop.
+func timedPost(ctx context.Context, e *env, url string, body []byte) (status int, answer []byte, elapsed time.Duration, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+e.Token)
+	req.Header.Set("Content-Type", "application/json")
+	start := time.Now()
+	resp, err := e.HTTP.Do(req)
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	answer, err = io.ReadAll(resp.Body)
+	elapsed = time.Since(start)
+	resp.Body.Close()
+	return resp.StatusCode, answer, elapsed, err
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"net/url"
@@ -419,26 +418,13 @@ func runTransactionBatch(ctx context.Context, e *env) (*result, error) {
 	redeemed := 0
 	for run := range batchRuns {
 		body := batchBody(batch, run, time.Now())
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Authorization", "Bearer "+e.Token)
-		req.Header.Set("Content-Type", "application/json")
-		start := time.Now()
-		resp, err := e.HTTP.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		answer, err := io.ReadAll(resp.Body)
-		elapsed := time.Since(start)
-		resp.Body.Close()
+		status, answer, elapsed, err := timedPost(ctx, e, url, body)
 		if err != nil {
 			return nil, err
 		}
 		times = append(times, elapsed)
-		if resp.StatusCode != http.StatusOK {
-			failed = append(failed, fmt.Sprintf("replay %d: status %d: %.200s", run+1, resp.StatusCode, answer))
+		if status != http.StatusOK {
+			failed = append(failed, fmt.Sprintf("replay %d: status %d: %.200s", run+1, status, answer))
 			continue
 		}
 		var out struct {
