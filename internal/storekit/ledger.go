@@ -3,9 +3,7 @@ package storekit
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/posgate/posgate"
@@ -57,13 +55,10 @@ type LedgerWriter struct {
 	app      LedgerApplier
 	store    string
 	maxGroup int
-	yield    bool
 	closed   error // ErrClosed, with the store's name
-	requests chan *ledgerRequest
-	stop     chan struct{}
-	stopped  chan struct{}
-	once     sync.Once
-	groups   atomic.Int64 // groups applied in one transaction
+	queue    *groupQueue[*ledgerRequest]
+	items    []*posgate.TransactionInput // the group's items, reused by the queue's goroutine
+	groups   atomic.Int64                // groups applied in one transaction
 }
 
 // ledgerRequest is one Apply call waiting in a LedgerWriter.
@@ -78,10 +73,13 @@ type ledgerRequest struct {
 // NewLedgerWriter starts a writer that applies sales through app; Close
 // stops it.
 func NewLedgerWriter(app LedgerApplier, cfg LedgerWriterConfig) *LedgerWriter {
-	w := &LedgerWriter{app: app, store: cfg.Store, maxGroup: max(cfg.MaxGroup, 1), yield: cfg.Yield,
-		closed:   fmt.Errorf("%s: apply transactions: %w", cfg.Store, ErrClosed),
-		requests: make(chan *ledgerRequest), stop: make(chan struct{}), stopped: make(chan struct{})}
-	go w.run()
+	w := &LedgerWriter{app: app, store: cfg.Store, maxGroup: max(cfg.MaxGroup, 1),
+		closed: fmt.Errorf("%s: apply transactions: %w", cfg.Store, ErrClosed)}
+	w.items = make([]*posgate.TransactionInput, 0, w.maxGroup)
+	w.queue = newGroupQueue(w.maxGroup, cfg.Yield, func(group []*ledgerRequest) {
+		w.items = w.commit(group, w.items[:0])
+		clear(w.items)
+	})
 	return w
 }
 
@@ -91,12 +89,8 @@ func NewLedgerWriter(app LedgerApplier, cfg LedgerWriterConfig) *LedgerWriter {
 // committing.
 func (w *LedgerWriter) Apply(ctx context.Context, in *posgate.TransactionInput) (*posgate.TransactionOutcome, error) {
 	r := &ledgerRequest{ctx: ctx, in: in, done: make(chan struct{})}
-	select {
-	case w.requests <- r:
-	case <-ctx.Done():
-		return nil, w.canceled(ctx.Err())
-	case <-w.stop:
-		return nil, w.closed
+	if err := w.queue.submit(ctx, r, w.canceled, w.closed); err != nil {
+		return nil, err
 	}
 	<-r.done
 	return r.out, r.err
@@ -104,10 +98,7 @@ func (w *LedgerWriter) Apply(ctx context.Context, in *posgate.TransactionInput) 
 
 // Close stops the writer once the group in progress is applied; later
 // calls do nothing, and Apply answers ErrClosed from then on.
-func (w *LedgerWriter) Close() {
-	w.once.Do(func() { close(w.stop) })
-	<-w.stopped
-}
+func (w *LedgerWriter) Close() { w.queue.close() }
 
 // Groups returns how many groups of sales the writer has applied in one
 // transaction each; tests read it to see that concurrent sales are grouped
@@ -135,35 +126,6 @@ func (w *LedgerWriter) ApplyGroup(ctxs []context.Context, items []*posgate.Trans
 
 func (w *LedgerWriter) canceled(err error) error {
 	return fmt.Errorf("%s: apply transactions: %w", w.store, err)
-}
-
-func (w *LedgerWriter) run() {
-	defer close(w.stopped)
-	batch := make([]*ledgerRequest, 0, w.maxGroup)
-	items := make([]*posgate.TransactionInput, 0, w.maxGroup)
-	for {
-		select {
-		case r := <-w.requests:
-			batch = append(batch[:0], r)
-		case <-w.stop:
-			return
-		}
-		if w.yield {
-			runtime.Gosched()
-		}
-	collect:
-		for len(batch) < w.maxGroup {
-			select {
-			case r := <-w.requests:
-				batch = append(batch, r)
-			default:
-				break collect
-			}
-		}
-		items = w.commit(batch, items[:0])
-		clear(batch)
-		clear(items)
-	}
 }
 
 // answer hands r its outcome.

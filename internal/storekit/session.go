@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/posgate/posgate"
@@ -71,16 +69,12 @@ type SessionWriterConfig struct {
 // own error (see SessionInserter). Both stores use it, so that they group
 // alike and their tests are one (internal/storetest).
 type SessionWriter struct {
-	ins      SessionInserter
-	store    string
-	yield    bool
-	closed   error // ErrClosed, with the store's name
-	requests chan *SessionRequest
-	stop     chan struct{}
-	stopped  chan struct{}
-	once     sync.Once
-	groups   atomic.Int64 // groups stored in one transaction
-	sizes    batchSizes   // sizes of the batches taken from the queue
+	ins    SessionInserter
+	store  string
+	closed error // ErrClosed, with the store's name
+	queue  *groupQueue[*SessionRequest]
+	groups atomic.Int64 // groups stored in one transaction
+	sizes  batchSizes   // sizes of the batches taken from the queue
 }
 
 // BatchSizeBounds are the upper bounds of the buckets of BatchSizes: powers
@@ -124,9 +118,8 @@ func (w *SessionWriter) BatchSizes() BatchSizes {
 // NewSessionWriter starts a writer that stores sessions through ins; Close
 // stops it.
 func NewSessionWriter(ins SessionInserter, cfg SessionWriterConfig) *SessionWriter {
-	w := &SessionWriter{ins: ins, store: cfg.Store, yield: cfg.Yield, closed: fmt.Errorf("%s: %w", cfg.Store, ErrClosed),
-		requests: make(chan *SessionRequest), stop: make(chan struct{}), stopped: make(chan struct{})}
-	go w.run()
+	w := &SessionWriter{ins: ins, store: cfg.Store, closed: fmt.Errorf("%s: %w", cfg.Store, ErrClosed)}
+	w.queue = newGroupQueue(maxSessionBatch, cfg.Yield, w.commit)
 	return w
 }
 
@@ -136,22 +129,15 @@ func NewSessionWriter(ins SessionInserter, cfg SessionWriterConfig) *SessionWrit
 // may be committing.
 func (w *SessionWriter) Create(ctx context.Context, s *posgate.Session) error {
 	r := &SessionRequest{ctx: ctx, Session: s, done: make(chan error, 1)}
-	select {
-	case w.requests <- r:
-	case <-ctx.Done():
-		return w.canceled(ctx.Err())
-	case <-w.stop:
-		return w.closed
+	if err := w.queue.submit(ctx, r, w.canceled, w.closed); err != nil {
+		return err
 	}
 	return <-r.done
 }
 
 // Close stops the writer once the group in progress is stored; later calls
 // do nothing, and Create answers ErrClosed from then on.
-func (w *SessionWriter) Close() {
-	w.once.Do(func() { close(w.stop) })
-	<-w.stopped
-}
+func (w *SessionWriter) Close() { w.queue.close() }
 
 // Groups returns how many groups of sessions the writer has stored in one
 // transaction each. The conformance suite reads it to see that concurrent
@@ -183,33 +169,6 @@ func (w *SessionWriter) CommitGroup(ctxs []context.Context, sessions []*posgate.
 
 func (w *SessionWriter) canceled(err error) error {
 	return fmt.Errorf("%s: create session: %w", w.store, err)
-}
-
-func (w *SessionWriter) run() {
-	defer close(w.stopped)
-	batch := make([]*SessionRequest, 0, maxSessionBatch)
-	for {
-		select {
-		case r := <-w.requests:
-			batch = append(batch[:0], r)
-		case <-w.stop:
-			return
-		}
-		if w.yield {
-			runtime.Gosched()
-		}
-	collect:
-		for len(batch) < maxSessionBatch {
-			select {
-			case r := <-w.requests:
-				batch = append(batch, r)
-			default:
-				break collect
-			}
-		}
-		w.commit(batch)
-		clear(batch)
-	}
 }
 
 // commit stores a group and answers every caller. It keeps the live
