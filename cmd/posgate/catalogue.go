@@ -114,17 +114,15 @@ func cmdProductsList(ctx context.Context, env *cli, args []string) error {
 		posID = fs.String("pos", "", "POS system id (required)")
 		company = fs.String("company", "", "company id (required)")
 	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		var all []*posgate.Product
-		size := service.MaxPromotionPageSize
-		for page := 1; ; page++ {
+		all, err := allPages(func(page, size int) ([]*posgate.Product, int, error) {
 			got, err := svc.ListProducts(ctx, op, *posID, *company, &service.CataloguePageRequest{Page: &page, PageSize: &size})
 			if err != nil {
-				return err
+				return nil, 0, err
 			}
-			all = append(all, got.Data...)
-			if len(got.Data) == 0 || len(all) >= got.Page.Total {
-				break
-			}
+			return got.Data, got.Page.Total, nil
+		})
+		if err != nil {
+			return err
 		}
 		return table(env, []string{"ID", "NAME", "CATEGORY", "MANUFACTURER", "PRICE", "UPDATED"}, all, func(p *posgate.Product) []string {
 			price := "-"
@@ -143,20 +141,35 @@ func cmdCategoriesList(ctx context.Context, env *cli, args []string) error {
 		posID = fs.String("pos", "", "POS system id (required)")
 		company = fs.String("company", "", "company id (required)")
 	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		var all []*posgate.Category
-		size := service.MaxPromotionPageSize
-		for page := 1; ; page++ {
+		all, err := allPages(func(page, size int) ([]*posgate.Category, int, error) {
 			got, err := svc.ListCategories(ctx, op, *posID, *company, &service.CataloguePageRequest{Page: &page, PageSize: &size})
 			if err != nil {
-				return err
+				return nil, 0, err
 			}
-			all = append(all, got.Data...)
-			if len(got.Data) == 0 || len(all) >= got.Page.Total {
-				break
-			}
+			return got.Data, got.Page.Total, nil
+		})
+		if err != nil {
+			return err
 		}
 		return table(env, []string{"ID", "NAME", "PARENT", "CATALOG", "UPDATED"}, all, func(c *posgate.Category) []string {
 			return []string{c.ID, c.Name, c.ParentID, c.CatalogID, stamp(c.UpdatedAt)}
 		})
 	})
+}
+
+// allPages reads a paged operator list whole, a page of the largest size at
+// a time, for the CLI's list commands, which print everything: fetch
+// answers a page's entries and the list's total.
+func allPages[T any](fetch func(page, size int) ([]T, int, error)) ([]T, error) {
+	var all []T
+	for page := 1; ; page++ {
+		got, total, err := fetch(page, service.MaxPromotionPageSize)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, got...)
+		if len(got) == 0 || len(all) >= total {
+			return all, nil
+		}
+	}
 }

@@ -563,23 +563,21 @@ func cmdPromotionsList(ctx context.Context, env *cli, args []string) error {
 				return fmt.Errorf("--valid-at %q is not an ISO 8601 date-time", *validAt)
 			}
 		}
-		size := service.MaxPromotionPageSize
-		req := &service.ListPromotionsRequest{LocationID: *location, PageSize: &size}
+		req := &service.ListPromotionsRequest{LocationID: *location}
 		if *validAt != "" {
 			req.ValidAt = validAt
 		}
 		// Every page: the command lists the company's promotions whole.
-		var ps []*posgate.Promotion
-		for page := 1; ; page++ {
-			req.Page = &page
+		ps, err := allPages(func(page, size int) ([]*posgate.Promotion, int, error) {
+			req.Page, req.PageSize = &page, &size
 			got, err := svc.ListPromotions(ctx, op, *posID, *company, req)
 			if err != nil {
-				return err
+				return nil, 0, err
 			}
-			ps = append(ps, got.Data...)
-			if len(got.Data) == 0 || len(ps) >= got.Page.Total {
-				break
-			}
+			return got.Data, got.Page.Total, nil
+		})
+		if err != nil {
+			return err
 		}
 		return table(env, []string{"ID", "NAME", "LOCATIONS", "VALIDITIES", "RESULTS", "UPDATED"}, ps, func(p *posgate.Promotion) []string {
 			locs := strings.Join(p.LocationIDs, ",")

@@ -3,8 +3,6 @@ package postgres
 import (
 	"context"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/posgate/posgate"
 )
 
@@ -36,19 +34,7 @@ func (db *DB) ListActiveCoupons(ctx context.Context, q posgate.ActiveCouponQuery
 	page := &posgate.CouponPage{}
 	args := []any{q.POSSystemID, q.CompanyID, q.At, q.LocationID}
 	if q.Limit > 0 {
-		err := queryGeneric(ctx, db, activePageSQL, append(args, q.Limit, max(q.Offset, 0)), func(rows pgx.Rows) error {
-			var err error
-			page.Coupons, err = pgx.AppendRows(page.Coupons, rows, func(r pgx.CollectableRow) (*posgate.Coupon, error) {
-				c := &posgate.Coupon{}
-				var info []byte
-				if err := r.Scan(&c.POSSystemID, &c.CompanyID, &c.Code, &c.RewardProvider, &c.Name, &c.Title, &c.PictureURL, &c.AvailableUntil,
-					&c.Status, &info, &c.UserID, &c.Email, &c.Phone, &c.LocationIDs, &c.CreatedAt, &c.UpdatedAt, &page.Total); err != nil {
-					return nil, err
-				}
-				return c, decodeInfo(c, info)
-			})
-			return err
-		})
+		err := queryGeneric(ctx, db, activePageSQL, append(args, q.Limit, max(q.Offset, 0)), appendCouponRows(page))
 		if err != nil {
 			return nil, wrap(err, "list active coupons")
 		}

@@ -516,19 +516,7 @@ func (db *DB) SearchCoupons(ctx context.Context, q posgate.CouponQuery) (*posgat
 	}
 	sql := driver
 	args := []any{q.POSSystemID, q.CompanyIDs, keys.Code, keys.Email, keys.Phone, q.LocationID}
-	err = queryGeneric(ctx, db, sql, append(args, q.Limit, max(q.Offset, 0)), func(rows pgx.Rows) error {
-		var err error
-		page.Coupons, err = pgx.AppendRows(page.Coupons, rows, func(r pgx.CollectableRow) (*posgate.Coupon, error) {
-			c := &posgate.Coupon{}
-			var info []byte
-			if err := r.Scan(&c.POSSystemID, &c.CompanyID, &c.Code, &c.RewardProvider, &c.Name, &c.Title, &c.PictureURL, &c.AvailableUntil,
-				&c.Status, &info, &c.UserID, &c.Email, &c.Phone, &c.LocationIDs, &c.CreatedAt, &c.UpdatedAt, &page.Total); err != nil {
-				return nil, err
-			}
-			return c, decodeInfo(c, info)
-		})
-		return err
-	})
+	err = queryGeneric(ctx, db, sql, append(args, q.Limit, max(q.Offset, 0)), appendCouponRows(page))
 	if err != nil {
 		return nil, wrap(err, "search coupons")
 	}
@@ -672,4 +660,22 @@ func queryGeneric(ctx context.Context, db *DB, sql string, args []any, read func
 func likeSubstring(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 	return "%" + r.Replace(s) + "%"
+}
+
+// appendCouponRows reads a page of coupons, each row with the page's total
+// as its last column (the coupon search's and the active coupons' pages).
+func appendCouponRows(page *posgate.CouponPage) func(pgx.Rows) error {
+	return func(rows pgx.Rows) error {
+		var err error
+		page.Coupons, err = pgx.AppendRows(page.Coupons, rows, func(r pgx.CollectableRow) (*posgate.Coupon, error) {
+			c := &posgate.Coupon{}
+			var info []byte
+			if err := r.Scan(&c.POSSystemID, &c.CompanyID, &c.Code, &c.RewardProvider, &c.Name, &c.Title, &c.PictureURL, &c.AvailableUntil,
+				&c.Status, &info, &c.UserID, &c.Email, &c.Phone, &c.LocationIDs, &c.CreatedAt, &c.UpdatedAt, &page.Total); err != nil {
+				return nil, err
+			}
+			return c, decodeInfo(c, info)
+		})
+		return err
+	}
 }

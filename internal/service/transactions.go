@@ -86,8 +86,9 @@ type SalesPerson struct {
 	LastName  *string `json:"lastName"`
 }
 
-// TransactionProduct is one line of a transaction; stored, otherwise
-// unused.
+// TransactionProduct is one line of a transaction: stored, and, with an id
+// and a price, matched against the company's promotions (the answer's
+// promotions).
 type TransactionProduct struct {
 	ProductID       *string         `json:"productId"`
 	ProductName     *string         `json:"productName"`
