@@ -52,5 +52,9 @@ func (p *Principal) Unrestricted() bool {
 // acts as an unrestricted operator through the same use cases as the
 // operator API.
 func LocalOperator() *Principal {
-	return &Principal{ClientID: "posgate-cli", Scopes: []string{ScopeAdmin}}
+	return &Principal{ClientID: localOperatorClientID, Scopes: []string{ScopeAdmin}}
 }
+
+// localOperatorClientID is LocalOperator's client id, by which the audit
+// log tells the command line's operator from an API client (ActorOf).
+const localOperatorClientID = "posgate-cli"

@@ -33,9 +33,13 @@ func (f storeFlags) open(ctx context.Context) (posgate.Store, error) {
 func operatorCommand(ctx context.Context, env *cli, name string, args []string, nargs int, define func(fs *flag.FlagSet),
 	fn func(svc *service.Service, op *posgate.Principal, pos []string) error) error {
 	return storeCommand(ctx, env, name, args, nargs, define, func(st posgate.Store, pos []string) error {
-		return fn(service.New(st, service.Config{}), posgate.LocalOperator(), pos)
+		return fn(service.New(st, service.Config{Origin: cliOrigin}), posgate.LocalOperator(), pos)
 	})
 }
+
+// cliOrigin is what the audit log records of the command line's writes
+// (docs/api.md §22): channel "cli", and the program as the user agent.
+var cliOrigin = posgate.AuditOrigin{Channel: posgate.ChannelCLI, UserAgent: "posgate-cli"}
 
 // storeCommand is operatorCommand with the store itself, for the commands
 // that are not operator use cases: serve's neighbours migrate and demo
@@ -387,7 +391,7 @@ func cmdKeysRotate(ctx context.Context, env *cli, args []string) error {
 	return storeCommand(ctx, env, "keys rotate", args, 0, func(fs *flag.FlagSet) {
 		ttl = fs.Duration("token-ttl", time.Hour, "the servers' --token-ttl: older keys are kept until their tokens have expired")
 	}, func(st posgate.Store, _ []string) error {
-		svc := service.New(st, service.Config{Keys: storeRotator{store: st, ttl: *ttl}})
+		svc := service.New(st, service.Config{Keys: storeRotator{store: st, ttl: *ttl}, Origin: cliOrigin})
 		k, err := svc.RotateKey(ctx, posgate.LocalOperator())
 		if err != nil {
 			return err

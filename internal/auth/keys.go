@@ -141,6 +141,11 @@ func parseKey(sk *posgate.SigningKey) (*ecdsa.PrivateKey, error) {
 	return priv, nil
 }
 
+// Reload re-reads the keys from the store and swaps them in: the
+// operator's key rotation (service.KeyReloader) calls it once the new key
+// is committed.
+func (a *Auth) Reload(ctx context.Context) error { return a.reload(ctx) }
+
 // reload re-reads the keys from the store and swaps them in.
 func (a *Auth) reload(ctx context.Context) error {
 	a.reloadMu.Lock()

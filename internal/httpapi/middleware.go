@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/posgate/posgate"
 )
@@ -241,6 +242,24 @@ func (s *Server) admin(next http.HandlerFunc) http.HandlerFunc {
 			s.writeError(w, r, err)
 			return
 		}
+		r = r.WithContext(posgate.WithAuditOrigin(r.Context(), posgate.AuditOrigin{Channel: posgate.ChannelAPI,
+			TraceID: traceID(r.Context()), UserAgent: truncate(r.UserAgent(), maxAuditUserAgent)}))
 		s.guarded(w, r, next)
 	}
+}
+
+// maxAuditUserAgent is how much of a User-Agent the audit log keeps
+// (docs/api.md §22): enough to name a client and its version, not a place
+// to store a request's worth of text.
+const maxAuditUserAgent = 256
+
+// truncate cuts s to at most n bytes, at a character boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

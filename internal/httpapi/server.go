@@ -146,6 +146,9 @@ func (s *Server) IdentityHandler() http.Handler {
 	mux := http.NewServeMux()
 	s.identityRoutes(mux)
 	mux.HandleFunc("GET /healthz", s.healthz)
+	// The audit log of operator writes (docs/api.md §22).
+	mux.HandleFunc("GET /admin/v1/audit", s.admin(s.endpoint(s.listAudit)))
+
 	mux.HandleFunc("/", s.notFound(mux))
 	return s.observe(mux, s.shed(mux))
 }

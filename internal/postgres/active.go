@@ -40,7 +40,7 @@ func (db *DB) ListActiveCoupons(ctx context.Context, q posgate.ActiveCouponQuery
 		}
 	}
 	if q.Limit <= 0 || (len(page.Coupons) == 0 && q.Offset > 0) {
-		if err := db.pool.QueryRow(ctx, activeCountSQL, args...).Scan(&page.Total); err != nil {
+		if err := db.q(ctx).QueryRow(ctx, activeCountSQL, args...).Scan(&page.Total); err != nil {
 			return nil, wrap(err, "list active coupons")
 		}
 	}

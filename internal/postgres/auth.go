@@ -43,7 +43,7 @@ func rateLimitArgs(l *posgate.RateLimit) (rate *float64, burst *int32) {
 func (db *DB) CreateClient(ctx context.Context, c *posgate.Client) error {
 	if len(c.CompanyIDs) > 0 {
 		var missing string
-		err := db.pool.QueryRow(ctx, `SELECT u.id FROM unnest($2::text[]) WITH ORDINALITY AS u(id, n)
+		err := db.q(ctx).QueryRow(ctx, `SELECT u.id FROM unnest($2::text[]) WITH ORDINALITY AS u(id, n)
 			WHERE NOT EXISTS (SELECT 1 FROM companies c WHERE c.pos_system_id = $1 AND c.company_id = u.id)
 			ORDER BY u.n LIMIT 1`, c.POSSystemID, c.CompanyIDs).Scan(&missing)
 		if err == nil {
@@ -54,7 +54,7 @@ func (db *DB) CreateClient(ctx context.Context, c *posgate.Client) error {
 	}
 	now := posgate.Timestamp(db.now())
 	rate, burst := rateLimitArgs(c.RateLimit)
-	_, err := db.pool.Exec(ctx, `INSERT INTO clients (id, name, secret_hash, pos_system_id, scopes, company_ids, disabled, created_at, updated_at, rate_limit, rate_burst)
+	_, err := db.q(ctx).Exec(ctx, `INSERT INTO clients (id, name, secret_hash, pos_system_id, scopes, company_ids, disabled, created_at, updated_at, rate_limit, rate_burst)
 		VALUES ($1, $2, $3, nullif($4, ''), coalesce($5, '{}'::text[]), coalesce($6, '{}'::text[]), $7, $8, $8, $9, $10)`,
 		c.ID, c.Name, c.SecretHash, c.POSSystemID, c.Scopes, c.CompanyIDs, c.Disabled, now, rate, burst)
 	if err != nil {
@@ -67,7 +67,7 @@ func (db *DB) CreateClient(ctx context.Context, c *posgate.Client) error {
 // FindClient returns the client id; the token endpoint calls it for every
 // token request.
 func (db *DB) FindClient(ctx context.Context, id string) (*posgate.Client, error) {
-	c, err := scanClient(db.pool.QueryRow(ctx, `SELECT `+clientCols+` FROM clients c WHERE c.id = $1`, id))
+	c, err := scanClient(db.q(ctx).QueryRow(ctx, `SELECT `+clientCols+` FROM clients c WHERE c.id = $1`, id))
 	if err != nil {
 		return nil, readErr(err, "find client", posgate.NotFound("client", id))
 	}
@@ -82,7 +82,7 @@ func (db *DB) ListClients(ctx context.Context) ([]*posgate.Client, error) {
 // UpdateClient changes the fields upd names and returns the result.
 func (db *DB) UpdateClient(ctx context.Context, id string, upd posgate.ClientUpdate) (*posgate.Client, error) {
 	rate, burst := rateLimitArgs(upd.RateLimit)
-	c, err := scanClient(db.pool.QueryRow(ctx, `UPDATE clients c SET
+	c, err := scanClient(db.q(ctx).QueryRow(ctx, `UPDATE clients c SET
 		name = coalesce($2, c.name), disabled = coalesce($3, c.disabled), updated_at = $4,
 		rate_limit = CASE WHEN $5 THEN NULL ELSE coalesce($6, c.rate_limit) END,
 		rate_burst = CASE WHEN $5 THEN NULL ELSE coalesce($7, c.rate_burst) END
@@ -105,7 +105,7 @@ func (db *DB) CreateSession(ctx context.Context, s *posgate.Session) error {
 // FindSession returns the session id, expired or not.
 func (db *DB) FindSession(ctx context.Context, id string) (*posgate.Session, error) {
 	s := &posgate.Session{}
-	err := db.pool.QueryRow(ctx, `SELECT id, pos_system_id, company_id, location_id, terminal_id, created_at, expires_at
+	err := db.q(ctx).QueryRow(ctx, `SELECT id, pos_system_id, company_id, location_id, terminal_id, created_at, expires_at
 		FROM sessions WHERE id = $1`, id).
 		Scan(&s.ID, &s.POSSystemID, &s.CompanyID, &s.LocationID, &s.TerminalID, &s.CreatedAt, &s.ExpiresAt)
 	if err != nil {
@@ -116,7 +116,7 @@ func (db *DB) FindSession(ctx context.Context, id string) (*posgate.Session, err
 
 // DeleteExpiredSessions removes the sessions that expired before t.
 func (db *DB) DeleteExpiredSessions(ctx context.Context, t time.Time) (int64, error) {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM sessions WHERE expires_at < $1`, t)
+	tag, err := db.q(ctx).Exec(ctx, `DELETE FROM sessions WHERE expires_at < $1`, t)
 	if err != nil {
 		return 0, wrap(err, "delete expired sessions")
 	}
@@ -125,7 +125,7 @@ func (db *DB) DeleteExpiredSessions(ctx context.Context, t time.Time) (int64, er
 
 // CreateSigningKey stores k with the time it carries.
 func (db *DB) CreateSigningKey(ctx context.Context, k *posgate.SigningKey) error {
-	_, err := db.pool.Exec(ctx, `INSERT INTO signing_keys (id, algorithm, private_key, created_at) VALUES ($1, $2, $3, $4)`,
+	_, err := db.q(ctx).Exec(ctx, `INSERT INTO signing_keys (id, algorithm, private_key, created_at) VALUES ($1, $2, $3, $4)`,
 		k.ID, k.Algorithm, k.PrivateKey, k.CreatedAt)
 	if err != nil {
 		return writeErr(err, "create signing key", posgate.AlreadyExists("signing key", k.ID), nil)
@@ -143,7 +143,7 @@ func (db *DB) ListSigningKeys(ctx context.Context) ([]*posgate.SigningKey, error
 
 // DeleteSigningKey removes the key id; an absent key is ENOTFOUND.
 func (db *DB) DeleteSigningKey(ctx context.Context, id string) error {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM signing_keys WHERE id = $1`, id)
+	tag, err := db.q(ctx).Exec(ctx, `DELETE FROM signing_keys WHERE id = $1`, id)
 	if err != nil {
 		return wrap(err, "delete signing key")
 	}

@@ -31,7 +31,7 @@ func bumpCatalogueVersion(ctx context.Context, tx pgx.Tx, posSystemID, companyID
 // categories.
 func (db *DB) PromotionStamp(ctx context.Context, posSystemID, companyID string) (string, error) {
 	var v int64
-	err := db.pool.QueryRow(ctx, `SELECT coalesce((SELECT version FROM catalogue_versions WHERE pos_system_id = $1 AND company_id = $2), 0)`,
+	err := db.q(ctx).QueryRow(ctx, `SELECT coalesce((SELECT version FROM catalogue_versions WHERE pos_system_id = $1 AND company_id = $2), 0)`,
 		posSystemID, companyID).Scan(&v)
 	if err != nil {
 		return "", wrap(err, "promotion stamp")
@@ -106,7 +106,7 @@ func (db *DB) FindCatalogue(ctx context.Context, posSystemID, companyID string) 
 // ReplaceCatalogue makes the company's categories and products exactly the
 // ids of c, in one transaction.
 func (db *DB) ReplaceCatalogue(ctx context.Context, c *posgate.Catalogue) error {
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error {
 		if err := lockCatalogue(ctx, tx, c.POSSystemID, c.CompanyID); err != nil {
 			return err
 		}
@@ -160,7 +160,7 @@ func (db *DB) ReplaceCatalogue(ctx context.Context, c *posgate.Catalogue) error 
 // ImportProducts COPYs the products into a staging table and upserts them
 // from it, in one transaction; an unchanged product is not rewritten.
 func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string, products []*posgate.Product) (created, updated int, err error) {
-	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error {
 		if err := lockCatalogue(ctx, tx, posSystemID, companyID); err != nil {
 			return err
 		}
@@ -215,7 +215,7 @@ func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string,
 // against it and upserts what plan returns, all in one transaction under
 // the company's catalogue lock.
 func (db *DB) ImportCategories(ctx context.Context, posSystemID, companyID string, plan func(stored map[string]string) ([]*posgate.Category, error)) (created, updated int, err error) {
-	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error {
 		if err := lockCatalogue(ctx, tx, posSystemID, companyID); err != nil {
 			return err
 		}

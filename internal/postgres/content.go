@@ -21,7 +21,7 @@ func scanSlide(r pgx.Row) (*posgate.Slide, error) {
 // slide.
 func (db *DB) CreateSlide(ctx context.Context, s *posgate.Slide) error {
 	now := posgate.Timestamp(db.now())
-	err := db.pool.QueryRow(ctx, `INSERT INTO slides AS s (pos_system_id, company_id, slide_id, position, image_url, title, text, duration_seconds, created_at, updated_at)
+	err := db.q(ctx).QueryRow(ctx, `INSERT INTO slides AS s (pos_system_id, company_id, slide_id, position, image_url, title, text, duration_seconds, created_at, updated_at)
 		VALUES ($1, $2, $3, CASE WHEN $4::integer > 0 THEN $4::integer ELSE least(10000, 1 + coalesce(
 			(SELECT max(x.position) FROM slides x WHERE x.pos_system_id = $1 AND x.company_id = $2), 0)) END,
 			$5, $6, $7, $8, $9, $9)
@@ -36,7 +36,7 @@ func (db *DB) CreateSlide(ctx context.Context, s *posgate.Slide) error {
 
 // FindSlide returns one slide of a company.
 func (db *DB) FindSlide(ctx context.Context, posSystemID, companyID, slideID string) (*posgate.Slide, error) {
-	s, err := scanSlide(db.pool.QueryRow(ctx, `SELECT `+slideCols+` FROM slides s
+	s, err := scanSlide(db.q(ctx).QueryRow(ctx, `SELECT `+slideCols+` FROM slides s
 		WHERE s.pos_system_id = $1 AND s.company_id = $2 AND s.slide_id = $3`, posSystemID, companyID, slideID))
 	if err != nil {
 		return nil, readErr(err, "find slide", posgate.NotFound("slide", slideID))
@@ -52,7 +52,7 @@ func (db *DB) ListSlides(ctx context.Context, posSystemID, companyID string) ([]
 
 // UpdateSlide changes the fields set in upd and returns the result.
 func (db *DB) UpdateSlide(ctx context.Context, posSystemID, companyID, slideID string, upd posgate.SlideUpdate) (*posgate.Slide, error) {
-	s, err := scanSlide(db.pool.QueryRow(ctx, `UPDATE slides s SET
+	s, err := scanSlide(db.q(ctx).QueryRow(ctx, `UPDATE slides s SET
 		position = coalesce($4, s.position), image_url = coalesce($5, s.image_url), title = coalesce($6, s.title),
 		text = coalesce($7, s.text), duration_seconds = coalesce($8, s.duration_seconds), updated_at = $9
 		WHERE s.pos_system_id = $1 AND s.company_id = $2 AND s.slide_id = $3
@@ -66,7 +66,7 @@ func (db *DB) UpdateSlide(ctx context.Context, posSystemID, companyID, slideID s
 
 // DeleteSlide removes the slide and returns it.
 func (db *DB) DeleteSlide(ctx context.Context, posSystemID, companyID, slideID string) (*posgate.Slide, error) {
-	s, err := scanSlide(db.pool.QueryRow(ctx, `DELETE FROM slides s
+	s, err := scanSlide(db.q(ctx).QueryRow(ctx, `DELETE FROM slides s
 		WHERE s.pos_system_id = $1 AND s.company_id = $2 AND s.slide_id = $3 RETURNING `+slideCols,
 		posSystemID, companyID, slideID))
 	if err != nil {
@@ -78,7 +78,7 @@ func (db *DB) DeleteSlide(ctx context.Context, posSystemID, companyID, slideID s
 // PutCarouselSettings creates or replaces the company's settings.
 func (db *DB) PutCarouselSettings(ctx context.Context, c *posgate.CarouselSettings) error {
 	now := posgate.Timestamp(db.now())
-	_, err := db.pool.Exec(ctx, `INSERT INTO carousel_settings (pos_system_id, company_id, url_template, updated_at)
+	_, err := db.q(ctx).Exec(ctx, `INSERT INTO carousel_settings (pos_system_id, company_id, url_template, updated_at)
 		VALUES ($1, $2, $3, $4)
 		ON CONFLICT (pos_system_id, company_id) DO UPDATE SET url_template = excluded.url_template, updated_at = excluded.updated_at`,
 		c.POSSystemID, c.CompanyID, c.URLTemplate, now)
@@ -92,7 +92,7 @@ func (db *DB) PutCarouselSettings(ctx context.Context, c *posgate.CarouselSettin
 // FindCarouselSettings returns the company's settings.
 func (db *DB) FindCarouselSettings(ctx context.Context, posSystemID, companyID string) (*posgate.CarouselSettings, error) {
 	c := &posgate.CarouselSettings{}
-	err := db.pool.QueryRow(ctx, `SELECT pos_system_id, company_id, url_template, updated_at
+	err := db.q(ctx).QueryRow(ctx, `SELECT pos_system_id, company_id, url_template, updated_at
 		FROM carousel_settings WHERE pos_system_id = $1 AND company_id = $2`, posSystemID, companyID).
 		Scan(&c.POSSystemID, &c.CompanyID, &c.URLTemplate, &c.UpdatedAt)
 	if err != nil {
@@ -111,7 +111,7 @@ func scanReceipt(row pgx.Row) (*posgate.ReceiptPromotion, error) {
 // PutReceiptPromotion creates or replaces a receipt promotion. The INSERT
 // writes nothing when the location is not one of the company's.
 func (db *DB) PutReceiptPromotion(ctx context.Context, p *posgate.ReceiptPromotion) error {
-	stored, err := scanReceipt(db.pool.QueryRow(ctx, `INSERT INTO receipt_promotions AS r
+	stored, err := scanReceipt(db.q(ctx).QueryRow(ctx, `INSERT INTO receipt_promotions AS r
 		(pos_system_id, company_id, location_id, primary_text, secondary_text, target_url, created_at, updated_at)
 		SELECT $1, $2, $3, $4, $5, $6, $7, $7
 		WHERE $3 = '' OR EXISTS (SELECT 1 FROM locations l WHERE l.pos_system_id = $1 AND l.company_id = $2 AND l.location_id = $3)
@@ -134,7 +134,7 @@ func (db *DB) PutReceiptPromotion(ctx context.Context, p *posgate.ReceiptPromoti
 // FindReceiptPromotion returns exactly the promotion of the location (or
 // the company default for "").
 func (db *DB) FindReceiptPromotion(ctx context.Context, posSystemID, companyID, locationID string) (*posgate.ReceiptPromotion, error) {
-	p, err := scanReceipt(db.pool.QueryRow(ctx, `SELECT `+receiptCols+` FROM receipt_promotions r
+	p, err := scanReceipt(db.q(ctx).QueryRow(ctx, `SELECT `+receiptCols+` FROM receipt_promotions r
 		WHERE r.pos_system_id = $1 AND r.company_id = $2 AND r.location_id = $3`, posSystemID, companyID, locationID))
 	if err != nil {
 		return nil, readErr(err, "find receipt promotion", storekit.ReceiptPromotionNotFound(companyID, locationID))
@@ -145,7 +145,7 @@ func (db *DB) FindReceiptPromotion(ctx context.Context, posSystemID, companyID, 
 // EffectiveReceiptPromotion returns the location's promotion, else the
 // company default: the location's id sorts after ”.
 func (db *DB) EffectiveReceiptPromotion(ctx context.Context, posSystemID, companyID, locationID string) (*posgate.ReceiptPromotion, error) {
-	p, err := scanReceipt(db.pool.QueryRow(ctx, `SELECT `+receiptCols+` FROM receipt_promotions r
+	p, err := scanReceipt(db.q(ctx).QueryRow(ctx, `SELECT `+receiptCols+` FROM receipt_promotions r
 		WHERE r.pos_system_id = $1 AND r.company_id = $2 AND r.location_id IN ($3, '')
 		ORDER BY r.location_id DESC LIMIT 1`, posSystemID, companyID, locationID))
 	if err != nil {
@@ -162,7 +162,7 @@ func (db *DB) ListReceiptPromotions(ctx context.Context, posSystemID, companyID 
 
 // DeleteReceiptPromotion removes a promotion and returns it.
 func (db *DB) DeleteReceiptPromotion(ctx context.Context, posSystemID, companyID, locationID string) (*posgate.ReceiptPromotion, error) {
-	p, err := scanReceipt(db.pool.QueryRow(ctx, `DELETE FROM receipt_promotions r
+	p, err := scanReceipt(db.q(ctx).QueryRow(ctx, `DELETE FROM receipt_promotions r
 		WHERE r.pos_system_id = $1 AND r.company_id = $2 AND r.location_id = $3 RETURNING `+receiptCols,
 		posSystemID, companyID, locationID))
 	if err != nil {
@@ -174,7 +174,7 @@ func (db *DB) DeleteReceiptPromotion(ctx context.Context, posSystemID, companyID
 // RecordImpression adds one to the day's counter of the slide at the
 // terminal.
 func (db *DB) RecordImpression(ctx context.Context, i *posgate.Impression) error {
-	_, err := db.pool.Exec(ctx, `INSERT INTO carousel_impressions AS c
+	_, err := db.q(ctx).Exec(ctx, `INSERT INTO carousel_impressions AS c
 		(pos_system_id, company_id, day, location_id, terminal_id, slide_id, count) VALUES ($1, $2, $3, $4, $5, $6, 1)
 		ON CONFLICT (pos_system_id, company_id, day, location_id, terminal_id, slide_id) DO UPDATE SET count = c.count + 1`,
 		i.POSSystemID, i.CompanyID, posgate.ImpressionDay(i.At), i.LocationID, i.TerminalID, i.SlideID)
@@ -201,12 +201,12 @@ func (db *DB) CountImpressions(ctx context.Context, q posgate.ImpressionQuery) (
 // new snapshot, so it sees a row that a concurrent instance committed while
 // the INSERT waited on it.
 func (db *DB) EnsureSecret(ctx context.Context, name string, candidate []byte) ([]byte, error) {
-	if _, err := db.pool.Exec(ctx, `INSERT INTO secrets (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`,
+	if _, err := db.q(ctx).Exec(ctx, `INSERT INTO secrets (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING`,
 		name, candidate, posgate.Timestamp(db.now())); err != nil {
 		return nil, wrap(err, "ensure secret")
 	}
 	var v []byte
-	if err := db.pool.QueryRow(ctx, `SELECT value FROM secrets WHERE name = $1`, name).Scan(&v); err != nil {
+	if err := db.q(ctx).QueryRow(ctx, `SELECT value FROM secrets WHERE name = $1`, name).Scan(&v); err != nil {
 		return nil, wrap(err, "ensure secret")
 	}
 	return v, nil

@@ -253,8 +253,9 @@ func placeholders(n int) string {
 
 // companyLocations reads the locations of a company for a
 // storekit.CompanyChecker. It reads through the pool, outside any import's
-// transaction (whose connection is busy copying): companies and locations
-// are committed before their coupons.
+// transaction (whose connection is busy copying), and outside Atomic's
+// too, which the import joins: companies and locations are committed before
+// their coupons.
 func (db *DB) companyLocations(ctx context.Context, posSystemID, companyID string) (map[string]bool, bool, error) {
 	var exists bool
 	var ids []string
@@ -283,7 +284,7 @@ func (db *DB) CreateCoupon(ctx context.Context, c *posgate.Coupon) error {
 	if err != nil {
 		return err
 	}
-	_, err = db.pool.Exec(ctx, `INSERT INTO coupons (`+strings.Join(couponCopyCols, ", ")+`) VALUES (`+placeholders(len(row))+`)`, row...)
+	_, err = db.q(ctx).Exec(ctx, `INSERT INTO coupons (`+strings.Join(couponCopyCols, ", ")+`) VALUES (`+placeholders(len(row))+`)`, row...)
 	if err != nil {
 		return couponWriteErr(err, posgate.AlreadyExists("coupon", c.Code), posgate.NotFound("loyalty user", c.UserID))
 	}
@@ -389,7 +390,7 @@ func copyImport[T any](ctx context.Context, db *DB, table string, cols []string,
 	defer stop()
 	src := &copySource[T]{next: next, toRow: toRow}
 	var n int64
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error {
 		var err error
 		if n, err = tx.CopyFrom(ctx, pgx.Identifier{table}, cols, src); err != nil || n < analyzeAfter {
 			return err
@@ -463,7 +464,7 @@ func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, 
 
 // FindCoupon returns the coupon whose code folds like code.
 func (db *DB) FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*posgate.Coupon, error) {
-	c, err := scanCoupon(db.pool.QueryRow(ctx, findCouponSQL, posSystemID, companyID, posgate.Fold(code)))
+	c, err := scanCoupon(db.q(ctx).QueryRow(ctx, findCouponSQL, posSystemID, companyID, posgate.Fold(code)))
 	if err != nil {
 		return nil, readErr(err, "find coupon", posgate.NotFound("coupon", code))
 	}
@@ -477,7 +478,7 @@ func (db *DB) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, co
 		return nil, err
 	}
 	now := posgate.Timestamp(db.now())
-	c, err := scanCoupon(db.pool.QueryRow(ctx, `UPDATE coupons c SET status = $4, updated_at = $5
+	c, err := scanCoupon(db.q(ctx).QueryRow(ctx, `UPDATE coupons c SET status = $4, updated_at = $5
 		WHERE c.pos_system_id = $1 AND c.company_id = $2 AND c.code_norm = $3 AND c.status = 'Issued'
 		AND (c.available_until IS NULL OR c.available_until >= $5)
 		RETURNING `+couponCols, posSystemID, companyID, posgate.Fold(code), string(to), now))
@@ -522,7 +523,7 @@ func (db *DB) SearchCoupons(ctx context.Context, q posgate.CouponQuery) (*posgat
 	}
 	if len(page.Coupons) == 0 && q.Offset > 0 {
 		// Past the last page: count with the same statement's first row.
-		rows, err := db.pool.Query(ctx, sql, append(args, 1, 0)...)
+		rows, err := db.q(ctx).Query(ctx, sql, append(args, 1, 0)...)
 		if err != nil {
 			return nil, wrap(err, "search coupons")
 		}
@@ -545,7 +546,7 @@ func (db *DB) SearchCoupons(ctx context.Context, q posgate.CouponQuery) (*posgat
 func (db *DB) CreateLoyaltyUser(ctx context.Context, u *posgate.LoyaltyUser) error {
 	now := posgate.Timestamp(db.now())
 	row := userRow(u, now)
-	_, err := db.pool.Exec(ctx, `INSERT INTO loyalty_users (`+strings.Join(userCopyCols, ", ")+`) VALUES (`+placeholders(len(row))+`)`, row...)
+	_, err := db.q(ctx).Exec(ctx, `INSERT INTO loyalty_users (`+strings.Join(userCopyCols, ", ")+`) VALUES (`+placeholders(len(row))+`)`, row...)
 	if err != nil {
 		return writeErr(err, "create loyalty user", posgate.AlreadyExists("loyalty user", u.ID), posgate.NotFound("company", u.CompanyID))
 	}
@@ -585,7 +586,7 @@ func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.Loy
 
 // FindLoyaltyUser returns one loyalty user of a company.
 func (db *DB) FindLoyaltyUser(ctx context.Context, posSystemID, companyID, id string) (*posgate.LoyaltyUser, error) {
-	u, err := scanUser(db.pool.QueryRow(ctx, findUserSQL, posSystemID, companyID, id))
+	u, err := scanUser(db.q(ctx).QueryRow(ctx, findUserSQL, posSystemID, companyID, id))
 	if err != nil {
 		return nil, readErr(err, "find loyalty user", posgate.NotFound("loyalty user", id))
 	}
@@ -596,7 +597,7 @@ func (db *DB) FindLoyaltyUser(ctx context.Context, posSystemID, companyID, id st
 // copies are computed there) and writes the result.
 func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id string, upd posgate.LoyaltyUserUpdate) (*posgate.LoyaltyUser, error) {
 	var u *posgate.LoyaltyUser
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error {
 		var err error
 		u, err = scanUser(tx.QueryRow(ctx, findUserSQL+` FOR UPDATE`, posSystemID, companyID, id))
 		if err != nil {
@@ -652,7 +653,7 @@ func queryGeneric(ctx context.Context, db *DB, sql string, args []any, read func
 	b := &pgx.Batch{}
 	b.Queue(`SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`)
 	b.Queue(sql, args...).Query(read)
-	return db.pool.SendBatch(ctx, b).Close()
+	return db.q(ctx).SendBatch(ctx, b).Close()
 }
 
 // likeSubstring is the LIKE pattern matching s anywhere, with LIKE's

@@ -32,7 +32,7 @@ const claimIdempotencySQL = `INSERT INTO idempotency_keys AS k
 func (db *DB) ClaimIdempotencyKey(ctx context.Context, rec *posgate.IdempotencyRecord, now time.Time) (*posgate.IdempotencyRecord, error) {
 	for range storekit.ClaimAttempts {
 		var claimID string
-		err := db.pool.QueryRow(ctx, claimIdempotencySQL, rec.ClientID, rec.Key, rec.ClaimID, rec.RequestHash,
+		err := db.q(ctx).QueryRow(ctx, claimIdempotencySQL, rec.ClientID, rec.Key, rec.ClaimID, rec.RequestHash,
 			posgate.Timestamp(rec.CreatedAt), posgate.Timestamp(rec.LockedUntil), posgate.Timestamp(rec.ExpiresAt), posgate.Timestamp(now)).Scan(&claimID)
 		if err == nil {
 			return nil, nil
@@ -57,7 +57,7 @@ func (db *DB) findIdempotencyKey(ctx context.Context, clientID, key string) (*po
 		header *string
 		body   []byte
 	)
-	err := db.pool.QueryRow(ctx, `SELECT claim_id, request_hash, done, body_hash, body_length, status, header, body,
+	err := db.q(ctx).QueryRow(ctx, `SELECT claim_id, request_hash, done, body_hash, body_length, status, header, body,
 		created_at, locked_until, expires_at FROM idempotency_keys WHERE client_id = $1 AND idem_key = $2`, clientID, key).
 		Scan(&rec.ClaimID, &rec.RequestHash, &rec.Done, &rec.BodyHash, &length, &status, &header, &body,
 			&rec.CreatedAt, &rec.LockedUntil, &rec.ExpiresAt)
@@ -95,7 +95,7 @@ func (db *DB) CompleteIdempotencyKey(ctx context.Context, rec *posgate.Idempoten
 	if body == nil {
 		body = []byte{}
 	}
-	tag, err := db.pool.Exec(ctx, `UPDATE idempotency_keys SET done = true, body_hash = $4, body_length = $5,
+	tag, err := db.q(ctx).Exec(ctx, `UPDATE idempotency_keys SET done = true, body_hash = $4, body_length = $5,
 		status = $6, header = nullif($7, ''), body = $8
 		WHERE client_id = $1 AND idem_key = $2 AND claim_id = $3 AND NOT done`,
 		rec.ClientID, rec.Key, rec.ClaimID, rec.BodyHash, rec.BodyLength, a.Status, header, body)
@@ -110,7 +110,7 @@ func (db *DB) CompleteIdempotencyKey(ctx context.Context, rec *posgate.Idempoten
 
 // ReleaseIdempotencyKey deletes the in-flight claim claimID of the key.
 func (db *DB) ReleaseIdempotencyKey(ctx context.Context, clientID, key, claimID string) error {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE client_id = $1 AND idem_key = $2 AND claim_id = $3 AND NOT done`,
+	tag, err := db.q(ctx).Exec(ctx, `DELETE FROM idempotency_keys WHERE client_id = $1 AND idem_key = $2 AND claim_id = $3 AND NOT done`,
 		clientID, key, claimID)
 	if err != nil {
 		return wrap(err, "release idempotency key")
@@ -123,7 +123,7 @@ func (db *DB) ReleaseIdempotencyKey(ctx context.Context, clientID, key, claimID 
 
 // DeleteExpiredIdempotencyKeys removes the records that expired before t.
 func (db *DB) DeleteExpiredIdempotencyKeys(ctx context.Context, t time.Time) (int64, error) {
-	tag, err := db.pool.Exec(ctx, `DELETE FROM idempotency_keys WHERE expires_at < $1`, t)
+	tag, err := db.q(ctx).Exec(ctx, `DELETE FROM idempotency_keys WHERE expires_at < $1`, t)
 	if err != nil {
 		return 0, wrap(err, "delete expired idempotency keys")
 	}

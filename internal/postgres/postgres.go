@@ -254,7 +254,7 @@ func wrap(err error, op string) error {
 // collect runs a list query and scans every row with scan; no rows is a nil
 // slice.
 func collect[T any](ctx context.Context, db *DB, op string, scan func(pgx.Row) (*T, error), sql string, args ...any) ([]*T, error) {
-	rows, err := db.pool.Query(ctx, sql, args...)
+	rows, err := db.q(ctx).Query(ctx, sql, args...)
 	if err != nil {
 		return nil, wrap(err, op)
 	}

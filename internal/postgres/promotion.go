@@ -37,7 +37,7 @@ func scanPromotion(r pgx.Row) (*posgate.Promotion, error) {
 
 // FindPromotion returns one promotion of a company.
 func (db *DB) FindPromotion(ctx context.Context, posSystemID, companyID, promotionID string) (*posgate.Promotion, error) {
-	p, err := scanPromotion(db.pool.QueryRow(ctx, `SELECT `+promotionCols+` FROM promotions p
+	p, err := scanPromotion(db.q(ctx).QueryRow(ctx, `SELECT `+promotionCols+` FROM promotions p
 		WHERE p.pos_system_id = $1 AND p.company_id = $2 AND p.promotion_id = $3`, posSystemID, companyID, promotionID))
 	if err != nil {
 		return nil, readErr(err, "find promotion", posgate.NotFound("promotion", promotionID))
@@ -117,7 +117,7 @@ func (db *DB) ListPromotionsValidAt(ctx context.Context, posSystemID, companyID,
 func (db *DB) ListCarouselPromotions(ctx context.Context, posSystemID, companyID, locationID string, at time.Time, limit int) ([]*posgate.Promotion, error) {
 	at = posgate.Timestamp(at)
 	return storekit.FirstApplying(ctx, at, limit, func(ctx context.Context, offset, n int) ([]string, error) {
-		rows, err := db.pool.Query(ctx, `SELECT promotion_id FROM (
+		rows, err := db.q(ctx).Query(ctx, `SELECT promotion_id FROM (
 			SELECT p.promotion_id, 0 AS everywhere, p.valid_until FROM promotions p
 			WHERE p.pos_system_id = $1 AND p.company_id = $2 AND p.location_ids @> ARRAY[$3::text]`+validBetween(4)+`
 			UNION ALL

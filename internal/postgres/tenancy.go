@@ -49,7 +49,7 @@ func scanTerminal(r pgx.Row) (*posgate.Terminal, error) {
 // CreatePOSSystem stores p and sets its CreatedAt.
 func (db *DB) CreatePOSSystem(ctx context.Context, p *posgate.POSSystem) error {
 	now := posgate.Timestamp(db.now())
-	_, err := db.pool.Exec(ctx, `INSERT INTO pos_systems (id, name, created_at) VALUES ($1, $2, $3)`, p.ID, p.Name, now)
+	_, err := db.q(ctx).Exec(ctx, `INSERT INTO pos_systems (id, name, created_at) VALUES ($1, $2, $3)`, p.ID, p.Name, now)
 	if err != nil {
 		return writeErr(err, "create POS system", posgate.AlreadyExists("POS system", p.ID), nil)
 	}
@@ -59,7 +59,7 @@ func (db *DB) CreatePOSSystem(ctx context.Context, p *posgate.POSSystem) error {
 
 // FindPOSSystem returns the POS system id.
 func (db *DB) FindPOSSystem(ctx context.Context, id string) (*posgate.POSSystem, error) {
-	p, err := scanPOSSystem(db.pool.QueryRow(ctx, `SELECT `+posSystemCols+` FROM pos_systems p WHERE p.id = $1`, id))
+	p, err := scanPOSSystem(db.q(ctx).QueryRow(ctx, `SELECT `+posSystemCols+` FROM pos_systems p WHERE p.id = $1`, id))
 	if err != nil {
 		return nil, readErr(err, "find POS system", posgate.NotFound("POS system", id))
 	}
@@ -75,7 +75,7 @@ func (db *DB) ListPOSSystems(ctx context.Context) ([]*posgate.POSSystem, error) 
 func (db *DB) CreateCompany(ctx context.Context, c *posgate.Company) error {
 	now := posgate.Timestamp(db.now())
 	f := c.Features
-	_, err := db.pool.Exec(ctx, `INSERT INTO companies (pos_system_id, company_id, name, status,
+	_, err := db.q(ctx).Exec(ctx, `INSERT INTO companies (pos_system_id, company_id, name, status,
 		coupons, receipt_promotion, carousel, promotion_import, transactions, created_at, updated_at, products_import)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11)`,
 		c.POSSystemID, c.ID, c.Name, c.Status, f.Coupons, f.ReceiptPromotion, f.Carousel, f.PromotionImport, f.Transactions, now, f.ProductsImport)
@@ -88,7 +88,7 @@ func (db *DB) CreateCompany(ctx context.Context, c *posgate.Company) error {
 
 // FindCompany returns one company of a POS system.
 func (db *DB) FindCompany(ctx context.Context, posSystemID, companyID string) (*posgate.Company, error) {
-	c, err := scanCompany(db.pool.QueryRow(ctx, `SELECT `+companyCols+` FROM companies c
+	c, err := scanCompany(db.q(ctx).QueryRow(ctx, `SELECT `+companyCols+` FROM companies c
 		WHERE c.pos_system_id = $1 AND c.company_id = $2`, posSystemID, companyID))
 	if err != nil {
 		return nil, readErr(err, "find company", posgate.NotFound("company", companyID))
@@ -109,7 +109,7 @@ func (db *DB) UpdateCompany(ctx context.Context, posSystemID, companyID string, 
 		coupons, receiptPromotion, carousel, promotionImport, transactions = &f.Coupons, &f.ReceiptPromotion, &f.Carousel, &f.PromotionImport, &f.Transactions
 		productsImport = &f.ProductsImport
 	}
-	c, err := scanCompany(db.pool.QueryRow(ctx, `UPDATE companies c SET
+	c, err := scanCompany(db.q(ctx).QueryRow(ctx, `UPDATE companies c SET
 		name = coalesce($3, c.name), status = coalesce($4, c.status),
 		coupons = coalesce($5, c.coupons), receipt_promotion = coalesce($6, c.receipt_promotion),
 		carousel = coalesce($7, c.carousel), promotion_import = coalesce($8, c.promotion_import),
@@ -127,7 +127,7 @@ func (db *DB) UpdateCompany(ctx context.Context, posSystemID, companyID string, 
 // CreateLocation stores l and sets its CreatedAt and UpdatedAt.
 func (db *DB) CreateLocation(ctx context.Context, l *posgate.Location) error {
 	now := posgate.Timestamp(db.now())
-	_, err := db.pool.Exec(ctx, `INSERT INTO locations (pos_system_id, location_id, company_id, name, status, created_at, updated_at)
+	_, err := db.q(ctx).Exec(ctx, `INSERT INTO locations (pos_system_id, location_id, company_id, name, status, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $6)`, l.POSSystemID, l.ID, l.CompanyID, l.Name, l.Status, now)
 	if err != nil {
 		return writeErr(err, "create location", posgate.AlreadyExists("location", l.ID), posgate.NotFound("company", l.CompanyID))
@@ -140,7 +140,7 @@ func (db *DB) CreateLocation(ctx context.Context, l *posgate.Location) error {
 // POS routes need both for every request.
 func (db *DB) FindLocation(ctx context.Context, posSystemID, locationID string) (*posgate.Location, error) {
 	l := &posgate.Location{Company: &posgate.Company{}}
-	err := db.pool.QueryRow(ctx, `SELECT `+locationCols+`, `+companyCols+`
+	err := db.q(ctx).QueryRow(ctx, `SELECT `+locationCols+`, `+companyCols+`
 		FROM locations l JOIN companies c ON c.pos_system_id = l.pos_system_id AND c.company_id = l.company_id
 		WHERE l.pos_system_id = $1 AND l.location_id = $2`, posSystemID, locationID).
 		Scan(append(locationDest(l), companyDest(l.Company)...)...)
@@ -161,7 +161,7 @@ func (db *DB) ListLocations(ctx context.Context, posSystemID, companyID string) 
 // UpdateLocation changes the fields upd names and returns the result
 // (without its Company).
 func (db *DB) UpdateLocation(ctx context.Context, posSystemID, locationID string, upd posgate.LocationUpdate) (*posgate.Location, error) {
-	l, err := scanLocation(db.pool.QueryRow(ctx, `UPDATE locations l SET
+	l, err := scanLocation(db.q(ctx).QueryRow(ctx, `UPDATE locations l SET
 		name = coalesce($3, l.name), status = coalesce($4, l.status), updated_at = $5
 		WHERE l.pos_system_id = $1 AND l.location_id = $2
 		RETURNING `+locationCols,
@@ -175,7 +175,7 @@ func (db *DB) UpdateLocation(ctx context.Context, posSystemID, locationID string
 // CreateTerminal stores t and sets its CreatedAt and UpdatedAt.
 func (db *DB) CreateTerminal(ctx context.Context, t *posgate.Terminal) error {
 	now := posgate.Timestamp(db.now())
-	_, err := db.pool.Exec(ctx, `INSERT INTO terminals (pos_system_id, location_id, terminal_id, name, status, created_at, updated_at)
+	_, err := db.q(ctx).Exec(ctx, `INSERT INTO terminals (pos_system_id, location_id, terminal_id, name, status, created_at, updated_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $6)`, t.POSSystemID, t.LocationID, t.ID, t.Name, t.Status, now)
 	if err != nil {
 		return writeErr(err, "create terminal", posgate.AlreadyExists("terminal", t.ID), posgate.NotFound("location", t.LocationID))
@@ -186,7 +186,7 @@ func (db *DB) CreateTerminal(ctx context.Context, t *posgate.Terminal) error {
 
 // FindTerminal returns one terminal of a location.
 func (db *DB) FindTerminal(ctx context.Context, posSystemID, locationID, terminalID string) (*posgate.Terminal, error) {
-	t, err := scanTerminal(db.pool.QueryRow(ctx, `SELECT `+terminalCols+` FROM terminals t
+	t, err := scanTerminal(db.q(ctx).QueryRow(ctx, `SELECT `+terminalCols+` FROM terminals t
 		WHERE t.pos_system_id = $1 AND t.location_id = $2 AND t.terminal_id = $3`, posSystemID, locationID, terminalID))
 	if err != nil {
 		return nil, readErr(err, "find terminal", posgate.NotFound("terminal", terminalID))
@@ -204,7 +204,7 @@ func (db *DB) ListTerminals(ctx context.Context, posSystemID, locationID string)
 
 // UpdateTerminal changes the fields upd names and returns the result.
 func (db *DB) UpdateTerminal(ctx context.Context, posSystemID, locationID, terminalID string, upd posgate.TerminalUpdate) (*posgate.Terminal, error) {
-	t, err := scanTerminal(db.pool.QueryRow(ctx, `UPDATE terminals t SET
+	t, err := scanTerminal(db.q(ctx).QueryRow(ctx, `UPDATE terminals t SET
 		name = coalesce($4, t.name), status = coalesce($5, t.status), updated_at = $6
 		WHERE t.pos_system_id = $1 AND t.location_id = $2 AND t.terminal_id = $3
 		RETURNING `+terminalCols,

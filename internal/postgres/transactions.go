@@ -79,7 +79,7 @@ func findProgram(ctx context.Context, q pgQuerier, posSystemID, companyID string
 // PutLoyaltyProgram sets the company's program.
 func (db *DB) PutLoyaltyProgram(ctx context.Context, p *posgate.LoyaltyProgram) error {
 	now := posgate.Timestamp(db.now())
-	_, err := db.pool.Exec(ctx, `INSERT INTO loyalty_programs (pos_system_id, company_id, points_per_unit, stamps_per_sale,
+	_, err := db.q(ctx).Exec(ctx, `INSERT INTO loyalty_programs (pos_system_id, company_id, points_per_unit, stamps_per_sale,
 		minimum_for_stamp, auto_enroll, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7)
 		ON CONFLICT (pos_system_id, company_id) DO UPDATE SET points_per_unit = excluded.points_per_unit,
 		stamps_per_sale = excluded.stamps_per_sale, minimum_for_stamp = excluded.minimum_for_stamp,
@@ -104,7 +104,7 @@ func retryable(err error) bool {
 // times) when PostgreSQL breaks a deadlock by aborting it.
 func (db *DB) inLedger(ctx context.Context, op string, fn func(l *ledger) error) error {
 	for attempt := 0; ; attempt++ {
-		err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error { return fn(&ledger{db: db, tx: tx}) })
+		err := pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error { return fn(&ledger{db: db, tx: tx}) })
 		if err == nil || !retryable(err) || attempt == 4 {
 			if err != nil && posgate.ErrorCode(err) == posgate.EINTERNAL {
 				return fmt.Errorf("postgres: %s: %w", op, err)
@@ -190,7 +190,7 @@ func (db *DB) ListTransactions(ctx context.Context, q posgate.TransactionQuery) 
 		from, to = &day, &next
 	}
 	args := []any{q.POSSystemID, q.CompanyID, q.LocationID, q.UserID, from, to}
-	rows, err := db.pool.Query(ctx, `SELECT `+transactionCols+`, count(*) OVER ()`+transactionFilter+`
+	rows, err := db.q(ctx).Query(ctx, `SELECT `+transactionCols+`, count(*) OVER ()`+transactionFilter+`
 		ORDER BY t.transaction_date DESC, t.id LIMIT $7 OFFSET $8`, append(args, q.Limit, q.Offset)...)
 	if err != nil {
 		return nil, 0, wrap(err, "list transactions")
@@ -210,7 +210,7 @@ func (db *DB) ListTransactions(ctx context.Context, q posgate.TransactionQuery) 
 		return nil, 0, wrap(err, "list transactions")
 	}
 	if len(out) == 0 && q.Offset > 0 {
-		if err := db.pool.QueryRow(ctx, `SELECT count(*)`+transactionFilter, args...).Scan(&total); err != nil {
+		if err := db.q(ctx).QueryRow(ctx, `SELECT count(*)`+transactionFilter, args...).Scan(&total); err != nil {
 			return nil, 0, wrap(err, "count transactions")
 		}
 	}

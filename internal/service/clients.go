@@ -66,7 +66,13 @@ func (s *Service) CreateClient(ctx context.Context, p *posgate.Principal, req *C
 			}
 		}
 	}
-	if err := s.store.CreateClient(ctx, c); err != nil {
+	err = s.audited(ctx, p, "client.create", func(ctx context.Context, ch *change) error {
+		// The view holds no secret: the hash is not encoded, and the
+		// secret is only added to the answer below.
+		ch.target, ch.after = clientTarget(c.ID), viewClient(c)
+		return s.store.CreateClient(ctx, c)
+	})
+	if err != nil {
 		return nil, err
 	}
 	v := viewClient(c)
@@ -109,11 +115,40 @@ func (s *Service) SetClientDisabled(ctx context.Context, p *posgate.Principal, c
 	if err := s.installation(p); err != nil {
 		return nil, err
 	}
-	c, err := s.store.UpdateClient(ctx, clientID, posgate.ClientUpdate{Disabled: &disabled})
+	action := "client.enable"
+	if disabled {
+		action = "client.disable"
+	}
+	return s.updateClient(ctx, p, action, clientID, posgate.ClientUpdate{Disabled: &disabled})
+}
+
+// updateClient is an audited change of an API client.
+func (s *Service) updateClient(ctx context.Context, p *posgate.Principal, action, clientID string, upd posgate.ClientUpdate) (*ClientView, error) {
+	var out *ClientView
+	err := s.audited(ctx, p, action, func(ctx context.Context, ch *change) error {
+		before, err := s.store.FindClient(ctx, clientID)
+		if err != nil {
+			return err
+		}
+		c, err := s.store.UpdateClient(ctx, clientID, upd)
+		if err != nil {
+			return err
+		}
+		out = viewClient(c)
+		ch.target, ch.before, ch.after = clientTarget(clientID), viewClient(before), out
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return viewClient(c), nil
+	return out, nil
+}
+
+// clientTarget is an API client as the target of a change: it belongs to
+// the whole installation, so only an unrestricted operator sees its
+// entries.
+func clientTarget(clientID string) posgate.AuditTarget {
+	return posgate.AuditTarget{Type: "client", ID: clientID}
 }
 
 // nonNil makes an absent list encode as [] rather than null.

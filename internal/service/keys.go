@@ -16,6 +16,13 @@ type KeyView struct {
 	Signing   bool      `json:"signing"`
 }
 
+// KeyReloader is a KeyRotator that keeps the keys in memory (the identity
+// provider): RotateKey asks it to read them again once the rotation and its
+// audit entry are committed.
+type KeyReloader interface {
+	Reload(ctx context.Context) error
+}
+
 // ListKeys lists the signing keys, oldest first; the newest signs. Keys
 // serve every POS system, so only an unrestricted operator may see them.
 func (s *Service) ListKeys(ctx context.Context, p *posgate.Principal) ([]KeyView, error) {
@@ -43,9 +50,25 @@ func (s *Service) RotateKey(ctx context.Context, p *posgate.Principal) (*KeyView
 	if s.cfg.Keys == nil {
 		return nil, posgate.Errorf(posgate.EINTERNAL, "Key rotation is not configured.")
 	}
-	k, err := s.cfg.Keys.Rotate(ctx)
+	var v *KeyView
+	err := s.audited(ctx, p, "key.rotate", func(ctx context.Context, c *change) error {
+		k, err := s.cfg.Keys.Rotate(ctx)
+		if err != nil {
+			return err
+		}
+		v = &KeyView{Kid: k.ID, Algorithm: k.Algorithm, CreatedAt: k.CreatedAt, Signing: true}
+		c.target, c.after = posgate.AuditTarget{Type: "key", ID: k.ID}, v
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &KeyView{Kid: k.ID, Algorithm: k.Algorithm, CreatedAt: k.CreatedAt, Signing: true}, nil
+	// The rotator reloaded its keys inside the transaction, where a store
+	// read may not see the new key yet; it reloads them once committed.
+	if r, ok := s.cfg.Keys.(KeyReloader); ok {
+		if err := r.Reload(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
 }

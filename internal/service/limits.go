@@ -47,11 +47,7 @@ func (s *Service) SetClientRateLimit(ctx context.Context, p *posgate.Principal, 
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	c, err := s.store.UpdateClient(ctx, clientID, posgate.ClientUpdate{RateLimit: req})
-	if err != nil {
-		return nil, err
-	}
-	return viewClient(c), nil
+	return s.updateClient(ctx, p, "client.rate-limit.set", clientID, posgate.ClientUpdate{RateLimit: req})
 }
 
 // ClearClientRateLimit removes an API client's own rate limit: the default
@@ -60,9 +56,5 @@ func (s *Service) ClearClientRateLimit(ctx context.Context, p *posgate.Principal
 	if err := s.installation(p); err != nil {
 		return nil, err
 	}
-	c, err := s.store.UpdateClient(ctx, clientID, posgate.ClientUpdate{ClearRateLimit: true})
-	if err != nil {
-		return nil, err
-	}
-	return viewClient(c), nil
+	return s.updateClient(ctx, p, "client.rate-limit.clear", clientID, posgate.ClientUpdate{ClearRateLimit: true})
 }

@@ -100,7 +100,12 @@ func (s *Service) CreatePOSSystem(ctx context.Context, p *posgate.Principal, req
 	if err := ps.Validate(); err != nil {
 		return nil, err
 	}
-	if err := s.store.CreatePOSSystem(ctx, ps); err != nil {
+	err := s.audited(ctx, p, "pos-system.create", func(ctx context.Context, c *change) error {
+		c.target = posgate.AuditTarget{Type: "pos-system", ID: ps.ID, POSSystemID: ps.ID}
+		c.after = ps
+		return s.store.CreatePOSSystem(ctx, ps)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return ps, nil
@@ -150,7 +155,11 @@ func (s *Service) CreateCompany(ctx context.Context, p *posgate.Principal, posSy
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	if err := s.store.CreateCompany(ctx, c); err != nil {
+	err := s.audited(ctx, p, "company.create", func(ctx context.Context, ch *change) error {
+		ch.target, ch.after = companyTarget("company", c.ID, posSystemID, c.ID), c
+		return s.store.CreateCompany(ctx, c)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -194,12 +203,27 @@ func (s *Service) UpdateCompany(ctx context.Context, p *posgate.Principal, posSy
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	upd := posgate.CompanyUpdate{Name: req.Name, Status: req.Status}
-	if req.Features != nil {
-		f := req.Features.Apply(c.Features)
-		upd.Features = &f
+	var out *posgate.Company
+	err = s.audited(ctx, p, "company.update", func(ctx context.Context, ch *change) error {
+		// The company as this transaction finds it: its switches are the
+		// base of the patch, and the entry's "before".
+		if c, err = s.store.FindCompany(ctx, posSystemID, companyID); err != nil {
+			return err
+		}
+		upd := posgate.CompanyUpdate{Name: req.Name, Status: req.Status}
+		if req.Features != nil {
+			f := req.Features.Apply(c.Features)
+			upd.Features = &f
+		}
+		ch.target, ch.before = companyTarget("company", companyID, posSystemID, companyID), c
+		out, err = s.store.UpdateCompany(ctx, posSystemID, companyID, upd)
+		ch.after = out
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return s.store.UpdateCompany(ctx, posSystemID, companyID, upd)
+	return out, nil
 }
 
 // CreateLocationRequest is a new location of a company; status defaults to
@@ -225,7 +249,11 @@ func (s *Service) CreateLocation(ctx context.Context, p *posgate.Principal, posS
 	if _, err := s.operatorCompany(ctx, p, posSystemID, l.CompanyID); err != nil {
 		return nil, err
 	}
-	if err := s.store.CreateLocation(ctx, l); err != nil {
+	err := s.audited(ctx, p, "location.create", func(ctx context.Context, c *change) error {
+		c.target, c.after = companyTarget("location", l.ID, posSystemID, l.CompanyID), l
+		return s.store.CreateLocation(ctx, l)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -268,7 +296,21 @@ func (s *Service) UpdateLocation(ctx context.Context, p *posgate.Principal, posS
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	return s.store.UpdateLocation(ctx, posSystemID, locationID, posgate.LocationUpdate{Name: req.Name, Status: req.Status})
+	var out *posgate.Location
+	err := s.audited(ctx, p, "location.update", func(ctx context.Context, c *change) error {
+		before, err := s.store.FindLocation(ctx, posSystemID, locationID)
+		if err != nil {
+			return err
+		}
+		c.target, c.before = companyTarget("location", locationID, posSystemID, before.CompanyID), before
+		out, err = s.store.UpdateLocation(ctx, posSystemID, locationID, posgate.LocationUpdate{Name: req.Name, Status: req.Status})
+		c.after = out
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // CreateTerminalRequest is a new terminal; status defaults to Active.
@@ -280,14 +322,19 @@ type CreateTerminalRequest struct {
 
 // CreateTerminal registers a terminal at a location p reaches.
 func (s *Service) CreateTerminal(ctx context.Context, p *posgate.Principal, posSystemID, locationID string, req *CreateTerminalRequest) (*posgate.Terminal, error) {
-	if _, err := s.operatorLocation(ctx, p, posSystemID, locationID); err != nil {
+	loc, err := s.operatorLocation(ctx, p, posSystemID, locationID)
+	if err != nil {
 		return nil, err
 	}
 	t := &posgate.Terminal{POSSystemID: posSystemID, LocationID: locationID, ID: req.ID, Name: req.Name, Status: statusOr(req.Status)}
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
-	if err := s.store.CreateTerminal(ctx, t); err != nil {
+	err = s.audited(ctx, p, "terminal.create", func(ctx context.Context, c *change) error {
+		c.target, c.after = companyTarget("terminal", locationID+"/"+t.ID, posSystemID, loc.CompanyID), t
+		return s.store.CreateTerminal(ctx, t)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -329,13 +376,32 @@ func (s *Service) FindTerminal(ctx context.Context, p *posgate.Principal, posSys
 // SetTerminalStatus enables or disables a terminal at a location p
 // reaches; a disabled terminal answers Disabled to the POS at once.
 func (s *Service) SetTerminalStatus(ctx context.Context, p *posgate.Principal, posSystemID, locationID, terminalID string, status posgate.Status) (*posgate.Terminal, error) {
-	if _, err := s.operatorLocation(ctx, p, posSystemID, locationID); err != nil {
+	loc, err := s.operatorLocation(ctx, p, posSystemID, locationID)
+	if err != nil {
 		return nil, err
 	}
 	if err := validStatus(&status); err != nil {
 		return nil, err
 	}
-	return s.store.UpdateTerminal(ctx, posSystemID, locationID, terminalID, posgate.TerminalUpdate{Status: &status})
+	action := "terminal.enable"
+	if status == posgate.StatusDisabled {
+		action = "terminal.disable"
+	}
+	var out *posgate.Terminal
+	err = s.audited(ctx, p, action, func(ctx context.Context, c *change) error {
+		before, err := s.store.FindTerminal(ctx, posSystemID, locationID, terminalID)
+		if err != nil {
+			return err
+		}
+		c.target, c.before = companyTarget("terminal", locationID+"/"+terminalID, posSystemID, loc.CompanyID), before
+		out, err = s.store.UpdateTerminal(ctx, posSystemID, locationID, terminalID, posgate.TerminalUpdate{Status: &status})
+		c.after = out
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // FindSession returns a POS session, for support: a session of a company p

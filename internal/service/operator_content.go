@@ -38,14 +38,18 @@ func (s *Service) CreateSlide(ctx context.Context, p *posgate.Principal, posSyst
 	if err := sl.Validate(); err != nil {
 		return nil, err
 	}
-	existing, err := s.store.ListSlides(ctx, posSystemID, companyID)
+	err := s.audited(ctx, p, "slide.create", func(ctx context.Context, c *change) error {
+		existing, err := s.store.ListSlides(ctx, posSystemID, companyID)
+		if err != nil {
+			return err
+		}
+		if len(existing) >= posgate.MaxSlidesPerCompany {
+			return posgate.Errorf(posgate.ECONFLICT, "Company '%s' has %d slides, the most allowed; remove one first.", companyID, posgate.MaxSlidesPerCompany)
+		}
+		c.target, c.after = companyTarget("slide", sl.ID, posSystemID, companyID), sl
+		return s.store.CreateSlide(ctx, sl)
+	})
 	if err != nil {
-		return nil, err
-	}
-	if len(existing) >= posgate.MaxSlidesPerCompany {
-		return nil, posgate.Errorf(posgate.ECONFLICT, "Company '%s' has %d slides, the most allowed; remove one first.", companyID, posgate.MaxSlidesPerCompany)
-	}
-	if err := s.store.CreateSlide(ctx, sl); err != nil {
 		return nil, err
 	}
 	return sl, nil
@@ -96,15 +100,25 @@ func (s *Service) UpdateSlide(ctx context.Context, p *posgate.Principal, posSyst
 		return nil, err
 	}
 	upd := posgate.SlideUpdate{Position: req.Position, ImageURL: req.ImageURL, Title: req.Title, Text: req.Text, DurationSeconds: req.DurationSeconds}
-	cur, err := s.store.FindSlide(ctx, posSystemID, companyID, slideID)
+	var out *posgate.Slide
+	err := s.audited(ctx, p, "slide.update", func(ctx context.Context, c *change) error {
+		cur, err := s.store.FindSlide(ctx, posSystemID, companyID, slideID)
+		if err != nil {
+			return err
+		}
+		next := upd.Apply(*cur)
+		if err := next.Validate(); err != nil {
+			return err
+		}
+		c.target, c.before = companyTarget("slide", slideID, posSystemID, companyID), cur
+		out, err = s.store.UpdateSlide(ctx, posSystemID, companyID, slideID, upd)
+		c.after = out
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	next := upd.Apply(*cur)
-	if err := next.Validate(); err != nil {
-		return nil, err
-	}
-	return s.store.UpdateSlide(ctx, posSystemID, companyID, slideID, upd)
+	return out, nil
 }
 
 // DeleteSlide removes a slide and returns it as it was.
@@ -112,7 +126,17 @@ func (s *Service) DeleteSlide(ctx context.Context, p *posgate.Principal, posSyst
 	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
 		return nil, err
 	}
-	return s.store.DeleteSlide(ctx, posSystemID, companyID, slideID)
+	var out *posgate.Slide
+	err := s.audited(ctx, p, "slide.delete", func(ctx context.Context, c *change) error {
+		var err error
+		out, err = s.store.DeleteSlide(ctx, posSystemID, companyID, slideID)
+		c.target, c.before = companyTarget("slide", slideID, posSystemID, companyID), out
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // CarouselSettings is a company's carousel settings as operators see them:
@@ -176,7 +200,20 @@ func (s *Service) PutCarouselSettings(ctx context.Context, p *posgate.Principal,
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	if err := s.store.PutCarouselSettings(ctx, c); err != nil {
+	err := s.audited(ctx, p, "carousel.update", func(ctx context.Context, ch *change) error {
+		before, err := s.store.FindCarouselSettings(ctx, posSystemID, companyID)
+		if err == nil {
+			ch.before = viewCarouselSettings(before)
+		} else if posgate.ErrorCode(err) != posgate.ENOTFOUND {
+			return err
+		}
+		if err := s.store.PutCarouselSettings(ctx, c); err != nil {
+			return err
+		}
+		ch.target, ch.after = companyTarget("carousel", companyID, posSystemID, companyID), viewCarouselSettings(c)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return viewCarouselSettings(c), nil
@@ -252,7 +289,17 @@ func (s *Service) PutReceiptPromotion(ctx context.Context, p *posgate.Principal,
 	if err := rp.Validate(); err != nil {
 		return nil, err
 	}
-	if err := s.store.PutReceiptPromotion(ctx, rp); err != nil {
+	err = s.audited(ctx, p, "receipt-promotion.put", func(ctx context.Context, c *change) error {
+		before, err := s.store.FindReceiptPromotion(ctx, posSystemID, companyID, locationID)
+		if err == nil {
+			c.before = before
+		} else if posgate.ErrorCode(err) != posgate.ENOTFOUND {
+			return err
+		}
+		c.target, c.after = receiptTarget(posSystemID, companyID, locationID), rp
+		return s.store.PutReceiptPromotion(ctx, rp)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return s.viewReceipt(ctx, rp)
@@ -265,11 +312,27 @@ func (s *Service) DeleteReceiptPromotion(ctx context.Context, p *posgate.Princip
 	if err != nil {
 		return nil, err
 	}
-	rp, err := s.store.DeleteReceiptPromotion(ctx, posSystemID, companyID, locationID)
+	var rp *posgate.ReceiptPromotion
+	err = s.audited(ctx, p, "receipt-promotion.delete", func(ctx context.Context, c *change) error {
+		var err error
+		rp, err = s.store.DeleteReceiptPromotion(ctx, posSystemID, companyID, locationID)
+		c.target, c.before = receiptTarget(posSystemID, companyID, locationID), rp
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
 	return s.viewReceipt(ctx, rp)
+}
+
+// receiptTarget is a receipt promotion as the target of a change: its id
+// is its location's, or its company's for the company's default.
+func receiptTarget(posSystemID, companyID, locationID string) posgate.AuditTarget {
+	id := locationID
+	if id == "" {
+		id = companyID
+	}
+	return companyTarget("receipt-promotion", id, posSystemID, companyID)
 }
 
 // ListReceiptPromotions lists a company's receipt promotions, its default

@@ -83,7 +83,11 @@ func (s *Service) IssueCoupon(ctx context.Context, p *posgate.Principal, posSyst
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	return s.viewCoupon(c, s.store.CreateCoupon(ctx, c))
+	err := s.audited(ctx, p, "coupon.issue", func(ctx context.Context, ch *change) error {
+		ch.target, ch.after = companyTarget("coupon", c.Code, posSystemID, companyID), c
+		return s.store.CreateCoupon(ctx, c)
+	})
+	return s.viewCoupon(c, err)
 }
 
 // CouponBatchResult is the answer of a bulk issue.
@@ -121,12 +125,18 @@ func (s *Service) IssueCouponBatch(ctx context.Context, p *posgate.Principal, po
 			return nil, itemFields("items", i, err)
 		}
 	}
-	n, err := s.store.ImportCoupons(ctx, func(yield func(*posgate.Coupon, error) bool) {
-		for _, c := range coupons {
-			if !yield(c, nil) {
-				return
+	var n int
+	err := s.audited(ctx, p, "coupon.import", func(ctx context.Context, c *change) error {
+		var err error
+		n, err = s.store.ImportCoupons(ctx, func(yield func(*posgate.Coupon, error) bool) {
+			for _, c := range coupons {
+				if !yield(c, nil) {
+					return
+				}
 			}
-		}
+		})
+		c.target, c.after = companyTarget("coupons", companyID, posSystemID, companyID), importCounts{Created: n}
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -142,6 +152,25 @@ func (s *Service) ImportCoupons(ctx context.Context, p *posgate.Principal, posSy
 	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
 		return 0, err
 	}
+	var created int
+	err := s.audited(ctx, p, "coupon.import", func(ctx context.Context, c *change) error {
+		var err error
+		created, err = s.importCoupons(ctx, posSystemID, companyID, inputs)
+		c.target, c.after = companyTarget("coupons", companyID, posSystemID, companyID), importCounts{Created: created}
+		return err
+	})
+	return created, err
+}
+
+// importCounts is what the audit entry of an import records: how many
+// items it wrote, not the items.
+type importCounts struct {
+	Created int `json:"created"`
+	Updated int `json:"updated"`
+}
+
+// importCoupons streams a coupon file into the store.
+func (s *Service) importCoupons(ctx context.Context, posSystemID, companyID string, inputs iter.Seq2[*CouponInput, error]) (int, error) {
 	return s.store.ImportCoupons(ctx, func(yield func(*posgate.Coupon, error) bool) {
 		n := 0
 		for in, err := range inputs {
@@ -205,7 +234,23 @@ func (s *Service) SetCouponStatus(ctx context.Context, p *posgate.Principal, pos
 	if to != posgate.CouponRedeemed && to != posgate.CouponCancelled {
 		return nil, invalid("status", fmt.Sprintf("A coupon can only be set %s or %s.", posgate.CouponRedeemed, posgate.CouponCancelled))
 	}
-	return s.viewCoupon(s.store.ChangeCouponStatus(ctx, posSystemID, companyID, code, to))
+	action := "coupon.redeem"
+	if to == posgate.CouponCancelled {
+		action = "coupon.cancel"
+	}
+	var out *posgate.Coupon
+	err := s.audited(ctx, p, action, func(ctx context.Context, c *change) error {
+		before, err := s.store.FindCoupon(ctx, posSystemID, companyID, code)
+		if err != nil {
+			return err
+		}
+		if out, err = s.store.ChangeCouponStatus(ctx, posSystemID, companyID, code, to); err != nil {
+			return err
+		}
+		c.target, c.before, c.after = companyTarget("coupon", out.Code, posSystemID, companyID), before, out
+		return nil
+	})
+	return s.viewCoupon(out, err)
 }
 
 // CreateLoyaltyUser adds a loyalty user to a company p reaches. The card is
@@ -222,7 +267,11 @@ func (s *Service) CreateLoyaltyUser(ctx context.Context, p *posgate.Principal, p
 	if err := u.Validate(); err != nil {
 		return nil, err
 	}
-	if err := s.store.CreateLoyaltyUser(ctx, u); err != nil {
+	err := s.audited(ctx, p, "loyalty-user.create", func(ctx context.Context, c *change) error {
+		c.target, c.after = companyTarget("loyalty-user", u.ID, posSystemID, companyID), u
+		return s.store.CreateLoyaltyUser(ctx, u)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return u, nil
@@ -277,7 +326,20 @@ func (s *Service) UpdateLoyaltyUser(ctx context.Context, p *posgate.Principal, p
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	return s.store.UpdateLoyaltyUser(ctx, posSystemID, companyID, userID, req.update())
+	var out *posgate.LoyaltyUser
+	err := s.audited(ctx, p, "loyalty-user.update", func(ctx context.Context, c *change) error {
+		before, err := s.store.FindLoyaltyUser(ctx, posSystemID, companyID, userID)
+		if err != nil {
+			return err
+		}
+		out, err = s.store.UpdateLoyaltyUser(ctx, posSystemID, companyID, userID, req.update())
+		c.target, c.before, c.after = companyTarget("loyalty-user", userID, posSystemID, companyID), before, out
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // ReadCouponsJSON reads a coupon file in the operator API's import format,

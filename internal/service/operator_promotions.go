@@ -126,9 +126,17 @@ func (s *Service) ReplaceCatalogue(ctx context.Context, p *posgate.Principal, po
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	if err := s.store.ReplaceCatalogue(ctx, c); err != nil {
+	err := s.audited(ctx, p, "catalogue.replace", func(ctx context.Context, ch *change) error {
+		before, err := s.store.FindCatalogue(ctx, posSystemID, companyID)
+		if err != nil {
+			return err
+		}
+		ch.target, ch.before, ch.after = companyTarget("catalogue", companyID, posSystemID, companyID), before, c
+		return s.store.ReplaceCatalogue(ctx, c)
+	})
+	s.indexes.invalidate(posSystemID, companyID)
+	if err != nil {
 		return nil, err
 	}
-	s.indexes.invalidate(posSystemID, companyID)
 	return c, nil
 }

@@ -68,7 +68,17 @@ func (s *Service) PutLoyaltyProgram(ctx context.Context, p *posgate.Principal, p
 		return nil, err
 	}
 	lp := req.program(posSystemID, companyID)
-	if err := s.store.PutLoyaltyProgram(ctx, lp); err != nil {
+	err := s.audited(ctx, p, "loyalty-program.update", func(ctx context.Context, c *change) error {
+		before, err := s.store.FindLoyaltyProgram(ctx, posSystemID, companyID)
+		if err == nil {
+			c.before = before
+		} else if posgate.ErrorCode(err) != posgate.ENOTFOUND {
+			return err
+		}
+		c.target, c.after = companyTarget("loyalty-program", companyID, posSystemID, companyID), lp
+		return s.store.PutLoyaltyProgram(ctx, lp)
+	})
+	if err != nil {
 		return nil, err
 	}
 	return lp, nil
@@ -231,15 +241,24 @@ func (s *Service) RefundTransaction(ctx context.Context, p *posgate.Principal, p
 	if in.Answer.Receipt.PosStatus == posgate.PosAccepted {
 		in.Answer.Receipt.PosStatus = posgate.PosNotAvailable // an operator's refund prints no receipt
 	}
-	out, err := s.store.ApplyTransactions(ctx, []*posgate.TransactionInput{in})
+	var o *posgate.TransactionOutcome
+	err = s.audited(ctx, p, "transaction.refund", func(ctx context.Context, c *change) error {
+		out, err := s.store.ApplyTransactions(ctx, []*posgate.TransactionInput{in})
+		if err != nil {
+			return err
+		}
+		if o = out[0]; o.Status == posgate.OutcomeRejected {
+			return o.Err
+		}
+		// A duplicate changed nothing: another request recorded it first.
+		c.skip = o.Status == posgate.OutcomeDuplicate
+		c.target, c.before, c.after = companyTarget("transaction", *req.TransactionID, posSystemID, companyID), nil, o.Answer
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	if o := out[0]; o.Status == posgate.OutcomeRejected {
-		return nil, o.Err
-	} else {
-		return &TransactionResult{Data: o.Answer, Replayed: o.Status == posgate.OutcomeDuplicate}, nil
-	}
+	return &TransactionResult{Data: o.Answer, Replayed: o.Status == posgate.OutcomeDuplicate}, nil
 }
 
 // RecentTransactionCount is how many of a loyalty user's latest

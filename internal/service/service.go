@@ -56,6 +56,11 @@ type Config struct {
 	// promotions before it asks the store whether they changed (default
 	// DefaultPromotionCacheTTL; negative: read them for every evaluation).
 	PromotionCacheTTL time.Duration
+	// Origin is recorded in the audit log for a write whose context
+	// carries no origin (posgate.WithAuditOrigin): the command line's
+	// service sets the channel "cli" here; with none, the channel is "api",
+	// whose adapter sets an origin for every operator request.
+	Origin posgate.AuditOrigin
 }
 
 // Service is posgate's use cases over one store. It is safe for concurrent

@@ -19,11 +19,6 @@ const (
 	productCols  = `product_id, name, category_id, category_name, manufacturer, price, created_at, updated_at`
 )
 
-// execer is what bumpCatalogueVersion needs of a transaction.
-type execer interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-}
-
 // bumpCatalogueVersion marks, in the transaction of a change, that the
 // company's promotions or categories changed (posgate.CatalogueStore's
 // PromotionStamp).
@@ -86,7 +81,7 @@ func ids(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]string, 
 // ReplaceCatalogue makes the company's categories and products exactly the
 // ids of c, in one transaction.
 func (db *DB) ReplaceCatalogue(ctx context.Context, c *posgate.Catalogue) error {
-	tx, err := db.write.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return fmt.Errorf("sqlite: replace catalogue: %w", err)
 	}
@@ -94,7 +89,7 @@ func (db *DB) ReplaceCatalogue(ctx context.Context, c *posgate.Catalogue) error 
 	if err := companyExists(ctx, tx, c.POSSystemID, c.CompanyID); err != nil {
 		return err
 	}
-	stored, err := storedTree(ctx, tx, c.POSSystemID, c.CompanyID)
+	stored, err := storedTree(ctx, tx.Tx, c.POSSystemID, c.CompanyID)
 	if err != nil {
 		return fmt.Errorf("sqlite: replace catalogue: %w", err)
 	}
@@ -102,7 +97,7 @@ func (db *DB) ReplaceCatalogue(ctx context.Context, c *posgate.Catalogue) error 
 	if err != nil {
 		return err
 	}
-	products, err := ids(ctx, tx, `SELECT product_id FROM catalogue_products WHERE pos_system_id = ? AND company_id = ?`, c.POSSystemID, c.CompanyID)
+	products, err := ids(ctx, tx.Tx, `SELECT product_id FROM catalogue_products WHERE pos_system_id = ? AND company_id = ?`, c.POSSystemID, c.CompanyID)
 	if err != nil {
 		return fmt.Errorf("sqlite: replace catalogue: %w", err)
 	}
@@ -120,7 +115,7 @@ func (db *DB) ReplaceCatalogue(ctx context.Context, c *posgate.Catalogue) error 
 			SELECT ?, ?, column1, '', '', '', '', NULL, ?, ? FROM (VALUES `, `(?)`, `)`, addedProducts},
 	} {
 		insert := strings.HasPrefix(step.head, "INSERT")
-		err := execBatches(ctx, tx, nil, step.head, step.row, step.tail, len(step.ids), func(dst []any, i int) []any {
+		err := execBatches(ctx, tx.Tx, nil, step.head, step.row, step.tail, len(step.ids), func(dst []any, i int) []any {
 			if len(dst) == 0 {
 				dst = append(dst, c.POSSystemID, c.CompanyID)
 				if insert {
@@ -163,7 +158,7 @@ func storedTree(ctx context.Context, tx *sql.Tx, posSystemID, companyID string) 
 // ImportProducts upserts products in one transaction; an unchanged product
 // is not rewritten.
 func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string, products []*posgate.Product) (created, updated int, err error) {
-	tx, err := db.write.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("sqlite: import products: %w", err)
 	}
@@ -171,7 +166,7 @@ func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string,
 	if err := companyExists(ctx, tx, posSystemID, companyID); err != nil {
 		return 0, 0, err
 	}
-	existing, err := ids(ctx, tx, `SELECT product_id FROM catalogue_products WHERE pos_system_id = ? AND company_id = ?`, posSystemID, companyID)
+	existing, err := ids(ctx, tx.Tx, `SELECT product_id FROM catalogue_products WHERE pos_system_id = ? AND company_id = ?`, posSystemID, companyID)
 	if err != nil {
 		return 0, 0, fmt.Errorf("sqlite: import products: %w", err)
 	}
@@ -187,7 +182,7 @@ func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string,
 		}
 	}
 	now := formatTime(db.now())
-	err = execBatches(ctx, tx, nil, `INSERT INTO catalogue_products (pos_system_id, company_id, product_id, name, category_id, category_name, manufacturer, price, created_at, updated_at)
+	err = execBatches(ctx, tx.Tx, nil, `INSERT INTO catalogue_products (pos_system_id, company_id, product_id, name, category_id, category_name, manufacturer, price, created_at, updated_at)
 		SELECT ?, ?, column1, column2, column3, column4, column5, column6, ?, ? FROM (VALUES `, `(?, ?, ?, ?, ?, ?)`,
 		`) WHERE true ON CONFLICT (pos_system_id, company_id, product_id) DO UPDATE SET name = excluded.name, category_id = excluded.category_id,
 			category_name = excluded.category_name, manufacturer = excluded.manufacturer, price = excluded.price, updated_at = excluded.updated_at
@@ -219,7 +214,7 @@ func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string,
 // ImportCategories reads the stored tree, lets plan check the import
 // against it and upserts what plan returns, all in one write transaction.
 func (db *DB) ImportCategories(ctx context.Context, posSystemID, companyID string, plan func(stored map[string]string) ([]*posgate.Category, error)) (created, updated int, err error) {
-	tx, err := db.write.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("sqlite: import categories: %w", err)
 	}
@@ -227,7 +222,7 @@ func (db *DB) ImportCategories(ctx context.Context, posSystemID, companyID strin
 	if err := companyExists(ctx, tx, posSystemID, companyID); err != nil {
 		return 0, 0, err
 	}
-	stored, err := storedTree(ctx, tx, posSystemID, companyID)
+	stored, err := storedTree(ctx, tx.Tx, posSystemID, companyID)
 	if err != nil {
 		return 0, 0, fmt.Errorf("sqlite: import categories: %w", err)
 	}
@@ -243,7 +238,7 @@ func (db *DB) ImportCategories(ctx context.Context, posSystemID, companyID strin
 		}
 	}
 	now := formatTime(db.now())
-	err = execBatches(ctx, tx, nil, `INSERT INTO catalogue_categories (pos_system_id, company_id, category_id, name, parent_id, catalog_id, created_at, updated_at)
+	err = execBatches(ctx, tx.Tx, nil, `INSERT INTO catalogue_categories (pos_system_id, company_id, category_id, name, parent_id, catalog_id, created_at, updated_at)
 		SELECT ?, ?, column1, column2, column3, column4, ?, ? FROM (VALUES `, `(?, ?, ?, ?)`,
 		`) WHERE true ON CONFLICT (pos_system_id, company_id, category_id) DO UPDATE SET name = excluded.name, parent_id = excluded.parent_id,
 			catalog_id = excluded.catalog_id, updated_at = excluded.updated_at

@@ -26,7 +26,7 @@ func slideNotFound(slideID string) *posgate.Error { return posgate.NotFound("sli
 // slide, computed in the INSERT so that two creations cannot take one place.
 func (db *DB) CreateSlide(ctx context.Context, s *posgate.Slide) error {
 	now := db.timestamp()
-	err := db.write.QueryRowContext(ctx, `INSERT INTO slides (`+slideCols+`)
+	err := db.w(ctx).QueryRowContext(ctx, `INSERT INTO slides (`+slideCols+`)
 		VALUES (?1, ?2, ?3, CASE WHEN ?4 > 0 THEN ?4 ELSE MIN(10000, 1 + COALESCE(
 			(SELECT MAX(position) FROM slides WHERE pos_system_id = ?1 AND company_id = ?2), 0)) END,
 			?5, ?6, ?7, ?8, ?9, ?9)
@@ -59,7 +59,7 @@ func (db *DB) ListSlides(ctx context.Context, posSystemID, companyID string) ([]
 // UpdateSlide changes the fields set in upd and returns the slide as the
 // change left it.
 func (db *DB) UpdateSlide(ctx context.Context, posSystemID, companyID, slideID string, upd posgate.SlideUpdate) (*posgate.Slide, error) {
-	s, err := scanRow(db.write.QueryRowContext(ctx, `UPDATE slides SET
+	s, err := scanRow(db.w(ctx).QueryRowContext(ctx, `UPDATE slides SET
 		position = COALESCE(?, position), image_url = COALESCE(?, image_url), title = COALESCE(?, title),
 		text = COALESCE(?, text), duration_seconds = COALESCE(?, duration_seconds), updated_at = ?
 		WHERE pos_system_id = ? AND company_id = ? AND slide_id = ?
@@ -74,7 +74,7 @@ func (db *DB) UpdateSlide(ctx context.Context, posSystemID, companyID, slideID s
 
 // DeleteSlide removes the slide and returns it.
 func (db *DB) DeleteSlide(ctx context.Context, posSystemID, companyID, slideID string) (*posgate.Slide, error) {
-	s, err := scanRow(db.write.QueryRowContext(ctx, `DELETE FROM slides
+	s, err := scanRow(db.w(ctx).QueryRowContext(ctx, `DELETE FROM slides
 		WHERE pos_system_id = ? AND company_id = ? AND slide_id = ? RETURNING `+slideCols,
 		posSystemID, companyID, slideID), slideDest)
 	if err != nil {
@@ -86,7 +86,7 @@ func (db *DB) DeleteSlide(ctx context.Context, posSystemID, companyID, slideID s
 // PutCarouselSettings creates or replaces the company's settings.
 func (db *DB) PutCarouselSettings(ctx context.Context, c *posgate.CarouselSettings) error {
 	now := db.timestamp()
-	if _, err := db.write.ExecContext(ctx, `INSERT INTO carousel_settings (pos_system_id, company_id, url_template, updated_at)
+	if _, err := db.w(ctx).ExecContext(ctx, `INSERT INTO carousel_settings (pos_system_id, company_id, url_template, updated_at)
 		VALUES (?, ?, ?, ?)
 		ON CONFLICT (pos_system_id, company_id) DO UPDATE SET url_template = excluded.url_template, updated_at = excluded.updated_at`,
 		c.POSSystemID, c.CompanyID, c.URLTemplate, formatTime(now)); err != nil {
@@ -128,7 +128,7 @@ func receiptDest(p *posgate.ReceiptPromotion) []any {
 // writes nothing when the location is not one of the company's.
 func (db *DB) PutReceiptPromotion(ctx context.Context, p *posgate.ReceiptPromotion) error {
 	now := formatTime(db.now())
-	row := db.write.QueryRowContext(ctx, `INSERT INTO receipt_promotions (`+receiptCols+`)
+	row := db.w(ctx).QueryRowContext(ctx, `INSERT INTO receipt_promotions (`+receiptCols+`)
 		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7
 		WHERE ?3 = '' OR EXISTS (SELECT 1 FROM locations WHERE pos_system_id = ?1 AND company_id = ?2 AND location_id = ?3)
 		ON CONFLICT (pos_system_id, company_id, location_id) DO UPDATE SET
@@ -178,7 +178,7 @@ func (db *DB) ListReceiptPromotions(ctx context.Context, posSystemID, companyID 
 
 // DeleteReceiptPromotion removes a promotion and returns it.
 func (db *DB) DeleteReceiptPromotion(ctx context.Context, posSystemID, companyID, locationID string) (*posgate.ReceiptPromotion, error) {
-	p, err := scanRow(db.write.QueryRowContext(ctx, `DELETE FROM receipt_promotions
+	p, err := scanRow(db.w(ctx).QueryRowContext(ctx, `DELETE FROM receipt_promotions
 		WHERE pos_system_id = ? AND company_id = ? AND location_id = ? RETURNING `+receiptCols,
 		posSystemID, companyID, locationID), receiptDest)
 	if err != nil {
@@ -190,7 +190,7 @@ func (db *DB) DeleteReceiptPromotion(ctx context.Context, posSystemID, companyID
 // RecordImpression adds one to the day's counter of the slide at the
 // terminal.
 func (db *DB) RecordImpression(ctx context.Context, i *posgate.Impression) error {
-	if _, err := db.write.ExecContext(ctx, `INSERT INTO carousel_impressions
+	if _, err := db.w(ctx).ExecContext(ctx, `INSERT INTO carousel_impressions
 		(pos_system_id, company_id, day, location_id, terminal_id, slide_id, count) VALUES (?, ?, ?, ?, ?, ?, 1)
 		ON CONFLICT (pos_system_id, company_id, day, location_id, terminal_id, slide_id) DO UPDATE SET count = count + 1`,
 		i.POSSystemID, i.CompanyID, i.At.UTC().Format(dayLayout), i.LocationID, i.TerminalID, i.SlideID); err != nil {
@@ -214,12 +214,12 @@ func (db *DB) CountImpressions(ctx context.Context, q posgate.ImpressionQuery) (
 // EnsureSecret inserts candidate unless name exists, then reads what is
 // stored, both on the write connection so that the read sees the insert.
 func (db *DB) EnsureSecret(ctx context.Context, name string, candidate []byte) ([]byte, error) {
-	if _, err := db.write.ExecContext(ctx, `INSERT INTO secrets (name, value, created_at) VALUES (?, ?, ?)
+	if _, err := db.w(ctx).ExecContext(ctx, `INSERT INTO secrets (name, value, created_at) VALUES (?, ?, ?)
 		ON CONFLICT (name) DO NOTHING`, name, candidate, formatTime(db.now())); err != nil {
 		return nil, fmt.Errorf("sqlite: ensure secret: %w", err)
 	}
 	var v []byte
-	if err := db.write.QueryRowContext(ctx, `SELECT value FROM secrets WHERE name = ?`, name).Scan(&v); err != nil {
+	if err := db.w(ctx).QueryRowContext(ctx, `SELECT value FROM secrets WHERE name = ?`, name).Scan(&v); err != nil {
 		return nil, fmt.Errorf("sqlite: ensure secret: %w", err)
 	}
 	return v, nil

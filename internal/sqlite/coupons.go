@@ -312,18 +312,23 @@ const bulkCacheKiB = 256 << 10
 // reach the transaction's connection.)
 func (db *DB) bulk(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
 	var kib int64
-	if err := db.write.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&kib); err != nil {
+	if err := db.w(ctx).QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&kib); err != nil {
 		return fmt.Errorf("sqlite: %s: %w", op, err)
 	}
-	if _, err := db.write.ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d`, -bulkCacheKiB)); err != nil {
+	if _, err := db.w(ctx).ExecContext(ctx, fmt.Sprintf(`PRAGMA cache_size = %d`, -bulkCacheKiB)); err != nil {
 		return fmt.Errorf("sqlite: %s: %w", op, err)
 	}
-	defer db.write.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA cache_size = %d`, kib))
+	defer db.w(ctx).ExecContext(context.WithoutCancel(ctx), fmt.Sprintf(`PRAGMA cache_size = %d`, kib))
 	return db.inTx(ctx, op, fn)
 }
 
 // inTx runs fn in a write transaction and commits when it returns nil.
+// Inside Atomic, fn runs in Atomic's transaction, which commits or rolls
+// back as a whole.
 func (db *DB) inTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	if tx := db.ambientTx(ctx); tx != nil {
+		return fn(tx)
+	}
 	tx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: %s: %w", op, err)

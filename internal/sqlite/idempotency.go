@@ -31,7 +31,7 @@ const claimIdempotencySQL = `INSERT INTO idempotency_keys AS k
 func (db *DB) ClaimIdempotencyKey(ctx context.Context, rec *posgate.IdempotencyRecord, now time.Time) (*posgate.IdempotencyRecord, error) {
 	for range storekit.ClaimAttempts {
 		var claimID string
-		err := db.write.QueryRowContext(ctx, claimIdempotencySQL, rec.ClientID, rec.Key, rec.ClaimID, rec.RequestHash,
+		err := db.w(ctx).QueryRowContext(ctx, claimIdempotencySQL, rec.ClientID, rec.Key, rec.ClaimID, rec.RequestHash,
 			formatTime(rec.CreatedAt), formatTime(rec.LockedUntil), formatTime(rec.ExpiresAt), formatTime(now)).Scan(&claimID)
 		if err == nil {
 			return nil, nil
@@ -88,7 +88,7 @@ func (db *DB) CompleteIdempotencyKey(ctx context.Context, rec *posgate.Idempoten
 	if body == nil {
 		body = []byte{}
 	}
-	res, err := db.write.ExecContext(ctx, `UPDATE idempotency_keys SET done = 1, body_hash = ?4, body_length = ?5,
+	res, err := db.w(ctx).ExecContext(ctx, `UPDATE idempotency_keys SET done = 1, body_hash = ?4, body_length = ?5,
 		status = ?6, header = nullif(?7, ''), body = ?8
 		WHERE client_id = ?1 AND idem_key = ?2 AND claim_id = ?3 AND done = 0`,
 		rec.ClientID, rec.Key, rec.ClaimID, rec.BodyHash, rec.BodyLength, a.Status, header, body)
@@ -97,7 +97,7 @@ func (db *DB) CompleteIdempotencyKey(ctx context.Context, rec *posgate.Idempoten
 
 // ReleaseIdempotencyKey deletes the in-flight claim claimID of the key.
 func (db *DB) ReleaseIdempotencyKey(ctx context.Context, clientID, key, claimID string) error {
-	res, err := db.write.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE client_id = ? AND idem_key = ? AND claim_id = ? AND done = 0`,
+	res, err := db.w(ctx).ExecContext(ctx, `DELETE FROM idempotency_keys WHERE client_id = ? AND idem_key = ? AND claim_id = ? AND done = 0`,
 		clientID, key, claimID)
 	return claimChanged(res, err, "release idempotency key", key)
 }
@@ -124,7 +124,7 @@ func claimChanged(res sql.Result, err error, op, key string) error {
 func (db *DB) DeleteExpiredIdempotencyKeys(ctx context.Context, t time.Time) (int64, error) {
 	var total int64
 	for {
-		res, err := db.write.ExecContext(ctx, `DELETE FROM idempotency_keys WHERE rowid IN
+		res, err := db.w(ctx).ExecContext(ctx, `DELETE FROM idempotency_keys WHERE rowid IN
 			(SELECT rowid FROM idempotency_keys WHERE expires_at < ? LIMIT ? + 0)`, formatTime(t), deleteBatch)
 		if err != nil {
 			return total, fmt.Errorf("sqlite: delete expired idempotency keys: %w", err)

@@ -98,7 +98,7 @@ func (db *DB) FindSession(ctx context.Context, id string) (*posgate.Session, err
 func (db *DB) DeleteExpiredSessions(ctx context.Context, t time.Time) (int64, error) {
 	var total int64
 	for {
-		res, err := db.write.ExecContext(ctx, `DELETE FROM sessions WHERE session_id IN
+		res, err := db.w(ctx).ExecContext(ctx, `DELETE FROM sessions WHERE session_id IN
 			(SELECT session_id FROM sessions WHERE expires_at < ? LIMIT ? + 0)`, formatTime(t), deleteBatch)
 		if err != nil {
 			return total, fmt.Errorf("sqlite: delete expired sessions: %w", err)
@@ -120,7 +120,7 @@ func signingKeyDest(k *posgate.SigningKey) []any {
 
 // CreateSigningKey stores k.
 func (db *DB) CreateSigningKey(ctx context.Context, k *posgate.SigningKey) error {
-	if _, err := db.write.ExecContext(ctx, `INSERT INTO signing_keys (key_id, algorithm, private_key, created_at) VALUES (?, ?, ?, ?)`,
+	if _, err := db.w(ctx).ExecContext(ctx, `INSERT INTO signing_keys (key_id, algorithm, private_key, created_at) VALUES (?, ?, ?, ?)`,
 		k.ID, k.Algorithm, k.PrivateKey, formatTime(k.CreatedAt)); err != nil {
 		return writeErr(err, "create signing key", posgate.AlreadyExists("signing key", k.ID), nil)
 	}
@@ -136,7 +136,7 @@ func (db *DB) ListSigningKeys(ctx context.Context) ([]*posgate.SigningKey, error
 // DeleteSigningKey removes key id; an absent key is ENOTFOUND, so that a
 // caller racing another instance's rotation can tell and ignore it.
 func (db *DB) DeleteSigningKey(ctx context.Context, id string) error {
-	res, err := db.write.ExecContext(ctx, `DELETE FROM signing_keys WHERE key_id = ?`, id)
+	res, err := db.w(ctx).ExecContext(ctx, `DELETE FROM signing_keys WHERE key_id = ?`, id)
 	if err != nil {
 		return fmt.Errorf("sqlite: delete signing key: %w", err)
 	}

@@ -44,7 +44,7 @@ func posSystemDest(p *posgate.POSSystem) []any {
 // CreatePOSSystem stores p and sets its CreatedAt.
 func (db *DB) CreatePOSSystem(ctx context.Context, p *posgate.POSSystem) error {
 	now := db.timestamp()
-	if _, err := db.write.ExecContext(ctx, `INSERT INTO pos_systems (pos_system_id, name, created_at) VALUES (?, ?, ?)`,
+	if _, err := db.w(ctx).ExecContext(ctx, `INSERT INTO pos_systems (pos_system_id, name, created_at) VALUES (?, ?, ?)`,
 		p.ID, p.Name, formatTime(now)); err != nil {
 		return writeErr(err, "create POS system", posgate.AlreadyExists("POS system", p.ID), nil)
 	}
@@ -78,7 +78,7 @@ func companyDest(c *posgate.Company) []any {
 func (db *DB) CreateCompany(ctx context.Context, c *posgate.Company) error {
 	now := db.timestamp()
 	f := c.Features
-	if _, err := db.write.ExecContext(ctx, `INSERT INTO companies (pos_system_id, company_id, name, status,
+	if _, err := db.w(ctx).ExecContext(ctx, `INSERT INTO companies (pos_system_id, company_id, name, status,
 		coupons, receipt_promotion, carousel, promotion_import, transactions, products_import, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.POSSystemID, c.ID, c.Name, c.Status,
@@ -114,7 +114,7 @@ func (db *DB) UpdateCompany(ctx context.Context, posSystemID, companyID string, 
 	if u := upd.Features; u != nil {
 		f = []any{u.Coupons, u.ReceiptPromotion, u.Carousel, u.PromotionImport, u.Transactions, u.ProductsImport}
 	}
-	c, err := scanRow(db.write.QueryRowContext(ctx, `UPDATE companies SET
+	c, err := scanRow(db.w(ctx).QueryRowContext(ctx, `UPDATE companies SET
 		name = COALESCE(?, name), status = COALESCE(?, status),
 		coupons = COALESCE(?, coupons), receipt_promotion = COALESCE(?, receipt_promotion),
 		carousel = COALESCE(?, carousel), promotion_import = COALESCE(?, promotion_import),
@@ -135,7 +135,7 @@ func locationDest(l *posgate.Location) []any {
 // CreateLocation stores l and sets its CreatedAt and UpdatedAt.
 func (db *DB) CreateLocation(ctx context.Context, l *posgate.Location) error {
 	now := db.timestamp()
-	if _, err := db.write.ExecContext(ctx, `INSERT INTO locations (pos_system_id, location_id, company_id, name, status, created_at, updated_at)
+	if _, err := db.w(ctx).ExecContext(ctx, `INSERT INTO locations (pos_system_id, location_id, company_id, name, status, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		l.POSSystemID, l.ID, l.CompanyID, l.Name, l.Status, formatTime(now), formatTime(now)); err != nil {
 		return writeErr(err, "create location", posgate.AlreadyExists("location", l.ID), posgate.NotFound("company", l.CompanyID))
@@ -167,7 +167,7 @@ func (db *DB) ListLocations(ctx context.Context, posSystemID, companyID string) 
 // UpdateLocation changes the fields set in upd and returns the location as
 // the change left it (without its Company).
 func (db *DB) UpdateLocation(ctx context.Context, posSystemID, locationID string, upd posgate.LocationUpdate) (*posgate.Location, error) {
-	l, err := scanRow(db.write.QueryRowContext(ctx, `UPDATE locations SET
+	l, err := scanRow(db.w(ctx).QueryRowContext(ctx, `UPDATE locations SET
 		name = COALESCE(?, name), status = COALESCE(?, status), updated_at = ?
 		WHERE pos_system_id = ? AND location_id = ?
 		RETURNING `+locationCols,
@@ -185,7 +185,7 @@ func terminalDest(t *posgate.Terminal) []any {
 // CreateTerminal stores t and sets its CreatedAt and UpdatedAt.
 func (db *DB) CreateTerminal(ctx context.Context, t *posgate.Terminal) error {
 	now := db.timestamp()
-	if _, err := db.write.ExecContext(ctx, `INSERT INTO terminals (pos_system_id, location_id, terminal_id, name, status, created_at, updated_at)
+	if _, err := db.w(ctx).ExecContext(ctx, `INSERT INTO terminals (pos_system_id, location_id, terminal_id, name, status, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		t.POSSystemID, t.LocationID, t.ID, t.Name, t.Status, formatTime(now), formatTime(now)); err != nil {
 		return writeErr(err, "create terminal", posgate.AlreadyExists("terminal", t.ID), posgate.NotFound("location", t.LocationID))
@@ -214,7 +214,7 @@ func (db *DB) ListTerminals(ctx context.Context, posSystemID, locationID string)
 // UpdateTerminal changes the fields set in upd and returns the terminal as
 // the change left it.
 func (db *DB) UpdateTerminal(ctx context.Context, posSystemID, locationID, terminalID string, upd posgate.TerminalUpdate) (*posgate.Terminal, error) {
-	t, err := scanRow(db.write.QueryRowContext(ctx, `UPDATE terminals SET
+	t, err := scanRow(db.w(ctx).QueryRowContext(ctx, `UPDATE terminals SET
 		name = COALESCE(?, name), status = COALESCE(?, status), updated_at = ?
 		WHERE pos_system_id = ? AND location_id = ? AND terminal_id = ?
 		RETURNING `+terminalCols,
@@ -281,7 +281,7 @@ func (db *DB) CreateClient(ctx context.Context, c *posgate.Client) error {
 	if err != nil {
 		return fmt.Errorf("sqlite: create client: %w", err)
 	}
-	tx, err := db.write.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return fmt.Errorf("sqlite: create client: %w", err)
 	}
@@ -324,7 +324,7 @@ func (db *DB) ListClients(ctx context.Context) ([]*posgate.Client, error) {
 // change left it.
 func (db *DB) UpdateClient(ctx context.Context, id string, upd posgate.ClientUpdate) (*posgate.Client, error) {
 	rate, burst := rateLimitArgs(upd.RateLimit)
-	c, err := scanRow(db.write.QueryRowContext(ctx, `UPDATE clients SET
+	c, err := scanRow(db.w(ctx).QueryRowContext(ctx, `UPDATE clients SET
 		name = COALESCE(?, name), disabled = COALESCE(?, disabled), updated_at = ?,
 		rate_limit = CASE WHEN ? THEN NULL ELSE COALESCE(?, rate_limit) END,
 		rate_burst = CASE WHEN ? THEN NULL ELSE COALESCE(?, rate_burst) END

@@ -71,7 +71,7 @@ func scanProgram(row *sql.Row, posSystemID, companyID string) (*posgate.LoyaltyP
 // PutLoyaltyProgram sets the company's program.
 func (db *DB) PutLoyaltyProgram(ctx context.Context, p *posgate.LoyaltyProgram) error {
 	now := db.timestamp()
-	_, err := db.write.ExecContext(ctx, `INSERT INTO loyalty_programs (pos_system_id, company_id, points_per_unit, stamps_per_sale,
+	_, err := db.w(ctx).ExecContext(ctx, `INSERT INTO loyalty_programs (pos_system_id, company_id, points_per_unit, stamps_per_sale,
 		minimum_for_stamp, auto_enroll, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (pos_system_id, company_id) DO UPDATE SET points_per_unit = excluded.points_per_unit,
 		stamps_per_sale = excluded.stamps_per_sale, minimum_for_stamp = excluded.minimum_for_stamp,
@@ -124,9 +124,10 @@ func (a ledgerApplier) ApplyGroup(ctx context.Context, items []*posgate.Transact
 // ApplyTransactions records items in one write transaction through
 // posgate.ApplyLedger. A single transaction (a sale or refund) goes through
 // the ledger writer, which commits concurrent ones together; a batch has a
-// transaction of its own.
+// transaction of its own, and so does one inside Atomic (an operator's
+// refund), which joins Atomic's.
 func (db *DB) ApplyTransactions(ctx context.Context, items []*posgate.TransactionInput) ([]*posgate.TransactionOutcome, error) {
-	if len(items) == 1 && items[0].Reject == nil {
+	if len(items) == 1 && items[0].Reject == nil && db.ambientTx(ctx) == nil {
 		o, err := db.ledger.Apply(ctx, items[0])
 		if err != nil {
 			return nil, err

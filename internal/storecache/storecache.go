@@ -289,3 +289,11 @@ func (s *Store) UpdateClient(ctx context.Context, id string, upd posgate.ClientU
 	defer s.invalidate()
 	return s.Store.UpdateClient(ctx, id, upd)
 }
+
+// Atomic runs fn in the store's transaction, then empties the cache: the
+// writes inside empty it as they are made, but a lookup between such a
+// write and the commit would fill it again with what the commit replaces.
+func (s *Store) Atomic(ctx context.Context, fn func(ctx context.Context) error) error {
+	defer s.invalidate()
+	return s.Store.Atomic(ctx, fn)
+}

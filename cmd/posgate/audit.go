@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/service"
+)
+
+// The audit log's command (docs/api.md §22): the operator's list, as the
+// local operator, who reaches every entry.
+
+func cmdAuditList(ctx context.Context, env *cli, args []string) error {
+	var req service.ListAuditRequest
+	var size *int
+	var asJSON *bool
+	return operatorCommand(ctx, env, "audit list", args, 0, func(f *flag.FlagSet) {
+		f.StringVar(&req.Actor, "actor", "", "only the writes of this actor (subject or client id)")
+		f.StringVar(&req.Action, "action", "", "only this action, e.g. company.update")
+		f.StringVar(&req.TargetType, "target-type", "", "only changes of this type of object, e.g. company")
+		f.StringVar(&req.TargetID, "target-id", "", "only changes of the object with this id")
+		f.StringVar(&req.POSSystemID, "pos", "", "only changes within this POS system")
+		f.StringVar(&req.CompanyID, "company", "", "only changes within this company")
+		f.StringVar(&req.From, "from", "", "only changes at or after this time (RFC 3339)")
+		f.StringVar(&req.To, "to", "", "only changes before this time (RFC 3339)")
+		f.StringVar(&req.Cursor, "cursor", "", "continue after an earlier page (its next cursor)")
+		size = f.Int("limit", service.DefaultAuditPageSize, fmt.Sprintf("entries per page (1–%d), newest first", service.MaxAuditPageSize))
+		asJSON = f.Bool("json", false, "print each entry as one JSON object per line, with its before and after")
+	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+		req.PageSize = size
+		page, err := svc.ListAudit(ctx, op, &req)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			for _, e := range page.Entries {
+				b, err := posgate.MarshalJSON(e)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(env.stdout, "%s\n", b)
+			}
+		} else if err := table(env, []string{"TIME", "CHANNEL", "ACTOR", "ACTION", "TARGET", "PLACE"}, page.Entries, func(e *posgate.AuditEntry) []string {
+			place := e.Target.POSSystemID
+			if e.Target.CompanyID != "" {
+				place += "/" + e.Target.CompanyID
+			}
+			return []string{stamp(e.Time), string(e.Channel), e.Actor.Subject, e.Action, e.Target.Type + " " + e.Target.ID, place}
+		}); err != nil {
+			return err
+		}
+		if page.NextCursor != nil {
+			fmt.Fprintf(env.stderr, "more entries: --cursor %s\n", *page.NextCursor)
+		}
+		return nil
+	})
+}
