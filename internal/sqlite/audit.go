@@ -81,7 +81,7 @@ func (db *DB) AppendAudit(ctx context.Context, e *posgate.AuditEntry) error {
 
 // ListAudit implements posgate.AuditStore.
 func (db *DB) ListAudit(ctx context.Context, q posgate.AuditQuery) ([]*posgate.AuditEntry, error) {
-	where, args := storekit.AuditWhere(q, func(int) string { return "?" }, func(t time.Time) any { return formatTime(t) })
+	where, args := storekit.AuditWhere(q, func(n int) string { return "?" + strconv.Itoa(n) }, func(t time.Time) any { return formatTime(t) })
 	rows, err := db.read.QueryContext(ctx, `SELECT seq, `+storekit.AuditColumns+` FROM audit_log`+where+
 		` ORDER BY seq DESC LIMIT `+strconv.Itoa(max(q.Limit, 0)), args...)
 	return scanAll(rows, err, "list audit entries", auditDest)

@@ -89,6 +89,9 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"TransactionLedger", testTransactionLedger},
 		{"ConcurrentTransactions", testConcurrentTransactions},
 		{"LoneRejectedTransaction", testLoneRejectedTransaction},
+		// The audit log (audit.go).
+		{"AuditAppendList", testAuditAppendList},
+		{"AuditAtomic", testAuditAtomic},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
