@@ -36,7 +36,7 @@ var readOnly = []string{
 // auditTarget is what an audited write's entry must name.
 type auditTarget struct {
 	action, typ, id, company string
-	before, after           bool // whether the entry has a before and an after
+	before, after            bool // whether the entry has a before and an after
 }
 
 // auditedWrites calls every operator write once, successfully, as the

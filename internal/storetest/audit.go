@@ -21,8 +21,8 @@ func auditEntry(n int, at time.Time, posSystemID, companyID string) *posgate.Aud
 	e := &posgate.AuditEntry{ID: fmt.Sprintf("00000000-0000-4000-8000-%012d", n), Time: posgate.Timestamp(at),
 		Actor:   posgate.AuditActor{Subject: "admin", Kind: posgate.ActorClient, ClientID: "admin"},
 		Channel: posgate.ChannelAPI, Action: "company.update",
-		Target:  posgate.AuditTarget{Type: "company", ID: companyID, POSSystemID: posSystemID, CompanyID: companyID},
-		Before:  json.RawMessage(fmt.Sprintf(`{"name":"é \u003c%d\u003e","n":%d}`, n, n)), After: json.RawMessage(`null`),
+		Target: posgate.AuditTarget{Type: "company", ID: companyID, POSSystemID: posSystemID, CompanyID: companyID},
+		Before: json.RawMessage(fmt.Sprintf(`{"name":"é \u003c%d\u003e","n":%d}`, n, n)), After: json.RawMessage(`null`),
 		TraceID: fmt.Sprintf("trace-%d", n), UserAgent: "curl/8.5.0"}
 	if n%2 == 0 {
 		e.Actor = posgate.AuditActor{Subject: "posgate-cli", Kind: posgate.ActorLocal, ClientID: "posgate-cli"}
@@ -136,11 +136,17 @@ func testAuditAtomic(t *testing.T, e *env) {
 	}{
 		{"CreateCompany", func(ctx context.Context) error {
 			return e.s.CreateCompany(ctx, &posgate.Company{POSSystemID: "clover", ID: "new", Name: "New", Status: posgate.StatusActive})
-		}, func() bool { _, err := e.s.FindCompany(ctx, "clover", "new"); return errors.Is(err, posgate.ErrNotFound) }},
+		}, func() bool {
+			_, err := e.s.FindCompany(ctx, "clover", "new")
+			return errors.Is(err, posgate.ErrNotFound)
+		}},
 		{"UpdateCompany", func(ctx context.Context) error {
 			_, err := e.s.UpdateCompany(ctx, "clover", "acme", posgate.CompanyUpdate{Name: ptr("Renamed")})
 			return err
-		}, func() bool { c, err := e.s.FindCompany(ctx, "clover", "acme"); return err == nil && c.Name != "Renamed" }},
+		}, func() bool {
+			c, err := e.s.FindCompany(ctx, "clover", "acme")
+			return err == nil && c.Name != "Renamed"
+		}},
 		{"CreateClient", func(ctx context.Context) error {
 			return e.s.CreateClient(ctx, &posgate.Client{ID: "c1", Name: "C1", SecretHash: secret(1), POSSystemID: "clover",
 				Scopes: []string{posgate.ScopePOSIntegration}, CompanyIDs: []string{"acme"}})
@@ -148,18 +154,30 @@ func testAuditAtomic(t *testing.T, e *env) {
 		{"ChangeCouponStatus", func(ctx context.Context) error {
 			_, err := e.s.ChangeCouponStatus(ctx, "clover", "acme", "C1", posgate.CouponCancelled)
 			return err
-		}, func() bool { c, err := e.s.FindCoupon(ctx, "clover", "acme", "C1"); return err == nil && c.Status == posgate.CouponIssued }},
+		}, func() bool {
+			c, err := e.s.FindCoupon(ctx, "clover", "acme", "C1")
+			return err == nil && c.Status == posgate.CouponIssued
+		}},
 		{"ImportCoupons", func(ctx context.Context) error {
 			_, err := e.s.ImportCoupons(ctx, items(issued("I1"), issued("I2")))
 			return err
-		}, func() bool { _, err := e.s.FindCoupon(ctx, "clover", "acme", "I2"); return errors.Is(err, posgate.ErrNotFound) }},
+		}, func() bool {
+			_, err := e.s.FindCoupon(ctx, "clover", "acme", "I2")
+			return errors.Is(err, posgate.ErrNotFound)
+		}},
 		{"UpdateLoyaltyUser", func(ctx context.Context) error {
 			_, err := e.s.UpdateLoyaltyUser(ctx, "clover", "acme", "u1", posgate.LoyaltyUserUpdate{AddStamps: 5})
 			return err
-		}, func() bool { u, err := e.s.FindLoyaltyUser(ctx, "clover", "acme", "u1"); return err == nil && u.Stamps == 3 }},
+		}, func() bool {
+			u, err := e.s.FindLoyaltyUser(ctx, "clover", "acme", "u1")
+			return err == nil && u.Stamps == 3
+		}},
 		{"ReplaceCatalogue", func(ctx context.Context) error {
 			return e.s.ReplaceCatalogue(ctx, &posgate.Catalogue{POSSystemID: "clover", CompanyID: "acme", CategoryIDs: []string{"k1"}, ProductIDs: []string{"p1"}})
-		}, func() bool { c, err := e.s.FindCatalogue(ctx, "clover", "acme"); return err == nil && len(c.ProductIDs) == 0 }},
+		}, func() bool {
+			c, err := e.s.FindCatalogue(ctx, "clover", "acme")
+			return err == nil && len(c.ProductIDs) == 0
+		}},
 		{"ApplyTransactions", func(ctx context.Context) error {
 			in := e.txInput(1, "R1", 500)
 			in.ID = uid()
@@ -168,7 +186,10 @@ func testAuditAtomic(t *testing.T, e *env) {
 				err = fmt.Errorf("outcome %s: %v", out[0].Status, out[0].Err)
 			}
 			return err
-		}, func() bool { _, err := e.s.FindTransaction(ctx, "clover", "acme", "R1"); return errors.Is(err, posgate.ErrNotFound) }},
+		}, func() bool {
+			_, err := e.s.FindTransaction(ctx, "clover", "acme", "R1")
+			return errors.Is(err, posgate.ErrNotFound)
+		}},
 		{"CreateSigningKey", func(ctx context.Context) error {
 			return e.s.CreateSigningKey(ctx, &posgate.SigningKey{ID: "k-audit", Algorithm: "ES256", PrivateKey: []byte("pk"), CreatedAt: e.clk.stamp()})
 		}, func() bool {
