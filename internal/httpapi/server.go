@@ -146,9 +146,6 @@ func (s *Server) IdentityHandler() http.Handler {
 	mux := http.NewServeMux()
 	s.identityRoutes(mux)
 	mux.HandleFunc("GET /healthz", s.healthz)
-	// The audit log of operator writes (docs/api.md §22).
-	mux.HandleFunc("GET /admin/v1/audit", s.admin(s.endpoint(s.listAudit)))
-
 	mux.HandleFunc("/", s.notFound(mux))
 	return s.observe(mux, s.shed(mux))
 }
@@ -264,6 +261,9 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("GET "+company+"/transactions", s.admin(s.endpoint(s.listTransactions)))
 	mux.HandleFunc("GET "+company+"/transactions/{transactionId}", s.admin(s.endpoint(s.getTransaction)))
 	mux.HandleFunc("POST "+company+"/transactions/{transactionId}/refund", s.admin(bodyEndpoint(s, adminBody, s.refundTransaction)))
+
+	// The audit log of operator writes (docs/api.md §22).
+	mux.HandleFunc("GET /admin/v1/audit", s.admin(s.endpoint(s.listAudit)))
 
 	mux.HandleFunc("/", s.notFound(mux))
 }
