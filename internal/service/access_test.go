@@ -32,6 +32,14 @@ func newServiceStore(t *testing.T) posgate.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	seedServiceStore(t, st)
+	return st
+}
+
+// seedServiceStore loads newService's data set into st.
+func seedServiceStore(t *testing.T, st posgate.Store) {
+	t.Helper()
+	ctx := context.Background()
 	if err := demo.Load(ctx, st); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +52,6 @@ func newServiceStore(t *testing.T) posgate.Store {
 			t.Fatal(err)
 		}
 	}
-	return st
 }
 
 // linkAuthorised are the exported methods that take no principal because

@@ -13,6 +13,8 @@ import (
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/auth"
 	"github.com/posgate/posgate/internal/demo"
+	"github.com/posgate/posgate/internal/pgtest"
+	"github.com/posgate/posgate/internal/postgres"
 	"github.com/posgate/posgate/internal/service"
 )
 
@@ -152,9 +154,8 @@ func couponInputs(codes ...string) iter.Seq2[*service.CouponInput, error] {
 
 // auditService is newService with a key rotator, a fixed clock, a sale to
 // refund, and the CLI's origin.
-func auditService(t *testing.T, now time.Time) (*service.Service, posgate.Store) {
+func auditService(t *testing.T, now time.Time, st posgate.Store) (*service.Service, posgate.Store) {
 	t.Helper()
-	st := newServiceStore(t)
 	svc := service.New(st, service.Config{BaseURL: "http://posgate.test", Now: func() time.Time { return now },
 		Keys: rotator{st}, Origin: posgate.AuditOrigin{Channel: posgate.ChannelCLI, UserAgent: "posgate-cli"}})
 	str := func(s string) *string { return &s }
@@ -173,6 +174,22 @@ func auditService(t *testing.T, now time.Time) (*service.Service, posgate.Store)
 	return svc, st
 }
 
+// forEachServiceStore runs fn over newService's data set in a SQLite
+// store and, when configured, a PostgreSQL one: each store joins the
+// writes to Atomic's transaction its own way.
+func forEachServiceStore(t *testing.T, fn func(t *testing.T, st posgate.Store)) {
+	t.Run("sqlite", func(t *testing.T) { fn(t, newServiceStore(t)) })
+	t.Run("postgres", func(t *testing.T) {
+		st, err := postgres.Open(context.Background(), pgtest.DSN(t), postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		seedServiceStore(t, st)
+		fn(t, st)
+	})
+}
+
 // rotator rotates signing keys on the store, as the CLI's does.
 type rotator struct{ st posgate.Store }
 
@@ -184,8 +201,12 @@ func (r rotator) Rotate(ctx context.Context) (*posgate.SigningKey, error) {
 // or an operator write that appends exactly one entry naming its action,
 // target, actor, channel and time, with the resource before and after.
 func TestEveryWriteIsAudited(t *testing.T) {
+	forEachServiceStore(t, testEveryWriteIsAudited)
+}
+
+func testEveryWriteIsAudited(t *testing.T, st posgate.Store) {
 	now := time.Date(2031, 2, 3, 4, 5, 6, 789000000, time.UTC)
-	svc, st := auditService(t, now)
+	svc, st := auditService(t, now, st)
 	admin := &posgate.Principal{ClientID: "ops", Scopes: []string{posgate.ScopeAdmin}}
 	writes := auditedWrites(admin)
 	principalType := reflect.TypeFor[*posgate.Principal]()
@@ -252,7 +273,11 @@ func allEntries(t *testing.T, st posgate.Store) []*posgate.AuditEntry {
 // store (a conflict) or by a rule checked inside the transaction leaves no
 // entry, and a change that rolled back leaves neither itself nor its entry.
 func TestFailedWritesAreNotAudited(t *testing.T) {
-	svc, st := auditService(t, time.Date(2031, 2, 3, 4, 5, 6, 0, time.UTC))
+	forEachServiceStore(t, testFailedWritesAreNotAudited)
+}
+
+func testFailedWritesAreNotAudited(t *testing.T, st posgate.Store) {
+	svc, st := auditService(t, time.Date(2031, 2, 3, 4, 5, 6, 0, time.UTC), st)
 	admin := &posgate.Principal{ClientID: "ops", Scopes: []string{posgate.ScopeAdmin}}
 	ctx := t.Context()
 	bad := posgate.Status("Sleeping")
@@ -300,7 +325,7 @@ func TestFailedWritesAreNotAudited(t *testing.T) {
 // its company only; one bound to a POS system those of the POS system; the
 // installation's entries (clients, keys) only an unrestricted one.
 func TestAuditReach(t *testing.T) {
-	svc, _ := auditService(t, time.Date(2031, 2, 3, 4, 5, 6, 0, time.UTC))
+	svc, _ := auditService(t, time.Date(2031, 2, 3, 4, 5, 6, 0, time.UTC), newServiceStore(t))
 	admin := &posgate.Principal{ClientID: "ops", Scopes: []string{posgate.ScopeAdmin}}
 	ctx := t.Context()
 	str := func(s string) *string { return &s }
