@@ -169,6 +169,9 @@ func cloneClient(cl *posgate.Client) *posgate.Client {
 
 // FindLocation returns the location with its company, cached.
 func (s *Store) FindLocation(ctx context.Context, posSystemID, locationID string) (*posgate.Location, error) {
+	if inAtomic(ctx) {
+		return s.Store.FindLocation(ctx, posSystemID, locationID)
+	}
 	return lookup(s, s.locations, [2]string{posSystemID, locationID}, func() (*posgate.Location, error) {
 		return s.Store.FindLocation(ctx, posSystemID, locationID)
 	}, cloneLocation)
@@ -209,6 +212,9 @@ func (s *Store) FindVisibleLocation(ctx context.Context, posSystemID, locationID
 
 // FindTerminal returns the terminal, cached.
 func (s *Store) FindTerminal(ctx context.Context, posSystemID, locationID, terminalID string) (*posgate.Terminal, error) {
+	if inAtomic(ctx) {
+		return s.Store.FindTerminal(ctx, posSystemID, locationID, terminalID)
+	}
 	return lookup(s, s.terminals, [3]string{posSystemID, locationID, terminalID}, func() (*posgate.Terminal, error) {
 		return s.Store.FindTerminal(ctx, posSystemID, locationID, terminalID)
 	}, cloneTerminal)
@@ -217,6 +223,9 @@ func (s *Store) FindTerminal(ctx context.Context, posSystemID, locationID, termi
 // FindClient returns the client, cached (the token endpoint reads it for
 // every token).
 func (s *Store) FindClient(ctx context.Context, id string) (*posgate.Client, error) {
+	if inAtomic(ctx) {
+		return s.Store.FindClient(ctx, id)
+	}
 	return lookup(s, s.clients, id, func() (*posgate.Client, error) {
 		return s.Store.FindClient(ctx, id)
 	}, cloneClient)
@@ -245,6 +254,9 @@ func (s *Store) ClientDisabled(ctx context.Context, id string) (bool, error) {
 // ListCompanies returns the POS system's companies, cached (a coupon search
 // without a location reads them for every request).
 func (s *Store) ListCompanies(ctx context.Context, posSystemID string) ([]*posgate.Company, error) {
+	if inAtomic(ctx) {
+		return s.Store.ListCompanies(ctx, posSystemID)
+	}
 	l, err := lookup(s, s.companies, posSystemID, func() (*companyList, error) {
 		list, err := s.Store.ListCompanies(ctx, posSystemID)
 		if err != nil {
@@ -293,7 +305,22 @@ func (s *Store) UpdateClient(ctx context.Context, id string, upd posgate.ClientU
 // Atomic runs fn in the store's transaction, then empties the cache: the
 // writes inside empty it as they are made, but a lookup between such a
 // write and the commit would fill it again with what the commit replaces.
+//
+// Reads inside fn skip the cache: they are the "before" of a change and
+// the state its rules are checked against, which must be the store's, not
+// up to a TTL old.
 func (s *Store) Atomic(ctx context.Context, fn func(ctx context.Context) error) error {
 	defer s.invalidate()
-	return s.Store.Atomic(ctx, fn)
+	return s.Store.Atomic(ctx, func(ctx context.Context) error {
+		return fn(context.WithValue(ctx, inAtomicKey{}, true))
+	})
+}
+
+type inAtomicKey struct{}
+
+// inAtomic reports whether ctx is one of Atomic's, whose reads skip the
+// cache.
+func inAtomic(ctx context.Context) bool {
+	v, _ := ctx.Value(inAtomicKey{}).(bool)
+	return v
 }

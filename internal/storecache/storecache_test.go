@@ -446,3 +446,52 @@ func BenchmarkFindVisibleLocation(b *testing.B) {
 		})
 	}
 }
+
+// Inside Atomic, lookups read the store, not the cache: they are the
+// "before" of a change and what its rules check. Atomic empties the cache
+// once it commits (or rolls back).
+func TestAtomicReadsTheStore(t *testing.T) {
+	f := newFixture(t, 0)
+	f.terminalStatus(t, "T1")
+	if _, err := f.raw.UpdateTerminal(f.ctx, "pos", "L1", "T1", posgate.TerminalUpdate{Status: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.terminalStatus(t, "T1"); got != posgate.StatusActive {
+		t.Fatalf("outside Atomic, within the TTL: %s, want the cached Active", got)
+	}
+	before := f.count.terminals.Load()
+	err := f.c.Atomic(f.ctx, func(ctx context.Context) error {
+		term, err := f.c.FindTerminal(ctx, "pos", "L1", "T1")
+		if err != nil || term.Status != posgate.StatusDisabled {
+			t.Errorf("inside Atomic: %+v, %v; want the store's Disabled", term, err)
+		}
+		for _, err := range []error{
+			func() error { _, err := f.c.FindLocation(ctx, "pos", "L1"); return err }(),
+			func() error { _, err := f.c.FindClient(ctx, "cl"); return err }(),
+			func() error { _, err := f.c.ListCompanies(ctx, "pos"); return err }(),
+		} {
+			if err != nil {
+				t.Error(err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := f.count.terminals.Load() - before; n != 1 {
+		t.Errorf("terminal lookups that reached the store inside Atomic: %d, want 1", n)
+	}
+	locations, clients, lists := f.count.locations.Load(), f.count.clients.Load(), f.count.lists.Load()
+	for range 2 {
+		f.c.FindLocation(f.ctx, "pos", "L1")
+		f.c.FindClient(f.ctx, "cl")
+		f.c.ListCompanies(f.ctx, "pos")
+	}
+	if f.count.locations.Load()-locations != 1 || f.count.clients.Load()-clients != 1 || f.count.lists.Load()-lists != 1 {
+		t.Errorf("after Atomic, each lookup should reach the store once and then be cached")
+	}
+	if got := f.terminalStatus(t, "T1"); got != posgate.StatusDisabled {
+		t.Errorf("after Atomic: %s, want Disabled (the cache was emptied)", got)
+	}
+}
