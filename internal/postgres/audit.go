@@ -43,6 +43,16 @@ func (db *DB) q(ctx context.Context) querier {
 	return db.pool
 }
 
+// snapshot runs the reads of fn in one read-only snapshot; inside Atomic,
+// in Atomic's transaction (a savepoint), so that they need no second
+// connection and see its writes.
+func (db *DB) snapshot(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	if a, ok := ctx.Value(ambientKey{}).(*ambient); ok && a.db == db {
+		return pgx.BeginFunc(ctx, a.tx, fn)
+	}
+	return pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, fn)
+}
+
 // Atomic implements posgate.AuditStore.
 func (db *DB) Atomic(ctx context.Context, fn func(ctx context.Context) error) error {
 	if a, ok := ctx.Value(ambientKey{}).(*ambient); ok && a.db == db {

@@ -83,7 +83,7 @@ func textColumn(ctx context.Context, tx pgx.Tx, query string, args ...any) ([]st
 // FindCatalogue returns the ids of a company's categories and products.
 func (db *DB) FindCatalogue(ctx context.Context, posSystemID, companyID string) (*posgate.Catalogue, error) {
 	c := &posgate.Catalogue{POSSystemID: posSystemID, CompanyID: companyID}
-	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err := db.snapshot(ctx, func(tx pgx.Tx) error {
 		if err := companyExists(ctx, tx, posSystemID, companyID); err != nil {
 			return err
 		}
@@ -286,7 +286,7 @@ func scanProduct(posSystemID, companyID string) func(pgx.Row) (*posgate.Product,
 func listPage[T any](ctx context.Context, db *DB, what, table, cols, key, posSystemID, companyID string, offset, limit int, scan func(pgx.Row) (*T, error)) ([]*T, int, error) {
 	var out []*T
 	var total int
-	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err := db.snapshot(ctx, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+table+` WHERE pos_system_id = $1 AND company_id = $2`, posSystemID, companyID).Scan(&total); err != nil {
 			return err
 		}

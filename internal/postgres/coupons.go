@@ -257,9 +257,14 @@ func placeholders(n int) string {
 // too, which the import joins: companies and locations are committed before
 // their coupons.
 func (db *DB) companyLocations(ctx context.Context, posSystemID, companyID string) (map[string]bool, bool, error) {
+	return companyLocationsOn(ctx, db.pool, posSystemID, companyID)
+}
+
+// companyLocationsOn is companyLocations through q.
+func companyLocationsOn(ctx context.Context, q querier, posSystemID, companyID string) (map[string]bool, bool, error) {
 	var exists bool
 	var ids []string
-	err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM companies WHERE pos_system_id = $1 AND company_id = $2),
+	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM companies WHERE pos_system_id = $1 AND company_id = $2),
 		ARRAY(SELECT location_id FROM locations WHERE pos_system_id = $1 AND company_id = $2)`, posSystemID, companyID).Scan(&exists, &ids)
 	if err != nil {
 		return nil, false, wrap(err, "check company")
@@ -276,7 +281,12 @@ func (db *DB) companyLocations(ctx context.Context, posSystemID, companyID strin
 
 // CreateCoupon normalises c, checks its company and locations and stores it.
 func (db *DB) CreateCoupon(ctx context.Context, c *posgate.Coupon) error {
-	if err := storekit.NewCompanyChecker(db.companyLocations).Coupon(ctx, c); err != nil {
+	// Not an import: the connection is free, so the check joins Atomic's
+	// transaction, if any, and needs no second connection.
+	check := storekit.NewCompanyChecker(func(ctx context.Context, posSystemID, companyID string) (map[string]bool, bool, error) {
+		return companyLocationsOn(ctx, db.q(ctx), posSystemID, companyID)
+	})
+	if err := check.Coupon(ctx, c); err != nil {
 		return err
 	}
 	now := posgate.Timestamp(db.now())

@@ -50,7 +50,7 @@ func (db *DB) FindPromotion(ctx context.Context, posSystemID, companyID, promoti
 func (db *DB) ListPromotions(ctx context.Context, posSystemID, companyID string, offset, limit int) ([]*posgate.Promotion, int, error) {
 	var out []*posgate.Promotion
 	var total int
-	err := pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	err := db.snapshot(ctx, func(tx pgx.Tx) error {
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM promotions WHERE pos_system_id = $1 AND company_id = $2`,
 			posSystemID, companyID).Scan(&total); err != nil {
 			return err

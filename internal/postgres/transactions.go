@@ -60,7 +60,7 @@ func scanTransaction(r pgx.Row, extra ...any) (*posgate.Transaction, error) {
 // FindLoyaltyProgram returns the company's program, ENOTFOUND when none is
 // set.
 func (db *DB) FindLoyaltyProgram(ctx context.Context, posSystemID, companyID string) (*posgate.LoyaltyProgram, error) {
-	return findProgram(ctx, db.pool, posSystemID, companyID)
+	return findProgram(ctx, db.q(ctx), posSystemID, companyID)
 }
 
 func findProgram(ctx context.Context, q pgQuerier, posSystemID, companyID string) (*posgate.LoyaltyProgram, error) {
@@ -157,7 +157,7 @@ func (db *DB) RedeemCouponForTransaction(ctx context.Context, t *posgate.Transac
 
 // FindTransaction returns a company's transaction by the POS's id.
 func (db *DB) FindTransaction(ctx context.Context, posSystemID, companyID, transactionID string) (*posgate.Transaction, error) {
-	return findTransaction(ctx, db.pool, posSystemID, companyID, transactionID)
+	return findTransaction(ctx, db.q(ctx), posSystemID, companyID, transactionID)
 }
 
 func findTransaction(ctx context.Context, q pgQuerier, posSystemID, companyID, transactionID string) (*posgate.Transaction, error) {
@@ -170,7 +170,7 @@ func findTransaction(ctx context.Context, q pgQuerier, posSystemID, companyID, t
 
 // FindTransactionBySession returns the transaction a session is linked to.
 func (db *DB) FindTransactionBySession(ctx context.Context, sessionID string) (*posgate.Transaction, error) {
-	return findBySession(ctx, db.pool, sessionID)
+	return findBySession(ctx, db.q(ctx), sessionID)
 }
 
 func findBySession(ctx context.Context, q pgQuerier, sessionID string) (*posgate.Transaction, error) {
@@ -220,7 +220,7 @@ func (db *DB) ListTransactions(ctx context.Context, q posgate.TransactionQuery) 
 // FindCouponRedemption returns the transaction whose redemption of a
 // coupon stands.
 func (db *DB) FindCouponRedemption(ctx context.Context, posSystemID, companyID, code string) (*posgate.CouponRedemption, error) {
-	return findRedemption(ctx, db.pool, posSystemID, companyID, code)
+	return findRedemption(ctx, db.q(ctx), posSystemID, companyID, code)
 }
 
 func findRedemption(ctx context.Context, q pgQuerier, posSystemID, companyID, code string) (*posgate.CouponRedemption, error) {

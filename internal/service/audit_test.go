@@ -392,3 +392,31 @@ func TestAuditReach(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditedWritesNeedOneConnection: on PostgreSQL every operator write
+// but the imports runs on the one connection of its Atomic transaction, its
+// reads included, so that concurrent writes cannot take the whole pool and
+// then wait for a second connection each. (A coupon import checks its
+// companies on a second connection while its own copies, as it did before
+// the audit log.)
+func TestAuditedWritesNeedOneConnection(t *testing.T) {
+	st, err := postgres.Open(context.Background(), pgtest.DSN(t)+"&pool_max_conns=1", postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	seedServiceStore(t, st)
+	svc, _ := auditService(t, time.Date(2031, 2, 3, 4, 5, 6, 0, time.UTC), st)
+	admin := &posgate.Principal{ClientID: "ops", Scopes: []string{posgate.ScopeAdmin}}
+	for name, w := range auditedWrites(admin) {
+		if name == "IssueCouponBatch" || name == "ImportCoupons" {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		err := w.call(ctx, svc)
+		cancel()
+		if err != nil {
+			t.Errorf("%s on a pool of one connection: %v", name, err)
+		}
+	}
+}
