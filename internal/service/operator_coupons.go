@@ -126,7 +126,7 @@ func (s *Service) IssueCouponBatch(ctx context.Context, p *posgate.Principal, po
 		}
 	}
 	var n int
-	err := s.audited(ctx, p, "coupon.import", func(ctx context.Context, c *change) error {
+	err := s.audited(ctx, p, "coupon.import", func(ctx context.Context, ch *change) error {
 		var err error
 		n, err = s.store.ImportCoupons(ctx, func(yield func(*posgate.Coupon, error) bool) {
 			for _, c := range coupons {
@@ -135,7 +135,7 @@ func (s *Service) IssueCouponBatch(ctx context.Context, p *posgate.Principal, po
 				}
 			}
 		})
-		c.target, c.after = companyTarget("coupons", companyID, posSystemID, companyID), importCounts{Created: n}
+		ch.target, ch.after = companyTarget("coupons", companyID, posSystemID, companyID), importCounts{Created: n}
 		return err
 	})
 	if err != nil {
