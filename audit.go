@@ -54,14 +54,15 @@ func ActorOf(p *Principal) AuditActor {
 }
 
 // AuditTarget is what a change was made to: its type and id, and the POS
-// system and company it belongs to ("" for what belongs to the whole
-// installation or the whole POS system), by which the log is filtered to
-// what a reader reaches.
+// system, company and location it belongs to ("" for what belongs to the
+// whole installation, POS system or company), by which the log is filtered
+// to what a reader reaches.
 type AuditTarget struct {
 	Type        string `json:"type"`
 	ID          string `json:"id"`
 	POSSystemID string `json:"posSystemId"`
 	CompanyID   string `json:"posCompanyId"`
+	LocationID  string `json:"posLocationId"`
 }
 
 // AuditEntry is one operator write as the audit log keeps it
@@ -91,9 +92,10 @@ type AuditQuery struct {
 	Action     string
 	TargetType string
 	TargetID   string
-	// POSSystemID and CompanyID filter by the target's place.
+	// POSSystemID, CompanyID and LocationID filter by the target's place.
 	POSSystemID string
 	CompanyID   string
+	LocationID  string
 	// From and To bound the time: From <= time < To.
 	From, To time.Time
 	// ReachPOSSystemID and ReachCompanyIDs are the reader's reach: when

@@ -23,6 +23,7 @@ func cmdAuditList(ctx context.Context, env *cli, args []string) error {
 		f.StringVar(&req.TargetID, "target-id", "", "only changes of the object with this id")
 		f.StringVar(&req.POSSystemID, "pos", "", "only changes within this POS system")
 		f.StringVar(&req.CompanyID, "company", "", "only changes within this company")
+		f.StringVar(&req.LocationID, "location", "", "only changes within this location")
 		f.StringVar(&req.From, "from", "", "only changes at or after this time (RFC 3339)")
 		f.StringVar(&req.To, "to", "", "only changes before this time (RFC 3339)")
 		f.StringVar(&req.Cursor, "cursor", "", "continue after an earlier page (its next cursor)")
@@ -44,8 +45,10 @@ func cmdAuditList(ctx context.Context, env *cli, args []string) error {
 			}
 		} else if err := table(env, []string{"TIME", "CHANNEL", "ACTOR", "ACTION", "TARGET", "PLACE"}, page.Entries, func(e *posgate.AuditEntry) []string {
 			place := e.Target.POSSystemID
-			if e.Target.CompanyID != "" {
-				place += "/" + e.Target.CompanyID
+			for _, p := range []string{e.Target.CompanyID, e.Target.LocationID} {
+				if p != "" {
+					place += "/" + p
+				}
 			}
 			return []string{stamp(e.Time), string(e.Channel), e.Actor.Subject, e.Action, e.Target.Type + " " + e.Target.ID, place}
 		}); err != nil {

@@ -81,7 +81,7 @@ func commands() []command {
 		{"import productCategories", "send a JSON or CSV file of product categories to a running posgate's API: FILE --company C [--base-url U] --client-id I --client-secret S", cmdImportCategories},
 		{"products list", "list a company's products: --pos P --company C", cmdProductsList},
 		{"categories list", "list a company's product categories: --pos P --company C", cmdCategoriesList},
-		{"audit list", "list the audit log of operator writes, newest first: [--actor A] [--action A] [--target-type T] [--target-id I] [--pos P] [--company C] [--from T] [--to T] [--limit N] [--cursor C] [--json]", cmdAuditList},
+		{"audit list", "list the audit log of operator writes, newest first: [--actor A] [--action A] [--target-type T] [--target-id I] [--pos P] [--company C] [--location L] [--from T] [--to T] [--limit N] [--cursor C] [--json]", cmdAuditList},
 	}, contentCommands()...)
 }
 

@@ -20,6 +20,7 @@ type auditEntry struct {
 		ID          string `json:"id"`
 		POSSystemID string `json:"posSystemId"`
 		CompanyID   string `json:"posCompanyId"`
+		LocationID  string `json:"posLocationId"`
 	} `json:"target"`
 	Before    json.RawMessage `json:"before"`
 	After     json.RawMessage `json:"after"`

@@ -72,7 +72,7 @@ func (db *DB) Atomic(ctx context.Context, fn func(ctx context.Context) error) er
 // AppendAudit implements posgate.AuditStore.
 func (db *DB) AppendAudit(ctx context.Context, e *posgate.AuditEntry) error {
 	_, err := db.q(ctx).Exec(ctx, `INSERT INTO audit_log (`+storekit.AuditColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`, storekit.AuditArgs(e, posgate.Timestamp(e.Time))...)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`, storekit.AuditArgs(e, posgate.Timestamp(e.Time))...)
 	if err != nil {
 		return writeErr(err, "append audit entry", posgate.AlreadyExists("audit entry", e.ID), nil)
 	}
@@ -91,7 +91,7 @@ func scanAudit(row pgx.Row) (*posgate.AuditEntry, error) {
 	var before, after *string
 	var channel string
 	if err := row.Scan(&e.Seq, &e.ID, &e.Time, &e.Actor.Subject, &e.Actor.Kind, &e.Actor.ClientID, &channel, &e.Action,
-		&e.Target.Type, &e.Target.ID, &e.Target.POSSystemID, &e.Target.CompanyID, &before, &after, &e.TraceID, &e.UserAgent); err != nil {
+		&e.Target.Type, &e.Target.ID, &e.Target.POSSystemID, &e.Target.CompanyID, &e.Target.LocationID, &before, &after, &e.TraceID, &e.UserAgent); err != nil {
 		return nil, err
 	}
 	e.Channel = posgate.AuditChannel(channel)

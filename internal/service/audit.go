@@ -84,6 +84,13 @@ func companyTarget(typ, id, posSystemID, companyID string) posgate.AuditTarget {
 	return posgate.AuditTarget{Type: typ, ID: id, POSSystemID: posSystemID, CompanyID: companyID}
 }
 
+// locationTarget is the target of a change to something of a location,
+// which names the location too (a reader reaching only some locations can
+// then be given their entries).
+func locationTarget(typ, id, posSystemID, companyID, locationID string) posgate.AuditTarget {
+	return posgate.AuditTarget{Type: typ, ID: id, POSSystemID: posSystemID, CompanyID: companyID, LocationID: locationID}
+}
+
 // Audit list paging (docs/api.md §22).
 const (
 	DefaultAuditPageSize = 50
@@ -98,6 +105,7 @@ type ListAuditRequest struct {
 	TargetID    string
 	POSSystemID string
 	CompanyID   string
+	LocationID  string
 	// From and To bound the time (RFC 3339): From <= time < To.
 	From     string
 	To       string
@@ -156,7 +164,7 @@ func (s *Service) ListAudit(ctx context.Context, p *posgate.Principal, req *List
 	}
 	size := intOr(req.PageSize, DefaultAuditPageSize)
 	q := posgate.AuditQuery{Actor: req.Actor, Action: req.Action, TargetType: req.TargetType, TargetID: req.TargetID,
-		POSSystemID: req.POSSystemID, CompanyID: req.CompanyID, From: req.from, To: req.to, BeforeSeq: req.before, Limit: size + 1,
+		POSSystemID: req.POSSystemID, CompanyID: req.CompanyID, LocationID: req.LocationID, From: req.from, To: req.to, BeforeSeq: req.before, Limit: size + 1,
 		ReachPOSSystemID: p.POSSystemID, ReachCompanyIDs: slices.Clone(p.CompanyIDs)}
 	if len(q.ReachCompanyIDs) > 0 && q.ReachPOSSystemID == "" {
 		// Company ids mean nothing without their POS system; a principal

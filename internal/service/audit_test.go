@@ -141,6 +141,11 @@ func auditedWrites(admin *posgate.Principal) map[string]struct {
 	}
 }
 
+// locationOf is the target location of the writes of something of a
+// location; the others name none.
+var locationOf = map[string]string{"CreateLocation": "LOC-NEW", "UpdateLocation": "LOC123", "CreateTerminal": "LOC123",
+	"SetTerminalStatus": "LOC123", "PutReceiptPromotion": "LOC456", "DeleteReceiptPromotion": "LOC123", "RefundTransaction": "LOC123"}
+
 // couponInputs yields minimal coupon inputs.
 func couponInputs(codes ...string) iter.Seq2[*service.CouponInput, error] {
 	return func(yield func(*service.CouponInput, error) bool) {
@@ -250,6 +255,9 @@ func testEveryWriteIsAudited(t *testing.T, st posgate.Store) {
 			e.Actor != (posgate.AuditActor{Subject: "ops", Kind: posgate.ActorClient, ClientID: "ops"}) || e.ID == "" ||
 			(e.Target.CompanyID != "" && e.Target.POSSystemID != demo.POSSystemID) {
 			t.Errorf("%s: entry %+v\n(%+v), want %+v at %s by ops over cli", name, e, got, want, now)
+		}
+		if want := locationOf[name]; e.Target.LocationID != want {
+			t.Errorf("%s: target location %q, want %q", name, e.Target.LocationID, want)
 		}
 		for _, b := range [][]byte{e.Before, e.After} {
 			if !json.Valid(b) || strings.Contains(strings.ToLower(string(b)), "secret") || strings.Contains(string(b), "privateKey") {

@@ -250,7 +250,7 @@ func (s *Service) CreateLocation(ctx context.Context, p *posgate.Principal, posS
 		return nil, err
 	}
 	err := s.audited(ctx, p, "location.create", func(ctx context.Context, c *change) error {
-		c.target, c.after = companyTarget("location", l.ID, posSystemID, l.CompanyID), l
+		c.target, c.after = locationTarget("location", l.ID, posSystemID, l.CompanyID, l.ID), l
 		return s.store.CreateLocation(ctx, l)
 	})
 	if err != nil {
@@ -302,7 +302,7 @@ func (s *Service) UpdateLocation(ctx context.Context, p *posgate.Principal, posS
 		if err != nil {
 			return err
 		}
-		c.target, c.before = companyTarget("location", locationID, posSystemID, before.CompanyID), before
+		c.target, c.before = locationTarget("location", locationID, posSystemID, before.CompanyID, locationID), before
 		out, err = s.store.UpdateLocation(ctx, posSystemID, locationID, posgate.LocationUpdate{Name: req.Name, Status: req.Status})
 		c.after = out
 		return err
@@ -331,7 +331,7 @@ func (s *Service) CreateTerminal(ctx context.Context, p *posgate.Principal, posS
 		return nil, err
 	}
 	err = s.audited(ctx, p, "terminal.create", func(ctx context.Context, c *change) error {
-		c.target, c.after = companyTarget("terminal", locationID+"/"+t.ID, posSystemID, loc.CompanyID), t
+		c.target, c.after = locationTarget("terminal", locationID+"/"+t.ID, posSystemID, loc.CompanyID, locationID), t
 		return s.store.CreateTerminal(ctx, t)
 	})
 	if err != nil {
@@ -393,7 +393,7 @@ func (s *Service) SetTerminalStatus(ctx context.Context, p *posgate.Principal, p
 		if err != nil {
 			return err
 		}
-		c.target, c.before = companyTarget("terminal", locationID+"/"+terminalID, posSystemID, loc.CompanyID), before
+		c.target, c.before = locationTarget("terminal", locationID+"/"+terminalID, posSystemID, loc.CompanyID, locationID), before
 		out, err = s.store.UpdateTerminal(ctx, posSystemID, locationID, terminalID, posgate.TerminalUpdate{Status: &status})
 		c.after = out
 		return err

@@ -332,7 +332,7 @@ func receiptTarget(posSystemID, companyID, locationID string) posgate.AuditTarge
 	if id == "" {
 		id = companyID
 	}
-	return companyTarget("receipt-promotion", id, posSystemID, companyID)
+	return locationTarget("receipt-promotion", id, posSystemID, companyID, locationID)
 }
 
 // ListReceiptPromotions lists a company's receipt promotions, its default

@@ -252,7 +252,7 @@ func (s *Service) RefundTransaction(ctx context.Context, p *posgate.Principal, p
 		}
 		// A duplicate changed nothing: another request recorded it first.
 		c.skip = o.Status == posgate.OutcomeDuplicate
-		c.target, c.before, c.after = companyTarget("transaction", *req.TransactionID, posSystemID, companyID), nil, o.Answer
+		c.target, c.before, c.after = locationTarget("transaction", *req.TransactionID, posSystemID, companyID, sale.LocationID), nil, o.Answer
 		return nil
 	})
 	if err != nil {

@@ -73,7 +73,7 @@ func (db *DB) Atomic(ctx context.Context, fn func(ctx context.Context) error) er
 // AppendAudit implements posgate.AuditStore.
 func (db *DB) AppendAudit(ctx context.Context, e *posgate.AuditEntry) error {
 	if _, err := db.w(ctx).ExecContext(ctx, `INSERT INTO audit_log (`+storekit.AuditColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, storekit.AuditArgs(e, formatTime(e.Time))...); err != nil {
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, storekit.AuditArgs(e, formatTime(e.Time))...); err != nil {
 		return writeErr(err, "append audit entry", posgate.AlreadyExists("audit entry", e.ID), nil)
 	}
 	return nil
@@ -89,7 +89,7 @@ func (db *DB) ListAudit(ctx context.Context, q posgate.AuditQuery) ([]*posgate.A
 
 func auditDest(e *posgate.AuditEntry) []any {
 	return []any{&e.Seq, &e.ID, timeColumn{&e.Time}, &e.Actor.Subject, &e.Actor.Kind, &e.Actor.ClientID, &e.Channel, &e.Action,
-		&e.Target.Type, &e.Target.ID, &e.Target.POSSystemID, &e.Target.CompanyID,
+		&e.Target.Type, &e.Target.ID, &e.Target.POSSystemID, &e.Target.CompanyID, &e.Target.LocationID,
 		(*rawJSON)(&e.Before), (*rawJSON)(&e.After), &e.TraceID, &e.UserAgent}
 }
 

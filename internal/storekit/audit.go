@@ -10,13 +10,13 @@ import (
 // AuditColumns are the audit_log columns both stores insert and select, in
 // the order of AuditArgs.
 const AuditColumns = `id, at, actor_subject, actor_kind, actor_client_id, channel, action,
-	target_type, target_id, pos_system_id, company_id, before_json, after_json, trace_id, user_agent`
+	target_type, target_id, pos_system_id, company_id, location_id, before_json, after_json, trace_id, user_agent`
 
 // AuditArgs are the statement arguments of AuditColumns for e; at is the
 // entry's time as the store keeps times.
 func AuditArgs(e *posgate.AuditEntry, at any) []any {
 	return []any{e.ID, at, e.Actor.Subject, e.Actor.Kind, e.Actor.ClientID, string(e.Channel), e.Action,
-		e.Target.Type, e.Target.ID, e.Target.POSSystemID, e.Target.CompanyID,
+		e.Target.Type, e.Target.ID, e.Target.POSSystemID, e.Target.CompanyID, e.Target.LocationID,
 		jsonArg(e.Before), jsonArg(e.After), e.TraceID, e.UserAgent}
 }
 
@@ -45,7 +45,7 @@ func AuditWhere(q posgate.AuditQuery, ph func(n int) string, timeArg func(time.T
 		conds = append(conds, "(actor_subject = "+p+" OR actor_client_id = "+p+")")
 	}
 	for _, f := range []struct{ col, v string }{{"action", q.Action}, {"target_type", q.TargetType}, {"target_id", q.TargetID},
-		{"pos_system_id", q.POSSystemID}, {"company_id", q.CompanyID}} {
+		{"pos_system_id", q.POSSystemID}, {"company_id", q.CompanyID}, {"location_id", q.LocationID}} {
 		if f.v != "" {
 			add(f.col+" = ?", f.v)
 		}

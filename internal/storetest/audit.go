@@ -43,6 +43,9 @@ func testAuditAppendList(t *testing.T, e *env) {
 		if p[0] == "" {
 			en.Target = posgate.AuditTarget{Type: "client", ID: "c-" + fmt.Sprint(n)}
 		}
+		if n == 5 {
+			en.Target = posgate.AuditTarget{Type: "terminal", ID: "L1/T1", POSSystemID: "clover", CompanyID: "acme", LocationID: "L1"}
+		}
 		if err := e.s.AppendAudit(ctx, en); err != nil {
 			t.Fatalf("AppendAudit(%d): %v", n, err)
 		}
@@ -91,7 +94,8 @@ func testAuditAppendList(t *testing.T, e *env) {
 		{"unknown actor", posgate.AuditQuery{Actor: "nobody"}, []string{}},
 		{"action", posgate.AuditQuery{Action: "company.create"}, []string{"8", "6", "4", "2"}},
 		{"target type", posgate.AuditQuery{TargetType: "client"}, []string{"8", "4"}},
-		{"target id", posgate.AuditQuery{TargetType: "company", TargetID: "acme"}, []string{"7", "5", "3", "1"}},
+		{"target id", posgate.AuditQuery{TargetType: "company", TargetID: "acme"}, []string{"7", "3", "1"}},
+		{"location", posgate.AuditQuery{LocationID: "L1"}, []string{"5"}},
 		{"POS system", posgate.AuditQuery{POSSystemID: "clover"}, []string{"6", "5", "2", "1"}},
 		{"company", posgate.AuditQuery{POSSystemID: "clover", CompanyID: "zeta"}, []string{"6", "2"}},
 		{"from", posgate.AuditQuery{From: all[2].Time}, []string{"8", "7", "6"}},

@@ -1,8 +1,8 @@
 -- The audit log of operator writes (docs/api.md §22): one row per change,
 -- written in the change's own transaction. seq orders the rows (the
--- cursor of the list); pos_system_id and company_id are '' for what belongs
--- to the whole installation or POS system, so that a reader's reach is a
--- plain comparison. before_json and after_json are the changed resource,
+-- cursor of the list); pos_system_id, company_id and location_id are '' for
+-- what belongs to the whole installation, POS system or company, so that a
+-- reader's reach is a plain comparison. before_json and after_json are the changed resource,
 -- NULL where it did not exist; secrets never reach them.
 CREATE TABLE audit_log (
     seq             bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -17,6 +17,7 @@ CREATE TABLE audit_log (
     target_id       text COLLATE "C" NOT NULL,
     pos_system_id   text COLLATE "C" NOT NULL,
     company_id      text COLLATE "C" NOT NULL,
+    location_id     text COLLATE "C" NOT NULL,
     before_json     text,
     after_json      text,
     trace_id        text NOT NULL,
