@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"iter"
 	"math"
 	"os"
@@ -20,10 +19,14 @@ import (
 	"github.com/posgate/posgate/internal/service"
 )
 
-// progress passes seq through, printing to w every `every` items (and at
-// the end) how many have gone by, so that an operator loading a large file
-// sees it move.
-func progress[T any](w io.Writer, what string, every int, seq iter.Seq2[T, error]) iter.Seq2[T, error] {
+// progress passes seq through, printing to stderr every `every` items how
+// many have gone by, so that an operator loading a large file sees it move;
+// only on a terminal (a pipe or a log file gets no progress lines).
+func progress[T any](env *cli, what string, every int, seq iter.Seq2[T, error]) iter.Seq2[T, error] {
+	if !env.terminal {
+		return seq
+	}
+	w := env.stderr
 	return func(yield func(T, error) bool) {
 		start, n := time.Now(), 0
 		for item, err := range seq {
@@ -66,13 +69,13 @@ func cmdGenerateCoupons(ctx context.Context, env *cli, args []string) error {
 			cfg.LocationIDs = append(cfg.LocationIDs, l.ID)
 		}
 		start := time.Now()
-		n, err := st.ImportLoyaltyUsers(ctx, progress(env.stderr, "loyalty users", 100_000, cfg.AllUsers()))
+		n, err := st.ImportLoyaltyUsers(ctx, progress(env, "loyalty users", 100_000, cfg.AllUsers()))
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(env.stdout, "generated %d loyalty users in %s\n", n, time.Since(start).Round(time.Millisecond))
 		start = time.Now()
-		n, err = st.ImportCoupons(ctx, progress(env.stderr, "coupons", 100_000, cfg.AllCoupons()))
+		n, err = st.ImportCoupons(ctx, progress(env, "coupons", 100_000, cfg.AllCoupons()))
 		if err != nil {
 			return err
 		}
@@ -207,7 +210,7 @@ func cmdCouponImport(ctx context.Context, env *cli, args []string) error {
 			return fmt.Errorf("--format %q: want csv or json", *format)
 		}
 		start := time.Now()
-		n, err := svc.ImportCoupons(ctx, op, *cf.pos, *cf.company, progress(env.stderr, "coupons read", 10_000, inputs))
+		n, err := svc.ImportCoupons(ctx, op, *cf.pos, *cf.company, progress(env, "coupons read", 10_000, inputs))
 		if err != nil {
 			return nothingImported(err)
 		}

@@ -51,16 +51,15 @@ func storeCommand(ctx context.Context, env *cli, name string, args []string, nar
 	if err != nil {
 		return err
 	}
-	if len(pos) != nargs {
-		fs.Usage()
-		return fmt.Errorf("%s takes %d argument(s), got %d", name, nargs, len(pos))
+	if err := argCount(name, pos, nargs); err != nil {
+		return err
 	}
 	st, err := sf.open(ctx)
 	if err != nil {
-		return err
+		return inDatabase(*sf.database, err)
 	}
 	defer st.Close()
-	return fn(st, pos)
+	return inDatabase(*sf.database, fn(st, pos))
 }
 
 func cmdMigrate(ctx context.Context, env *cli, args []string) error {
@@ -71,7 +70,7 @@ func cmdMigrate(ctx context.Context, env *cli, args []string) error {
 }
 
 func cmdDemoLoad(ctx context.Context, env *cli, args []string) error {
-	return storeCommand(ctx, env, "demo load", args, 0, nil, func(st posgate.Store, _ []string) error {
+	return storeCommand(ctx, env, "demo load", args, 0, demoDatabaseDefault, func(st posgate.Store, _ []string) error {
 		if err := demo.Load(ctx, st); err != nil {
 			return err
 		}
@@ -422,8 +421,15 @@ func (r storeRotator) Rotate(ctx context.Context) (*posgate.SigningKey, error) {
 	return auth.Rotate(ctx, r.store, time.Now().UTC(), r.ttl)
 }
 
-// table prints rows aligned under a header.
+// table prints rows aligned under a header, or under --output json the
+// rows themselves as a JSON array (the operator API's shapes).
 func table[T any](env *cli, header []string, rows []T, cells func(T) []string) error {
+	if env.jsonOutput() {
+		if rows == nil {
+			rows = []T{}
+		}
+		return env.emit(rows, nil)
+	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, r := range rows {
