@@ -73,13 +73,13 @@ func cmdGenerateCoupons(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "generated %d loyalty users in %s\n", n, time.Since(start).Round(time.Millisecond))
+		env.say(map[string]int{"loyaltyUsers": n}, "generated %d loyalty users in %s\n", n, time.Since(start).Round(time.Millisecond))
 		start = time.Now()
 		n, err = st.ImportCoupons(ctx, progress(env, "coupons", 100_000, cfg.AllCoupons()))
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "generated %d coupons in %s\n", n, time.Since(start).Round(time.Millisecond))
+		env.say(map[string]int{"coupons": n}, "generated %d coupons in %s\n", n, time.Since(start).Round(time.Millisecond))
 		return nil
 	})
 }
@@ -94,6 +94,10 @@ func addCompanyFlags(fs *flag.FlagSet) companyFlags {
 
 // printCoupon shows a coupon with the status the POS endpoints report.
 func printCoupon(env *cli, c *service.CouponView) {
+	if env.jsonOutput() {
+		env.emit(c, nil)
+		return
+	}
 	opt := func(s *string) string {
 		if s == nil {
 			return "-"
@@ -177,7 +181,7 @@ func cmdCouponIssue(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "issued coupon %s of %s/%s\n", c.Code, c.POSSystemID, c.CompanyID)
+		env.say(c, "issued coupon %s of %s/%s\n", c.Code, c.POSSystemID, c.CompanyID)
 		return nil
 	})
 }
@@ -214,7 +218,7 @@ func cmdCouponImport(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return nothingImported(err)
 		}
-		fmt.Fprintf(env.stdout, "imported %d coupons into %s/%s in %s\n", n, *cf.pos, *cf.company, time.Since(start).Round(time.Millisecond))
+		env.say(map[string]int{"createdCount": n}, "imported %d coupons into %s/%s in %s\n", n, *cf.pos, *cf.company, time.Since(start).Round(time.Millisecond))
 		return nil
 	})
 }
@@ -255,7 +259,7 @@ func cmdCouponChange(to posgate.CouponStatus) func(ctx context.Context, env *cli
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(env.stdout, "coupon %s of %s/%s is %s\n", c.Code, c.POSSystemID, c.CompanyID, c.Status)
+				env.say(c, "coupon %s of %s/%s is %s\n", c.Code, c.POSSystemID, c.CompanyID, c.Status)
 				return nil
 			})
 	}
@@ -270,7 +274,7 @@ func addUserFlags(f *flag.FlagSet) userFlags {
 }
 
 func printUser(env *cli, u *posgate.LoyaltyUser) {
-	fmt.Fprintf(env.stdout, "loyalty user %s of %s/%s: %s %s, gender %s, phone %s, e-mail %s, %d stamps, %d points\n",
+	env.say(u, "loyalty user %s of %s/%s: %s %s, gender %s, phone %s, e-mail %s, %d stamps, %d points\n",
 		u.ID, u.POSSystemID, u.CompanyID, orDash(u.FirstName), orDash(u.LastName), orDash(u.Gender), orDash(u.Phone), orDash(u.Email), u.Stamps, u.Points)
 }
 
@@ -293,7 +297,7 @@ func cmdLoyaltyUserCreate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprint(env.stdout, "created ")
+		env.human("created ")
 		printUser(env, u)
 		return nil
 	})
@@ -321,7 +325,7 @@ func cmdLoyaltyUserUpdate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprint(env.stdout, "updated ")
+		env.human("updated ")
 		printUser(env, u)
 		return nil
 	})
@@ -345,7 +349,7 @@ func cmdLoyaltyUserAdjust(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprint(env.stdout, "adjusted ")
+		env.human("adjusted ")
 		printUser(env, u)
 		return nil
 	})
@@ -358,6 +362,9 @@ func cmdLoyaltyUserShow(ctx context.Context, env *cli, args []string) error {
 			u, err := svc.FindLoyaltyUser(ctx, op, *cf.pos, *cf.company, pos[0])
 			if err != nil {
 				return err
+			}
+			if env.jsonOutput() {
+				return env.emit(u, nil)
 			}
 			printUser(env, u.LoyaltyUser)
 			for _, t := range u.RecentTransactions {

@@ -231,16 +231,18 @@ func unknownCommand(cmds []command, args []string) error {
 }
 
 // suggest returns the command name nearest to what by edit distance, or ""
-// when none is near: every full command name ("company list") and every
-// group ("company") is a candidate, and a candidate with as many words as
-// what is compared with what; a one-word candidate with what's first word.
+// when none is near: every full command name ("company list") is a
+// candidate, and the groups ("company") when what is one word; a two-word
+// candidate is compared with what, a one-word one with what's first word.
 func suggest(cmds []command, what string) string {
 	first, _, _ := strings.Cut(what, " ")
 	var candidates []string
 	for _, c := range cmds {
 		candidates = append(candidates, c.name)
 	}
-	candidates = append(candidates, groups(cmds)...)
+	if !strings.Contains(what, " ") {
+		candidates = append(candidates, groups(cmds)...)
+	}
 	best, bestD := "", 1<<30
 	for _, c := range candidates {
 		in := what
@@ -352,4 +354,18 @@ func parseErrorLine(err error) (int, string, bool) {
 		return pe.StartLine, fmt.Sprintf("column %d: %v", pe.Column, pe.Err), true
 	}
 	return 0, "", false
+}
+
+// say prints a command's result: under --output json the object v (the
+// operator API's shape of it), else the sentence format makes of args.
+func (env *cli) say(v any, format string, args ...any) error {
+	return env.emit(v, func(w io.Writer) { fmt.Fprintf(w, format, args...) })
+}
+
+// human prints text only for people (table output): a prefix such as
+// "created " before a printed object.
+func (env *cli) human(text string) {
+	if !env.jsonOutput() {
+		io.WriteString(env.stdout, text)
+	}
 }

@@ -64,7 +64,7 @@ func storeCommand(ctx context.Context, env *cli, name string, args []string, nar
 
 func cmdMigrate(ctx context.Context, env *cli, args []string) error {
 	return storeCommand(ctx, env, "migrate", args, 0, nil, func(st posgate.Store, _ []string) error {
-		fmt.Fprintln(env.stdout, "schema is up to date")
+		env.say(map[string]bool{"upToDate": true}, "schema is up to date\n")
 		return nil
 	})
 }
@@ -74,7 +74,7 @@ func cmdDemoLoad(ctx context.Context, env *cli, args []string) error {
 		if err := demo.Load(ctx, st); err != nil {
 			return err
 		}
-		fmt.Fprintln(env.stdout, "demo data set loaded")
+		env.say(map[string]bool{"loaded": true}, "demo data set loaded\n")
 		return nil
 	})
 }
@@ -88,7 +88,7 @@ func cmdPOSSystemCreate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "created POS system %s\n", p.ID)
+		env.say(p, "created POS system %s\n", p.ID)
 		return nil
 	})
 }
@@ -123,7 +123,7 @@ func cmdCompanyCreate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "created company %s/%s\n", c.POSSystemID, c.ID)
+		env.say(c, "created company %s/%s\n", c.POSSystemID, c.ID)
 		return nil
 	})
 }
@@ -170,7 +170,7 @@ func cmdCompanyUpdate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "updated company %s/%s: %s, features %s\n", c.POSSystemID, c.ID, c.Status, onFeatures(c.Features))
+		env.say(c, "updated company %s/%s: %s, features %s\n", c.POSSystemID, c.ID, c.Status, onFeatures(c.Features))
 		return nil
 	})
 }
@@ -212,7 +212,7 @@ func cmdLocationCreate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "created location %s/%s of company %s\n", l.POSSystemID, l.ID, l.CompanyID)
+		env.say(l, "created location %s/%s of company %s\n", l.POSSystemID, l.ID, l.CompanyID)
 		return nil
 	})
 }
@@ -243,7 +243,7 @@ func cmdLocationStatus(status posgate.Status) func(ctx context.Context, env *cli
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(env.stdout, "location %s/%s is %s\n", l.POSSystemID, l.ID, l.Status)
+			env.say(l, "location %s/%s is %s\n", l.POSSystemID, l.ID, l.Status)
 			return nil
 		})
 	}
@@ -260,7 +260,7 @@ func cmdTerminalRegister(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "registered terminal %s at %s/%s (usable now)\n", t.ID, t.POSSystemID, t.LocationID)
+		env.say(t, "registered terminal %s at %s/%s (usable now)\n", t.ID, t.POSSystemID, t.LocationID)
 		return nil
 	})
 }
@@ -292,7 +292,7 @@ func cmdTerminalStatus(status posgate.Status) func(ctx context.Context, env *cli
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(env.stdout, "terminal %s at %s/%s is %s\n", t.ID, t.POSSystemID, t.LocationID, t.Status)
+			env.say(t, "terminal %s at %s/%s is %s\n", t.ID, t.POSSystemID, t.LocationID, t.Status)
 			return nil
 		})
 	}
@@ -311,7 +311,7 @@ func cmdClientCreate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "client_id:     %s\nclient_secret: %s\n\nThe secret is shown only now; posgate keeps only its hash.\n", c.ID, c.ClientSecret)
+		env.say(c, "client_id:     %s\nclient_secret: %s\n\nThe secret is shown only now; posgate keeps only its hash.\n", c.ID, c.ClientSecret)
 		return nil
 	})
 }
@@ -339,7 +339,7 @@ func cmdClientDisabled(disabled bool) func(ctx context.Context, env *cli, args [
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(env.stdout, "client %s disabled=%v (tokens already issued stay valid until they expire)\n", c.ID, c.Disabled)
+			env.say(c, "client %s disabled=%v (tokens already issued stay valid until they expire)\n", c.ID, c.Disabled)
 			return nil
 		})
 	}
@@ -372,9 +372,9 @@ func cmdClientRateLimit(ctx context.Context, env *cli, args []string) error {
 			return err
 		}
 		if c.RateLimit == nil {
-			fmt.Fprintf(env.stdout, "client %s has the default rate limit\n", c.ID)
+			env.say(c, "client %s has the default rate limit\n", c.ID)
 		} else {
-			fmt.Fprintf(env.stdout, "client %s may send %g requests per second in bursts of up to %d (servers apply it within a second)\n",
+			env.say(c, "client %s may send %g requests per second in bursts of up to %d (servers apply it within a second)\n",
 				c.ID, c.RateLimit.RequestsPerSecond, c.RateLimit.Burst)
 		}
 		return nil
@@ -391,7 +391,7 @@ func cmdKeysRotate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "new signing key %s; running servers sign with it after their next key refresh\n", k.Kid)
+		env.say(k, "new signing key %s; running servers sign with it after their next key refresh\n", k.Kid)
 		return nil
 	})
 }

@@ -237,6 +237,10 @@ func problemError(status string, raw []byte) error {
 // printImportResult prints the counts, then errors and warnings as tables;
 // lines (for a CSV file) gives the line each item starts on.
 func printImportResult(env *cli, r *posgate.ImportResult, lines []int) {
+	if env.jsonOutput() {
+		env.emit(r, nil)
+		return
+	}
 	w := env.stdout
 	fmt.Fprintf(w, "status:   %s\ncreated:  %d\nupdated:  %d\nerrors:   %d\nwarnings: %d\n", r.Status, r.CreatedCount, r.UpdatedCount, len(r.Errors), len(r.Warnings))
 	line := func(row int) string {
@@ -639,7 +643,7 @@ func cmdCatalogueSet(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "catalogue of %s/%s: %d categories, %d products\n", cat.POSSystemID, cat.CompanyID, len(cat.CategoryIDs), len(cat.ProductIDs))
+		env.say(cat, "catalogue of %s/%s: %d categories, %d products\n", cat.POSSystemID, cat.CompanyID, len(cat.CategoryIDs), len(cat.ProductIDs))
 		return nil
 	})
 }

@@ -28,7 +28,7 @@ func cmdDemoReset(ctx context.Context, env *cli, args []string) error {
 		if err := demo.Reset(ctx, st); err != nil {
 			return err
 		}
-		fmt.Fprintln(env.stdout, "the store holds exactly the demo data set again (a running demo server sees it within its --cache-ttl)")
+		env.say(map[string]bool{"reset": true}, "%s\n", "the store holds exactly the demo data set again (a running demo server sees it within its --cache-ttl)")
 		return nil
 	})
 }
