@@ -23,7 +23,7 @@ const demoFlags = "--pos clover --company demo-company --database posgate-demo.d
 // (TestEveryCommandHasHelp requires one for each). They run against the
 // demo data set.
 var examples = map[string]string{
-	"serve":                    "posgate serve --demo          # 127.0.0.1:8080, demo data in posgate-demo.db",
+	"serve":                    "posgate serve --demo          # on 127.0.0.1:8080, demo data in posgate-demo.db",
 	"migrate":                  "posgate migrate --database postgres://posgate@db.internal/posgate",
 	"demo load":                "posgate demo load --database posgate-demo.db",
 	"demo reset":               "posgate demo reset            # posgate-demo.db back to the demo data set",

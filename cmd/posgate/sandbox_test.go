@@ -142,7 +142,7 @@ func TestDemoListensOnLoopback(t *testing.T) {
 		select {
 		case l := <-lines:
 			if strings.HasPrefix(l, "posgate demo is serving ") {
-				if !strings.HasPrefix(l, "posgate demo is serving http://127.0.0.1:8080 on 127.0.0.1:8080 ") {
+				if !strings.HasPrefix(l, "posgate demo is serving http://localhost:8080 on 127.0.0.1:8080 ") {
 					t.Fatalf("banner: %s", l)
 				}
 				return

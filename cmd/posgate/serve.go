@@ -79,6 +79,9 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	// only, unless --listen says otherwise.
 	if cfg.Demo && !env.isSet(fs, "listen") {
 		cfg.Listen = demoListen
+		if !env.isSet(fs, "base-url") {
+			cfg.BaseURL = "http://localhost:8080" // as the README's examples write it
+		}
 	}
 	if cfg.DemoReset && !cfg.Demo {
 		return usagef("--reset works only with --demo")
