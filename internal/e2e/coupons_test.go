@@ -460,6 +460,11 @@ func TestCouponOperatorAPI(t *testing.T) {
 			mustProblem(t, call("POST", imp, `{"items":[{"code":"BULK3"},{"code":"bulk1"}]}`), 409, `Item 2: coupon "bulk1" already exists`, nil)
 			mustProblem(t, call("POST", imp, `{"items":[{"code":"BULK3"},{"code":"BULK4","rewardProvider":"X"}]}`), 400, "*",
 				map[string][]string{"items[1].rewardProvider": {"The rewardProvider field must be one of TwoReward, PJM, Dummy."}})
+			// Every bad item is named, not only the first.
+			mustProblem(t, call("POST", imp, `{"items":[{"code":"BULK3","status":"Used"},{"code":"BULK4"},{"code":"","rewardProvider":"X"}]}`), 400,
+				"The status field must be Issued, Redeemed or Cancelled (Expired is computed from availableUntil). The code field is required. The rewardProvider field must be one of TwoReward, PJM, Dummy.",
+				map[string][]string{"items[0].status": {"The status field must be Issued, Redeemed or Cancelled (Expired is computed from availableUntil)."},
+					"items[2].code": {"The code field is required."}, "items[2].rewardProvider": {"The rewardProvider field must be one of TwoReward, PJM, Dummy."}})
 			mustProblem(t, call("POST", imp, `{"items":[{"code":"BULK3"},{"code":"BULK4","bad":1}]}`), 400, "*",
 				map[string][]string{"items[1].bad": {"The property 'items[1].bad' is not allowed."}})
 			mustProblem(t, call("POST", imp, `{"items":[{"code":"BULK3"},{"code":"BULK4","locationIds":["NOPE"]}]}`), 404, `Item 2: location "NOPE" of company "demo-company" not found`, nil)
