@@ -25,7 +25,7 @@ const demoFlags = "--pos clover --company demo-company --database posgate-demo.d
 var examples = map[string]string{
 	"serve":                    "posgate serve --demo          # on 127.0.0.1:8080, demo data in posgate-demo.db",
 	"migrate":                  "posgate migrate --database postgres://posgate@db.internal/posgate",
-	"demo load":                "posgate demo load --database posgate-demo.db",
+	"demo load":                "posgate demo load             # into posgate-demo.db, adding only what is absent",
 	"demo reset":               "posgate demo reset            # posgate-demo.db back to the demo data set",
 	"sandbox clock":            "posgate sandbox clock advance 24h --base-url http://127.0.0.1:8080",
 	"pos-system create":        "posgate pos-system create pax --name 'PAX (test)' --database posgate-demo.db",
