@@ -307,9 +307,12 @@ func (u *LoyaltyUserUpdate) Validate() error {
 }
 
 // ApplyUserUpdate applies upd to u: the fields it sets, then its balance
-// adjustments. A balance that would leave 0–2³¹-1 is ECONFLICT and leaves u
-// as it was, except that a negative points balance (which only a refund
-// makes) may be raised. Stores call it inside their write transaction.
+// adjustments, all or nothing. An adjustment whose result stays within
+// 0–2³¹-1 always applies; one that would take a balance below 0 or above
+// 2³¹-1 is ECONFLICT naming the balance it found, and leaves u as it was,
+// every field and the other balance included (docs/decisions.md, "Loyalty
+// adjustments"). A negative points balance (which only a refund makes) may
+// be raised. Stores call it inside their write transaction.
 func ApplyUserUpdate(u *LoyaltyUser, upd LoyaltyUserUpdate) error {
 	stamps, points := int64(u.Stamps)+int64(upd.AddStamps), int64(u.Points)+int64(upd.AddPoints)
 	for _, b := range []struct {
@@ -320,8 +323,13 @@ func ApplyUserUpdate(u *LoyaltyUser, upd LoyaltyUserUpdate) error {
 		// A refund may leave points below 0 (docs/api.md §13.4); an
 		// operator's adjustment may raise such a balance but never take one
 		// below 0.
-		if (b.now < 0 && b.change < 0) || b.now > math.MaxInt32 {
-			return Errorf(ECONFLICT, "Adding %d to %d %s would leave 0–%d.", b.change, b.was, b.name, math.MaxInt32)
+		switch {
+		case b.now < 0 && b.change < 0:
+			return Errorf(ECONFLICT, "Loyalty user %s has %d %s: taking %d would leave %d, below 0. Nothing was changed.",
+				u.ID, b.was, b.name, -int64(b.change), b.now)
+		case b.now > math.MaxInt32:
+			return Errorf(ECONFLICT, "Loyalty user %s has %d %s: adding %d would leave %d, above %d. Nothing was changed.",
+				u.ID, b.was, b.name, b.change, b.now, math.MaxInt32)
 		}
 	}
 	set := func(dst *string, v *string) {

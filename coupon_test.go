@@ -254,14 +254,14 @@ func TestCouponStatusAt(t *testing.T) {
 }
 
 func TestApplyUserUpdate(t *testing.T) {
-	u := &LoyaltyUser{LoyaltyCard: LoyaltyCard{FirstName: "A", Stamps: 1, Points: math.MaxInt32 - 1}}
+	u := &LoyaltyUser{LoyaltyCard: LoyaltyCard{ID: "u1", FirstName: "A", Stamps: 1, Points: math.MaxInt32 - 1}}
 	if err := ApplyUserUpdate(u, LoyaltyUserUpdate{FirstName: ptrTo("B"), AddStamps: -1, AddPoints: 1}); err != nil ||
 		u.FirstName != "B" || u.Stamps != 0 || u.Points != math.MaxInt32 {
 		t.Fatalf("ApplyUserUpdate: %+v, %v", u, err)
 	}
 	before := *u
 	err := ApplyUserUpdate(u, LoyaltyUserUpdate{LastName: ptrTo("C"), AddPoints: 1})
-	if !errors.Is(err, ErrConflict) || ErrorMessage(err) != "Adding 1 to 2147483647 points would leave 0–2147483647." || *u != before {
+	if !errors.Is(err, ErrConflict) || ErrorMessage(err) != "Loyalty user u1 has 2147483647 points: adding 1 would leave 2147483648, above 2147483647. Nothing was changed." || *u != before {
 		t.Fatalf("overflow: %v, %+v", err, u)
 	}
 }

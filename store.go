@@ -29,3 +29,26 @@ type Store interface {
 	Ping(ctx context.Context) error
 	Close() error
 }
+
+// DataResetter is a store that can delete all of its data at once, for
+// `posgate demo reset` (docs/api.md §20): a sandbox goes back to exactly the
+// demo data set, whatever an integrator created or changed. Both stores
+// implement it; it is not part of Store because nothing that serves
+// requests may call it.
+type DataResetter interface {
+	// DeleteAllData empties every table but those KeptOnReset names, in
+	// one transaction.
+	DeleteAllData(ctx context.Context) error
+}
+
+// KeptOnReset reports whether a reset keeps a table: the migration record
+// (the schema stays), the signing keys (tokens that running servers issued
+// stay verifiable) and the server secrets (carousel URLs stay signed
+// alike).
+func KeptOnReset(table string) bool {
+	switch table {
+	case "schema_migrations", "signing_keys", "secrets":
+		return true
+	}
+	return false
+}

@@ -15,7 +15,6 @@ import (
 func cmdAuditList(ctx context.Context, env *cli, args []string) error {
 	var req service.ListAuditRequest
 	var size *int
-	var asJSON *bool
 	return operatorCommand(ctx, env, "audit list", args, 0, func(f *flag.FlagSet) {
 		f.StringVar(&req.Actor, "actor", "", "only the writes of this actor (subject or client id)")
 		f.StringVar(&req.Action, "action", "", "only this action, e.g. company.update")
@@ -28,22 +27,13 @@ func cmdAuditList(ctx context.Context, env *cli, args []string) error {
 		f.StringVar(&req.To, "to", "", "only changes before this time (RFC 3339)")
 		f.StringVar(&req.Cursor, "cursor", "", "continue after an earlier page (its next cursor)")
 		size = f.Int("limit", service.DefaultAuditPageSize, fmt.Sprintf("entries per page (1–%d), newest first", service.MaxAuditPageSize))
-		asJSON = f.Bool("json", false, "print each entry as one JSON object per line, with its before and after")
 	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
 		req.PageSize = size
 		page, err := svc.ListAudit(ctx, op, &req)
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			for _, e := range page.Entries {
-				b, err := posgate.MarshalJSON(e)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(env.stdout, "%s\n", b)
-			}
-		} else if err := table(env, []string{"TIME", "CHANNEL", "ACTOR", "ACTION", "TARGET", "PLACE"}, page.Entries, func(e *posgate.AuditEntry) []string {
+		if err := table(env, []string{"TIME", "CHANNEL", "ACTOR", "ACTION", "TARGET", "PLACE"}, page.Entries, func(e *posgate.AuditEntry) []string {
 			place := e.Target.POSSystemID
 			for _, p := range []string{e.Target.CompanyID, e.Target.LocationID} {
 				if p != "" {

@@ -28,8 +28,8 @@ func TestAuditListCommand(t *testing.T) {
 			t.Fatalf("audit list:\n%s\nrows %q, want %q", out, got, want)
 		}
 
-		out = mustCLI(t, env, "audit", "list", "--json", "--action", "company.update")
-		var e struct {
+		out = mustCLI(t, env, "audit", "list", "--output", "json", "--action", "company.update")
+		var es []struct {
 			Channel string
 			Actor   struct{ Subject, Kind, ClientID string }
 			Before  struct {
@@ -42,12 +42,13 @@ func TestAuditListCommand(t *testing.T) {
 			}
 			UserAgent string
 		}
-		if err := json.Unmarshal([]byte(out), &e); err != nil {
-			t.Fatalf("audit list --json: %v\n%s", err, out)
+		if err := json.Unmarshal([]byte(out), &es); err != nil || len(es) != 1 {
+			t.Fatalf("audit list --output json: %v\n%s", err, out)
 		}
+		e := es[0]
 		if e.Channel != "cli" || e.Actor.Kind != "local" || e.Actor.ClientID != "posgate-cli" || e.UserAgent != "posgate-cli" ||
 			e.Before.Name != "Acme" || !e.Before.Features.Carousel || e.After.Name != "Acme Corp" || e.After.Features.Carousel {
-			t.Fatalf("audit list --json: %+v\n%s", e, out)
+			t.Fatalf("audit list --output json: %+v\n%s", e, out)
 		}
 
 		out = mustCLI(t, env, "audit", "list", "--limit", "1")

@@ -59,16 +59,22 @@ func flatCSV(columns []string, number string) func(r io.Reader, w io.Writer) ([]
 		bw := &errWriter{w: w}
 		bw.write(`{"items":[`)
 		var lines []int
-		for {
+		var bad badLines
+	rows:
+		for !bad.full() {
 			rec, err := cr.Read()
 			if err == io.EOF {
 				break
+			} else if line, msg, ok := parseErrorLine(err); ok {
+				bad.add(line, "%s", msg)
+				continue
 			} else if err != nil {
 				return nil, err
 			}
 			line, _ := cr.FieldPos(0)
 			if len(rec) != len(head) {
-				return nil, fmt.Errorf("line %d: %d cells, the header has %d", line, len(rec), len(head))
+				bad.add(line, "%d cells, the header has %d", len(rec), len(head))
+				continue
 			}
 			item := map[string]any{}
 			for i, cell := range rec {
@@ -76,7 +82,8 @@ func flatCSV(columns []string, number string) func(r io.Reader, w io.Writer) ([]
 				case cell == "":
 				case head[i] == number:
 					if v := jsontext.Value(cell); v.Kind() != '0' || !v.IsValid() {
-						return nil, fmt.Errorf("line %d: %s %q is not a number", line, number, cell)
+						bad.add(line, "%s %q is not a number", number, cell)
+						continue rows
 					}
 					item[head[i]] = json.RawMessage(cell)
 				default:
@@ -89,6 +96,9 @@ func flatCSV(columns []string, number string) func(r io.Reader, w io.Writer) ([]
 			}
 			bw.write(string(b))
 			lines = append(lines, line)
+		}
+		if err := bad.err(); err != nil {
+			return nil, err
 		}
 		bw.write("]}")
 		return lines, bw.err

@@ -22,7 +22,7 @@ func TestImportCatalogueCommands(t *testing.T) {
 	}
 	products := writeFile(t, "products.csv", "productId,productName,productCategoryId,price\n"+
 		"SKU-TEA,\"Tea, green\",TEA,1.999\nSKU-X,Mystery,NOPE,\nSKU-NEG,Negative,,-1\n")
-	out = mustCLI(t, env, "import", "products", products, "--company", "demo-company")
+	out = mustCLI(t, withTerminal(env), "import", "products", products, "--company", "demo-company")
 	if !strings.Contains(out, "products.csv [##############################] 100%") ||
 		!strings.Contains(out, "status:   CompletedWithErrors\ncreated:  2\nupdated:  0\nerrors:   1\nwarnings: 1\n") ||
 		!regexp.MustCompile(`3\s+4\s+SKU-NEG\s+The price must not be negative\.`).MatchString(out) ||

@@ -56,7 +56,7 @@ func cmdSlideAdd(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "added slide %s to %s/%s at position %d\n", s.ID, s.POSSystemID, s.CompanyID, s.Position)
+		env.say(s, "added slide %s to %s/%s at position %d\n", s.ID, s.POSSystemID, s.CompanyID, s.Position)
 		return nil
 	})
 }
@@ -115,7 +115,7 @@ func cmdSlideUpdate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "updated slide %s of %s/%s: position %d, %d s\n", s.ID, s.POSSystemID, s.CompanyID, s.Position, s.DurationSeconds)
+		env.say(s, "updated slide %s of %s/%s: position %d, %d s\n", s.ID, s.POSSystemID, s.CompanyID, s.Position, s.DurationSeconds)
 		return nil
 	})
 }
@@ -130,7 +130,7 @@ func cmdSlideRemove(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "removed slide %s of %s/%s\n", s.ID, s.POSSystemID, s.CompanyID)
+		env.say(s, "removed slide %s of %s/%s\n", s.ID, s.POSSystemID, s.CompanyID)
 		return nil
 	})
 }
@@ -163,9 +163,9 @@ func cmdCarouselTemplate(ctx context.Context, env *cli, args []string) error {
 			return err
 		}
 		if c.URLTemplate == "" {
-			fmt.Fprintf(env.stdout, "company %s/%s uses posgate's own carousel page\n", c.POSSystemID, c.CompanyID)
+			env.say(c, "company %s/%s uses posgate's own carousel page\n", c.POSSystemID, c.CompanyID)
 		} else {
-			fmt.Fprintf(env.stdout, "company %s/%s uses the external carousel %s\n", c.POSSystemID, c.CompanyID, c.URLTemplate)
+			env.say(c, "company %s/%s uses the external carousel %s\n", c.POSSystemID, c.CompanyID, c.URLTemplate)
 		}
 		return nil
 	})
@@ -199,7 +199,7 @@ func cmdReceiptSet(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "receipt promotion of %s set: QR code of %s\n", where(p.CompanyID, p.LocationID), p.TargetURL)
+		env.say(p, "receipt promotion of %s set: QR code of %s\n", where(p.CompanyID, p.LocationID), p.TargetURL)
 		return nil
 	})
 }
@@ -233,7 +233,7 @@ func cmdReceiptRemove(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "receipt promotion of %s removed\n", where(p.CompanyID, p.LocationID))
+		env.say(p, "receipt promotion of %s removed\n", where(p.CompanyID, p.LocationID))
 		return nil
 	})
 }
@@ -251,6 +251,9 @@ func cmdImpressions(ctx context.Context, env *cli, args []string) error {
 		rep, err := svc.Impressions(ctx, op, *posID, *company, &service.ImpressionsRequest{From: *from, To: *to, LocationID: *location, TerminalID: *terminal})
 		if err != nil {
 			return err
+		}
+		if env.jsonOutput() {
+			return env.emit(rep, nil)
 		}
 		fmt.Fprintf(env.stdout, "impressions of %s/%s from %s to %s: %d\n", rep.POSSystemID, rep.CompanyID, rep.From, rep.To, rep.Total)
 		var rows [][]string

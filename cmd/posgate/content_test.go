@@ -29,7 +29,7 @@ func TestContentCommands(t *testing.T) {
 		!strings.Contains(describe(err), "durationSeconds: The durationSeconds field must be between 5 and 15.") {
 		t.Fatalf("slide add with 16 s: %v", err)
 	}
-	if _, err := runCLI(t, env, "slide", "add", "--pos", "pax", "--company", "nope", "--title", "x"); err == nil || describe(err) != `company "nope" not found` {
+	if _, err := runCLI(t, env, "slide", "add", "--pos", "pax", "--company", "nope", "--title", "x"); err == nil || describe(err) != `company "nope" not found (database `+env["POSGATE_DATABASE"]+`)` {
 		t.Fatalf("slide add to an unknown company: %v", err)
 	}
 	mustCLI(t, env, "slide", "update", "hello", "--pos", "pax", "--company", "acme", "--position", "9", "--text", "World")
@@ -40,7 +40,7 @@ func TestContentCommands(t *testing.T) {
 	if out := mustCLI(t, env, "slide", "remove", "hello", "--pos", "pax", "--company", "acme"); out != "removed slide hello of pax/acme\n" {
 		t.Fatalf("slide remove: %q", out)
 	}
-	if _, err := runCLI(t, env, "slide", "remove", "hello", "--pos", "pax", "--company", "acme"); err == nil || describe(err) != `slide "hello" not found` {
+	if _, err := runCLI(t, env, "slide", "remove", "hello", "--pos", "pax", "--company", "acme"); err == nil || describe(err) != `slide "hello" not found (database `+env["POSGATE_DATABASE"]+`)` {
 		t.Fatalf("slide remove again: %v", err)
 	}
 
@@ -66,7 +66,7 @@ func TestContentCommands(t *testing.T) {
 	if out := mustCLI(t, env, "receipt-promotion", "set", "--pos", "pax", "--location", "S2", "--primary", "S2 only", "--secondary", "Scan", "--target", "https://example.com/s2"); out != "receipt promotion of location S2 set: QR code of https://example.com/s2\n" {
 		t.Fatalf("receipt-promotion set (location): %q", out)
 	}
-	if _, err := runCLI(t, env, "receipt-promotion", "set", "--pos", "pax", "--company", "acme", "--location", "O1", "--primary", "x", "--target", "https://example.com/x"); err == nil || describe(err) != `location "O1" not found` {
+	if _, err := runCLI(t, env, "receipt-promotion", "set", "--pos", "pax", "--company", "acme", "--location", "O1", "--primary", "x", "--target", "https://example.com/x"); err == nil || describe(err) != `location "O1" not found (database `+env["POSGATE_DATABASE"]+`)` {
 		t.Fatalf("a location of another company: %v", err)
 	}
 	if _, err := runCLI(t, env, "receipt-promotion", "set", "--pos", "pax", "--company", "acme", "--primary", "x", "--target", "mailto:x@example.com"); err == nil ||

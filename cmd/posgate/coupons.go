@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"iter"
 	"math"
 	"os"
@@ -20,10 +19,14 @@ import (
 	"github.com/posgate/posgate/internal/service"
 )
 
-// progress passes seq through, printing to w every `every` items (and at
-// the end) how many have gone by, so that an operator loading a large file
-// sees it move.
-func progress[T any](w io.Writer, what string, every int, seq iter.Seq2[T, error]) iter.Seq2[T, error] {
+// progress passes seq through, printing to stderr every `every` items how
+// many have gone by, so that an operator loading a large file sees it move;
+// only on a terminal (a pipe or a log file gets no progress lines).
+func progress[T any](env *cli, what string, every int, seq iter.Seq2[T, error]) iter.Seq2[T, error] {
+	if !env.terminal {
+		return seq
+	}
+	w := env.stderr
 	return func(yield func(T, error) bool) {
 		start, n := time.Now(), 0
 		for item, err := range seq {
@@ -66,17 +69,17 @@ func cmdGenerateCoupons(ctx context.Context, env *cli, args []string) error {
 			cfg.LocationIDs = append(cfg.LocationIDs, l.ID)
 		}
 		start := time.Now()
-		n, err := st.ImportLoyaltyUsers(ctx, progress(env.stderr, "loyalty users", 100_000, cfg.AllUsers()))
+		n, err := st.ImportLoyaltyUsers(ctx, progress(env, "loyalty users", 100_000, cfg.AllUsers()))
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "generated %d loyalty users in %s\n", n, time.Since(start).Round(time.Millisecond))
+		env.say(map[string]int{"loyaltyUsers": n}, "generated %d loyalty users in %s\n", n, time.Since(start).Round(time.Millisecond))
 		start = time.Now()
-		n, err = st.ImportCoupons(ctx, progress(env.stderr, "coupons", 100_000, cfg.AllCoupons()))
+		n, err = st.ImportCoupons(ctx, progress(env, "coupons", 100_000, cfg.AllCoupons()))
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "generated %d coupons in %s\n", n, time.Since(start).Round(time.Millisecond))
+		env.say(map[string]int{"coupons": n}, "generated %d coupons in %s\n", n, time.Since(start).Round(time.Millisecond))
 		return nil
 	})
 }
@@ -91,6 +94,10 @@ func addCompanyFlags(fs *flag.FlagSet) companyFlags {
 
 // printCoupon shows a coupon with the status the POS endpoints report.
 func printCoupon(env *cli, c *service.CouponView) {
+	if env.jsonOutput() {
+		env.emit(c, nil)
+		return
+	}
 	opt := func(s *string) string {
 		if s == nil {
 			return "-"
@@ -174,7 +181,7 @@ func cmdCouponIssue(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "issued coupon %s of %s/%s\n", c.Code, c.POSSystemID, c.CompanyID)
+		env.say(c, "issued coupon %s of %s/%s\n", c.Code, c.POSSystemID, c.CompanyID)
 		return nil
 	})
 }
@@ -207,11 +214,11 @@ func cmdCouponImport(ctx context.Context, env *cli, args []string) error {
 			return fmt.Errorf("--format %q: want csv or json", *format)
 		}
 		start := time.Now()
-		n, err := svc.ImportCoupons(ctx, op, *cf.pos, *cf.company, progress(env.stderr, "coupons read", 10_000, inputs))
+		n, err := svc.ImportCoupons(ctx, op, *cf.pos, *cf.company, progress(env, "coupons read", 10_000, inputs))
 		if err != nil {
 			return nothingImported(err)
 		}
-		fmt.Fprintf(env.stdout, "imported %d coupons into %s/%s in %s\n", n, *cf.pos, *cf.company, time.Since(start).Round(time.Millisecond))
+		env.say(map[string]int{"createdCount": n}, "imported %d coupons into %s/%s in %s\n", n, *cf.pos, *cf.company, time.Since(start).Round(time.Millisecond))
 		return nil
 	})
 }
@@ -252,7 +259,7 @@ func cmdCouponChange(to posgate.CouponStatus) func(ctx context.Context, env *cli
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(env.stdout, "coupon %s of %s/%s is %s\n", c.Code, c.POSSystemID, c.CompanyID, c.Status)
+				env.say(c, "coupon %s of %s/%s is %s\n", c.Code, c.POSSystemID, c.CompanyID, c.Status)
 				return nil
 			})
 	}
@@ -267,7 +274,7 @@ func addUserFlags(f *flag.FlagSet) userFlags {
 }
 
 func printUser(env *cli, u *posgate.LoyaltyUser) {
-	fmt.Fprintf(env.stdout, "loyalty user %s of %s/%s: %s %s, gender %s, phone %s, e-mail %s, %d stamps, %d points\n",
+	env.say(u, "loyalty user %s of %s/%s: %s %s, gender %s, phone %s, e-mail %s, %d stamps, %d points\n",
 		u.ID, u.POSSystemID, u.CompanyID, orDash(u.FirstName), orDash(u.LastName), orDash(u.Gender), orDash(u.Phone), orDash(u.Email), u.Stamps, u.Points)
 }
 
@@ -290,7 +297,7 @@ func cmdLoyaltyUserCreate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprint(env.stdout, "created ")
+		env.human("created ")
 		printUser(env, u)
 		return nil
 	})
@@ -318,7 +325,7 @@ func cmdLoyaltyUserUpdate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprint(env.stdout, "updated ")
+		env.human("updated ")
 		printUser(env, u)
 		return nil
 	})
@@ -342,7 +349,7 @@ func cmdLoyaltyUserAdjust(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprint(env.stdout, "adjusted ")
+		env.human("adjusted ")
 		printUser(env, u)
 		return nil
 	})
@@ -355,6 +362,9 @@ func cmdLoyaltyUserShow(ctx context.Context, env *cli, args []string) error {
 			u, err := svc.FindLoyaltyUser(ctx, op, *cf.pos, *cf.company, pos[0])
 			if err != nil {
 				return err
+			}
+			if env.jsonOutput() {
+				return env.emit(u, nil)
 			}
 			printUser(env, u.LoyaltyUser)
 			for _, t := range u.RecentTransactions {

@@ -56,7 +56,7 @@ func TestCouponCommands(t *testing.T) {
 			if out = mustCLI(t, env, with("loyalty-user", "adjust", "u1", "--stamps", "1", "--points", "-20")...); !strings.Contains(out, "3 stamps, 30 points") {
 				t.Fatalf("adjust: %s", out)
 			}
-			mustFail(t, env, "Adding -31 to 30 points would leave 0–2147483647.", with("loyalty-user", "adjust", "u1", "--points", "-31")...)
+			mustFail(t, env, "Loyalty user u1 has 30 points: taking 31 would leave -1, below 0. Nothing was changed.", with("loyalty-user", "adjust", "u1", "--points", "-31")...)
 			mustFail(t, env, "give --stamps or --points", with("loyalty-user", "adjust", "u1")...)
 			mustFail(t, env, `loyalty user "u1" already exists`, with("loyalty-user", "create", "--id", "u1")...)
 			mustFail(t, env, "email: The email field must be an e-mail address", with("loyalty-user", "create", "--id", "u2", "--email", "nope")...)
@@ -109,11 +109,21 @@ func TestCouponCommands(t *testing.T) {
 				fmt.Fprintf(&b, "CSV-%05d,Coupon %d,u1,S1;S2,2099-06-30T12:00:00Z,,\n", i, i)
 			}
 			b.WriteString(`CSV-LAST,"Quoted, name",,,,Redeemed,"[{""title"":""T"",""items"":null}]"` + "\n")
-			out := mustCLI(t, env, with("coupon", "import", writeFile(t, "coupons.csv", b.String()))...)
+			out := mustCLI(t, withTerminal(env), with("coupon", "import", writeFile(t, "coupons.csv", b.String()))...)
 			for _, want := range []string{"  10000 coupons read…", "  20000 coupons read…", "imported 20001 coupons into clover/acme in "} {
 				if !strings.Contains(out, want) {
 					t.Fatalf("import output lacks %q:\n%s", want, out)
 				}
+			}
+			// Not on a terminal: no progress lines, only the result.
+			b.Reset()
+			b.WriteString("code\n")
+			for i := range 10_001 {
+				fmt.Fprintf(&b, "PIPE-%05d\n", i)
+			}
+			out = mustCLI(t, env, with("coupon", "import", writeFile(t, "piped.csv", b.String()))...)
+			if strings.Contains(out, "coupons read") || !strings.HasPrefix(out, "imported 10001 coupons into clover/acme in ") {
+				t.Fatalf("import output in a pipe:\n%s", out)
 			}
 			out = mustCLI(t, env, with("coupon", "show", "csv-19999")...)
 			if !strings.Contains(out, "locations:       S1,S2") || !strings.Contains(out, "availableUntil:  2099-06-30T12:00:00Z") || !strings.Contains(out, "name:            Coupon 19999") {
@@ -126,17 +136,32 @@ func TestCouponCommands(t *testing.T) {
 		})
 		t.Run("a bad import stores nothing", func(t *testing.T) {
 			for _, tc := range []struct{ file, content, want string }{
-				{"bad-row.csv", "code,status\nNEW-1,\nNEW-2,Used\n", "nothing was imported: Item 2: One or more validation errors occurred.\n  status: The status field must be Issued"},
+				{"bad-row.csv", "code,status\nNEW-1,\nNEW-2,Used\n", "nothing was imported: 1 line is bad.\n  line 3: status: The status field must be Issued"},
 				{"dup.csv", "code\nNEW-1\ncsv-00007\n", `nothing was imported: Item 2: coupon "csv-00007" already exists`},
 				{"time.csv", "code,availableUntil\nNEW-1,\nNEW-2,soon\n", `line 3: availableUntil "soon" is not an RFC 3339 date-time`},
 				{"header.csv", "code,colour\nNEW-1,red\n", `line 1: column "colour" is unknown or repeated`},
 				{"nocode.csv", "name\nx\n", "line 1: the header has no code column"},
-				{"quote.csv", "code\nNEW-1\n\"NEW-2\n", "the CSV file is malformed"},
+				{"quote.csv", "code\nNEW-1\n\"NEW-2\n", "line 3: the CSV record is malformed"},
+				// Every bad line is named (in line order), the good ones are not stored.
+				{"many.csv", "code,status,availableUntil\nNEW-1,,\n,,\nNEW-3,Used,\nNEW-4,,soon\nNEW-5,,\n" + strings.Repeat("NEW-X,Used,\n", 6),
+					"nothing was imported: 9 lines are bad.\n  line 3: code: The code field is required.\n  line 4: status: The status field must be Issued, Redeemed or Cancelled (Expired is computed from availableUntil).\n" +
+						"  line 5: availableUntil \"soon\" is not an RFC 3339 date-time\n  line 7: status: The status field must be Issued, Redeemed or Cancelled (Expired is computed from availableUntil).\n" +
+						"  line 8: status:"},
+				// At most 100 are named; the reading stops there.
+				{"lots.csv", "code\nNEW-1\n" + strings.Repeat(",\n", 150), "nothing was imported: At least 100 lines are bad (the first 100 are listed).\n  line 3: the CSV record is malformed: wrong number of fields\n"},
+				{"json-items.json", `{"items":[{"code":"NEW-1"},{"code":""},{"code":"NEW-3","status":"Used"}]}`,
+					"nothing was imported: 2 items are bad.\n  item 2: code: The code field is required.\n  item 3: status: The status field must be"},
 				{"bad.json", `{"items":[{"code":"NEW-1"},{"code":"NEW-2","colour":"red"}]}`, "items[1].colour: The property 'items[1].colour' is not allowed."},
 				{"user.json", `{"items":[{"code":"NEW-1"},{"code":"NEW-2","userId":"ghost"}]}`, `Item 2: loyalty user "ghost" not found`},
 				{"broken.json", `{"items":[{"code":"NEW-1"},`, "The request body is not valid JSON"},
 			} {
 				mustFail(t, env, tc.want, with("coupon", "import", writeFile(t, tc.file, tc.content))...)
+				if tc.file == "lots.csv" {
+					_, err := runCLI(t, env, with("coupon", "import", writeFile(t, tc.file, tc.content))...)
+					if got := describe(err); strings.Count(got, "\n  line ") != 100 || !strings.Contains(got, "line 102:") || strings.Contains(got, "line 103:") {
+						t.Fatalf("lots.csv: %s", got)
+					}
+				}
 				mustFail(t, env, `coupon "NEW-1" not found`, with("coupon", "show", "NEW-1")...)
 			}
 			mustFail(t, env, "--format \"xml\": want csv or json", with("coupon", "import", writeFile(t, "x.csv", "code\n"), "--format", "xml")...)

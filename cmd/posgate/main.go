@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -10,7 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -30,13 +31,21 @@ type command struct {
 type cli struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// terminal is whether stderr is a terminal: progress is drawn only
+	// there.
+	terminal bool
+	// output is the running command's --output flag (nil before its flags
+	// are defined).
+	output *string
 }
 
 func commands() []command {
 	return append([]command{
 		{"serve", "serve the POS API, the operator API and the identity provider", cmdServe},
 		{"migrate", "bring the store's schema up to date and exit", cmdMigrate},
-		{"demo load", "load the fixed demo data set into the store", cmdDemoLoad},
+		{"demo load", "load the fixed demo data set into the store (objects that exist are left as they are)", cmdDemoLoad},
+		{"demo reset", "make the store hold exactly the demo data set again: everything else is deleted", cmdDemoReset},
+		{"sandbox clock", "show, set or advance a demo server's sandbox clock: [set TIME | advance DURATION] [--base-url U]", cmdSandboxClock},
 		{"pos-system create", "create a POS system: ID [--name N]", cmdPOSSystemCreate},
 		{"pos-system list", "list POS systems", cmdPOSSystemList},
 		{"company create", "create a company: ID --pos P [--name N] [--features all|none|f1,f2] [--disabled]", cmdCompanyCreate},
@@ -81,50 +90,66 @@ func commands() []command {
 		{"import productCategories", "send a JSON or CSV file of product categories to a running posgate's API: FILE --company C [--base-url U] --client-id I --client-secret S", cmdImportCategories},
 		{"products list", "list a company's products: --pos P --company C", cmdProductsList},
 		{"categories list", "list a company's product categories: --pos P --company C", cmdCategoriesList},
-		{"audit list", "list the audit log of operator writes, newest first: [--actor A] [--action A] [--target-type T] [--target-id I] [--pos P] [--company C] [--location L] [--from T] [--to T] [--limit N] [--cursor C] [--json]", cmdAuditList},
+		{"audit list", "list the audit log of operator writes, newest first: [--actor A] [--action A] [--target-type T] [--target-id I] [--pos P] [--company C] [--location L] [--from T] [--to T] [--limit N] [--cursor C]", cmdAuditList},
 	}, contentCommands()...)
 }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	env := &cli{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}
-	if err := env.run(ctx, os.Args[1:]); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "posgate:", describe(err))
-		}
-		os.Exit(2)
+	env := &cli{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, terminal: stderrIsTerminal()}
+	err := env.run(ctx, os.Args[1:])
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "posgate:", describe(err))
 	}
+	os.Exit(exitCode(err))
 }
 
-// run finds the command named by args and runs it.
+// run finds the command named by args and runs it. help, -h and --help
+// (alone, or before a command's name) print help and return flag.ErrHelp;
+// an unknown command is a usageError that suggests the nearest name.
 func (env *cli) run(ctx context.Context, args []string) error {
 	cmds := commands()
+	if len(args) == 0 {
+		env.topUsage(env.stderr, cmds)
+		return usagef("no command given")
+	}
+	if isHelp(args[0]) {
+		if len(args) == 1 {
+			env.topUsage(env.stdout, cmds)
+			return flag.ErrHelp
+		}
+		// posgate help COMMAND: the command's own help.
+		if len(args) > 3 || (len(args) == 3 && isHelp(args[2])) {
+			return unknownCommand(cmds, args[1:])
+		}
+		return env.run(ctx, append(append([]string{}, args[1:]...), "--help"))
+	}
 	for _, c := range cmds {
 		words := strings.Fields(c.name)
 		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == c.name {
 			return c.run(ctx, env, args[len(words):])
 		}
 	}
-	env.usage(cmds)
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if slices.Contains(groups(cmds), args[0]) && (len(args) == 1 || isHelp(args[1])) {
+		if len(args) == 1 {
+			groupUsage(env.stderr, cmds, args[0])
+			return usagef("%s needs a subcommand", args[0])
+		}
+		groupUsage(env.stdout, cmds, args[0])
 		return flag.ErrHelp
 	}
-	return fmt.Errorf("unknown command %q", strings.Join(args, " "))
-}
-
-func (env *cli) usage(cmds []command) {
-	fmt.Fprintln(env.stderr, "usage: posgate COMMAND [flags]   (every flag can also be set as POSGATE_<FLAG>, e.g. POSGATE_DATABASE)")
-	fmt.Fprintln(env.stderr)
-	for _, c := range cmds {
-		fmt.Fprintf(env.stderr, "  %-24s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintln(env.stderr, "\nRun 'posgate COMMAND -h' for a command's flags.")
+	return unknownCommand(cmds, args)
 }
 
 // describe renders an error for a terminal: validation errors list their
-// fields, so a bad flag says which one.
+// fields (in natural order: line 9 before line 10), so a bad flag or a bad
+// line says which one.
 func describe(err error) string {
+	var db *databaseError
+	if errors.As(err, &db) {
+		return db.describe()
+	}
 	var e *posgate.Error
 	if !errors.As(err, &e) {
 		return err.Error()
@@ -136,7 +161,7 @@ func describe(err error) string {
 	for k := range e.Fields {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys)
+	slices.SortFunc(keys, naturalCompare)
 	var b strings.Builder
 	b.WriteString(e.Message)
 	for _, k := range keys {
@@ -147,12 +172,97 @@ func describe(err error) string {
 	return b.String()
 }
 
+// naturalCompare orders strings with their digit runs compared as
+// numbers: "line 9" before "line 10", "items[2]" before "items[10]".
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		da, db := leadingDigits(a), leadingDigits(b)
+		if da != "" && db != "" {
+			na, nb := strings.TrimLeft(da, "0"), strings.TrimLeft(db, "0")
+			if c := cmp.Compare(len(na), len(nb)); c != 0 {
+				return c
+			}
+			if c := strings.Compare(na, nb); c != 0 {
+				return c
+			}
+			a, b = a[len(da):], b[len(db):]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+func leadingDigits(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
+}
+
+// databaseError names the database a command used, so that "company
+// demo-company not found" says where posgate looked.
+type databaseError struct {
+	database string // redacted
+	err      error
+}
+
+func (e *databaseError) Error() string { return e.err.Error() + " (database " + e.database + ")" }
+func (e *databaseError) Unwrap() error { return e.err }
+
+// describe ends the message with the database (on a line of its own
+// after a list of fields), and points a not-found on the default database
+// at the demo's when that is what lies beside it.
+func (e *databaseError) describe() string {
+	out := describe(e.err)
+	if strings.Contains(out, "\n") {
+		out += "\n(database " + e.database + ")"
+	} else {
+		out += " (database " + e.database + ")"
+	}
+	if posgate.ErrorCode(e.err) == posgate.ENOTFOUND && e.database == defaultDatabase {
+		if _, err := os.Stat(demoDatabase); err == nil {
+			out += "\n(the demo's data is in " + demoDatabase + ": add --database " + demoDatabase + ")"
+		}
+	}
+	return out
+}
+
+// inDatabase wraps err, if any, with the database it came from.
+func inDatabase(dsn string, err error) error {
+	var already *databaseError
+	if err == nil || errors.As(err, &already) {
+		return err
+	}
+	return &databaseError{database: redact(dsn), err: err}
+}
+
 // newFlags returns a flag set whose flags also read POSGATE_* variables
-// (applied in parse, so the command line wins).
+// (applied in parse, so the command line wins). Every command but serve
+// takes --output. The flag package prints nothing itself: parse prints
+// the command's help for -h/--help and turns a flag mistake into a
+// one-line usageError.
 func (env *cli) newFlags(name string) *flag.FlagSet {
 	fs := flag.NewFlagSet("posgate "+name, flag.ContinueOnError)
-	fs.SetOutput(env.stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	env.output = nil
+	if name != "serve" {
+		env.output = fs.String("output", "table", "table (for people) or json (for programs)")
+	}
 	return fs
+}
+
+// argCount checks a command's positional arguments.
+func argCount(name string, pos []string, want int) error {
+	if len(pos) == want {
+		return nil
+	}
+	return usagef("%s takes %d argument(s), got %d (see 'posgate %s --help')", name, want, len(pos), name)
 }
 
 // envName is the environment variable of a flag: --auth-url → POSGATE_AUTH_URL.
@@ -176,9 +286,16 @@ func (env *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		return nil, err
 	}
 	var pos []string
+	name := strings.TrimPrefix(fs.Name(), "posgate ")
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+			commandHelp(env.stdout, fs, name)
 			return nil, err
+		} else if err != nil {
+			return nil, usagef("%v (see 'posgate %s --help')", err, name)
+		}
+		if env.output != nil && *env.output != "table" && *env.output != "json" {
+			return nil, usagef("--output must be table or json, not %q", *env.output)
 		}
 		args = fs.Args()
 		if len(args) == 0 {

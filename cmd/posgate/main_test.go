@@ -20,11 +20,15 @@ import (
 	"time"
 )
 
+// onTerminal, as a key of runCLI's env, runs the command as if its
+// standard error were a terminal (where progress is drawn).
+const onTerminal = "(stderr is a terminal)"
+
 // runCLI runs a command in-process with its own output and environment.
 func runCLI(t *testing.T, env map[string]string, args ...string) (string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	c := &cli{stdout: &out, stderr: &errOut, getenv: func(k string) string { return env[k] }}
+	c := &cli{stdout: &out, stderr: &errOut, getenv: func(k string) string { return env[k] }, terminal: env[onTerminal] != ""}
 	err := c.run(context.Background(), args)
 	return out.String() + errOut.String(), err
 }
@@ -97,7 +101,7 @@ func TestOperatorCommands(t *testing.T) {
 		t.Fatalf("duplicate terminal error: %q", got)
 	}
 	_, err = runCLI(t, env, "company", "create", "x", "--pos", "pax", "--features", "teleport")
-	if got := describe(err); got != `unknown feature "teleport" (known: coupons, receiptPromotion, carousel, promotionImport, transactions, productsImport)` {
+	if got := describe(err); got != `unknown feature "teleport" (known: coupons, receiptPromotion, carousel, promotionImport, transactions, productsImport) (database `+env["POSGATE_DATABASE"]+`)` {
 		t.Fatalf("feature error: %q", got)
 	}
 	if after := mustCLI(t, env, "terminal", "list", "--pos", "pax"); after != before {
@@ -376,4 +380,13 @@ func TestClientRateLimitCommand(t *testing.T) {
 	if out := mustCLI(t, env, "client", "rate-limit", "till", "--default"); out != "client till has the default rate limit\n" {
 		t.Fatalf("default: %q", out)
 	}
+}
+
+// withTerminal is env with stderr taken for a terminal.
+func withTerminal(env map[string]string) map[string]string {
+	out := map[string]string{onTerminal: "yes"}
+	for k, v := range env {
+		out[k] = v
+	}
+	return out
 }

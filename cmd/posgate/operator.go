@@ -55,31 +55,30 @@ func storeCommand(ctx context.Context, env *cli, name string, args []string, nar
 	if err != nil {
 		return err
 	}
-	if len(pos) != nargs {
-		fs.Usage()
-		return fmt.Errorf("%s takes %d argument(s), got %d", name, nargs, len(pos))
+	if err := argCount(name, pos, nargs); err != nil {
+		return err
 	}
 	st, err := sf.open(ctx)
 	if err != nil {
-		return err
+		return inDatabase(*sf.database, err)
 	}
 	defer st.Close()
-	return fn(st, pos)
+	return inDatabase(*sf.database, fn(st, pos))
 }
 
 func cmdMigrate(ctx context.Context, env *cli, args []string) error {
 	return storeCommand(ctx, env, "migrate", args, 0, nil, func(st posgate.Store, _ []string) error {
-		fmt.Fprintln(env.stdout, "schema is up to date")
+		env.say(map[string]bool{"upToDate": true}, "schema is up to date\n")
 		return nil
 	})
 }
 
 func cmdDemoLoad(ctx context.Context, env *cli, args []string) error {
-	return storeCommand(ctx, env, "demo load", args, 0, nil, func(st posgate.Store, _ []string) error {
+	return storeCommand(ctx, env, "demo load", args, 0, demoDatabaseDefault, func(st posgate.Store, _ []string) error {
 		if err := demo.Load(ctx, st); err != nil {
 			return err
 		}
-		fmt.Fprintln(env.stdout, "demo data set loaded")
+		env.say(map[string]bool{"loaded": true}, "demo data set loaded\n")
 		return nil
 	})
 }
@@ -93,7 +92,7 @@ func cmdPOSSystemCreate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "created POS system %s\n", p.ID)
+		env.say(p, "created POS system %s\n", p.ID)
 		return nil
 	})
 }
@@ -128,7 +127,7 @@ func cmdCompanyCreate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "created company %s/%s\n", c.POSSystemID, c.ID)
+		env.say(c, "created company %s/%s\n", c.POSSystemID, c.ID)
 		return nil
 	})
 }
@@ -175,7 +174,7 @@ func cmdCompanyUpdate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "updated company %s/%s: %s, features %s\n", c.POSSystemID, c.ID, c.Status, onFeatures(c.Features))
+		env.say(c, "updated company %s/%s: %s, features %s\n", c.POSSystemID, c.ID, c.Status, onFeatures(c.Features))
 		return nil
 	})
 }
@@ -217,7 +216,7 @@ func cmdLocationCreate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "created location %s/%s of company %s\n", l.POSSystemID, l.ID, l.CompanyID)
+		env.say(l, "created location %s/%s of company %s\n", l.POSSystemID, l.ID, l.CompanyID)
 		return nil
 	})
 }
@@ -248,7 +247,7 @@ func cmdLocationStatus(status posgate.Status) func(ctx context.Context, env *cli
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(env.stdout, "location %s/%s is %s\n", l.POSSystemID, l.ID, l.Status)
+			env.say(l, "location %s/%s is %s\n", l.POSSystemID, l.ID, l.Status)
 			return nil
 		})
 	}
@@ -265,7 +264,7 @@ func cmdTerminalRegister(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "registered terminal %s at %s/%s (usable now)\n", t.ID, t.POSSystemID, t.LocationID)
+		env.say(t, "registered terminal %s at %s/%s (usable now)\n", t.ID, t.POSSystemID, t.LocationID)
 		return nil
 	})
 }
@@ -297,7 +296,7 @@ func cmdTerminalStatus(status posgate.Status) func(ctx context.Context, env *cli
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(env.stdout, "terminal %s at %s/%s is %s\n", t.ID, t.POSSystemID, t.LocationID, t.Status)
+			env.say(t, "terminal %s at %s/%s is %s\n", t.ID, t.POSSystemID, t.LocationID, t.Status)
 			return nil
 		})
 	}
@@ -316,7 +315,7 @@ func cmdClientCreate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "client_id:     %s\nclient_secret: %s\n\nThe secret is shown only now; posgate keeps only its hash.\n", c.ID, c.ClientSecret)
+		env.say(c, "client_id:     %s\nclient_secret: %s\n\nThe secret is shown only now; posgate keeps only its hash.\n", c.ID, c.ClientSecret)
 		return nil
 	})
 }
@@ -344,7 +343,7 @@ func cmdClientDisabled(disabled bool) func(ctx context.Context, env *cli, args [
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(env.stdout, "client %s disabled=%v (tokens already issued stay valid until they expire)\n", c.ID, c.Disabled)
+			env.say(c, "client %s disabled=%v (tokens already issued stay valid until they expire)\n", c.ID, c.Disabled)
 			return nil
 		})
 	}
@@ -377,9 +376,9 @@ func cmdClientRateLimit(ctx context.Context, env *cli, args []string) error {
 			return err
 		}
 		if c.RateLimit == nil {
-			fmt.Fprintf(env.stdout, "client %s has the default rate limit\n", c.ID)
+			env.say(c, "client %s has the default rate limit\n", c.ID)
 		} else {
-			fmt.Fprintf(env.stdout, "client %s may send %g requests per second in bursts of up to %d (servers apply it within a second)\n",
+			env.say(c, "client %s may send %g requests per second in bursts of up to %d (servers apply it within a second)\n",
 				c.ID, c.RateLimit.RequestsPerSecond, c.RateLimit.Burst)
 		}
 		return nil
@@ -396,7 +395,7 @@ func cmdKeysRotate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "new signing key %s; running servers sign with it after their next key refresh\n", k.Kid)
+		env.say(k, "new signing key %s; running servers sign with it after their next key refresh\n", k.Kid)
 		return nil
 	})
 }
@@ -426,8 +425,15 @@ func (r storeRotator) Rotate(ctx context.Context) (*posgate.SigningKey, error) {
 	return auth.Rotate(ctx, r.store, time.Now().UTC(), r.ttl)
 }
 
-// table prints rows aligned under a header.
+// table prints rows aligned under a header, or under --output json the
+// rows themselves as a JSON array (the operator API's shapes).
 func table[T any](env *cli, header []string, rows []T, cells func(T) []string) error {
+	if env.jsonOutput() {
+		if rows == nil {
+			rows = []T{}
+		}
+		return env.emit(rows, nil)
+	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, strings.Join(header, "\t"))
 	for _, r := range rows {

@@ -53,7 +53,7 @@ func runImport(ctx context.Context, env *cli, args []string, k importKind) error
 	posID := fs.String("pos", "", "POS system id (default: the client's, from its token)")
 	company := fs.String("company", "", "company id (required)")
 	format := fs.String("format", "", "json or csv (default: from the file name, else json)")
-	quiet := fs.Bool("quiet", false, "no progress bar")
+	quiet := fs.Bool("quiet", false, "no progress bar (there is none unless standard error is a terminal)")
 	timeout := fs.Duration("timeout", 15*time.Minute, "how long to wait for the whole import")
 	pos, err := env.parse(fs, args)
 	if err != nil {
@@ -107,7 +107,7 @@ func runImport(ctx context.Context, env *cli, args []string, k importKind) error
 	if auth == "" {
 		auth = base
 	}
-	tok, err := clientToken(ctx, auth, *clientID, *clientSecret)
+	tok, err := clientToken(ctx, auth, *clientID, *clientSecret, posgate.ScopePOSIntegration)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func runImport(ctx context.Context, env *cli, args []string, k importKind) error
 		body = pr
 	}
 	stop := func() {}
-	if !*quiet {
+	if !*quiet && env.terminal {
 		stop = progress.show(env.stderr, filepath.Base(file))
 	}
 	target := base + "/pos/" + url.PathEscape(*posID) + "/company/" + url.PathEscape(*company) + "/import/" + k.route
@@ -173,10 +173,9 @@ func runImport(ctx context.Context, env *cli, args []string, k importKind) error
 	return nil
 }
 
-// clientToken gets a pos_integration token with the client credentials
-// grant.
-func clientToken(ctx context.Context, authURL, id, secret string) (string, error) {
-	form := url.Values{"grant_type": {"client_credentials"}, "scope": {posgate.ScopePOSIntegration}}
+// clientToken gets a token of scope with the client credentials grant.
+func clientToken(ctx context.Context, authURL, id, secret, scope string) (string, error) {
+	form := url.Values{"grant_type": {"client_credentials"}, "scope": {scope}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, authURL+"/connect/token", strings.NewReader(form.Encode()))
 	if err != nil {
 		return "", err
@@ -238,6 +237,10 @@ func problemError(status string, raw []byte) error {
 // printImportResult prints the counts, then errors and warnings as tables;
 // lines (for a CSV file) gives the line each item starts on.
 func printImportResult(env *cli, r *posgate.ImportResult, lines []int) {
+	if env.jsonOutput() {
+		env.emit(r, nil)
+		return
+	}
 	w := env.stdout
 	fmt.Fprintf(w, "status:   %s\ncreated:  %d\nupdated:  %d\nerrors:   %d\nwarnings: %d\n", r.Status, r.CreatedCount, r.UpdatedCount, len(r.Errors), len(r.Warnings))
 	line := func(row int) string {
@@ -407,6 +410,7 @@ func csvToJSON(r io.Reader, w io.Writer) ([]int, error) {
 	}
 	var lines []int
 	var cur *csvItem
+	var bad badLines
 	flush := func() error {
 		if cur == nil {
 			return nil
@@ -422,10 +426,13 @@ func csvToJSON(r io.Reader, w io.Writer) ([]int, error) {
 		cur = nil
 		return err
 	}
-	for {
+	for !bad.full() {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			break
+		} else if line, msg, ok := parseErrorLine(err); ok {
+			bad.add(line, "%s", msg)
+			continue
 		} else if err != nil {
 			return nil, err
 		}
@@ -444,19 +451,28 @@ func csvToJSON(r io.Reader, w io.Writer) ([]int, error) {
 			cur = &csvItem{ID: id}
 			lines = append(lines, line)
 			if err := cur.promotion(cell); err != nil {
-				return nil, fmt.Errorf("line %d: %w", line, err)
+				bad.add(line, "%v", err)
+				continue
 			}
 		} else {
+			differs := false
 			for i, name := range promotionCells {
-				if v := cell(name); v != "" && v != cur.first[i] {
-					return nil, fmt.Errorf("line %d: %s %q differs from the first line of promotion %q (%q); leave it empty on its further lines",
-						line, name, v, id, cur.first[i])
+				if v := cell(name); v != "" && v != cur.first[i] && !differs {
+					bad.add(line, "%s %q differs from the first line of promotion %q (%q); leave it empty on its further lines",
+						name, v, id, cur.first[i])
+					differs = true
 				}
+			}
+			if differs {
+				continue
 			}
 		}
 		if err := cur.row(cell); err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
+			bad.add(line, "%v", err)
 		}
+	}
+	if err := bad.err(); err != nil {
+		return nil, err
 	}
 	if err := flush(); err != nil {
 		return nil, err
@@ -627,7 +643,7 @@ func cmdCatalogueSet(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "catalogue of %s/%s: %d categories, %d products\n", cat.POSSystemID, cat.CompanyID, len(cat.CategoryIDs), len(cat.ProductIDs))
+		env.say(cat, "catalogue of %s/%s: %d categories, %d products\n", cat.POSSystemID, cat.CompanyID, len(cat.CategoryIDs), len(cat.ProductIDs))
 		return nil
 	})
 }

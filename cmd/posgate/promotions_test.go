@@ -55,7 +55,7 @@ func TestImportPromotionsCommand(t *testing.T) {
 		"P2,\"Negative, with a comma\",,,,,,,,,Amount,-1\n"+
 		"P3,Elsewhere,,NOWHERE,,,,,,,,\n"+
 		"P4,Fine,no,,,,,,,,,\n")
-	out := mustCLI(t, env, "import", "promotions", csvFile, "--company", "demo-company")
+	out := mustCLI(t, withTerminal(env), "import", "promotions", csvFile, "--company", "demo-company")
 	for _, want := range []string{
 		"promotions.csv [##############################] 100%",
 		"status:   CompletedWithErrors\ncreated:  2\nupdated:  0\nerrors:   2\nwarnings: 0\n",

@@ -25,16 +25,21 @@ const defaultDatabase = "posgate.db"
 // demoDatabase keeps the demo's well-known credentials out of posgate.db.
 const demoDatabase = "posgate-demo.db"
 
+// demoListen is serve --demo's listener: loopback only, since anyone who
+// reads the README knows the demo's secrets.
+const demoListen = "127.0.0.1:8080"
+
 func cmdServe(ctx context.Context, env *cli, args []string) error {
 	fs := env.newFlags("serve")
 	var cfg app.Config
-	fs.StringVar(&cfg.Listen, "listen", ":8080", "address of the API listener")
+	fs.StringVar(&cfg.Listen, "listen", ":8080", "address of the API listener (with --demo: "+demoListen+", since the demo publishes its secrets)")
 	fs.StringVar(&cfg.AuthListen, "auth-listen", "", "serve the identity provider on this address of its own instead of on --listen")
 	fs.StringVar(&cfg.DebugListen, "debug-listen", "", "private address for pprof (e.g. 127.0.0.1:6060); never expose it")
 	fs.StringVar(&cfg.BaseURL, "base-url", "", "public address of the API ({base_url}); default derived from --listen")
 	fs.StringVar(&cfg.AuthURL, "auth-url", "", "public address of the identity provider ({auth_url}, the token issuer); default --base-url")
 	fs.StringVar(&cfg.Database, "database", defaultDatabase, "store: a SQLite file path or file: URI, or a postgres:// URL")
-	fs.BoolVar(&cfg.Demo, "demo", false, "load the fixed demo data set (into "+demoDatabase+" unless --database is given) and print its credentials")
+	fs.BoolVar(&cfg.Demo, "demo", false, "load the fixed demo data set (into "+demoDatabase+" unless --database is given), print its credentials and run on a sandbox clock")
+	fs.BoolVar(&cfg.DemoReset, "reset", false, "with --demo: first make the store hold exactly the demo data set again (as 'posgate demo reset')")
 	fs.BoolVar(&cfg.NoMigrate, "no-migrate", false, "refuse to start on a stale schema instead of migrating it")
 	fs.StringVar(&cfg.Audience, "audience", "posgate", "the aud claim of access tokens")
 	fs.DurationVar(&cfg.TokenTTL, "token-ttl", time.Hour, "access token lifetime (expires_in)")
@@ -69,6 +74,17 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	tuneGC(*gcPercent, *memLimit)
 	if cfg.Demo && !env.isSet(fs, "database") {
 		cfg.Database = demoDatabase
+	}
+	// The demo's secrets are in the README: it answers on this machine
+	// only, unless --listen says otherwise.
+	if cfg.Demo && !env.isSet(fs, "listen") {
+		cfg.Listen = demoListen
+		if !env.isSet(fs, "base-url") {
+			cfg.BaseURL = "http://localhost:8080" // as the README's examples write it
+		}
+	}
+	if cfg.DemoReset && !cfg.Demo {
+		return usagef("--reset works only with --demo")
 	}
 	// The log is buffered (one write per burst of request lines, not one
 	// per line) and flushed every 100 ms and before serve returns.
@@ -185,6 +201,7 @@ func printDemo(env *cli, a app.Addrs, db string) {
 	fmt.Fprintf(w, "  POS client:       %s / %s   (scope pos_integration, POS system %s)\n", demo.POSClientID, demo.POSSecret, demo.POSSystemID)
 	fmt.Fprintf(w, "  operator client:  %s / %s   (scope admin)\n", demo.AdminClientID, demo.AdminSecret)
 	fmt.Fprintf(w, "  company %s, locations LOC123 (TERM-05, TERM-06, TERM-99 disabled) and LOC456 (TERM-07)\n\n", demo.CompanyID)
+	fmt.Fprintf(w, "  sandbox clock:    posgate sandbox clock advance 24h --base-url %s   (expiry without waiting)\n\n", a.BaseURL)
 	fmt.Fprintf(w, "Get a token:\n  curl -s -u %s:%s -d grant_type=client_credentials -d scope=pos_integration %s/connect/token\n",
 		demo.POSClientID, demo.POSSecret, strings.TrimSuffix(a.AuthURL, "/"))
 }

@@ -18,7 +18,7 @@ func printProgram(env *cli, p *posgate.LoyaltyProgram) {
 	if p.UpdatedAt != nil {
 		set = "set " + stamp(*p.UpdatedAt)
 	}
-	fmt.Fprintf(env.stdout, "loyalty program of %s/%s: %s points per currency unit, %d stamps per sale of at least %s, auto-enroll %t; %s\n",
+	env.say(p, "loyalty program of %s/%s: %s points per currency unit, %d stamps per sale of at least %s, auto-enroll %t; %s\n",
 		p.POSSystemID, p.CompanyID, p.PointsPerCurrencyUnit, p.StampsPerSale, p.MinimumAmountForStamp, p.AutoEnroll, set)
 }
 
@@ -71,6 +71,10 @@ func cmdLoyaltyProgramSet(ctx context.Context, env *cli, args []string) error {
 }
 
 func printTransaction(env *cli, t *posgate.Transaction) {
+	if env.jsonOutput() {
+		env.emit(t, nil)
+		return
+	}
 	line := fmt.Sprintf("%s %s %s %s at %s/%s", stamp(t.Date), t.Type, t.TransactionID, t.Amount, t.LocationID, t.TerminalID)
 	if t.RefundedAmount > 0 {
 		line += fmt.Sprintf(", %s refunded", t.RefundedAmount)
@@ -104,6 +108,9 @@ func cmdTransactionList(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
+		if env.jsonOutput() {
+			return env.emit(res, nil)
+		}
 		for _, t := range res.Transactions {
 			printTransaction(env, t)
 		}
@@ -121,7 +128,7 @@ func cmdTransactionShow(ctx context.Context, env *cli, args []string) error {
 				return err
 			}
 			printTransaction(env, t)
-			fmt.Fprintf(env.stdout, "request: %s\nanswer: %s\n", t.Request, t.Answer)
+			env.human(fmt.Sprintf("request: %s\nanswer: %s\n", t.Request, t.Answer))
 			return nil
 		})
 }
@@ -147,9 +154,9 @@ func cmdTransactionRefund(ctx context.Context, env *cli, args []string) error {
 			return err
 		}
 		if res.Replayed {
-			fmt.Fprint(env.stdout, "already refunded (nothing changed): ")
+			env.human("already refunded (nothing changed): ")
 		}
-		fmt.Fprintf(env.stdout, "%s\n", res.Data)
+		env.say(res.Data, "%s\n", res.Data)
 		return nil
 	})
 }

@@ -38,7 +38,8 @@ type Config struct {
 	BaseURL     string // advertised {base_url}; derived from Listen when empty
 	AuthURL     string // advertised {auth_url} and token issuer; BaseURL (or AuthListen's) when empty
 	Database    string // SQLite path / file: URI, or postgres:// URL
-	Demo        bool   // load the fixed demo data set before serving
+	Demo        bool   // load the fixed demo data set before serving, and run on a sandbox clock (docs/api.md §20)
+	DemoReset   bool   // with Demo: first delete every other datum, so that the store holds exactly the demo data set
 	NoMigrate   bool   // refuse to start on a stale schema instead of migrating
 
 	Audience        string
@@ -125,6 +126,16 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	if now == nil {
 		now = time.Now
 	}
+	// wall is the real clock, for what protects the server rather than
+	// applies a rule: rate limits and the lookup cache's expiry. Every rule
+	// about time (tokens, sessions, coupons, the store's timestamps) reads
+	// now, which in demo mode is the sandbox clock (docs/api.md §20).
+	wall := now
+	var sandbox *posgate.SandboxClock
+	if cfg.Demo {
+		sandbox = posgate.NewSandboxClock(wall)
+		now = sandbox.Now
+	}
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 20 * time.Second
 	}
@@ -135,7 +146,11 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	}
 	defer store.Close()
 	if cfg.Demo {
-		if err := demo.Load(ctx, store); err != nil {
+		load := demo.Load
+		if cfg.DemoReset {
+			load = demo.Reset
+		}
+		if err := load(ctx, store); err != nil {
 			return fmt.Errorf("load demo data: %w", err)
 		}
 	}
@@ -147,7 +162,7 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		st = m.Store(st)
 	}
 	if cfg.CacheTTL > 0 {
-		st = storecache.New(st, storecache.Options{TTL: cfg.CacheTTL, Now: now})
+		st = storecache.New(st, storecache.Options{TTL: cfg.CacheTTL, Now: wall})
 	}
 
 	var addrs Addrs
@@ -202,6 +217,7 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		TransactionMaxAge: cfg.TransactionMaxAge,
 		Keys:              a,
 		Now:               now,
+		Sandbox:           sandbox,
 		RateLimit:         defaultRateLimit(cfg.RateLimit, cfg.RateBurst),
 	})
 	api := httpapi.New(svc, a, httpapi.Config{
@@ -219,7 +235,8 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		QueueWait:   cfg.QueueWait,
 		MaxImports:  cfg.MaxImports,
 		Observer:    observer(m),
-		Now:         now,
+		Now:         wall,
+		Sandbox:     sandbox != nil,
 	})
 
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))

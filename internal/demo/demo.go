@@ -90,3 +90,18 @@ func loadLoyaltyProgram(ctx context.Context, st posgate.Store) error {
 	return st.PutLoyaltyProgram(ctx, &posgate.LoyaltyProgram{POSSystemID: POSSystemID, CompanyID: CompanyID,
 		PointsPerCurrencyUnit: 100, StampsPerSale: 1, MinimumAmountForStamp: 500})
 }
+
+// Reset makes st hold exactly the demo data set: it deletes every datum
+// (posgate.DataResetter; the signing keys and server secrets stay) and loads
+// the data set afresh, so that a sandbox an integrator has changed is as a
+// new one (docs/api.md §20).
+func Reset(ctx context.Context, st posgate.Store) error {
+	r, ok := st.(posgate.DataResetter)
+	if !ok {
+		return fmt.Errorf("demo reset: the store %T cannot delete its data", st)
+	}
+	if err := r.DeleteAllData(ctx); err != nil {
+		return fmt.Errorf("demo reset: %w", err)
+	}
+	return Load(ctx, st)
+}

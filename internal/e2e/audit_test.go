@@ -123,14 +123,17 @@ func TestAuditLog(t *testing.T) {
 			t.Fatalf("CLI entry: %+v (before %s, after %s)", cli, cli.Before, cli.After)
 		}
 		// The CLI lists them too.
-		out, err = exec.Command(bin, "audit", "list", "--action", "company.update", "--json", "--database", dsn).CombinedOutput()
+		out, err = exec.Command(bin, "audit", "list", "--action", "company.update", "--output", "json", "--database", dsn).Output()
 		if err != nil {
 			t.Fatalf("posgate audit list: %v\n%s", err, out)
 		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		if len(lines) != 2 || !strings.Contains(lines[0], `"channel":"cli"`) || !strings.Contains(lines[1], `"channel":"api"`) ||
-			!strings.Contains(lines[1], `"name":"Renamed by API"`) {
-			t.Fatalf("posgate audit list --json:\n%s", out)
+		var listed []struct {
+			Channel string
+			After   struct{ Name string }
+		}
+		if err := json.Unmarshal(out, &listed); err != nil || len(listed) != 2 || listed[0].Channel != "cli" ||
+			listed[1].Channel != "api" || listed[1].After.Name != "Renamed by API" {
+			t.Fatalf("posgate audit list --output json: %v\n%s", err, out)
 		}
 
 		// A restricted operator sees its company's entries only: not

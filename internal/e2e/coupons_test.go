@@ -143,7 +143,8 @@ func TestCouponSearch(t *testing.T) {
 			need := []string{"One of code, email and phone is required."}
 			needAll := map[string][]string{"code": need, "email": need, "phone": need}
 			for _, body := range []string{`{}`, `{"code":null,"email":null,"phone":null}`, `{"code":"","email":"","phone":""}`, `{"code":"  ","email":" "}`, `{"posLocationId":"LOC123"}`} {
-				mustProblem(t, search("", body), 400, "*", needAll)
+				// detail says it once; errors names the three fields.
+				mustProblem(t, search("", body), 400, need[0], needAll)
 			}
 			mustProblem(t, search("", `{"code":"x","foo":1}`), 400, "The property 'foo' is not allowed.", map[string][]string{"foo": {"The property 'foo' is not allowed."}})
 			mustProblem(t, search("", `{"code":"x","Email":"a@b.c"}`), 400, "The property 'Email' is not allowed.", map[string][]string{"Email": {"The property 'Email' is not allowed."}})
@@ -459,6 +460,11 @@ func TestCouponOperatorAPI(t *testing.T) {
 			mustProblem(t, call("POST", imp, `{"items":[{"code":"BULK3"},{"code":"bulk1"}]}`), 409, `Item 2: coupon "bulk1" already exists`, nil)
 			mustProblem(t, call("POST", imp, `{"items":[{"code":"BULK3"},{"code":"BULK4","rewardProvider":"X"}]}`), 400, "*",
 				map[string][]string{"items[1].rewardProvider": {"The rewardProvider field must be one of TwoReward, PJM, Dummy."}})
+			// Every bad item is named, not only the first.
+			mustProblem(t, call("POST", imp, `{"items":[{"code":"BULK3","status":"Used"},{"code":"BULK4"},{"code":"","rewardProvider":"X"}]}`), 400,
+				"The status field must be Issued, Redeemed or Cancelled (Expired is computed from availableUntil). The code field is required. The rewardProvider field must be one of TwoReward, PJM, Dummy.",
+				map[string][]string{"items[0].status": {"The status field must be Issued, Redeemed or Cancelled (Expired is computed from availableUntil)."},
+					"items[2].code": {"The code field is required."}, "items[2].rewardProvider": {"The rewardProvider field must be one of TwoReward, PJM, Dummy."}})
 			mustProblem(t, call("POST", imp, `{"items":[{"code":"BULK3"},{"code":"BULK4","bad":1}]}`), 400, "*",
 				map[string][]string{"items[1].bad": {"The property 'items[1].bad' is not allowed."}})
 			mustProblem(t, call("POST", imp, `{"items":[{"code":"BULK3"},{"code":"BULK4","locationIds":["NOPE"]}]}`), 404, `Item 2: location "NOPE" of company "demo-company" not found`, nil)
@@ -496,7 +502,7 @@ func TestCouponOperatorAPI(t *testing.T) {
 			s.clock.Advance(time.Minute)
 			updated := s.clock.Now().UTC().Format(time.RFC3339)
 			mustBody(t, call("PATCH", users+"/u-1", `{"firstName":"Uma","stampsDelta":-2,"pointsDelta":15}`), userJSON("Uma", 0, 15, created, updated))
-			mustProblem(t, call("PATCH", users+"/u-1", `{"firstName":"Ida","stampsDelta":-1}`), 409, "Adding -1 to 0 stamps would leave 0–2147483647.", nil)
+			mustProblem(t, call("PATCH", users+"/u-1", `{"firstName":"Ida","stampsDelta":-1,"pointsDelta":50}`), 409, "Loyalty user u-1 has 0 stamps: taking 1 would leave -1, below 0. Nothing was changed.", nil)
 			mustBody(t, call("GET", users+"/u-1", ""), userJSON("Uma", 0, 15, created, updated))
 			mustBody(t, s.do(t, posJSON(pos, usersPath, `{"posLocationId":"LOC123","keyword":"5550001111"}`)),
 				`{"data":{"users":[{"id":"u-1","firstName":"Uma","lastName":"Tester","gender":"X","phone":"+1 555 000 1111","email":"u1@example.com","stamps":0,"points":15}]}}`)

@@ -56,7 +56,7 @@ func TestTransactionRefunds(t *testing.T) {
 			}
 		}
 		// An operator may raise a negative balance, never lower one further.
-		mustProblem(t, e.admin_("PATCH", "/loyalty-users/john-doe", `{"pointsDelta":-1}`), 409, "Adding -1 to -10 points would leave 0–2147483647.", nil)
+		mustProblem(t, e.admin_("PATCH", "/loyalty-users/john-doe", `{"pointsDelta":-1}`), 409, "Loyalty user john-doe has -10 points: taking 1 would leave -11, below 0. Nothing was changed.", nil)
 		mustStatus(t, e.admin_("PATCH", "/loyalty-users/john-doe", `{"pointsDelta":4}`), 200)
 		if p, _ := e.balance("john-doe"); p != -6 {
 			t.Fatalf("points: %d", p)

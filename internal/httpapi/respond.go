@@ -229,7 +229,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // summarize joins validation messages into one line for "detail", so that a
-// client that only logs detail still sees what was wrong.
+// client that only logs detail still sees what was wrong. A message given
+// for several fields ("One of code, email and phone is required." under
+// each of the three) is said once: the fields stay in "errors".
 func summarize(fields map[string][]string) string {
 	keys := make([]string, 0, len(fields))
 	for k := range fields {
@@ -237,8 +239,13 @@ func summarize(fields map[string][]string) string {
 	}
 	sort.Strings(keys)
 	var b strings.Builder
+	said := make(map[string]bool)
 	for _, k := range keys {
 		for _, m := range fields[k] {
+			if said[m] {
+				continue
+			}
+			said[m] = true
 			if b.Len() > 0 {
 				b.WriteByte(' ')
 			}

@@ -21,6 +21,9 @@ import (
 
 // Config holds the HTTP layer's settings.
 type Config struct {
+	// Sandbox registers the sandbox clock routes (docs/api.md §20): set
+	// only on a demo server.
+	Sandbox bool
 	// BaseURL and AuthURL are the public addresses posgate advertises
 	// ({base_url} and {auth_url}, docs/api.md §1.1).
 	BaseURL string
@@ -232,6 +235,11 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("GET /admin/v1/sessions/{sessionId}", s.admin(s.endpoint(s.getSession)))
 	mux.HandleFunc("GET /admin/v1/keys", s.admin(s.endpoint(s.listKeys)))
 	mux.HandleFunc("POST /admin/v1/keys/rotate", s.admin(s.endpoint(s.rotateKey)))
+	if s.cfg.Sandbox {
+		mux.HandleFunc("GET /admin/v1/sandbox/clock", s.admin(s.endpoint(s.getSandboxClock)))
+		mux.HandleFunc("PUT /admin/v1/sandbox/clock", s.admin(bodyEndpoint(s, adminBody, s.setSandboxClock)))
+		mux.HandleFunc("POST /admin/v1/sandbox/clock/advance", s.admin(bodyEndpoint(s, adminBody, s.advanceSandboxClock)))
+	}
 
 	// Promotion import (docs/api.md §9) and its operator side: promotions and
 	// the catalogue their category and product ids are checked against.

@@ -33,6 +33,9 @@ var readOnly = []string{
 	"ActiveCoupons", "BeginCategoryImport", "BeginIdempotent", "BeginProductImport", "BeginPromotionImport", "Carousel",
 	"EvaluatePromotions", "LookupCoupon", "LookupSettings", "LookupUsers", "RateLimitOf", "ReceiptPromotion",
 	"RecordTransaction", "RecordTransactionBatch", "SearchCoupons", "StartInteraction", "ValidateCouponByTransaction",
+	// The sandbox clock (docs/api.md §20): demo mode's in-memory time, no
+	// stored data.
+	"AdvanceSandboxClock", "SandboxClock", "SetSandboxClock",
 }
 
 // auditTarget is what an audited write's entry must name.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"iter"
 	"net/http"
+	"sort"
 	"strings"
 	"time"
 
@@ -40,6 +41,8 @@ type CouponInput struct {
 	Email          string                 `json:"email"`
 	Phone          string                 `json:"phone"`
 	LocationIDs    []string               `json:"locationIds"`
+
+	line int // the line of a CSV file it came from, for errors
 }
 
 // coupon returns the coupon in describes for a company, normalised but not
@@ -120,10 +123,29 @@ func (s *Service) IssueCouponBatch(ctx context.Context, p *posgate.Principal, po
 	if len(coupons) == 0 {
 		return nil, invalid("items", "The items field must hold at least one coupon.")
 	}
+	// Every bad item (up to MaxReportedItems) is named, so that one round
+	// trip shows all there is to fix.
+	v, bad := posgate.ValidationError{}, 0
 	for i, c := range coupons {
-		if err := c.Validate(); err != nil {
-			return nil, itemFields("items", i, err)
+		err := c.Validate()
+		if err == nil {
+			continue
 		}
+		var e *posgate.Error
+		if !errors.As(itemFields("items", i, err), &e) || len(e.Fields) == 0 {
+			return nil, posgate.ItemError(i+1, err)
+		}
+		for field, msgs := range e.Fields {
+			for _, m := range msgs {
+				v.Add(field, m)
+			}
+		}
+		if bad++; bad == MaxReportedItems {
+			break
+		}
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
 	}
 	var n int
 	err := s.audited(ctx, p, "coupon.import", func(ctx context.Context, ch *change) error {
@@ -144,10 +166,84 @@ func (s *Service) IssueCouponBatch(ctx context.Context, p *posgate.Principal, po
 	return &CouponBatchResult{Created: n}, nil
 }
 
+// MaxReportedItems is how many bad lines or items an import names before
+// it stops reading and refuses: enough to fix a file in one go, few enough
+// to read.
+const MaxReportedItems = 100
+
+// LineError is one bad line of a file. The file readers (ReadCouponsCSV)
+// yield it and read on, so that an import can name every bad line; any
+// other error from a reader ends the file.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+// Error implements error.
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+
+// Unwrap returns the line's own error.
+func (e *LineError) Unwrap() error { return e.Err }
+
+// badItems collects the bad lines or items of an import, in file order.
+type badItems struct {
+	fields map[string][]string
+	n      int
+	lines  bool
+}
+
+// add records err under label ("line 7", "item 3"), with a validation
+// error's fields spelled out; it reports whether the list is full.
+func (b *badItems) add(label string, err error) bool {
+	if b.fields == nil {
+		b.fields = map[string][]string{}
+	}
+	b.n++
+	b.lines = b.lines || strings.HasPrefix(label, "line ")
+	var e *posgate.Error
+	switch {
+	case errors.As(err, &e) && len(e.Fields) > 0:
+		keys := make([]string, 0, len(e.Fields))
+		for k := range e.Fields {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			for _, m := range e.Fields[k] {
+				b.fields[label] = append(b.fields[label], k+": "+m)
+			}
+		}
+	default:
+		b.fields[label] = append(b.fields[label], posgate.ErrorMessage(err))
+	}
+	return b.n >= MaxReportedItems
+}
+
+// err is the refusal naming every bad line, nil when there is none.
+func (b *badItems) err() error {
+	if b.n == 0 {
+		return nil
+	}
+	noun := "items"
+	if b.lines {
+		noun = "lines"
+	}
+	msg := fmt.Sprintf("%d %s are bad.", b.n, noun)
+	switch {
+	case b.n == 1:
+		msg = fmt.Sprintf("1 %s is bad.", strings.TrimSuffix(noun, "s"))
+	case b.n >= MaxReportedItems:
+		msg = fmt.Sprintf("At least %d %s are bad (the first %d are listed).", b.n, noun, b.n)
+	}
+	return &posgate.Error{Code: posgate.EINVALID, Message: msg, Fields: b.fields}
+}
+
 // ImportCoupons issues the coupons of a file, all or none, for the CLI: it
 // streams inputs into the store without holding them, so files of millions
-// of coupons fit, and stops at the first invalid one with its item number
-// (posgate.ItemError).
+// of coupons fit. A bad line (a LineError from the reader, or a coupon that
+// fails validation) stops the storing but not the reading: every bad line,
+// up to MaxReportedItems, is named in the refusal ("line 7", or "item 3"
+// where the input has no lines), and nothing is stored.
 func (s *Service) ImportCoupons(ctx context.Context, p *posgate.Principal, posSystemID, companyID string, inputs iter.Seq2[*CouponInput, error]) (int, error) {
 	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
 		return 0, err
@@ -172,21 +268,42 @@ type importCounts struct {
 // importCoupons streams a coupon file into the store.
 func (s *Service) importCoupons(ctx context.Context, posSystemID, companyID string, inputs iter.Seq2[*CouponInput, error]) (int, error) {
 	return s.store.ImportCoupons(ctx, func(yield func(*posgate.Coupon, error) bool) {
+		var bad badItems
 		n := 0
 		for in, err := range inputs {
 			if err != nil {
-				yield(nil, err)
-				return
+				var le *LineError
+				if !errors.As(err, &le) {
+					if bad.n == 0 {
+						yield(nil, err)
+						return
+					}
+					bad.add("file", err)
+					break
+				}
+				if bad.add(fmt.Sprintf("line %d", le.Line), le.Err) {
+					break
+				}
+				continue
 			}
 			n++
 			c := in.coupon(posSystemID, companyID)
 			if err := c.Validate(); err != nil {
-				yield(nil, posgate.ItemError(n, err))
+				label := fmt.Sprintf("item %d", n)
+				if in.line > 0 {
+					label = fmt.Sprintf("line %d", in.line)
+				}
+				if bad.add(label, err) {
+					break
+				}
+				continue
+			}
+			if bad.n == 0 && !yield(c, nil) {
 				return
 			}
-			if !yield(c, nil) {
-				return
-			}
+		}
+		if err := bad.err(); err != nil {
+			yield(nil, err)
 		}
 	})
 }
@@ -422,6 +539,15 @@ func ReadCouponsCSV(r io.Reader) iter.Seq2[*CouponInput, error] {
 			rec, err := cr.Read()
 			if err == io.EOF {
 				return
+			}
+			var perr *csv.ParseError
+			if errors.As(err, &perr) {
+				// The reader goes on at the next record: name the line
+				// and read on.
+				if !yield(nil, &LineError{Line: perr.StartLine, Err: posgate.Errorf(posgate.EINVALID, "the CSV record is malformed: %v", perr.Err)}) {
+					return
+				}
+				continue
 			} else if err != nil {
 				yield(nil, csvError(err))
 				return
@@ -429,9 +555,12 @@ func ReadCouponsCSV(r io.Reader) iter.Seq2[*CouponInput, error] {
 			line, _ := cr.FieldPos(0)
 			in, err := couponFromCSV(cols, rec)
 			if err != nil {
-				yield(nil, posgate.Errorf(posgate.EINVALID, "line %d: %v", line, err))
-				return
+				if !yield(nil, &LineError{Line: line, Err: posgate.Errorf(posgate.EINVALID, "%v", err)}) {
+					return
+				}
+				continue
 			}
+			in.line = line
 			if !yield(in, nil) {
 				return
 			}

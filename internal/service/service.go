@@ -52,6 +52,10 @@ type Config struct {
 	RateLimit posgate.RateLimit
 	// Now is the clock; its times are used in UTC.
 	Now func() time.Time
+	// Sandbox is a demo server's sandbox clock (docs/api.md §20), whose
+	// Now is Now; nil outside demo mode, where the sandbox use cases answer
+	// ENOTFOUND.
+	Sandbox *posgate.SandboxClock
 	// PromotionCacheTTL is how long promotion evaluation uses a company's
 	// promotions before it asks the store whether they changed (default
 	// DefaultPromotionCacheTTL; negative: read them for every evaluation).

@@ -387,9 +387,9 @@ func testLoyaltyUserCreateFindUpdate(t *testing.T, e *env) {
 		upd posgate.LoyaltyUserUpdate
 		msg string
 	}{
-		{posgate.LoyaltyUserUpdate{FirstName: ptr("X"), AddStamps: -6}, "Adding -6 to 5 stamps would leave 0–2147483647."},
-		{posgate.LoyaltyUserUpdate{AddPoints: -101}, "Adding -101 to 100 points would leave 0–2147483647."},
-		{posgate.LoyaltyUserUpdate{AddPoints: 2147483647}, "Adding 2147483647 to 100 points would leave 0–2147483647."},
+		{posgate.LoyaltyUserUpdate{FirstName: ptr("X"), AddStamps: -6}, "Loyalty user u1 has 5 stamps: taking 6 would leave -1, below 0. Nothing was changed."},
+		{posgate.LoyaltyUserUpdate{AddPoints: -101}, "Loyalty user u1 has 100 points: taking 101 would leave -1, below 0. Nothing was changed."},
+		{posgate.LoyaltyUserUpdate{AddPoints: 2147483647}, "Loyalty user u1 has 100 points: adding 2147483647 would leave 2147483747, above 2147483647. Nothing was changed."},
 	} {
 		_, err := e.s.UpdateLoyaltyUser(ctx, "clover", "acme", "u1", tc.upd)
 		checkErr(t, "UpdateLoyaltyUser out of range", err, posgate.ErrConflict, tc.msg)
