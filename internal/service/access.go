@@ -15,7 +15,7 @@ const (
 	msgAdminScope        = "The access token lacks the scope this operation needs (" + posgate.ScopeAdmin + ")."
 	msgOtherPOS          = "The access token belongs to another POS system."
 	msgInstallation      = "This operation acts on the whole installation; the access token is restricted to some POS systems or companies."
-	msgCompanyRestricted = "The access token is restricted to some companies; it cannot register others."
+	msgCompanyRestricted = "The access token is restricted to some companies or locations; it cannot register companies."
 )
 
 // AuthorizePOS reports whether p may call the POS API of a POS system: a
@@ -28,7 +28,10 @@ func (s *Service) AuthorizePOS(p *posgate.Principal, posSystemID string) error {
 		return posgate.Errorf(posgate.EUNAUTHORIZED, msgNoPrincipal)
 	case !p.HasScope(posgate.ScopePOSIntegration) && !p.HasScope(posgate.ScopeServiceAPI):
 		return posgate.Errorf(posgate.EFORBIDDEN, msgPOSScope)
-	case p.POSSystemID != posSystemID:
+	case !p.CanSeePOSSystem(posSystemID):
+		// An admin person's token (docs/api.md §21.1) names no POS system
+		// and reaches all; a client with a POS scope is always bound to one
+		// (Client.Validate).
 		return posgate.Errorf(posgate.EFORBIDDEN, msgOtherPOS)
 	}
 	return nil
@@ -110,7 +113,7 @@ func (s *Service) operatorLocation(ctx context.Context, p *posgate.Principal, po
 		return nil, posgate.NotFound("location", locationID)
 	}
 	loc, err := s.store.FindLocation(ctx, posSystemID, locationID)
-	if err == nil && !p.CanSeeCompany(posSystemID, loc.CompanyID) {
+	if err == nil && !p.CanSeeLocation(posSystemID, loc.CompanyID, loc.ID) {
 		return nil, posgate.NotFound("location", locationID)
 	}
 	return loc, err
@@ -130,7 +133,7 @@ func (s *Service) posLocation(ctx context.Context, p *posgate.Principal, posSyst
 	} else {
 		loc, err = s.store.FindLocation(ctx, posSystemID, locationID)
 	}
-	if err == nil && !p.CanSeeCompany(posSystemID, loc.CompanyID) {
+	if err == nil && !p.CanSeeLocation(posSystemID, loc.CompanyID, loc.ID) {
 		err = posgate.ErrNotFound
 	}
 	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
