@@ -171,6 +171,12 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	}
 	addrs.AuthURL = strings.TrimSuffix(orDefault(addrs.AuthURL, addrs.BaseURL), "/")
 	addrs.BaseURL = strings.TrimSuffix(addrs.BaseURL, "/")
+	if cfg.Demo {
+		// The Swagger UI's redirect URI is on this server's own base URL.
+		if err := demo.RegisterSwaggerUI(ctx, store, addrs.BaseURL); err != nil {
+			return fmt.Errorf("load demo data: %w", err)
+		}
+	}
 
 	a, err := auth.New(ctx, st, auth.Config{
 		Issuer:     addrs.AuthURL,
@@ -183,6 +189,9 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		ClientFailures:  cfg.AuthClientFailures,
 		AddressFailures: cfg.AuthAddressFailures,
 		Lockout:         cfg.AuthLockout,
+
+		People:  st,
+		Origins: []string{addrs.BaseURL},
 	})
 	if err != nil {
 		return fmt.Errorf("identity provider: %w", err)

@@ -158,6 +158,12 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /swagger/v1/swagger.json", s.swagger)
+	// The Swagger UI (docs/api.md §21.5), and where a visitor starts.
+	mux.HandleFunc("GET /swagger", s.swaggerPage)
+	mux.HandleFunc("GET /swagger/{$}", s.swaggerPage)
+	mux.HandleFunc("GET /swagger/{file}", s.swaggerFile)
+	mux.HandleFunc("GET /{$}", s.startPage)
+	mux.HandleFunc("GET /docs", s.startPage)
 
 	// POS API (docs/api.md §1.2).
 	mux.HandleFunc("POST /pos/{posSystemId}/startInteraction", s.pos(bodyEndpoint(s, posBody, s.startInteraction)))
@@ -270,6 +276,13 @@ func (s *Server) identityRoutes(mux *http.ServeMux) {
 	mux.Handle("/connect/token", s.auth.TokenHandler())
 	mux.Handle("GET /.well-known/openid-configuration", s.auth.DiscoveryHandler())
 	mux.Handle("GET /.well-known/openid-configuration/jwks", s.auth.JWKSHandler())
+	// The browser side (docs/api.md §21): RFC 8414 metadata, sign-in and
+	// the browser flows.
+	mux.Handle("GET /.well-known/oauth-authorization-server", s.auth.DiscoveryHandler())
+	mux.Handle("GET /connect/authorize", s.auth.AuthorizeHandler())
+	mux.Handle("GET "+auth.LoginPath, s.auth.LoginHandler())
+	mux.Handle("POST "+auth.LoginPath, s.auth.LoginHandler())
+	mux.Handle("POST "+auth.LogoutPath, s.auth.LogoutHandler())
 }
 
 // bodyOpts says how a route reads its body.
