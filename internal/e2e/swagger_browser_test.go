@@ -98,7 +98,10 @@ func TestSwaggerUIInBrowser(t *testing.T) {
 			if t.Failed() {
 				t.Logf("operation: %s", eval("op", `(function(){const o=document.querySelector("#operations-POS-startInteraction"); return o ? o.innerText.slice(0, 3000) : "none"})()`))
 				t.Logf("dialog: %s", eval("dialog", `(function(){const c=`+codeBlock+`; return c ? c.innerText : "none"})()`))
-				t.Logf("popup: %v", func() string { v, _ := chromedp.Run(pctx, chromedp.Evaluate[string](`location.href + " " + document.body.innerText`)); return v }())
+				t.Logf("popup: %v", func() string {
+					v, _ := chromedp.Run(pctx, chromedp.Evaluate[string](`location.href + " " + document.body.innerText`))
+					return v
+				}())
 			}
 		}()
 		waitFor("the authorized state", 20*time.Second, `(function(){const c=`+codeBlock+`; return c && [...c.querySelectorAll("button")].some(b => b.innerText.trim() === "Logout") ? "yes" : "no"})()`)
