@@ -62,6 +62,9 @@ func (p *Person) Validate() error {
 		v.Add("email", "A lower-case e-mail address (name@example.com) of at most 254 characters is required.")
 	}
 	checkName(v, "name", p.Name)
+	if strings.TrimSpace(p.Name) == "" {
+		v.Add("name", "A name is required.")
+	}
 	if p.PasswordHash == "" {
 		v.Add("password", "A password is required.")
 	}

@@ -588,3 +588,110 @@ func TestStartPages(t *testing.T) {
 		t.Fatalf("an unknown file: %d", r.Status)
 	}
 }
+
+// TestPeopleOperatorAPI: /admin/v1/people creates, lists, reads, disables
+// and enables people, within the caller's reach only; every error status.
+func TestPeopleOperatorAPI(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		admin := s.adminToken(t)
+		post := func(tok, path, body string) response {
+			return s.do(t, req{Method: "POST", Path: path, Token: tok, ContentType: "application/json", Body: body})
+		}
+		mustStatus(t, post(admin, "/admin/v1/pos-systems/clover/companies", `{"posCompanyId":"other","name":"Other"}`), 201)
+		mustStatus(t, post(admin, "/admin/v1/pos-systems/clover/locations", `{"posLocationId":"LOC-O","posCompanyId":"other","name":"Other's"}`), 201)
+
+		r := post(admin, "/admin/v1/people", `{"email":"Ann@Example.com","name":"Ann","password":"a long password","role":"location-manager","posSystemId":"clover","locationIds":["LOC456"]}`)
+		mustStatus(t, r, 201)
+		var created struct {
+			Data map[string]any `json:"data"`
+		}
+		json.Unmarshal(r.Body, &created)
+		id, _ := created.Data["personId"].(string)
+		delete(created.Data, "personId")
+		delete(created.Data, "createdAt")
+		delete(created.Data, "updatedAt")
+		want := `{"companyIds":[],"disabled":false,"email":"ann@example.com","locationIds":["LOC456"],"name":"Ann","posSystemId":"clover","role":"location-manager"}`
+		if got, _ := json.Marshal(created.Data); string(got) != want || len(id) != 36 || strings.Contains(string(r.Body), "argon2") || strings.Contains(string(r.Body), "password") {
+			t.Fatalf("created %s", r.Body)
+		}
+		mustStatus(t, post(admin, "/admin/v1/people", `{"email":"cao@example.com","name":"Other's admin","password":"a long password","role":"company-admin","posSystemId":"clover","companyIds":["other"]}`), 201)
+
+		emails := func(tok string) []string {
+			t.Helper()
+			r := s.do(t, req{Method: "GET", Path: "/admin/v1/people", Token: tok})
+			mustStatus(t, r, 200)
+			var l struct {
+				Data []struct {
+					Email string `json:"email"`
+				} `json:"data"`
+			}
+			json.Unmarshal(r.Body, &l)
+			var out []string
+			for _, p := range l.Data {
+				out = append(out, p.Email)
+			}
+			return out
+		}
+		if got := emails(admin); !slices.Equal(got, []string{demo.AdminEmail, "ann@example.com", "cao@example.com", demo.ManagerEmail}) {
+			t.Fatalf("people: %v", got)
+		}
+		for _, key := range []string{id, "ANN@example.com"} {
+			r := s.do(t, req{Method: "GET", Path: "/admin/v1/people/" + url.PathEscape(key), Token: admin})
+			if r.Status != 200 || !strings.Contains(string(r.Body), `"email":"ann@example.com"`) {
+				t.Fatalf("get %s: %d %s", key, r.Status, r.Body)
+			}
+		}
+		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/people/nobody", Token: admin}), 404, "Person 'nobody' not found.", nil)
+		mustProblem(t, post(admin, "/admin/v1/people", `{"email":"ann@example.com","name":"Ann","password":"a long password","role":"admin"}`), 409,
+			"A person with the e-mail address 'ann@example.com' exists already.", nil)
+		mustProblem(t, post(admin, "/admin/v1/people", `{"email":"x@example.com","name":"X","password":"a long password","role":"location-manager","posSystemId":"clover","locationIds":["NOPE"]}`), 404,
+			"Location 'NOPE' of POS system 'clover' not found.", nil)
+		mustProblem(t, post(admin, "/admin/v1/people", `{"email":"Not an address","name":"","password":"short","role":"owner","companyIds":["a"]}`), 400,
+			`A lower-case e-mail address (name@example.com) of at most 254 characters is required. A name is required. A password has 10 to 1024 characters. Unknown role "owner" (known: admin, pos-admin, company-admin, location-manager).`, map[string][]string{
+				"email":    {"A lower-case e-mail address (name@example.com) of at most 254 characters is required."},
+				"name":     {"A name is required."},
+				"password": {"A password has 10 to 1024 characters."},
+				"role":     {`Unknown role "owner" (known: admin, pos-admin, company-admin, location-manager).`},
+			})
+		mustProblem(t, post(admin, "/admin/v1/people", `{"email":"x@example.com","name":"X","password":"a long password","role":"admin","posSystemId":"clover"}`), 400,
+			"An admin reaches everything: give no POS system, companies or locations.", map[string][]string{"role": {"An admin reaches everything: give no POS system, companies or locations."}})
+		if r := post(admin, "/admin/v1/people", `{"email":"x@example.com","name":"X","password":"a long password","role":"admin","colour":"red"}`); r.Status != 400 || !strings.Contains(string(r.Body), "colour") {
+			t.Fatalf("unknown property: %d %s", r.Status, r.Body)
+		}
+		if r := post(admin, "/admin/v1/people", `{"email":7,"name":"X","password":"a long password","role":"admin"}`); r.Status != 400 || !strings.Contains(string(r.Body), "email") {
+			t.Fatalf("wrong type: %d %s", r.Status, r.Body)
+		}
+		mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/people", Token: admin, ContentType: "application/xml", Body: `<p><email>x@example.com</email></p>`}), 415)
+		mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/people", Token: admin, ContentType: "application/json", Body: `{"name":"` + strings.Repeat("x", 70<<10) + `"}`}), 413)
+		mustStatus(t, s.do(t, req{Method: "GET", Path: "/admin/v1/people"}), 401)
+		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/people", Token: s.posToken(t)}), 403, "The access token lacks the scope this operation needs (admin).", nil)
+
+		// A client restricted to demo-company sees and makes only people
+		// within it: the admin and the other company's admin are absent.
+		r = post(admin, "/admin/v1/clients", `{"clientId":"demo-ops","posSystemId":"clover","scopes":["admin"],"companyIds":["demo-company"]}`)
+		mustStatus(t, r, 201)
+		restricted := s.token(t, "demo-ops", r.JSON(t)["data"].(map[string]any)["clientSecret"].(string), "admin")
+		if got := emails(restricted); !slices.Equal(got, []string{"ann@example.com", demo.ManagerEmail}) {
+			t.Fatalf("people of a restricted client: %v", got)
+		}
+		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/people/cao@example.com", Token: restricted}), 404, "Person 'cao@example.com' not found.", nil)
+		mustProblem(t, post(restricted, "/admin/v1/people/cao@example.com/disable", ""), 404, "Person 'cao@example.com' not found.", nil)
+		mustProblem(t, post(restricted, "/admin/v1/people", `{"email":"y@example.com","name":"Y","password":"a long password","role":"admin"}`), 403,
+			"This operation acts on the whole installation; the access token is restricted to some POS systems or companies.", nil)
+		mustProblem(t, post(restricted, "/admin/v1/people", `{"email":"y@example.com","name":"Y","password":"a long password","role":"location-manager","posSystemId":"clover","locationIds":["LOC-O"]}`), 404,
+			"Location 'LOC-O' of POS system 'clover' not found.", nil)
+		mustStatus(t, post(restricted, "/admin/v1/people", `{"email":"y@example.com","name":"Y","password":"a long password","role":"company-admin","posSystemId":"clover","companyIds":["demo-company"]}`), 201)
+
+		// Disable and enable.
+		r = post(restricted, "/admin/v1/people/ann@example.com/disable", "")
+		if r.Status != 200 || !strings.Contains(string(r.Body), `"disabled":true`) {
+			t.Fatalf("disable: %d %s", r.Status, r.Body)
+		}
+		r = post(admin, "/admin/v1/people/"+id+"/enable", "")
+		if r.Status != 200 || !strings.Contains(string(r.Body), `"disabled":false`) {
+			t.Fatalf("enable: %d %s", r.Status, r.Body)
+		}
+		mustProblem(t, post(admin, "/admin/v1/people/nobody/enable", ""), 404, "Person 'nobody' not found.", nil)
+	})
+}
