@@ -23,6 +23,7 @@ func peopleCommands() []command {
 		{"user list", "list the people who sign in", cmdUserList},
 		{"user disable", "disable a person (their sessions and tokens stop working within --cache-ttl): EMAIL-OR-ID", cmdUserDisabled(true)},
 		{"user enable", "enable a person again: EMAIL-OR-ID", cmdUserDisabled(false)},
+		{"client redirect-uris", "register the redirect URIs of a browser client (implicit and code flows), replacing any before: ID --uris U1,U2", cmdClientRedirectURIs},
 	}
 }
 
@@ -106,4 +107,21 @@ func cmdUserDisabled(disabled bool) func(ctx context.Context, env *cli, args []s
 			return nil
 		})
 	}
+}
+
+func cmdClientRedirectURIs(ctx context.Context, env *cli, args []string) error {
+	var uris *string
+	return operatorCommand(ctx, env, "client redirect-uris", args, 1, func(fs *flag.FlagSet) {
+		uris = fs.String("uris", "", "the redirect URIs, comma-separated (empty: the client leaves the browser flows)")
+	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+		got, err := svc.SetClientRedirectURIs(ctx, op, pos[0], splitList(*uris))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "client %s: %d redirect URIs\n", pos[0], len(got))
+		for _, u := range got {
+			fmt.Fprintln(env.stdout, "  "+u)
+		}
+		return nil
+	})
 }

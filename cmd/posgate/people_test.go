@@ -37,6 +37,20 @@ func TestUserCommands(t *testing.T) {
 		t.Fatalf("user enable: %q", out)
 	}
 
+	mustCLI(t, env, "client", "create", "--pos", "pax", "--scopes", "service_api,admin", "--id", "web")
+	if out := mustCLI(t, env, "client", "redirect-uris", "web", "--uris", "https://app.example/cb,http://localhost:3000/cb"); out != "client web: 2 redirect URIs\n  https://app.example/cb\n  http://localhost:3000/cb\n" {
+		t.Fatalf("client redirect-uris: %q", out)
+	}
+	for uri, want := range map[string]string{"http://app.example/cb": "is not an absolute https URL", "https://app.example/cb#x": "without a fragment", "/cb": "is not an absolute"} {
+		out, err := runCLI(t, env, "client", "redirect-uris", "web", "--uris", uri)
+		if err == nil || !strings.Contains(out+describe(err), want) {
+			t.Errorf("redirect URI %q: %v %q", uri, err, out+describe(err))
+		}
+	}
+	if out, err := runCLI(t, env, "client", "redirect-uris", "nope", "--uris", "https://a.example/cb"); err == nil || !strings.Contains(describe(err), "Client 'nope' not found.") {
+		t.Errorf("unknown client: %v %q", err, out)
+	}
+
 	short := filepath.Join(dir, "short")
 	os.WriteFile(short, []byte("short"), 0o600)
 	for _, tc := range []struct {
