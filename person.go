@@ -197,6 +197,9 @@ type PeopleStore interface {
 	UseRefreshToken(ctx context.Context, tokenHash []byte) (*RefreshToken, error)
 	// RevokeRefreshFamily revokes every refresh token of a family.
 	RevokeRefreshFamily(ctx context.Context, familyID string) error
+	// DeleteExpiredGrants removes the sign-ins, authorization codes and
+	// refresh tokens that expired before t and returns how many.
+	DeleteExpiredGrants(ctx context.Context, t time.Time) (int64, error)
 
 	// SetClientRedirectURIs registers the redirect URIs of a client of the
 	// browser flows (replacing any before); ENOTFOUND for an unknown client.

@@ -364,8 +364,8 @@ func debugMux() *http.ServeMux {
 	return mux
 }
 
-// sweepSessions deletes expired sessions and Idempotency-Key records
-// hourly; every instance may run it, the deletes are idempotent. (An expired
+// sweepSessions deletes expired sessions, sign-ins, authorization codes,
+// refresh tokens and Idempotency-Key records hourly; every instance may run it, the deletes are idempotent. (An expired
 // key is refused by its claim anyway: the sweep only frees the space.)
 func sweepSessions(ctx context.Context, store posgate.Store, now func() time.Time, log *slog.Logger) {
 	t := time.NewTicker(time.Hour)
@@ -380,6 +380,12 @@ func sweepSessions(ctx context.Context, store posgate.Store, now func() time.Tim
 				log.Warn("sweep sessions", slog.Any("err", err))
 			} else if n > 0 {
 				log.Info("swept expired sessions", slog.Int64("count", n))
+			}
+			n, err = store.DeleteExpiredGrants(ctx, now().UTC())
+			if err != nil {
+				log.Warn("sweep sign-ins and grants", slog.Any("err", err))
+			} else if n > 0 {
+				log.Info("swept expired sign-ins, codes and refresh tokens", slog.Int64("count", n))
 			}
 			n, err = store.DeleteExpiredIdempotencyKeys(ctx, now().UTC())
 			if err != nil {

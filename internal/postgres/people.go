@@ -154,6 +154,19 @@ func (db *DB) RevokeRefreshFamily(ctx context.Context, familyID string) error {
 	return wrap(err, "revoke refresh tokens")
 }
 
+// DeleteExpiredGrants removes expired sign-ins, codes and refresh tokens.
+func (db *DB) DeleteExpiredGrants(ctx context.Context, t time.Time) (int64, error) {
+	var total int64
+	for _, table := range []string{"sign_ins", "auth_codes", "refresh_tokens"} {
+		tag, err := db.pool.Exec(ctx, `DELETE FROM `+table+` WHERE expires_at < $1`, posgate.Timestamp(t))
+		if err != nil {
+			return total, wrap(err, "delete expired "+table)
+		}
+		total += tag.RowsAffected()
+	}
+	return total, nil
+}
+
 // SetClientRedirectURIs replaces the client's redirect URIs.
 func (db *DB) SetClientRedirectURIs(ctx context.Context, clientID string, uris []string) error {
 	return wrap(pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {

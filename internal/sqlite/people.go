@@ -180,6 +180,20 @@ func (db *DB) RevokeRefreshFamily(ctx context.Context, familyID string) error {
 	return nil
 }
 
+// DeleteExpiredGrants removes expired sign-ins, codes and refresh tokens.
+func (db *DB) DeleteExpiredGrants(ctx context.Context, t time.Time) (int64, error) {
+	var total int64
+	for _, table := range []string{"sign_ins", "auth_codes", "refresh_tokens"} {
+		res, err := db.write.ExecContext(ctx, `DELETE FROM `+table+` WHERE expires_at < ?`, formatTime(t))
+		if err != nil {
+			return total, fmt.Errorf("sqlite: delete expired %s: %w", table, err)
+		}
+		n, _ := res.RowsAffected()
+		total += n
+	}
+	return total, nil
+}
+
 // SetClientRedirectURIs replaces the client's redirect URIs.
 func (db *DB) SetClientRedirectURIs(ctx context.Context, clientID string, uris []string) error {
 	tx, err := db.write.BeginTx(ctx, nil)

@@ -87,6 +87,12 @@ func testSignIns(t *testing.T, e *env) {
 	if err := e.s.DeleteSignIn(ctx, secret(1)); err != nil {
 		t.Fatalf("DeleteSignIn twice: %v", err)
 	}
+	late := &posgate.SignIn{IDHash: secret(4), PersonID: "p1", CreatedAt: now, ExpiresAt: now.Add(2 * time.Hour)}
+	if err := e.s.CreateSignIn(ctx, late); err != nil {
+		t.Fatal(err)
+	}
+	check(t, "DeleteExpiredGrants before any expiry", must[int64](t, "DeleteExpiredGrants")(e.s.DeleteExpiredGrants(ctx, now)), int64(0))
+	check(t, "DeleteExpiredGrants after", must[int64](t, "DeleteExpiredGrants")(e.s.DeleteExpiredGrants(ctx, now.Add(3*time.Hour))), int64(1))
 }
 
 func testAuthCodesAndRefreshTokens(t *testing.T, e *env) {
@@ -148,4 +154,14 @@ func testAuthCodesAndRefreshTokens(t *testing.T, e *env) {
 	check(t, "another family is untouched", must[*posgate.RefreshToken](t, "UseRefreshToken")(e.s.UseRefreshToken(ctx, secret(5))), r3)
 	_, err = e.s.UseRefreshToken(ctx, secret(6))
 	check(t, "UseRefreshToken(unknown) is ENOTFOUND", posgate.ErrorCode(err), posgate.ENOTFOUND)
+
+	// The sweep removes what expired before its time, and only that: the
+	// code (now+1m) and r1, r3 (now+1h), not r2 (now+2h).
+	n := must[int64](t, "DeleteExpiredGrants")(e.s.DeleteExpiredGrants(ctx, now.Add(90*time.Minute)))
+	check(t, "DeleteExpiredGrants count", n, int64(3))
+	_, err = e.s.UseAuthCode(ctx, secret(1))
+	check(t, "a swept code is gone", posgate.ErrorCode(err), posgate.ENOTFOUND)
+	_, err = e.s.UseRefreshToken(ctx, secret(3))
+	check(t, "a swept refresh token is gone", posgate.ErrorCode(err), posgate.ENOTFOUND)
+	must[*posgate.RefreshToken](t, "UseRefreshToken of an unexpired token")(e.s.UseRefreshToken(ctx, secret(4)))
 }
