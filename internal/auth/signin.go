@@ -250,7 +250,10 @@ func localTarget(s string) string {
 // caching of pages that hold CSRF tokens.
 func securityHeaders(w http.ResponseWriter) {
 	h := w.Header()
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	// No form-action: browsers apply it to the redirects that follow a
+	// form post too, and the sign-in's chain ends at the client's redirect
+	// URI, which may be on another origin.
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self' 'unsafe-inline'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")

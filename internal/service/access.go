@@ -10,12 +10,13 @@ import (
 // before it reads a request body (AuthorizePOS, AuthorizeOperator), so these
 // are what a client sees.
 const (
-	msgNoPrincipal       = "This operation needs an authenticated caller."
-	msgPOSScope          = "The access token lacks the scope this operation needs (" + posgate.ScopePOSIntegration + " or " + posgate.ScopeServiceAPI + ")."
-	msgAdminScope        = "The access token lacks the scope this operation needs (" + posgate.ScopeAdmin + ")."
-	msgOtherPOS          = "The access token belongs to another POS system."
-	msgInstallation      = "This operation acts on the whole installation; the access token is restricted to some POS systems or companies."
-	msgCompanyRestricted = "The access token is restricted to some companies or locations; it cannot register companies."
+	msgNoPrincipal        = "This operation needs an authenticated caller."
+	msgPOSScope           = "The access token lacks the scope this operation needs (" + posgate.ScopePOSIntegration + " or " + posgate.ScopeServiceAPI + ")."
+	msgAdminScope         = "The access token lacks the scope this operation needs (" + posgate.ScopeAdmin + ")."
+	msgOtherPOS           = "The access token belongs to another POS system."
+	msgInstallation       = "This operation acts on the whole installation; the access token is restricted to some POS systems or companies."
+	msgCompanyRestricted  = "The access token is restricted to some companies; it cannot register others."
+	msgLocationRestricted = "The access token is restricted to some locations; it cannot register companies."
 )
 
 // AuthorizePOS reports whether p may call the POS API of a POS system: a

@@ -142,7 +142,10 @@ func (s *Service) CreateCompany(ctx context.Context, p *posgate.Principal, posSy
 	if _, err := s.operatorPOSSystem(ctx, p, posSystemID); err != nil {
 		return nil, err
 	}
-	if len(p.CompanyIDs) > 0 || len(p.LocationIDs) > 0 {
+	if len(p.LocationIDs) > 0 {
+		return nil, posgate.Errorf(posgate.EFORBIDDEN, msgLocationRestricted)
+	}
+	if len(p.CompanyIDs) > 0 {
 		return nil, posgate.Errorf(posgate.EFORBIDDEN, msgCompanyRestricted)
 	}
 	c := &posgate.Company{POSSystemID: posSystemID, ID: req.ID, Name: req.Name, Status: statusOr(req.Status),

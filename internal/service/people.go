@@ -106,7 +106,7 @@ func (s *Service) checkReach(ctx context.Context, p *posgate.Principal, person *
 			return notFound(err, "POS system '%s' not found.", person.POSSystemID)
 		}
 		if len(p.CompanyIDs) > 0 || len(p.LocationIDs) > 0 {
-			return posgate.Errorf(posgate.EFORBIDDEN, msgCompanyRestricted)
+			return posgate.Errorf(posgate.EFORBIDDEN, msgInstallation)
 		}
 	case posgate.RoleCompanyAdmin:
 		if _, err := s.operatorPOSSystem(ctx, p, person.POSSystemID); err != nil {
