@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"slices"
 
 	"github.com/posgate/posgate"
 )
@@ -126,6 +127,15 @@ func (s *Service) operatorLocation(ctx context.Context, p *posgate.Principal, po
 func (s *Service) posLocation(ctx context.Context, p *posgate.Principal, posSystemID, locationID string) (*posgate.Location, error) {
 	if err := s.AuthorizePOS(p, posSystemID); err != nil {
 		return nil, err
+	}
+	if len(p.LocationIDs) > 0 && !slices.Contains(p.LocationIDs, locationID) {
+		// Hidden or unknown, answered alike and after the store read an
+		// unknown id costs ("/" is never part of an id, so the read finds
+		// nothing and no cache answers it).
+		if _, err := s.store.FindLocation(ctx, posSystemID, locationID+"/"); err != nil && posgate.ErrorCode(err) != posgate.ENOTFOUND {
+			return nil, err
+		}
+		return nil, posgate.Errorf(posgate.ENOTFOUND, "Location '%s' is not registered.", locationID)
 	}
 	var loc *posgate.Location
 	var err error
