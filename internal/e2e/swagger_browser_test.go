@@ -221,7 +221,9 @@ func TestSignInFormInBrowser(t *testing.T) {
 			// The answer is a new document, without the mark.
 			b.waitFor("the answer", 10*time.Second, `!window.submitted && document.readyState === "complete" && document.querySelector("h1") ? "yes" : "no"`)
 		}
-		shown := func() string { return b.eval("the error", `(document.querySelector("#error") || {innerText: ""}).innerText`) }
+		shown := func() string {
+			return b.eval("the error", `(document.querySelector("#error") || {innerText: ""}).innerText`)
+		}
 
 		// Without the CSRF token.
 		submit(demo.ManagerEmail, demo.ManagerPassword, `document.querySelector("input[name=csrf]").remove()`)
