@@ -695,3 +695,48 @@ func TestPeopleOperatorAPI(t *testing.T) {
 		mustProblem(t, post(admin, "/admin/v1/people/nobody/enable", ""), 404, "Person 'nobody' not found.", nil)
 	})
 }
+
+// TestPersonReachByRole: a token issued to a person carries the person's
+// role: a company admin reaches its company only, a POS admin its POS
+// system only (another one's token is 403 on clover's paths), and a
+// disabled person's refresh token is refused.
+func TestPersonReachByRole(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		admin := s.adminToken(t)
+		post := func(path, body string) {
+			t.Helper()
+			mustStatus(t, s.do(t, req{Method: "POST", Path: path, Token: admin, ContentType: "application/json", Body: body}), 201)
+		}
+		post("/admin/v1/pos-systems", `{"id":"pax","name":"PAX"}`)
+		post("/admin/v1/pos-systems/clover/companies", `{"posCompanyId":"other","name":"Other"}`)
+		post("/admin/v1/pos-systems/clover/locations", `{"posLocationId":"LOC-O","posCompanyId":"other","name":"Other's"}`)
+		post("/admin/v1/pos-systems/clover/locations/LOC-O/terminals", `{"terminalId":"T-O"}`)
+		post("/admin/v1/people", `{"email":"co@example.com","name":"Co","password":"a long password","role":"company-admin","posSystemId":"clover","companyIds":["other"]}`)
+		post("/admin/v1/people", `{"email":"pax@example.com","name":"Pax","password":"a long password","role":"pos-admin","posSystemId":"pax"}`)
+
+		a := newAgent(t, s)
+		a.signIn(t, "co@example.com", "a long password")
+		co := a.implicitToken(t, "service_api")
+		mustStatus(t, s.do(t, startReq(co, "T-O", "LOC-O")), 200)
+		mustProblem(t, s.do(t, startReq(co, "TERM-05", "LOC123")), 404, "Location 'LOC123' is not registered.", nil)
+
+		p := newAgent(t, s)
+		p.signIn(t, "pax@example.com", "a long password")
+		pax := p.implicitToken(t, "service_api")
+		mustProblem(t, s.do(t, startReq(pax, "TERM-05", "LOC123")), 403, "The access token belongs to another POS system.", nil)
+
+		// The company admin's refresh token stops working once disabled.
+		verifier, challenge := pkce("co-")
+		v := redirectParams(t, a.authorize(t, url.Values{"response_type": {"code"}, "client_id": {"swagger-ui"}, "redirect_uri": {s.swaggerRedirect()},
+			"code_challenge": {challenge}, "code_challenge_method": {"S256"}}), s.swaggerRedirect(), false)
+		_, refresh := tokens(t, s.codeExchange(t, v.Get("code"), verifier, ""))
+		mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/people/co@example.com/disable", Token: admin}), 200)
+		r := s.refresh(t, refresh)
+		mustOAuthError(t, r, 400, "invalid_grant")
+		if !strings.Contains(string(r.Body), "disabled") {
+			t.Fatalf("refresh of a disabled person: %s", r.Body)
+		}
+		mustStatus(t, s.do(t, startReq(co, "T-O", "LOC-O")), 401)
+	})
+}
