@@ -12,6 +12,9 @@ import (
 // rule"). A Principal may be shared between requests: treat it as read-only.
 type Principal struct {
 	ClientID string
+	// PersonID names the person a token was issued to through a browser
+	// flow (docs/api.md §21); empty for a client acting for itself.
+	PersonID string
 	Scopes   []string
 	// POSSystemID binds the principal to one POS system; empty for an
 	// operator that may act on every POS system.
@@ -19,7 +22,12 @@ type Principal struct {
 	// CompanyIDs, when not empty, restricts the principal to these companies
 	// of its POS system: the others answer as if they did not exist.
 	CompanyIDs []string
-	ExpiresAt  time.Time
+	// LocationIDs, when not empty, restricts the principal to these
+	// locations of its POS system (a location manager): every company-wide
+	// object (the companies themselves, their coupons, promotions,
+	// catalogue, slides…) is hidden from it, and so are other locations.
+	LocationIDs []string
+	ExpiresAt   time.Time
 }
 
 // HasScope reports whether the principal was granted scope s.
@@ -29,10 +37,23 @@ func (p *Principal) HasScope(s string) bool { return p != nil && slices.Contains
 // system. A nil principal sees nothing: a caller that forgot to pass one gets
 // "absent", never another tenant's data.
 func (p *Principal) CanSeeCompany(posSystemID, companyID string) bool {
-	if p == nil || (p.POSSystemID != "" && p.POSSystemID != posSystemID) {
+	if p == nil || (p.POSSystemID != "" && p.POSSystemID != posSystemID) || len(p.LocationIDs) > 0 {
 		return false
 	}
 	return len(p.CompanyIDs) == 0 || slices.Contains(p.CompanyIDs, companyID)
+}
+
+// CanSeeLocation reports whether the principal may see a location (of
+// company companyID) of a POS system: one of its locations for a
+// location-restricted principal, else any location of a company it sees.
+func (p *Principal) CanSeeLocation(posSystemID, companyID, locationID string) bool {
+	if p == nil || (p.POSSystemID != "" && p.POSSystemID != posSystemID) {
+		return false
+	}
+	if len(p.LocationIDs) > 0 {
+		return slices.Contains(p.LocationIDs, locationID)
+	}
+	return p.CanSeeCompany(posSystemID, companyID)
 }
 
 // CanSeePOSSystem reports whether the principal may see a POS system at all.
@@ -44,7 +65,7 @@ func (p *Principal) CanSeePOSSystem(posSystemID string) bool {
 // company, as the operator routes that act on the whole installation
 // (POS systems, API clients, signing keys) require.
 func (p *Principal) Unrestricted() bool {
-	return p != nil && p.POSSystemID == "" && len(p.CompanyIDs) == 0
+	return p != nil && p.POSSystemID == "" && len(p.CompanyIDs) == 0 && len(p.LocationIDs) == 0
 }
 
 // LocalOperator is the principal of posgate's command line: whoever can open

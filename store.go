@@ -24,6 +24,7 @@ type Store interface {
 	IdempotencyStore
 	TransactionStore
 	AuditStore
+	PeopleStore
 
 	// Ping reports whether the store can serve requests (for /readyz).
 	Ping(ctx context.Context) error

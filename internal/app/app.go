@@ -186,6 +186,12 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	}
 	addrs.AuthURL = strings.TrimSuffix(orDefault(addrs.AuthURL, addrs.BaseURL), "/")
 	addrs.BaseURL = strings.TrimSuffix(addrs.BaseURL, "/")
+	if cfg.Demo {
+		// The Swagger UI's redirect URI is on this server's own base URL.
+		if err := demo.RegisterSwaggerUI(ctx, store, addrs.BaseURL); err != nil {
+			return fmt.Errorf("load demo data: %w", err)
+		}
+	}
 
 	a, err := auth.New(ctx, st, auth.Config{
 		Issuer:     addrs.AuthURL,
@@ -198,6 +204,9 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		ClientFailures:  cfg.AuthClientFailures,
 		AddressFailures: cfg.AuthAddressFailures,
 		Lockout:         cfg.AuthLockout,
+
+		People:  st,
+		Origins: []string{addrs.BaseURL},
 	})
 	if err != nil {
 		return fmt.Errorf("identity provider: %w", err)
@@ -372,8 +381,8 @@ func debugMux() *http.ServeMux {
 	return mux
 }
 
-// sweepSessions deletes expired sessions and Idempotency-Key records
-// hourly; every instance may run it, the deletes are idempotent. (An expired
+// sweepSessions deletes expired sessions, sign-ins, authorization codes,
+// refresh tokens and Idempotency-Key records hourly; every instance may run it, the deletes are idempotent. (An expired
 // key is refused by its claim anyway: the sweep only frees the space.)
 func sweepSessions(ctx context.Context, store posgate.Store, now func() time.Time, log *slog.Logger) {
 	t := time.NewTicker(time.Hour)
@@ -388,6 +397,12 @@ func sweepSessions(ctx context.Context, store posgate.Store, now func() time.Tim
 				log.Warn("sweep sessions", slog.Any("err", err))
 			} else if n > 0 {
 				log.Info("swept expired sessions", slog.Int64("count", n))
+			}
+			n, err = store.DeleteExpiredGrants(ctx, now().UTC())
+			if err != nil {
+				log.Warn("sweep sign-ins and grants", slog.Any("err", err))
+			} else if n > 0 {
+				log.Info("swept expired sign-ins, codes and refresh tokens", slog.Int64("count", n))
 			}
 			n, err = store.DeleteExpiredIdempotencyKeys(ctx, now().UTC())
 			if err != nil {

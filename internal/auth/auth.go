@@ -52,6 +52,24 @@ type Config struct {
 	ClientFailures  int
 	AddressFailures int
 	Lockout         time.Duration
+
+	// People enables the browser side (docs/api.md §21): sign-in, the
+	// implicit and authorization code flows, refresh tokens. nil: only the
+	// client credentials grant.
+	People People
+	// Origins are the public origins (besides the issuer's) whose pages may
+	// post the sign-in forms, e.g. {base_url}'s.
+	Origins []string
+	// SignInTTL, AuthCodeTTL and RefreshTokenTTL bound sign-in sessions,
+	// authorization codes and refresh tokens; LoginFailures failed sign-ins
+	// of one account, or LoginAddressFailures from one address, within
+	// LoginLockout lock it for LoginLockout. Zero: the defaults.
+	SignInTTL            time.Duration
+	AuthCodeTTL          time.Duration
+	RefreshTokenTTL      time.Duration
+	LoginFailures        int
+	LoginAddressFailures int
+	LoginLockout         time.Duration
 }
 
 // Defaults of Config and fixed limits of the token checks.
@@ -87,6 +105,9 @@ type Auth struct {
 	// per client id and per remote address.
 	clientLockout  *lockout
 	addressLockout *lockout
+
+	// browser is the sign-in and the browser flows; nil without People.
+	browser *browser
 
 	keys atomic.Pointer[keySet]
 
@@ -136,7 +157,10 @@ func New(ctx context.Context, s Store, cfg Config) (*Auth, error) {
 		return nil, err
 	}
 	a.dummyHash = HashSecret(secret)
-	if a.discovery, err = json.Marshal(discoveryDocument(issuer)); err != nil {
+	if a.browser, err = newBrowser(issuer, cfg); err != nil {
+		return nil, err
+	}
+	if a.discovery, err = json.Marshal(discoveryDocument(issuer, a.browser != nil)); err != nil {
 		return nil, fmt.Errorf("auth: discovery document: %w", err)
 	}
 
@@ -216,6 +240,8 @@ type claims struct {
 	ID          string           `json:"jti"`
 	POSSystemID string           `json:"pos_system_id,omitempty"`
 	CompanyIDs  []string         `json:"pos_company_ids,omitempty"`
+	LocationIDs []string         `json:"pos_location_ids,omitempty"`
+	PersonID    string           `json:"person_id,omitempty"`
 }
 
 // The jwt.Claims methods; Verify validates the claims itself (jwt's
@@ -252,43 +278,62 @@ func (a *audience) UnmarshalJSON(b []byte) error {
 // Issue signs an access token for client c with the given (already granted)
 // scopes and returns it with its expiry.
 func (a *Auth) Issue(ctx context.Context, c *posgate.Client, scopes []string) (token string, expiresAt time.Time, err error) {
+	return a.issue(&issuedClaims{Subject: c.ID, ClientID: c.ID, POSSystemID: c.POSSystemID, CompanyIDs: c.CompanyIDs}, scopes)
+}
+
+// IssueForPerson signs an access token that client c obtained for person p
+// through a browser flow: "sub" is the person, and the token carries the
+// person's reach (POS system, companies, locations), which the resource
+// server applies exactly as a restricted client's (docs/api.md §21.1).
+func (a *Auth) IssueForPerson(ctx context.Context, c *posgate.Client, p *posgate.Person, scopes []string) (token string, expiresAt time.Time, err error) {
+	return a.issue(&issuedClaims{Subject: p.ID, ClientID: c.ID, PersonID: p.ID, POSSystemID: p.POSSystemID,
+		CompanyIDs: p.CompanyIDs, LocationIDs: p.LocationIDs}, scopes)
+}
+
+// issue completes the claims and signs them.
+func (a *Auth) issue(c *issuedClaims, scopes []string) (string, time.Time, error) {
 	signer := a.keys.Load().signer
 	now := a.now().Truncate(time.Second)
-	expiresAt = now.Add(a.ttl)
-	token, err = signES256(signer.header, &issuedClaims{
-		Issuer:      a.issuer,
-		Audience:    a.audience,
-		Subject:     c.ID,
-		ClientID:    c.ID,
-		Scope:       strings.Join(scopes, " "),
-		IssuedAt:    now.Unix(),
-		NotBefore:   now.Unix(),
-		ExpiresAt:   expiresAt.Unix(),
-		ID:          uuid.NewString(),
-		POSSystemID: c.POSSystemID,
-		CompanyIDs:  c.CompanyIDs,
-	}, signer.key)
+	expiresAt := now.Add(a.ttl)
+	c.Issuer, c.Audience, c.Scope = a.issuer, a.audience, strings.Join(scopes, " ")
+	c.IssuedAt, c.NotBefore, c.ExpiresAt, c.ID = now.Unix(), now.Unix(), expiresAt.Unix(), uuid.NewString()
+	token, err := signES256(signer.header, c, signer.key)
 	if err != nil {
 		return "", time.Time{}, err
 	}
 	return token, expiresAt, nil
 }
 
+// checkPerson refuses the token of a person who is disabled or gone: like
+// a client's, the decision reaches the tokens already issued within the
+// store's lookup cache TTL (docs/api.md §21.4).
+func (a *Auth) checkPerson(ctx context.Context, personID string) error {
+	p, err := a.browser.people.FindPerson(ctx, personID)
+	switch {
+	case err == nil && !p.Disabled:
+		return nil
+	case err == nil || errors.Is(err, posgate.ErrNotFound):
+		return unauthorized(msgPersonRevoked)
+	}
+	return fmt.Errorf("auth: looking up the person of a token: %w", err)
+}
+
 // Client-safe reasons a token is refused; the HTTP layer puts them in
 // WWW-Authenticate's error_description, so they hold no quotes.
 const (
-	msgMalformed    = "The access token is malformed."
-	msgAlgorithm    = "The access token algorithm is not allowed."
-	msgType         = "The access token type is not at+jwt."
-	msgUnknownKey   = "The access token signing key is unknown."
-	msgSignature    = "The access token signature is invalid."
-	msgMissingClaim = "The access token lacks a required claim."
-	msgIssuer       = "The access token issuer is invalid."
-	msgAudience     = "The access token audience is invalid."
-	msgExpired      = "The access token is expired."
-	msgNotYetValid  = "The access token is not yet valid."
-	msgCritical     = "The access token names critical header extensions that are not understood."
-	msgRevoked      = "The access token is revoked: its client is disabled or no longer registered."
+	msgMalformed     = "The access token is malformed."
+	msgAlgorithm     = "The access token algorithm is not allowed."
+	msgType          = "The access token type is not at+jwt."
+	msgUnknownKey    = "The access token signing key is unknown."
+	msgSignature     = "The access token signature is invalid."
+	msgMissingClaim  = "The access token lacks a required claim."
+	msgIssuer        = "The access token issuer is invalid."
+	msgAudience      = "The access token audience is invalid."
+	msgExpired       = "The access token is expired."
+	msgNotYetValid   = "The access token is not yet valid."
+	msgCritical      = "The access token names critical header extensions that are not understood."
+	msgRevoked       = "The access token is revoked: its client is disabled or no longer registered."
+	msgPersonRevoked = "The access token is revoked: the person it was issued to is disabled."
 )
 
 func unauthorized(msg string) error { return &posgate.Error{Code: posgate.EUNAUTHORIZED, Message: msg} }
@@ -316,6 +361,9 @@ func (a *Auth) Verify(ctx context.Context, token string) (*Principal, error) {
 	if err := a.checkClient(ctx, p); err != nil {
 		return nil, err
 	}
+	if a.browser == nil && p.PersonID != "" {
+		return nil, unauthorized(msgRevoked) // a person's token, and no people here to check it against
+	}
 	a.cache.put(key, p, now)
 	return p, nil
 }
@@ -331,6 +379,11 @@ type clientStates interface {
 // token is a bearer credential handed out before the operator's decision:
 // only this check makes the decision reach the tokens already issued.
 func (a *Auth) checkClient(ctx context.Context, p *Principal) error {
+	if p.PersonID != "" && a.browser != nil {
+		if err := a.checkPerson(ctx, p.PersonID); err != nil {
+			return err
+		}
+	}
 	var disabled bool
 	var err error
 	if cs, ok := a.store.(clientStates); ok {
@@ -376,6 +429,8 @@ func (a *Auth) verify(ctx context.Context, token string, now time.Time) (*Princi
 		Scopes:      strings.Fields(c.Scope),
 		POSSystemID: c.POSSystemID,
 		CompanyIDs:  c.CompanyIDs,
+		LocationIDs: c.LocationIDs,
+		PersonID:    c.PersonID,
 		ExpiresAt:   c.ExpiresAt.Time.UTC(),
 	}, nil
 }

@@ -258,19 +258,25 @@ func (a *Auth) JWKSHandler() http.Handler {
 }
 
 // discoveryDocument is the OpenID provider metadata posgate publishes
-// (RFC 8414 / OpenID Connect Discovery 1.0).
-func discoveryDocument(issuer string) any {
-	return struct {
+// (RFC 8414 / OpenID Connect Discovery 1.0); with the browser side on, it
+// lists the authorization endpoint and its flows too (docs/api.md §21.3).
+func discoveryDocument(issuer string, browser bool) any {
+	type doc struct {
 		Issuer                   string   `json:"issuer"`
+		AuthorizationEndpoint    string   `json:"authorization_endpoint,omitempty"`
 		JWKSURI                  string   `json:"jwks_uri"`
 		TokenEndpoint            string   `json:"token_endpoint"`
 		GrantTypes               []string `json:"grant_types_supported"`
 		TokenEndpointAuthMethods []string `json:"token_endpoint_auth_methods_supported"`
 		Scopes                   []string `json:"scopes_supported"`
 		ResponseTypes            []string `json:"response_types_supported"`
+		ResponseModes            []string `json:"response_modes_supported,omitempty"`
+		CodeChallengeMethods     []string `json:"code_challenge_methods_supported,omitempty"`
+		AuthorizationResponseIss bool     `json:"authorization_response_iss_parameter_supported,omitempty"`
 		SubjectTypes             []string `json:"subject_types_supported"`
 		IDTokenSigningAlgorithms []string `json:"id_token_signing_alg_values_supported"`
-	}{
+	}
+	d := doc{
 		Issuer:                   issuer,
 		JWKSURI:                  issuer + "/.well-known/openid-configuration/jwks",
 		TokenEndpoint:            issuer + "/connect/token",
@@ -281,6 +287,16 @@ func discoveryDocument(issuer string) any {
 		SubjectTypes:             []string{"public"},
 		IDTokenSigningAlgorithms: []string{algES256},
 	}
+	if browser {
+		d.AuthorizationEndpoint = issuer + "/connect/authorize"
+		d.GrantTypes = []string{"client_credentials", "authorization_code", "refresh_token", "implicit"}
+		d.TokenEndpointAuthMethods = []string{"client_secret_basic", "client_secret_post", "none"}
+		d.ResponseTypes = []string{"token", "code"}
+		d.ResponseModes = []string{"query", "fragment"}
+		d.CodeChallengeMethods = []string{"S256"}
+		d.AuthorizationResponseIss = true
+	}
+	return d
 }
 
 // DiscoveryHandler serves /.well-known/openid-configuration so that clients

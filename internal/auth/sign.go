@@ -47,6 +47,8 @@ type issuedClaims struct {
 	ID          string   `json:"jti"`
 	POSSystemID string   `json:"pos_system_id,omitempty"`
 	CompanyIDs  []string `json:"pos_company_ids,omitempty"`
+	LocationIDs []string `json:"pos_location_ids,omitempty"`
+	PersonID    string   `json:"person_id,omitempty"`
 }
 
 // signES256 returns header.claims.signature: ES256 (RFC 7518 §3.4), the

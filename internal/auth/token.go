@@ -67,6 +67,8 @@ type tokenResponse struct {
 	TokenType   string `json:"token_type"`
 	ExpiresIn   int64  `json:"expires_in"`
 	Scope       string `json:"scope"`
+	// RefreshToken is issued by the browser flows' grants only.
+	RefreshToken string `json:"refresh_token,omitempty"`
 }
 
 // TokenHandler serves {auth_url}/connect/token: the client credentials grant
@@ -111,18 +113,43 @@ func (a *Auth) token(r *http.Request) (*tokenResponse, *oauthError) {
 	if oerr != nil {
 		return nil, oerr
 	}
-	c, oerr := a.authenticate(r.Context(), r, form)
+	grant := form.Get("grant_type")
+	browserGrant := grant == "authorization_code" || grant == "refresh_token"
+	var c *posgate.Client
+	if a.browser != nil && browserGrant && r.Header.Get("Authorization") == "" && !form.Has("client_secret") {
+		c, oerr = a.publicClient(r.Context(), form.Get("client_id"))
+	} else {
+		c, oerr = a.authenticate(r.Context(), r, form)
+	}
 	if oerr != nil {
 		return nil, oerr
 	}
-	switch form.Get("grant_type") {
-	case "":
+	switch {
+	case grant == "":
 		return nil, invalidRequest("The grant_type parameter is required.")
-	case "client_credentials":
-	case "refresh_token":
+	case grant == "client_credentials":
+	case a.browser == nil && grant == "refresh_token":
 		return nil, oauthErr(http.StatusBadRequest, "invalid_grant", "The refresh token is invalid: posgate issues no refresh tokens.")
+	case a.browser != nil && grant == "authorization_code":
+		return a.codeGrant(r.Context(), c, form)
+	case a.browser != nil && grant == "refresh_token":
+		return a.refreshGrant(r.Context(), c, form)
+	case a.browser != nil:
+		return nil, oauthErr(http.StatusBadRequest, "unsupported_grant_type", "Supported grant types: client_credentials, authorization_code, refresh_token.")
 	default:
 		return nil, oauthErr(http.StatusBadRequest, "unsupported_grant_type", "Only the client_credentials grant type is supported.")
+	}
+	if a.browser != nil {
+		// A browser client's secret (if it has one) is not meant for
+		// machine-to-machine tokens that carry no person.
+		uris, err := a.browser.people.ClientRedirectURIs(r.Context(), c.ID)
+		if err != nil {
+			a.log.Error("auth: looking up redirect URIs failed", "client_id", c.ID, "err", err)
+			return nil, errServer
+		}
+		if len(uris) > 0 {
+			return nil, oauthErr(http.StatusBadRequest, "unauthorized_client", "The client is registered for the browser flows and may not use client_credentials.")
+		}
 	}
 	scopes, oerr := grantScopes(c, form.Get("scope"))
 	if oerr != nil {

@@ -46,6 +46,7 @@ func Load(ctx context.Context, st posgate.Store) error {
 		func() error { return loadContent(ctx, st) },
 		func() error { return loadCoupons(ctx, st) },
 		func() error { return loadLoyaltyProgram(ctx, st) },
+		func() error { return loadPeople(ctx, st) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil && !errors.Is(err, posgate.ErrConflict) {

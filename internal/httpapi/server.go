@@ -161,6 +161,12 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("GET /healthz", s.healthz)
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /swagger/v1/swagger.json", s.swagger)
+	// The Swagger UI (docs/api.md §21.5), and where a visitor starts.
+	mux.HandleFunc("GET /swagger", s.swaggerPage)
+	mux.HandleFunc("GET /swagger/{$}", s.swaggerPage)
+	mux.HandleFunc("GET /swagger/{file}", s.swaggerFile)
+	mux.HandleFunc("GET /{$}", s.startPage)
+	mux.HandleFunc("GET /docs", s.startPage)
 
 	// POS API (docs/api.md §1.2).
 	mux.HandleFunc("POST /pos/{posSystemId}/startInteraction", s.pos(bodyEndpoint(s, posBody, s.startInteraction)))
@@ -232,6 +238,11 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("POST /admin/v1/clients/{clientId}/enable", s.admin(s.endpoint(s.setClientDisabled(false))))
 	mux.HandleFunc("PUT /admin/v1/clients/{clientId}/rate-limit", s.admin(bodyEndpoint(s, adminBody, s.putClientRateLimit)))
 	mux.HandleFunc("DELETE /admin/v1/clients/{clientId}/rate-limit", s.admin(s.endpoint(s.deleteClientRateLimit)))
+	mux.HandleFunc("POST /admin/v1/people", s.admin(bodyEndpoint(s, adminBody, s.createPerson)))
+	mux.HandleFunc("GET /admin/v1/people", s.admin(s.endpoint(s.listPeople)))
+	mux.HandleFunc("GET /admin/v1/people/{personId}", s.admin(s.endpoint(s.getPerson)))
+	mux.HandleFunc("POST /admin/v1/people/{personId}/disable", s.admin(s.endpoint(s.setPersonDisabled(true))))
+	mux.HandleFunc("POST /admin/v1/people/{personId}/enable", s.admin(s.endpoint(s.setPersonDisabled(false))))
 	mux.HandleFunc("GET /admin/v1/sessions/{sessionId}", s.admin(s.endpoint(s.getSession)))
 	mux.HandleFunc("GET /admin/v1/keys", s.admin(s.endpoint(s.listKeys)))
 	mux.HandleFunc("POST /admin/v1/keys/rotate", s.admin(s.endpoint(s.rotateKey)))
@@ -281,6 +292,13 @@ func (s *Server) identityRoutes(mux *http.ServeMux) {
 	mux.Handle("/connect/token", s.auth.TokenHandler())
 	mux.Handle("GET /.well-known/openid-configuration", s.auth.DiscoveryHandler())
 	mux.Handle("GET /.well-known/openid-configuration/jwks", s.auth.JWKSHandler())
+	// The browser side (docs/api.md §21): RFC 8414 metadata, sign-in and
+	// the browser flows.
+	mux.Handle("GET /.well-known/oauth-authorization-server", s.auth.DiscoveryHandler())
+	mux.Handle("GET /connect/authorize", s.auth.AuthorizeHandler())
+	mux.Handle("GET "+auth.LoginPath, s.auth.LoginHandler())
+	mux.Handle("POST "+auth.LoginPath, s.auth.LoginHandler())
+	mux.Handle("POST "+auth.LogoutPath, s.auth.LogoutHandler())
 }
 
 // bodyOpts says how a route reads its body.

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"slices"
 
 	"github.com/posgate/posgate"
 )
@@ -10,12 +11,13 @@ import (
 // before it reads a request body (AuthorizePOS, AuthorizeOperator), so these
 // are what a client sees.
 const (
-	msgNoPrincipal       = "This operation needs an authenticated caller."
-	msgPOSScope          = "The access token lacks the scope this operation needs (" + posgate.ScopePOSIntegration + " or " + posgate.ScopeServiceAPI + ")."
-	msgAdminScope        = "The access token lacks the scope this operation needs (" + posgate.ScopeAdmin + ")."
-	msgOtherPOS          = "The access token belongs to another POS system."
-	msgInstallation      = "This operation acts on the whole installation; the access token is restricted to some POS systems or companies."
-	msgCompanyRestricted = "The access token is restricted to some companies; it cannot register others."
+	msgNoPrincipal        = "This operation needs an authenticated caller."
+	msgPOSScope           = "The access token lacks the scope this operation needs (" + posgate.ScopePOSIntegration + " or " + posgate.ScopeServiceAPI + ")."
+	msgAdminScope         = "The access token lacks the scope this operation needs (" + posgate.ScopeAdmin + ")."
+	msgOtherPOS           = "The access token belongs to another POS system."
+	msgInstallation       = "This operation acts on the whole installation; the access token is restricted to some POS systems or companies."
+	msgCompanyRestricted  = "The access token is restricted to some companies; it cannot register others."
+	msgLocationRestricted = "The access token is restricted to some locations; it cannot register companies."
 )
 
 // AuthorizePOS reports whether p may call the POS API of a POS system: a
@@ -28,7 +30,10 @@ func (s *Service) AuthorizePOS(p *posgate.Principal, posSystemID string) error {
 		return posgate.Errorf(posgate.EUNAUTHORIZED, msgNoPrincipal)
 	case !p.HasScope(posgate.ScopePOSIntegration) && !p.HasScope(posgate.ScopeServiceAPI):
 		return posgate.Errorf(posgate.EFORBIDDEN, msgPOSScope)
-	case p.POSSystemID != posSystemID:
+	case !p.CanSeePOSSystem(posSystemID):
+		// An admin person's token (docs/api.md §21.1) names no POS system
+		// and reaches all; a client with a POS scope is always bound to one
+		// (Client.Validate).
 		return posgate.Errorf(posgate.EFORBIDDEN, msgOtherPOS)
 	}
 	return nil
@@ -110,7 +115,7 @@ func (s *Service) operatorLocation(ctx context.Context, p *posgate.Principal, po
 		return nil, posgate.NotFound("location", locationID)
 	}
 	loc, err := s.store.FindLocation(ctx, posSystemID, locationID)
-	if err == nil && !p.CanSeeCompany(posSystemID, loc.CompanyID) {
+	if err == nil && !p.CanSeeLocation(posSystemID, loc.CompanyID, loc.ID) {
 		return nil, posgate.NotFound("location", locationID)
 	}
 	return loc, err
@@ -123,6 +128,15 @@ func (s *Service) posLocation(ctx context.Context, p *posgate.Principal, posSyst
 	if err := s.AuthorizePOS(p, posSystemID); err != nil {
 		return nil, err
 	}
+	if len(p.LocationIDs) > 0 && !slices.Contains(p.LocationIDs, locationID) {
+		// Hidden or unknown, answered alike and after the store read an
+		// unknown id costs ("/" is never part of an id, so the read finds
+		// nothing and no cache answers it).
+		if _, err := s.store.FindLocation(ctx, posSystemID, locationID+"/"); err != nil && posgate.ErrorCode(err) != posgate.ENOTFOUND {
+			return nil, err
+		}
+		return nil, posgate.Errorf(posgate.ENOTFOUND, "Location '%s' is not registered.", locationID)
+	}
 	var loc *posgate.Location
 	var err error
 	if vf, ok := s.store.(visibleLocationFinder); ok && len(p.CompanyIDs) > 0 {
@@ -130,7 +144,7 @@ func (s *Service) posLocation(ctx context.Context, p *posgate.Principal, posSyst
 	} else {
 		loc, err = s.store.FindLocation(ctx, posSystemID, locationID)
 	}
-	if err == nil && !p.CanSeeCompany(posSystemID, loc.CompanyID) {
+	if err == nil && !p.CanSeeLocation(posSystemID, loc.CompanyID, loc.ID) {
 		err = posgate.ErrNotFound
 	}
 	if posgate.ErrorCode(err) == posgate.ENOTFOUND {

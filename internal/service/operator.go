@@ -147,6 +147,9 @@ func (s *Service) CreateCompany(ctx context.Context, p *posgate.Principal, posSy
 	if _, err := s.operatorPOSSystem(ctx, p, posSystemID); err != nil {
 		return nil, err
 	}
+	if len(p.LocationIDs) > 0 {
+		return nil, posgate.Errorf(posgate.EFORBIDDEN, msgLocationRestricted)
+	}
 	if len(p.CompanyIDs) > 0 {
 		return nil, posgate.Errorf(posgate.EFORBIDDEN, msgCompanyRestricted)
 	}
@@ -270,7 +273,7 @@ func (s *Service) ListLocations(ctx context.Context, p *posgate.Principal, posSy
 	if err != nil {
 		return nil, err
 	}
-	return visible(all, func(l *posgate.Location) bool { return p.CanSeeCompany(posSystemID, l.CompanyID) }), nil
+	return visible(all, func(l *posgate.Location) bool { return p.CanSeeLocation(posSystemID, l.CompanyID, l.ID) }), nil
 }
 
 // FindLocation returns a location of a company p reaches.
@@ -411,7 +414,7 @@ func (s *Service) FindSession(ctx context.Context, p *posgate.Principal, session
 		return nil, err
 	}
 	sess, err := s.store.FindSession(ctx, sessionID)
-	if err == nil && !p.CanSeeCompany(sess.POSSystemID, sess.CompanyID) {
+	if err == nil && !p.CanSeeLocation(sess.POSSystemID, sess.CompanyID, sess.LocationID) {
 		return nil, posgate.NotFound("session", sessionID)
 	}
 	return sess, err

@@ -637,7 +637,7 @@ func (s *Service) ValidateCouponByTransaction(ctx context.Context, p *posgate.Pr
 	}
 	sessionID := *req.SessionID
 	sess, err := s.store.FindSession(ctx, sessionID)
-	if err == nil && (sess.POSSystemID != posSystemID || !p.CanSeeCompany(posSystemID, sess.CompanyID)) {
+	if err == nil && (sess.POSSystemID != posSystemID || !p.CanSeeLocation(posSystemID, sess.CompanyID, sess.LocationID)) {
 		err = posgate.ErrNotFound
 	}
 	if posgate.ErrorCode(err) == posgate.ENOTFOUND {

@@ -60,6 +60,7 @@ type Store struct {
 	locations map[[2]string]entry[posgate.Location]
 	terminals map[[3]string]entry[posgate.Terminal]
 	clients   map[string]entry[posgate.Client]
+	people    map[string]entry[posgate.Person]
 	companies map[string]entry[companyList] // by POS system
 }
 
@@ -87,6 +88,7 @@ func New(st posgate.Store, o Options) *Store {
 		locations: map[[2]string]entry[posgate.Location]{},
 		terminals: map[[3]string]entry[posgate.Terminal]{},
 		clients:   map[string]entry[posgate.Client]{},
+		people:    map[string]entry[posgate.Person]{},
 		companies: map[string]entry[companyList]{},
 	}
 }
@@ -132,6 +134,7 @@ func (s *Store) invalidate() {
 	clear(s.locations)
 	clear(s.terminals)
 	clear(s.clients)
+	clear(s.people)
 	clear(s.companies)
 	s.mu.Unlock()
 }
@@ -323,4 +326,26 @@ type inAtomicKey struct{}
 func inAtomic(ctx context.Context) bool {
 	v, _ := ctx.Value(inAtomicKey{}).(bool)
 	return v
+}
+
+func clonePerson(p *posgate.Person) *posgate.Person {
+	c := *p
+	c.CompanyIDs = slices.Clone(p.CompanyIDs)
+	c.LocationIDs = slices.Clone(p.LocationIDs)
+	return &c
+}
+
+// FindPerson returns the person, cached: every request with a person's
+// token or sign-in cookie reads it (internal/auth), so that disabling a
+// person reaches their tokens and sessions within the TTL (docs/api.md §21.4).
+func (s *Store) FindPerson(ctx context.Context, id string) (*posgate.Person, error) {
+	return lookup(s, s.people, id, func() (*posgate.Person, error) {
+		return s.Store.FindPerson(ctx, id)
+	}, clonePerson)
+}
+
+// UpdatePerson updates the person, then empties the cache.
+func (s *Store) UpdatePerson(ctx context.Context, id string, upd posgate.PersonUpdate) (*posgate.Person, error) {
+	defer s.invalidate()
+	return s.Store.UpdatePerson(ctx, id, upd)
 }

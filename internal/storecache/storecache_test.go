@@ -495,3 +495,36 @@ func TestAtomicReadsTheStore(t *testing.T) {
 		t.Errorf("after Atomic: %s, want Disabled (the cache was emptied)", got)
 	}
 }
+
+// TestPersonDisabled: a person is cached like a client, so that a change
+// made elsewhere (another instance, the CLI) is seen within the TTL and one
+// made through the cache at once.
+func TestPersonDisabled(t *testing.T) {
+	f := newFixture(t, 0)
+	yes, no := true, false
+	if err := f.raw.CreatePerson(f.ctx, &posgate.Person{ID: "p", Email: "p@example.com", Name: "P", PasswordHash: "h", Role: posgate.RoleAdmin}); err != nil {
+		t.Fatal(err)
+	}
+	disabledNow := func(want bool) {
+		t.Helper()
+		p, err := f.c.FindPerson(f.ctx, "p")
+		if err != nil || p.Disabled != want {
+			t.Fatalf("FindPerson: %+v, %v; want disabled %v", p, err, want)
+		}
+	}
+	disabledNow(false)
+	if _, err := f.raw.UpdatePerson(f.ctx, "p", posgate.PersonUpdate{Disabled: &yes}); err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Advance(999 * time.Millisecond)
+	disabledNow(false)
+	f.clock.Advance(time.Millisecond)
+	disabledNow(true)
+	if _, err := f.c.UpdatePerson(f.ctx, "p", posgate.PersonUpdate{Disabled: &no}); err != nil {
+		t.Fatal(err)
+	}
+	disabledNow(false)
+	if _, err := f.c.FindPerson(f.ctx, "nobody"); !errors.Is(err, posgate.ErrNotFound) {
+		t.Errorf("unknown person: %v", err)
+	}
+}

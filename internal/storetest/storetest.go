@@ -92,6 +92,10 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		// The audit log (audit.go).
 		{"AuditAppendList", testAuditAppendList},
 		{"AuditAtomic", testAuditAtomic},
+		// People and the browser flows (people.go).
+		{"People", testPeople},
+		{"SignIns", testSignIns},
+		{"AuthCodesAndRefreshTokens", testAuthCodesAndRefreshTokens},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

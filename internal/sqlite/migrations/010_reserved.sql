@@ -1,3 +1,4 @@
--- Placeholder for migration 010, assigned to another change; the audit
--- branch needs contiguous numbers before its 012. Replaced at merge.
+-- 010: reserved for the audit log (issue 15), which lands in its own branch;
+-- this placeholder only keeps the numbering contiguous until then and is
+-- replaced by that migration at merge.
 SELECT 1;

@@ -1,3 +1,0 @@
--- Placeholder for migration 0012, assigned to another change; the audit
--- branch needs contiguous numbers before its 0013. Replaced at merge.
-SELECT 1;

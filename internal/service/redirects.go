@@ -1,0 +1,33 @@
+package service
+
+import (
+	"context"
+
+	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/auth"
+)
+
+// SetClientRedirectURIs registers the redirect URIs with which a client
+// may use the browser flows (docs/api.md §21.3), replacing any before; an
+// empty list takes the client out of them. Each URI must be absolute,
+// https (or http on the loopback host) and without a fragment. It acts on
+// the whole installation, like every change of a client.
+func (s *Service) SetClientRedirectURIs(ctx context.Context, p *posgate.Principal, clientID string, uris []string) ([]string, error) {
+	if err := s.installation(p); err != nil {
+		return nil, err
+	}
+	uris = dedupe(uris)
+	v := posgate.ValidationError{}
+	for _, u := range uris {
+		if !auth.ValidRedirectURI(u) {
+			v.Add("redirectUris", "'"+u+"' is not an absolute https URL (http only on localhost) without a fragment.")
+		}
+	}
+	if err := v.Err(); err != nil {
+		return nil, err
+	}
+	if err := s.store.SetClientRedirectURIs(ctx, clientID, uris); err != nil {
+		return nil, notFound(err, "Client '%s' not found.", clientID)
+	}
+	return uris, nil
+}

@@ -1,3 +1,0 @@
--- Placeholder for migration 011, assigned to another change; the audit
--- branch needs contiguous numbers before its 012. Replaced at merge.
-SELECT 1;
