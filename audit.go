@@ -23,12 +23,13 @@ func (c AuditChannel) Valid() bool {
 	return c == ChannelAPI || c == ChannelCLI || c == ChannelPortal
 }
 
-// Actor kinds: an API client holding a token, or the local operator of
-// the command line (LocalOperator). A signed-in person will be another kind
-// with the person's subject.
+// Actor kinds: an API client holding a token, the local operator of the
+// command line (LocalOperator), or a person who signed in (their token,
+// or their portal session), whose subject is the person's id.
 const (
 	ActorClient = "client"
 	ActorLocal  = "local"
+	ActorPerson = "person"
 )
 
 // AuditActor is who made a change, as far as the principal tells: its
@@ -45,6 +46,9 @@ type AuditActor struct {
 func ActorOf(p *Principal) AuditActor {
 	if p == nil {
 		return AuditActor{}
+	}
+	if p.PersonID != "" {
+		return AuditActor{Subject: p.PersonID, Kind: ActorPerson, ClientID: p.ClientID}
 	}
 	kind := ActorClient
 	if p.ClientID == localOperatorClientID {
@@ -103,6 +107,9 @@ type AuditQuery struct {
 	// selected, so an entry of the whole installation is left out too.
 	ReachPOSSystemID string
 	ReachCompanyIDs  []string
+	// ReachLocationIDs, when set, selects only the entries of those
+	// locations (a location manager's reach).
+	ReachLocationIDs []string
 	// BeforeSeq is the cursor: only entries older than the one with this
 	// Seq; 0 starts at the newest.
 	BeforeSeq int64

@@ -47,7 +47,7 @@ func TestResetRestoresTheDemoDataSet(t *testing.T) {
 				t.Fatal(err)
 			}
 			fresh := tc.dump(t, st, dsn)
-			if len(fresh["coupons"]) == 0 || len(fresh["clients"]) != 2 {
+			if len(fresh["coupons"]) == 0 || len(fresh["clients"]) != 3 || len(fresh["people"]) != 2 {
 				t.Fatalf("the fresh dump misses demo rows: %v", fresh)
 			}
 
@@ -102,6 +102,9 @@ func change(t *testing.T, st posgate.Store) {
 		t.Fatalf("slides: %v %v", slides, err)
 	}
 	must(svc.DeleteSlide(ctx, op, "clover", "demo-company", slides[0].ID))
+	must(svc.SetPersonDisabled(ctx, op, demo.ManagerEmail, true))
+	must(svc.CreatePerson(ctx, op, &service.CreatePersonRequest{Email: "new@example.com", Name: "New", Password: "a-long-password", Role: posgate.RoleAdmin}))
+	must(svc.SetClientRedirectURIs(ctx, op, demo.SwaggerClientID, []string{"https://example.com/cb"}))
 }
 
 // dumpSQLite reads every row of every table the reset empties (and the FTS

@@ -527,6 +527,24 @@ func TestLocationManagerReach(t *testing.T) {
 			Body: `{"terminalId":"TERM-M2"}`}), 404, `location "LOC456" not found`, nil)
 		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/clients", Token: op}), 403,
 			"This operation acts on the whole installation; the access token is restricted to some POS systems or companies.", nil)
+		// The audit log shows the manager their own location's entries,
+		// made by them as a person; the sandbox clock is the installation's.
+		r = s.do(t, req{Method: "GET", Path: "/admin/v1/audit", Token: op})
+		mustStatus(t, r, 200)
+		var log struct {
+			Data struct {
+				Entries []posgate.AuditEntry `json:"entries"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(r.Body, &log); err != nil {
+			t.Fatal(err)
+		}
+		if len(log.Data.Entries) != 1 || log.Data.Entries[0].Target.ID != "LOC123/TERM-M1" ||
+			log.Data.Entries[0].Actor != (posgate.AuditActor{Subject: "demo-manager-person", Kind: posgate.ActorPerson, ClientID: "swagger-ui"}) {
+			t.Fatalf("the manager's audit log: %s", r.Body)
+		}
+		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/sandbox/clock", Token: op}), 403,
+			"This operation acts on the whole installation; the access token is restricted to some POS systems or companies.", nil)
 
 		// Disabled: the tokens and the session stop working.
 		st := s.openStore(t)

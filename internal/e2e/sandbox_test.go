@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate/internal/app"
+	"github.com/posgate/posgate/internal/demo"
 )
 
 const (
@@ -38,6 +39,11 @@ func TestSandboxClock(t *testing.T) {
 				`","offsetSeconds":` + strconv.FormatInt(int64(offset/time.Second), 10) + `}}`
 		}
 		mustBody(t, call(admin, "GET", clockPath, ""), view(0))
+		// A signed-in admin's token (the Swagger UI's implicit flow) reads
+		// it as well.
+		person := newAgent(t, s)
+		person.signIn(t, demo.AdminEmail, demo.AdminPassword)
+		mustBody(t, call(person.implicitToken(t, "admin"), "GET", clockPath, ""), view(0))
 
 		// Before: a coupon valid for another hour, a working token and session.
 		coupons := demoCompanyPath + "/coupons"

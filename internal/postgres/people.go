@@ -32,7 +32,7 @@ func nonNil(ids []string) []string {
 // CreatePerson stores p and sets its CreatedAt and UpdatedAt.
 func (db *DB) CreatePerson(ctx context.Context, p *posgate.Person) error {
 	now := posgate.Timestamp(db.now())
-	_, err := db.pool.Exec(ctx, `INSERT INTO people (person_id, email, name, password_hash, role, pos_system_id, company_ids,
+	_, err := db.q(ctx).Exec(ctx, `INSERT INTO people (person_id, email, name, password_hash, role, pos_system_id, company_ids,
 		location_ids, disabled, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, nullif($6, ''), $7, $8, $9, $10, $10)`,
 		p.ID, p.Email, p.Name, p.PasswordHash, string(p.Role), p.POSSystemID, nonNil(p.CompanyIDs), nonNil(p.LocationIDs), p.Disabled, now)
 	if err != nil {
@@ -44,7 +44,7 @@ func (db *DB) CreatePerson(ctx context.Context, p *posgate.Person) error {
 
 // FindPerson returns the person id.
 func (db *DB) FindPerson(ctx context.Context, id string) (*posgate.Person, error) {
-	p, err := scanPerson(db.pool.QueryRow(ctx, `SELECT `+personCols+` FROM people WHERE person_id = $1`, id))
+	p, err := scanPerson(db.q(ctx).QueryRow(ctx, `SELECT `+personCols+` FROM people WHERE person_id = $1`, id))
 	if err != nil {
 		return nil, readErr(err, "find person", posgate.NotFound("person", id))
 	}
@@ -53,7 +53,7 @@ func (db *DB) FindPerson(ctx context.Context, id string) (*posgate.Person, error
 
 // FindPersonByEmail returns the person with that (normalised) address.
 func (db *DB) FindPersonByEmail(ctx context.Context, email string) (*posgate.Person, error) {
-	p, err := scanPerson(db.pool.QueryRow(ctx, `SELECT `+personCols+` FROM people WHERE email = $1`, email))
+	p, err := scanPerson(db.q(ctx).QueryRow(ctx, `SELECT `+personCols+` FROM people WHERE email = $1`, email))
 	if err != nil {
 		return nil, readErr(err, "find person", posgate.NotFound("person", email))
 	}
@@ -68,7 +68,7 @@ func (db *DB) ListPeople(ctx context.Context) ([]*posgate.Person, error) {
 // UpdatePerson changes the fields set in upd and returns the person as the
 // change left it.
 func (db *DB) UpdatePerson(ctx context.Context, id string, upd posgate.PersonUpdate) (*posgate.Person, error) {
-	p, err := scanPerson(db.pool.QueryRow(ctx, `UPDATE people SET name = coalesce($2, name), disabled = coalesce($3, disabled),
+	p, err := scanPerson(db.q(ctx).QueryRow(ctx, `UPDATE people SET name = coalesce($2, name), disabled = coalesce($3, disabled),
 		password_hash = coalesce($4, password_hash), updated_at = $5 WHERE person_id = $1 RETURNING `+personCols,
 		id, upd.Name, upd.Disabled, upd.PasswordHash, posgate.Timestamp(db.now())))
 	if err != nil {
@@ -169,7 +169,7 @@ func (db *DB) DeleteExpiredGrants(ctx context.Context, t time.Time) (int64, erro
 
 // SetClientRedirectURIs replaces the client's redirect URIs.
 func (db *DB) SetClientRedirectURIs(ctx context.Context, clientID string, uris []string) error {
-	return wrap(pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	return wrap(pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error {
 		var exists bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM clients WHERE id = $1)`, clientID).Scan(&exists); err != nil {
 			return err
@@ -191,7 +191,7 @@ func (db *DB) SetClientRedirectURIs(ctx context.Context, clientID string, uris [
 
 // ClientRedirectURIs lists the client's redirect URIs in the order given.
 func (db *DB) ClientRedirectURIs(ctx context.Context, clientID string) ([]string, error) {
-	rows, err := db.pool.Query(ctx, `SELECT redirect_uri FROM client_redirect_uris WHERE client_id = $1 ORDER BY position`, clientID)
+	rows, err := db.q(ctx).Query(ctx, `SELECT redirect_uri FROM client_redirect_uris WHERE client_id = $1 ORDER BY position`, clientID)
 	if err != nil {
 		return nil, wrap(err, "redirect URIs")
 	}

@@ -152,9 +152,10 @@ type AuditPage struct {
 
 // ListAudit pages the audit log as far as p reaches: an unrestricted
 // operator sees every entry; one bound to a POS system sees the entries of
-// that POS system, and one restricted to companies only those of its
-// companies (the whole installation's and the POS system's own are left
-// out, closed by default).
+// that POS system, one restricted to companies only those of its
+// companies, and a location manager only those of its locations (the whole
+// installation's, the POS system's and the companies' own are left out,
+// closed by default).
 func (s *Service) ListAudit(ctx context.Context, p *posgate.Principal, req *ListAuditRequest) (*AuditPage, error) {
 	if err := s.AuthorizeOperator(p); err != nil {
 		return nil, err
@@ -165,10 +166,10 @@ func (s *Service) ListAudit(ctx context.Context, p *posgate.Principal, req *List
 	size := intOr(req.PageSize, DefaultAuditPageSize)
 	q := posgate.AuditQuery{Actor: req.Actor, Action: req.Action, TargetType: req.TargetType, TargetID: req.TargetID,
 		POSSystemID: req.POSSystemID, CompanyID: req.CompanyID, LocationID: req.LocationID, From: req.from, To: req.to, BeforeSeq: req.before, Limit: size + 1,
-		ReachPOSSystemID: p.POSSystemID, ReachCompanyIDs: slices.Clone(p.CompanyIDs)}
-	if len(q.ReachCompanyIDs) > 0 && q.ReachPOSSystemID == "" {
-		// Company ids mean nothing without their POS system; a principal
-		// restricted to companies of no POS system reaches none.
+		ReachPOSSystemID: p.POSSystemID, ReachCompanyIDs: slices.Clone(p.CompanyIDs), ReachLocationIDs: slices.Clone(p.LocationIDs)}
+	if (len(q.ReachCompanyIDs) > 0 || len(q.ReachLocationIDs) > 0) && q.ReachPOSSystemID == "" {
+		// Company and location ids mean nothing without their POS system;
+		// a principal restricted to those of no POS system reaches none.
 		return &AuditPage{Entries: []*posgate.AuditEntry{}}, nil
 	}
 	list, err := s.store.ListAudit(ctx, q)

@@ -77,18 +77,52 @@ func (s *Service) CreatePerson(ctx context.Context, p *posgate.Principal, req *C
 	if err := s.checkReach(ctx, p, person); err != nil {
 		return nil, err
 	}
+	// The slow hash is made before the transaction, which then holds the
+	// write lock only for the insert and its audit entry.
 	hash, err := auth.HashPassword(req.Password)
 	if err != nil {
 		return nil, err
 	}
 	person.PasswordHash = hash
-	if err := s.store.CreatePerson(ctx, person); err != nil {
-		if posgate.ErrorCode(err) == posgate.ECONFLICT {
-			return nil, posgate.Errorf(posgate.ECONFLICT, "A person with the e-mail address '%s' exists already.", person.Email)
+	err = s.audited(ctx, p, "person.create", func(ctx context.Context, ch *change) error {
+		if err := s.store.CreatePerson(ctx, person); err != nil {
+			if posgate.ErrorCode(err) == posgate.ECONFLICT {
+				return posgate.Errorf(posgate.ECONFLICT, "A person with the e-mail address '%s' exists already.", person.Email)
+			}
+			return err
 		}
+		target, err := s.personTarget(ctx, person)
+		if err != nil {
+			return err
+		}
+		ch.target, ch.after = target, viewPerson(person)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	return viewPerson(person), nil
+}
+
+// personTarget is a person as the target of a change, placed where their
+// reach lies, so that the log shows it to the readers who manage them: an
+// admin belongs to the whole installation; the others to their POS system,
+// and to their company (and location) when they reach exactly one.
+func (s *Service) personTarget(ctx context.Context, person *posgate.Person) (posgate.AuditTarget, error) {
+	t := posgate.AuditTarget{Type: "person", ID: person.ID, POSSystemID: person.POSSystemID}
+	switch {
+	case len(person.CompanyIDs) == 1:
+		t.CompanyID = person.CompanyIDs[0]
+	case len(person.LocationIDs) == 1:
+		loc, err := s.store.FindLocation(ctx, person.POSSystemID, person.LocationIDs[0])
+		if err != nil && posgate.ErrorCode(err) != posgate.ENOTFOUND {
+			return t, err
+		}
+		if err == nil {
+			t.CompanyID, t.LocationID = loc.CompanyID, loc.ID
+		}
+	}
+	return t, nil
 }
 
 // checkReach returns nil when person's reach lies within p's, else the
@@ -202,9 +236,30 @@ func (s *Service) SetPersonDisabled(ctx context.Context, p *posgate.Principal, i
 	if err != nil {
 		return nil, err
 	}
-	person, err = s.store.UpdatePerson(ctx, person.ID, posgate.PersonUpdate{Disabled: &disabled})
+	action := "person.enable"
+	if disabled {
+		action = "person.disable"
+	}
+	var out *PersonView
+	err = s.audited(ctx, p, action, func(ctx context.Context, ch *change) error {
+		before, err := s.store.FindPerson(ctx, person.ID)
+		if err != nil {
+			return err
+		}
+		after, err := s.store.UpdatePerson(ctx, person.ID, posgate.PersonUpdate{Disabled: &disabled})
+		if err != nil {
+			return err
+		}
+		target, err := s.personTarget(ctx, after)
+		if err != nil {
+			return err
+		}
+		out = viewPerson(after)
+		ch.target, ch.before, ch.after = target, viewPerson(before), out
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	return viewPerson(person), nil
+	return out, nil
 }

@@ -26,8 +26,27 @@ func (s *Service) SetClientRedirectURIs(ctx context.Context, p *posgate.Principa
 	if err := v.Err(); err != nil {
 		return nil, err
 	}
-	if err := s.store.SetClientRedirectURIs(ctx, clientID, uris); err != nil {
-		return nil, notFound(err, "Client '%s' not found.", clientID)
+	err := s.audited(ctx, p, "client.redirect-uris.set", func(ctx context.Context, ch *change) error {
+		before, err := s.store.ClientRedirectURIs(ctx, clientID)
+		if err != nil {
+			return err
+		}
+		if err := s.store.SetClientRedirectURIs(ctx, clientID, uris); err != nil {
+			return notFound(err, "Client '%s' not found.", clientID)
+		}
+		ch.target = clientTarget(clientID)
+		ch.before, ch.after = redirectURIsView{clientID, nonNil(before)}, redirectURIsView{clientID, nonNil(uris)}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return uris, nil
+}
+
+// redirectURIsView is a client's redirect URIs as the audit log keeps
+// them.
+type redirectURIsView struct {
+	ClientID     string   `json:"clientId"`
+	RedirectURIs []string `json:"redirectUris"`
 }

@@ -33,7 +33,7 @@ func jsonList(ids []string) string {
 // CreatePerson stores p and sets its CreatedAt and UpdatedAt.
 func (db *DB) CreatePerson(ctx context.Context, p *posgate.Person) error {
 	now := db.timestamp()
-	if _, err := db.write.ExecContext(ctx, `INSERT INTO people (person_id, email, name, password_hash, role, pos_system_id,
+	if _, err := db.w(ctx).ExecContext(ctx, `INSERT INTO people (person_id, email, name, password_hash, role, pos_system_id,
 		company_ids, location_ids, disabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, NULLIF(?, ''), ?, ?, ?, ?, ?)`,
 		p.ID, p.Email, p.Name, p.PasswordHash, string(p.Role), p.POSSystemID, jsonList(p.CompanyIDs), jsonList(p.LocationIDs),
 		p.Disabled, formatTime(now), formatTime(now)); err != nil {
@@ -70,7 +70,7 @@ func (db *DB) ListPeople(ctx context.Context) ([]*posgate.Person, error) {
 // UpdatePerson changes the fields set in upd and returns the person as the
 // change left it.
 func (db *DB) UpdatePerson(ctx context.Context, id string, upd posgate.PersonUpdate) (*posgate.Person, error) {
-	p, err := scanRow(db.write.QueryRowContext(ctx, `UPDATE people SET
+	p, err := scanRow(db.w(ctx).QueryRowContext(ctx, `UPDATE people SET
 		name = COALESCE(?, name), disabled = COALESCE(?, disabled), password_hash = COALESCE(?, password_hash), updated_at = ?
 		WHERE person_id = ? RETURNING `+personCols,
 		upd.Name, upd.Disabled, upd.PasswordHash, formatTime(db.now()), id), personDest)
@@ -196,7 +196,7 @@ func (db *DB) DeleteExpiredGrants(ctx context.Context, t time.Time) (int64, erro
 
 // SetClientRedirectURIs replaces the client's redirect URIs.
 func (db *DB) SetClientRedirectURIs(ctx context.Context, clientID string, uris []string) error {
-	tx, err := db.write.BeginTx(ctx, nil)
+	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return fmt.Errorf("sqlite: set redirect URIs: %w", err)
 	}

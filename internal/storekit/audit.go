@@ -67,6 +67,14 @@ func AuditWhere(q posgate.AuditQuery, ph func(n int) string, timeArg func(time.T
 		}
 		conds = append(conds, "company_id IN ("+strings.Join(in, ", ")+")")
 	}
+	if len(q.ReachLocationIDs) > 0 {
+		var in []string
+		for _, l := range q.ReachLocationIDs {
+			args = append(args, l)
+			in = append(in, ph(len(args)))
+		}
+		conds = append(conds, "location_id IN ("+strings.Join(in, ", ")+")")
+	}
 	if q.BeforeSeq > 0 {
 		add("seq < ?", q.BeforeSeq)
 	}
