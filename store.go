@@ -23,6 +23,7 @@ type Store interface {
 	CatalogueStore
 	IdempotencyStore
 	TransactionStore
+	WebhookStore
 
 	// Ping reports whether the store can serve requests (for /readyz).
 	Ping(ctx context.Context) error

@@ -335,6 +335,7 @@ func (db *DB) inTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) er
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: %s: %w", op, err)
 	}
+	db.outbox.Committed()
 	return nil
 }
 
