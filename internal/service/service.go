@@ -56,6 +56,10 @@ type Config struct {
 	// promotions before it asks the store whether they changed (default
 	// DefaultPromotionCacheTTL; negative: read them for every evaluation).
 	PromotionCacheTTL time.Duration
+	// WebhookAllowPrivate lets operators register webhook endpoints on
+	// private and loopback addresses (--webhooks-allow-private,
+	// docs/api.md §19.1).
+	WebhookAllowPrivate bool
 }
 
 // Service is posgate's use cases over one store. It is safe for concurrent

@@ -39,12 +39,12 @@ type EndpointLoader func(ctx context.Context, posSystemID, companyID string) ([]
 // without webhooks pays one map lookup), the rows an event becomes, and the
 // wake-up of the sender after a commit.
 type Outbox struct {
-	load   EndpointLoader
-	now    func() time.Time
-	mu     sync.Mutex
-	subs   map[[2]string]subscriptions
-	gen    uint64 // bumped by Invalidate, so that a read in flight is not cached
-	notify atomic.Pointer[func()]
+	load    EndpointLoader
+	now     func() time.Time
+	mu      sync.Mutex
+	subs    map[[2]string]subscriptions
+	gen     uint64 // bumped by Invalidate, so that a read in flight is not cached
+	notify  atomic.Pointer[func()]
 	pending atomic.Bool
 }
 
