@@ -286,4 +286,3 @@ func (s *Service) SendTestWebhook(ctx context.Context, p *posgate.Principal, pos
 	}
 	return &TestEventResult{EventID: eventID}, nil
 }
-

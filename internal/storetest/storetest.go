@@ -89,6 +89,12 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"TransactionLedger", testTransactionLedger},
 		{"ConcurrentTransactions", testConcurrentTransactions},
 		{"LoneRejectedTransaction", testLoneRejectedTransaction},
+		// Webhook endpoints, the outbox and its delivery (webhooks.go).
+		{"WebhookEndpoints", testWebhookEndpoints},
+		{"WebhookOutbox", testWebhookOutbox},
+		{"WebhookClaims", testWebhookClaims},
+		{"WebhookSenderOrderAndBackoff", testWebhookSenderOrderAndBackoff},
+		{"WebhookSenderDeadAndGone", testWebhookSenderDeadAndGone},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
