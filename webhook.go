@@ -320,3 +320,22 @@ type ImportEventData struct {
 	Kind        string `json:"kind"`
 	Count       int    `json:"count"`
 }
+
+// ImportEvent is the event of an import that stored count items of kind
+// (promotions: promotions.imported; products or productCategories:
+// catalogue.imported).
+func ImportEvent(posSystemID, companyID, kind string, count int, at time.Time) *Event {
+	typ := EventCatalogueImported
+	if kind == "promotions" {
+		typ = EventPromotionsImported
+	}
+	return &Event{Type: typ, POSSystemID: posSystemID, CompanyID: companyID, Time: at,
+		Data: ImportEventData{POSSystemID: posSystemID, CompanyID: companyID, Kind: kind, Count: count}}
+}
+
+// CouponIssuedEvent is the event of a coupon created Issued (by an
+// operator or an import).
+func CouponIssuedEvent(c *Coupon, at time.Time) *Event {
+	return &Event{Type: EventCouponIssued, POSSystemID: c.POSSystemID, CompanyID: c.CompanyID, UserID: c.UserID, Time: at,
+		Data: CouponEventData{Code: c.Code, POSSystemID: c.POSSystemID, CompanyID: c.CompanyID, UserID: c.UserID, At: at.UTC()}}
+}

@@ -283,13 +283,35 @@ func (db *DB) CreateCoupon(ctx context.Context, c *posgate.Coupon) error {
 	if err != nil {
 		return err
 	}
-	_, err = db.pool.Exec(ctx, `INSERT INTO coupons (`+strings.Join(couponCopyCols, ", ")+`) VALUES (`+placeholders(len(row))+`)`, row...)
+	insert := `INSERT INTO coupons (` + strings.Join(couponCopyCols, ", ") + `) VALUES (` + placeholders(len(row)) + `)`
+	var events []storekit.OutboxRow
+	if c.Status == posgate.CouponIssued {
+		if events, err = db.outbox.Rows(ctx, posgate.CouponIssuedEvent(c, now), nil); err != nil {
+			return err
+		}
+	}
+	if len(events) == 0 {
+		_, err = db.pool.Exec(ctx, insert, row...)
+	} else {
+		err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, insert, row...); err != nil {
+				return err
+			}
+			return emitRows(ctx, tx, events)
+		})
+	}
 	if err != nil {
 		return couponWriteErr(err, posgate.AlreadyExists("coupon", c.Code), posgate.NotFound("loyalty user", c.UserID))
+	}
+	if len(events) > 0 {
+		db.outbox.Notify()
 	}
 	c.CreatedAt, c.UpdatedAt = now, now
 	return nil
 }
+
+// issuedCoupon is what a coupon.issued event of an import needs.
+type issuedCoupon struct{ posSystemID, companyID, code, userID string }
 
 // couponWriteErr maps a failed coupon write: a duplicate code, or a missing
 // loyalty user (the company was checked before).
@@ -383,16 +405,27 @@ func (s *copySource[T]) Err() error { return s.err }
 const analyzeAfter = 10_000
 
 // copyImport copies seq into table in one transaction.
+//
+// after, when not nil, runs in the transaction once the rows are copied
+// (the outbox rows of their events).
 func copyImport[T any](ctx context.Context, db *DB, table string, cols []string, seq iter.Seq2[T, error],
-	toRow func(n int, item T) ([]any, error), copyErr func(err error) error) (int, error) {
+	toRow func(n int, item T) ([]any, error), copyErr func(err error) error, after func(tx pgx.Tx) error) (int, error) {
 	next, stop := iter.Pull2(seq)
 	defer stop()
 	src := &copySource[T]{next: next, toRow: toRow}
 	var n int64
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		var err error
-		if n, err = tx.CopyFrom(ctx, pgx.Identifier{table}, cols, src); err != nil || n < analyzeAfter {
+		if n, err = tx.CopyFrom(ctx, pgx.Identifier{table}, cols, src); err != nil {
 			return err
+		}
+		if after != nil {
+			if err := after(tx); err != nil {
+				return err
+			}
+		}
+		if n < analyzeAfter {
+			return nil
 		}
 		// Plans over a table that just grew a lot would otherwise rest on
 		// stale statistics until autovacuum comes by.
@@ -423,6 +456,7 @@ func copyImport[T any](ctx context.Context, db *DB, table string, cols []string,
 // repeated within the import; PostgreSQL's own errors (a code that exists
 // already, an unknown loyalty user) are traced back to their items.
 func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, error]) (int, error) {
+	var issued []issuedCoupon // for their coupon.issued events
 	check := storekit.NewCompanyChecker(db.companyLocations)
 	now := posgate.Timestamp(db.now())
 	codes, users := importIndex{}, importIndex{}
@@ -441,7 +475,27 @@ func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, 
 			}
 		}
 		c.CreatedAt, c.UpdatedAt = now, now
+		if c.Status == posgate.CouponIssued {
+			issued = append(issued, issuedCoupon{c.POSSystemID, c.CompanyID, c.Code, c.UserID})
+		}
 		return couponRow(c, now)
+	}
+	emitted := false
+	defer func() {
+		if emitted {
+			db.outbox.Notify()
+		}
+	}()
+	after := func(tx pgx.Tx) error {
+		for _, ic := range issued {
+			c := &posgate.Coupon{POSSystemID: ic.posSystemID, CompanyID: ic.companyID, Code: ic.code, UserID: ic.userID}
+			e, err := db.emitIn(ctx, tx, posgate.CouponIssuedEvent(c, now))
+			if err != nil {
+				return err
+			}
+			emitted = emitted || e
+		}
+		return nil
 	}
 	return copyImport(ctx, db, "coupons", couponCopyCols, seq, toRow, func(err error) error {
 		var pgErr *pgconn.PgError
@@ -458,7 +512,7 @@ func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, 
 			}
 		}
 		return wrap(err, "import coupons")
-	})
+	}, after)
 }
 
 // FindCoupon returns the coupon whose code folds like code.
@@ -580,7 +634,7 @@ func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.Loy
 			}
 		}
 		return wrap(err, "import loyalty users")
-	})
+	}, nil)
 }
 
 // FindLoyaltyUser returns one loyalty user of a company.

@@ -67,19 +67,23 @@ func emitRows(ctx context.Context, q pgQuerier, rows []storekit.OutboxRow) error
 	return nil
 }
 
-// Emit implements posgate.LedgerTx.
-func (l *ledger) Emit(ctx context.Context, ev *posgate.Event) error {
-	rows, err := l.db.outbox.Rows(ctx, ev, func(ctx context.Context, posSystemID, companyID string) ([]*posgate.WebhookEndpoint, error) {
-		return loadEndpoints(ctx, l.tx, posSystemID, companyID)
+// emitIn writes ev's outbox rows in the transaction q and reports whether
+// there were any (the caller wakes the sender after its commit).
+func (db *DB) emitIn(ctx context.Context, q pgQuerier, ev *posgate.Event) (bool, error) {
+	rows, err := db.outbox.Rows(ctx, ev, func(ctx context.Context, posSystemID, companyID string) ([]*posgate.WebhookEndpoint, error) {
+		return loadEndpoints(ctx, q, posSystemID, companyID)
 	})
 	if err != nil || len(rows) == 0 {
-		return err
+		return false, err
 	}
-	if err := emitRows(ctx, l.tx, rows); err != nil {
-		return err
-	}
-	l.emitted = true
-	return nil
+	return true, emitRows(ctx, q, rows)
+}
+
+// Emit implements posgate.LedgerTx.
+func (l *ledger) Emit(ctx context.Context, ev *posgate.Event) error {
+	emitted, err := l.db.emitIn(ctx, l.tx, ev)
+	l.emitted = l.emitted || emitted
+	return err
 }
 
 // NotifyWebhooks implements posgate.WebhookStore.

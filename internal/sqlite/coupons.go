@@ -343,6 +343,8 @@ func (db *DB) inTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) er
 // checker remembers each company's locations, so that a bulk import checks
 // location limits without a query per coupon.
 type couponInserter struct {
+	db     *DB
+	outbox *sql.Stmt // the outbox insert, bound once an event needs it
 	tx     *sql.Tx
 	coupon *sql.Stmt
 	now    time.Time
@@ -350,7 +352,7 @@ type couponInserter struct {
 }
 
 func (db *DB) newCouponInserter(ctx context.Context, tx *sql.Tx) (*couponInserter, error) {
-	ins := &couponInserter{tx: tx, now: db.timestamp()}
+	ins := &couponInserter{db: db, tx: tx, now: db.timestamp()}
 	ins.check = storekit.NewCompanyChecker(ins.companyLocations)
 	var err error
 	if ins.coupon, err = tx.PrepareContext(ctx, insertCouponSQL); err != nil {
@@ -415,6 +417,14 @@ func (ins *couponInserter) insert(ctx context.Context, c *posgate.Coupon) error 
 		return writeErr(err, "create coupon", posgate.AlreadyExists("coupon", c.Code), posgate.NotFound("loyalty user", c.UserID))
 	}
 	c.CreatedAt, c.UpdatedAt = ins.now, ins.now
+	if c.Status == posgate.CouponIssued {
+		if ins.outbox == nil {
+			ins.outbox = ins.tx.StmtContext(ctx, ins.db.insertOutbox)
+		}
+		if _, err := ins.db.emit(ctx, ins.outbox, posgate.CouponIssuedEvent(c, ins.now)); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

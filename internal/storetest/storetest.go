@@ -93,6 +93,7 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"WebhookEndpoints", testWebhookEndpoints},
 		{"WebhookOutbox", testWebhookOutbox},
 		{"WebhookClaims", testWebhookClaims},
+		{"WebhookImportEvents", testWebhookImportEvents},
 		{"WebhookSenderOrderAndBackoff", testWebhookSenderOrderAndBackoff},
 		{"WebhookSenderDeadAndGone", testWebhookSenderDeadAndGone},
 	}

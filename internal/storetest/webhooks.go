@@ -397,3 +397,56 @@ func testWebhookSenderDeadAndGone(t *testing.T, e *env) {
 	e.apply(e.txInput(1, "T3", 1000))
 	check(t, "events after the endpoint is disabled", len(e.deliveries(ep)), 2)
 }
+
+// testWebhookImportEvents: coupons issued (alone or imported) and the
+// imports of promotions, products and categories emit their events.
+func testWebhookImportEvents(t *testing.T, e *env) {
+	ctx := t.Context()
+	couponFixture(e)
+	ep := e.endpoint("https://hooks.example.com/i", posgate.EventCouponIssued, posgate.EventPromotionsImported, posgate.EventCatalogueImported)
+	e.coupon(issued("N1"))
+	e.coupon(&posgate.Coupon{POSSystemID: "clover", CompanyID: "acme", Code: "N2", Status: posgate.CouponCancelled})
+	n, err := e.s.ImportCoupons(ctx, func(yield func(*posgate.Coupon, error) bool) {
+		for _, code := range []string{"I1", "I2"} {
+			c := issued(code)
+			c.UserID = "u1"
+			if !yield(c, nil) {
+				return
+			}
+		}
+	})
+	if err != nil || n != 2 {
+		t.Fatalf("ImportCoupons: %d, %v", n, err)
+	}
+	p := promo("P1", "A1")
+	accept(t, "acme", []string{"A1", "A2"}, p)
+	e.importPromotions("clover", "acme", 1, 0, p)
+	e.importCategories("clover", "acme", 1, 0, &posgate.Category{ID: "C1", Name: "Drinks"})
+	if _, _, err := e.s.ImportProducts(ctx, "clover", "acme", []*posgate.Product{{ID: "P1", Name: "Tea", CategoryID: "C1"}, {ID: "P2", Name: "Coffee", CategoryID: "C1"}}); err != nil {
+		t.Fatal(err)
+	}
+	list := e.deliveries(ep)
+	check(t, "events", deliveryTypes(list), []string{posgate.EventCouponIssued, posgate.EventCouponIssued, posgate.EventCouponIssued,
+		posgate.EventPromotionsImported, posgate.EventCatalogueImported, posgate.EventCatalogueImported})
+	check(t, "imported coupons' user", []string{list[0].UserID, list[1].UserID, list[2].UserID}, []string{"", "u1", "u1"})
+	var datas []string
+	for {
+		tasks := must[[]*posgate.DeliveryTask](t, "ClaimDeliveries")(e.s.ClaimDeliveries(ctx, "me", e.clk.Now(), time.Minute, 100))
+		if len(tasks) == 0 {
+			break
+		}
+		for _, tk := range tasks {
+			var body struct {
+				Data map[string]any `json:"data"`
+			}
+			json.Unmarshal(tk.Payload, &body)
+			if k, ok := body.Data["kind"]; ok {
+				datas = append(datas, k.(string)+" "+strconv.Itoa(int(body.Data["count"].(float64))))
+			} else {
+				datas = append(datas, body.Data["code"].(string))
+			}
+			must[bool](t, "RecordDelivery")(e.s.RecordDelivery(ctx, "me", &posgate.DeliveryResult{ID: tk.ID, Status: posgate.DeliveryDelivered, At: e.clk.Now()}))
+		}
+	}
+	check(t, "event data", datas, []string{"N1", "I1", "promotions 1", "productCategories 1", "products 2", "I2"})
+}
