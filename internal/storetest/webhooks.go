@@ -450,3 +450,30 @@ func testWebhookImportEvents(t *testing.T, e *env) {
 	}
 	check(t, "event data", datas, []string{"N1", "I1", "promotions 1", "productCategories 1", "products 2", "I2"})
 }
+
+// WebhookRollback checks that events roll back with their change: s is a
+// fresh store and abortEvent makes the database fail, from then on, the
+// insert of an outbox row of that event type, which the ledger writes
+// after the sale's coupon and balance events: the failed sale leaves no
+// transaction, no balance change and no event behind.
+func WebhookRollback(t *testing.T, s posgate.Store, abortEvent func(t *testing.T, eventType string)) {
+	clk := &clock{now: time.Date(2031, 5, 17, 10, 20, 30, 0, time.UTC)}
+	e := &env{t: t, s: s, clk: clk}
+	ctx := t.Context()
+	couponFixture(e)
+	e.coupon(issued("C1"))
+	ep := e.endpoint("https://hooks.example.com/r", posgate.EventTypes...)
+	abortEvent(t, posgate.EventTransactionRecorded)
+	in := e.txInput(1, "T1", 1000, func(in *posgate.TransactionInput) { in.CouponCodes = []string{"C1"} })
+	in.ID = uid()
+	if _, err := s.ApplyTransactions(ctx, []*posgate.TransactionInput{in}); err == nil {
+		t.Fatal("the sale succeeded although its event could not be written")
+	}
+	check(t, "events of the failed sale", deliveryTypes(e.deliveries(ep)), []string{})
+	_, err := s.FindTransaction(ctx, "clover", "acme", "T1")
+	checkErr(t, "the failed sale", err, posgate.ErrNotFound, `transaction "T1" not found`)
+	u := must[*posgate.LoyaltyUser](t, "FindLoyaltyUser")(s.FindLoyaltyUser(ctx, "clover", "acme", "u1"))
+	check(t, "balance after the failed sale", u.Points, int32(120))
+	c := must[*posgate.Coupon](t, "FindCoupon")(s.FindCoupon(ctx, "clover", "acme", "C1"))
+	check(t, "coupon after the failed sale", c.Status, posgate.CouponIssued)
+}
