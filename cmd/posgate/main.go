@@ -81,7 +81,7 @@ func commands() []command {
 		{"import productCategories", "send a JSON or CSV file of product categories to a running posgate's API: FILE --company C [--base-url U] --client-id I --client-secret S", cmdImportCategories},
 		{"products list", "list a company's products: --pos P --company C", cmdProductsList},
 		{"categories list", "list a company's product categories: --pos P --company C", cmdCategoriesList},
-	}, contentCommands()...)
+	}, append(contentCommands(), webhookCommands()...)...)
 }
 
 func main() {
