@@ -29,7 +29,7 @@ func TestWebhookCommands(t *testing.T) {
 		t.Fatalf("webhook add: %q", out)
 	}
 	id := m[1]
-	if out := cli("webhook", "list"); !regexp.MustCompile(`^ID\s+ENABLED\s+URL\s+EVENTS\s+NOTE\n` + id + `\s+true\s+http://127.0.0.1:9/h\s+coupon.issued,transaction.recorded\s*\n$`).MatchString(out) ||
+	if out := cli("webhook", "list"); !regexp.MustCompile(`^ID\s+ENABLED\s+URL\s+EVENTS\s+NOTE\n`+id+`\s+true\s+http://127.0.0.1:9/h\s+coupon.issued,transaction.recorded\s*\n$`).MatchString(out) ||
 		strings.Contains(out, "whsec_") {
 		t.Fatalf("webhook list:\n%s", out)
 	}
