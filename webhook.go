@@ -233,6 +233,17 @@ type WebhookStore interface {
 	// RecordDelivery stores an attempt's outcome if owner still holds the
 	// lease (false otherwise: another instance took it over).
 	RecordDelivery(ctx context.Context, owner string, r *DeliveryResult) (bool, error)
+	// RecordDeliveries stores attempts' outcomes in one transaction, each
+	// as RecordDelivery does, and returns how many were stored. A delivery
+	// that ends (Delivered or Dead) makes the next one of its (endpoint,
+	// user) due.
+	RecordDeliveries(ctx context.Context, owner string, rs []*DeliveryResult) (int, error)
+	// ReleaseWaiting makes due, at now, every waiting delivery (one written
+	// behind an earlier Pending one of its endpoint and user) that no
+	// longer has an earlier Pending one: RecordDeliveries does this for
+	// the next delivery, and this sweep catches one written beside a
+	// concurrent recording that could not see it.
+	ReleaseWaiting(ctx context.Context, now time.Time) (int, error)
 	ListWebhookDeliveries(ctx context.Context, q WebhookDeliveryQuery) ([]*WebhookDelivery, int, error)
 	// RedeliverWebhooks makes dead deliveries of an endpoint Pending and due
 	// at now: delivery id, or every dead one when id is 0. It returns how

@@ -19,8 +19,15 @@ import (
 const (
 	endpointCols = `id, pos_system_id, company_id, url, event_types, enabled, disabled_reason, secret, previous_secret,
 		previous_secret_until, created_at, updated_at`
+	// insertOutboxSQL writes a delivery due at once, or waiting (no
+	// next_attempt_at) behind an earlier Pending delivery of its endpoint
+	// and user: only the head of each user's queue is due, so that the
+	// claim never scans the events held back behind it. (Two transactions
+	// writing a user's first events at once may both make theirs due; the
+	// claim's own check keeps them in order.)
 	insertOutboxSQL = `INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, user_id, payload, status, next_attempt_at,
-		retry_from, created_at) VALUES ($1, $2, $3, $4, $5, 'Pending', $6, $6, $6)`
+		retry_from, created_at) VALUES ($1, $2, $3, $4, $5, 'Pending', CASE WHEN $4 = '' OR NOT EXISTS (SELECT 1 FROM webhook_deliveries p
+		WHERE p.endpoint_id = $1 AND p.user_id = $4 AND p.status = 'Pending') THEN $6::timestamptz END, $6, $6)`
 	deliveryCols = `id, endpoint_id, event_id, event_type, user_id, status, attempts, next_attempt_at, last_attempt_at,
 		last_status_code, last_error, last_response, created_at`
 )
@@ -58,9 +65,7 @@ func loadEndpoints(ctx context.Context, q pgQuerier, posSystemID, companyID stri
 // emitRows writes outbox rows with q (the caller's transaction).
 func emitRows(ctx context.Context, q pgQuerier, rows []storekit.OutboxRow) error {
 	for _, r := range rows {
-		var id int64
-		if err := q.QueryRow(ctx, insertOutboxSQL+` RETURNING id`, r.EndpointID, r.EventID, r.EventType, r.UserID, r.Payload,
-			r.CreatedAt).Scan(&id); err != nil {
+		if _, err := q.Exec(ctx, insertOutboxSQL, r.EndpointID, r.EventID, r.EventType, r.UserID, r.Payload, r.CreatedAt); err != nil {
 			return wrap(err, "emit "+r.EventType)
 		}
 	}
@@ -239,33 +244,68 @@ func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, 
 
 // RecordDelivery implements posgate.WebhookStore.
 func (db *DB) RecordDelivery(ctx context.Context, owner string, r *posgate.DeliveryResult) (bool, error) {
-	var next *time.Time
-	if r.Status == posgate.DeliveryPending {
-		next = &r.NextAttemptAt
-	}
-	var ok bool
+	n, err := db.RecordDeliveries(ctx, owner, []*posgate.DeliveryResult{r})
+	return n == 1, err
+}
+
+// RecordDeliveries implements posgate.WebhookStore: one transaction for a
+// batch of outcomes.
+func (db *DB) RecordDeliveries(ctx context.Context, owner string, rs []*posgate.DeliveryResult) (int, error) {
+	n, disabled := 0, false
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		var endpoint string
-		err := tx.QueryRow(ctx, `UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, next_attempt_at = $2,
-			lease_owner = NULL, lease_until = NULL, last_attempt_at = $3, last_status_code = $4, last_error = $5, last_response = $6
-			WHERE id = $7 AND lease_owner = $8 AND status = 'Pending' RETURNING endpoint_id`,
-			r.Status, next, r.At, r.StatusCode, r.Error, r.Response, r.ID, owner).Scan(&endpoint)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		} else if err != nil {
-			return err
+		n = 0
+		for _, r := range rs {
+			var next *time.Time
+			if r.Status == posgate.DeliveryPending {
+				next = &r.NextAttemptAt
+			}
+			var endpoint, user string
+			err := tx.QueryRow(ctx, `UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, next_attempt_at = $2,
+				lease_owner = NULL, lease_until = NULL, last_attempt_at = $3, last_status_code = $4, last_error = $5, last_response = $6
+				WHERE id = $7 AND lease_owner = $8 AND status = 'Pending' RETURNING endpoint_id, user_id`,
+				r.Status, next, r.At, r.StatusCode, r.Error, r.Response, r.ID, owner).Scan(&endpoint, &user)
+			if errors.Is(err, pgx.ErrNoRows) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			n++
+			if r.Status != posgate.DeliveryPending && user != "" {
+				// The next event of the user becomes due.
+				if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET next_attempt_at = $1 WHERE id = (SELECT min(id)
+					FROM webhook_deliveries WHERE endpoint_id = $2 AND user_id = $3 AND status = 'Pending') AND next_attempt_at IS NULL`,
+					r.At, endpoint, user); err != nil {
+					return err
+				}
+			}
+			if r.DisableEndpoint {
+				disabled = true
+				if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $1, updated_at = $2 WHERE id = $3`,
+					disabledBy410, r.At, endpoint); err != nil {
+					return err
+				}
+			}
 		}
-		ok = true
-		if r.DisableEndpoint {
-			_, err = tx.Exec(ctx, `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $1, updated_at = $2 WHERE id = $3`,
-				disabledBy410, r.At, endpoint)
-		}
-		return err
+		return nil
 	})
-	if r.DisableEndpoint {
+	if disabled {
 		db.outbox.Invalidate()
 	}
-	return ok, wrap(err, "record webhook delivery")
+	if err != nil {
+		return 0, wrap(err, "record webhook deliveries")
+	}
+	return n, nil
+}
+
+// ReleaseWaiting implements posgate.WebhookStore.
+func (db *DB) ReleaseWaiting(ctx context.Context, now time.Time) (int, error) {
+	tag, err := db.pool.Exec(ctx, `UPDATE webhook_deliveries d SET next_attempt_at = $1 WHERE d.status = 'Pending'
+		AND d.next_attempt_at IS NULL AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id
+			AND p.user_id = d.user_id AND p.status = 'Pending' AND p.id < d.id)`, now)
+	if err != nil {
+		return 0, wrap(err, "release waiting webhook deliveries")
+	}
+	return int(tag.RowsAffected()), nil
 }
 
 // disabledBy410 is the reason an endpoint that answered 410 Gone carries.

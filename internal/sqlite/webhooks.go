@@ -19,8 +19,13 @@ import (
 const (
 	endpointCols = `id, pos_system_id, company_id, url, event_types, enabled, disabled_reason, secret, previous_secret,
 		previous_secret_until, created_at, updated_at`
+	// insertOutboxSQL writes a delivery due at once, or waiting (no
+	// next_attempt_at) behind an earlier Pending delivery of its endpoint
+	// and user: only the head of each user's queue is due, so that the
+	// claim never scans the events held back behind it.
 	insertOutboxSQL = `INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, user_id, payload, status, next_attempt_at,
-		retry_from, created_at) VALUES (?, ?, ?, ?, ?, 'Pending', ?, ?, ?)`
+		retry_from, created_at) VALUES (?1, ?2, ?3, ?4, ?5, 'Pending', CASE WHEN ?4 = '' OR NOT EXISTS (SELECT 1 FROM webhook_deliveries p
+		WHERE p.endpoint_id = ?1 AND p.user_id = ?4 AND p.status = 'Pending') THEN ?6 END, ?6, ?6)`
 	deliveryCols = `id, endpoint_id, event_id, event_type, user_id, status, attempts, next_attempt_at, last_attempt_at,
 		last_status_code, last_error, last_response, created_at`
 )
@@ -75,7 +80,7 @@ func (db *DB) emit(ctx context.Context, stmt *sql.Stmt, ev *posgate.Event) (bool
 	}
 	for _, r := range rows {
 		at := formatTime(r.CreatedAt)
-		if _, err := stmt.ExecContext(ctx, r.EndpointID, r.EventID, r.EventType, r.UserID, r.Payload, at, at, at); err != nil {
+		if _, err := stmt.ExecContext(ctx, r.EndpointID, r.EventID, r.EventType, r.UserID, r.Payload, at); err != nil {
 			return false, fmt.Errorf("sqlite: emit %s: %w", ev.Type, err)
 		}
 	}
@@ -194,7 +199,7 @@ func (db *DB) EmitTestEvent(ctx context.Context, e *posgate.WebhookEndpoint, ev 
 		return "", err
 	}
 	at := formatTime(r.CreatedAt)
-	if _, err := db.write.ExecContext(ctx, insertOutboxSQL, e.ID, r.EventID, r.EventType, r.UserID, r.Payload, at, at, at); err != nil {
+	if _, err := db.write.ExecContext(ctx, insertOutboxSQL, e.ID, r.EventID, r.EventType, r.UserID, r.Payload, at); err != nil {
 		return "", writeErr(err, "emit test event", nil, posgate.NotFound("webhook endpoint", e.ID))
 	}
 	db.outbox.Notify()
@@ -258,35 +263,70 @@ func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, 
 
 // RecordDelivery implements posgate.WebhookStore.
 func (db *DB) RecordDelivery(ctx context.Context, owner string, r *posgate.DeliveryResult) (bool, error) {
-	var next any
-	if r.Status == posgate.DeliveryPending {
-		next = formatTime(r.NextAttemptAt)
-	}
-	var ok bool
-	err := db.inTx(ctx, "record webhook delivery", func(tx *sql.Tx) error {
-		var endpoint string
-		err := tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?,
-			lease_owner = NULL, lease_until = NULL, last_attempt_at = ?, last_status_code = ?, last_error = ?, last_response = ?
-			WHERE id = ? AND lease_owner = ? AND status = 'Pending' RETURNING endpoint_id`,
-			r.Status, next, formatTime(r.At), r.StatusCode, r.Error, r.Response, r.ID, owner).Scan(&endpoint)
-		if err == sql.ErrNoRows {
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("sqlite: record webhook delivery: %w", err)
-		}
-		ok = true
-		if r.DisableEndpoint {
-			if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ?`,
-				disabledBy410, formatTime(r.At), endpoint); err != nil {
+	n, err := db.RecordDeliveries(ctx, owner, []*posgate.DeliveryResult{r})
+	return n == 1, err
+}
+
+// RecordDeliveries implements posgate.WebhookStore: one write transaction
+// for a batch of outcomes, so that the sender costs the single writer one
+// commit per batch, not per event.
+func (db *DB) RecordDeliveries(ctx context.Context, owner string, rs []*posgate.DeliveryResult) (int, error) {
+	n, disabled := 0, false
+	err := db.inTx(ctx, "record webhook deliveries", func(tx *sql.Tx) error {
+		n = 0
+		for _, r := range rs {
+			var next any
+			if r.Status == posgate.DeliveryPending {
+				next = formatTime(r.NextAttemptAt)
+			}
+			var endpoint, user string
+			err := tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?,
+				lease_owner = NULL, lease_until = NULL, last_attempt_at = ?, last_status_code = ?, last_error = ?, last_response = ?
+				WHERE id = ? AND lease_owner = ? AND status = 'Pending' RETURNING endpoint_id, user_id`,
+				r.Status, next, formatTime(r.At), r.StatusCode, r.Error, r.Response, r.ID, owner).Scan(&endpoint, &user)
+			if err == sql.ErrNoRows {
+				continue
+			} else if err != nil {
 				return fmt.Errorf("sqlite: record webhook delivery: %w", err)
+			}
+			n++
+			if r.Status != posgate.DeliveryPending && user != "" {
+				// The next event of the user becomes due.
+				if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET next_attempt_at = ?1 WHERE id = (SELECT min(id)
+					FROM webhook_deliveries WHERE endpoint_id = ?2 AND user_id = ?3 AND status = 'Pending') AND next_attempt_at IS NULL`,
+					formatTime(r.At), endpoint, user); err != nil {
+					return fmt.Errorf("sqlite: record webhook delivery: %w", err)
+				}
+			}
+			if r.DisableEndpoint {
+				disabled = true
+				if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ?`,
+					disabledBy410, formatTime(r.At), endpoint); err != nil {
+					return fmt.Errorf("sqlite: record webhook delivery: %w", err)
+				}
 			}
 		}
 		return nil
 	})
-	if r.DisableEndpoint {
+	if disabled {
 		db.outbox.Invalidate()
 	}
-	return ok, err
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// ReleaseWaiting implements posgate.WebhookStore.
+func (db *DB) ReleaseWaiting(ctx context.Context, now time.Time) (int, error) {
+	res, err := db.write.ExecContext(ctx, `UPDATE webhook_deliveries SET next_attempt_at = ?1 WHERE status = 'Pending'
+		AND next_attempt_at IS NULL AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = webhook_deliveries.endpoint_id
+			AND p.user_id = webhook_deliveries.user_id AND p.status = 'Pending' AND p.id < webhook_deliveries.id)`, formatTime(now))
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: release waiting webhook deliveries: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
 }
 
 // disabledBy410 is the reason an endpoint that answered 410 Gone carries.

@@ -25,7 +25,7 @@ import (
 const (
 	DefaultTimeout  = 10 * time.Second
 	DefaultRetryFor = 72 * time.Hour
-	DefaultWorkers  = 8
+	DefaultWorkers  = 32
 	DefaultPoll     = time.Second
 )
 
@@ -108,12 +108,30 @@ func (s *Sender) Notify() {
 	}
 }
 
+// maxRecordBatch bounds the outcomes one transaction records.
+const maxRecordBatch = 256
+
+// releaseEvery is how many polls pass between sweeps of waiting
+// deliveries (see posgate.WebhookStore.ReleaseWaiting).
+const releaseEvery = 5
+
 // Run sends due deliveries until ctx ends, then waits for the attempts in
-// flight (each bounded by the timeout) to be recorded.
+// flight (each bounded by the timeout) to be recorded. Workers hand their
+// outcomes to one recorder, which stores every outcome waiting in one
+// transaction (group commit, as the stores' writers do): at SQLite's single
+// writer a commit per event would cost the sales their throughput.
 func (s *Sender) Run(ctx context.Context) {
-	defer s.wg.Wait()
+	results := make(chan *posgate.DeliveryResult, cap(s.slots))
+	recorded := make(chan struct{})
+	go s.record(context.WithoutCancel(ctx), results, recorded)
+	defer func() {
+		s.wg.Wait()
+		close(results)
+		<-recorded
+	}()
 	poll := time.NewTicker(s.cfg.Poll)
 	defer poll.Stop()
+	polls := 0
 	for {
 		free := cap(s.slots) - len(s.slots)
 		claimed := 0
@@ -128,9 +146,7 @@ func (s *Sender) Run(ctx context.Context) {
 				s.wg.Add(1)
 				go func() {
 					defer s.wg.Done()
-					s.attempt(context.WithoutCancel(ctx), t)
-					<-s.slots
-					s.Notify() // a slot is free, and the user's next event may be due
+					results <- s.attempt(context.WithoutCancel(ctx), t)
 				}()
 			}
 		}
@@ -148,26 +164,71 @@ func (s *Sender) Run(ctx context.Context) {
 			return
 		case <-s.wake:
 		case <-poll.C:
+			if polls++; polls%releaseEvery == 0 {
+				if _, err := s.cfg.Store.ReleaseWaiting(ctx, s.cfg.Now().UTC()); err != nil && ctx.Err() == nil {
+					s.cfg.Logger.Warn("webhooks: release waiting deliveries", slog.Any("err", err))
+				}
+			}
 		}
 	}
 }
 
-// RunOnce claims due deliveries and attempts them, waiting for each; it
-// returns how many it attempted. Tests drive the schedule with it.
+// record stores the outcomes of results in batches until it is closed,
+// frees their workers' slots and wakes the claim loop (a user's next event
+// is due once the previous one is recorded).
+func (s *Sender) record(ctx context.Context, results <-chan *posgate.DeliveryResult, done chan<- struct{}) {
+	defer close(done)
+	batch := make([]*posgate.DeliveryResult, 0, maxRecordBatch)
+	for r := range results {
+		batch = append(batch[:0], r)
+	collect:
+		for len(batch) < maxRecordBatch {
+			select {
+			case r, ok := <-results:
+				if !ok {
+					break collect
+				}
+				batch = append(batch, r)
+			default:
+				break collect
+			}
+		}
+		if _, err := s.cfg.Store.RecordDeliveries(ctx, s.owner, batch); err != nil {
+			s.cfg.Logger.Warn("webhooks: record deliveries", slog.Int("count", len(batch)), slog.Any("err", err))
+		}
+		for range batch {
+			<-s.slots
+		}
+		s.Notify()
+	}
+}
+
+// RunOnce releases waiting deliveries, claims due ones and attempts them,
+// records their outcomes in one transaction, and returns how many it
+// attempted. Tests drive the schedule with it.
 func (s *Sender) RunOnce(ctx context.Context) (int, error) {
+	if _, err := s.cfg.Store.ReleaseWaiting(ctx, s.cfg.Now().UTC()); err != nil {
+		return 0, err
+	}
 	tasks, err := s.cfg.Store.ClaimDeliveries(ctx, s.owner, s.cfg.Now().UTC(), s.Lease(), s.cfg.Workers)
 	if err != nil {
 		return 0, err
 	}
+	results := make([]*posgate.DeliveryResult, len(tasks))
 	var wg sync.WaitGroup
-	for _, t := range tasks {
+	for i, t := range tasks {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s.attempt(ctx, t)
+			results[i] = s.attempt(ctx, t)
 		}()
 	}
 	wg.Wait()
+	if len(results) > 0 {
+		if _, err := s.cfg.Store.RecordDeliveries(ctx, s.owner, results); err != nil {
+			return 0, err
+		}
+	}
 	return len(tasks), nil
 }
 
@@ -184,8 +245,8 @@ func Delay(n int, jitter float64) time.Duration {
 	return time.Duration(float64(d) * (0.8 + 0.4*jitter))
 }
 
-// attempt sends one delivery and records its outcome.
-func (s *Sender) attempt(ctx context.Context, t *posgate.DeliveryTask) {
+// attempt sends one delivery and returns its outcome, to be recorded.
+func (s *Sender) attempt(ctx context.Context, t *posgate.DeliveryTask) *posgate.DeliveryResult {
 	now := s.cfg.Now().UTC()
 	r := &posgate.DeliveryResult{ID: t.ID, At: now}
 	code, body, err := s.send(ctx, t, now)
@@ -209,13 +270,11 @@ func (s *Sender) attempt(ctx context.Context, t *posgate.DeliveryTask) {
 			r.Status = posgate.DeliveryPending
 		}
 	}
-	if _, err := s.cfg.Store.RecordDelivery(ctx, s.owner, r); err != nil {
-		s.cfg.Logger.Warn("webhooks: record delivery", slog.Int64("delivery", t.ID), slog.Any("err", err))
-	}
 	if r.Status != posgate.DeliveryDelivered {
 		s.cfg.Logger.Info("webhooks: delivery failed", slog.Int64("delivery", t.ID), slog.String("endpoint", t.Endpoint.ID),
 			slog.String("status", r.Status), slog.String("error", r.Error))
 	}
+	return r
 }
 
 // send posts the delivery, signed; it returns the answer's status and the
