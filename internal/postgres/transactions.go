@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 // Loyalty programs and transactions (docs/api.md §13). The rules live in
@@ -107,7 +108,10 @@ func (db *DB) inLedger(ctx context.Context, op string, fn func(l *ledger) error)
 		var l *ledger
 		err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 			l = &ledger{db: db, tx: tx}
-			return fn(l)
+			if err := fn(l); err != nil {
+				return err
+			}
+			return l.flush(ctx)
 		})
 		if err == nil && l.emitted {
 			db.outbox.Notify()
@@ -250,6 +254,11 @@ type ledger struct {
 	// emitted records that the transaction wrote outbox rows: its commit
 	// wakes the sender.
 	emitted bool
+	// events are the outbox rows emitted so far, written in one statement
+	// before the commit (flush); mark is their count at the item's
+	// savepoint, for a rejected item's to be dropped with it.
+	events []storekit.OutboxRow
+	mark   int
 }
 
 func (l *ledger) Now() time.Time { return posgate.Timestamp(l.db.now()) }
@@ -263,6 +272,7 @@ func (l *ledger) exec(ctx context.Context, op, sql string, args ...any) (int64, 
 }
 
 func (l *ledger) Savepoint(ctx context.Context) error {
+	l.mark = len(l.events)
 	if l.alone {
 		return nil
 	}
@@ -271,6 +281,7 @@ func (l *ledger) Savepoint(ctx context.Context) error {
 }
 
 func (l *ledger) RollbackToSavepoint(ctx context.Context) error {
+	l.events = l.events[:l.mark]
 	if l.alone {
 		return nil
 	}

@@ -25,7 +25,7 @@ import (
 const (
 	DefaultTimeout  = 10 * time.Second
 	DefaultRetryFor = 72 * time.Hour
-	DefaultWorkers  = 32
+	DefaultWorkers  = 128
 	DefaultPoll     = time.Second
 )
 
@@ -92,6 +92,10 @@ func New(cfg Config) *Sender {
 	}
 	s := &Sender{cfg: cfg, owner: uuid.NewString(), wake: make(chan struct{}, 1), slots: make(chan struct{}, cfg.Workers)}
 	s.client = NewClient(cfg.Timeout, cfg.AllowPrivate)
+	// Keep a connection per worker to a receiver: with fewer idle
+	// connections than workers, each attempt beyond them opened (and
+	// closed) a connection of its own.
+	s.client.Transport.(*http.Transport).MaxIdleConnsPerHost = cfg.Workers
 	return s
 }
 
@@ -338,7 +342,7 @@ func NewClient(timeout time.Duration, allowPrivate bool) *http.Client {
 		DialContext:           dialer.DialContext,
 		TLSHandshakeTimeout:   timeout,
 		ResponseHeaderTimeout: timeout,
-		MaxIdleConnsPerHost:   4,
+		MaxIdleConnsPerHost:   DefaultWorkers,
 		IdleConnTimeout:       90 * time.Second,
 	}
 	return &http.Client{Transport: transport, Timeout: timeout,
