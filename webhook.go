@@ -273,7 +273,7 @@ type SessionEventData struct {
 func SessionEvent(s *Session) *Event {
 	return &Event{Type: EventInteractionStarted, POSSystemID: s.POSSystemID, CompanyID: s.CompanyID, Time: s.CreatedAt,
 		Data: SessionEventData{SessionID: s.ID, POSSystemID: s.POSSystemID, CompanyID: s.CompanyID, LocationID: s.LocationID,
-			TerminalID: s.TerminalID, CreatedAt: s.CreatedAt.UTC(), ExpiresAt: s.ExpiresAt.UTC()}}
+			TerminalID: s.TerminalID, CreatedAt: Timestamp(s.CreatedAt), ExpiresAt: Timestamp(s.ExpiresAt)}}
 }
 
 // TransactionEventData is transaction.recorded's and

@@ -25,7 +25,7 @@ import (
 const (
 	DefaultTimeout  = 10 * time.Second
 	DefaultRetryFor = 72 * time.Hour
-	DefaultWorkers  = 128
+	DefaultWorkers  = 32
 	DefaultPoll     = time.Second
 )
 
