@@ -196,6 +196,14 @@ func TestWebhooksCheckout(t *testing.T) {
 		// Disabled: no new events; the lookup says None again.
 		r = e.admin_("PATCH", path, `{"enabled":false}`)
 		mustStatus(t, r, 200)
+		r = e.admin_("GET", path, "")
+		mustStatus(t, r, 200)
+		until := s.clock.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
+		if want := `{"data":{"id":"` + created.Data.ID + `","posSystemId":"clover","posCompanyId":"demo-company","url":"` + h.srv.URL + `/hook",` +
+			`"eventTypes":["interaction.started","transaction.recorded","loyalty.balance_changed","coupon.redeemed"],"enabled":false,` +
+			`"disabledReason":"","previousSecretUntil":"` + until + `","createdAt":"` + at + `","updatedAt":"` + at + `"}}`; string(r.Body) != want {
+			t.Fatalf("endpoint after disabling:\n got %s\nwant %s", r.Body, want)
+		}
 		e.session("TERM-05")
 		r = e.post(settingsPath, e.pos, `{"posCompanyId":"demo-company"}`)
 		if !strings.Contains(string(r.Body), `"channel":"None"`) {
