@@ -350,3 +350,12 @@ func CouponIssuedEvent(c *Coupon, at time.Time) *Event {
 	return &Event{Type: EventCouponIssued, POSSystemID: c.POSSystemID, CompanyID: c.CompanyID, UserID: c.UserID, Time: at,
 		Data: CouponEventData{Code: c.Code, POSSystemID: c.POSSystemID, CompanyID: c.CompanyID, UserID: c.UserID, At: at.UTC()}}
 }
+
+// BalanceAdjustedEvent is the event of an operator's change to u's
+// balances by points and stamps (u holds the new ones): as a sale's, with
+// no transaction.
+func BalanceAdjustedEvent(u *LoyaltyUser, points, stamps int32, seq int64, at time.Time) *Event {
+	return &Event{Type: EventLoyaltyBalanceChanged, POSSystemID: u.POSSystemID, CompanyID: u.CompanyID, UserID: u.ID, Time: at,
+		Data: BalanceEventData{POSSystemID: u.POSSystemID, CompanyID: u.CompanyID, UserID: u.ID, Points: u.Points, Stamps: u.Stamps,
+			PointsDelta: points, StampsDelta: stamps, Sequence: seq}}
+}

@@ -650,26 +650,42 @@ func (db *DB) FindLoyaltyUser(ctx context.Context, posSystemID, companyID, id st
 // copies are computed there) and writes the result.
 func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id string, upd posgate.LoyaltyUserUpdate) (*posgate.LoyaltyUser, error) {
 	var u *posgate.LoyaltyUser
+	emitted := false
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		var err error
 		u, err = scanUser(tx.QueryRow(ctx, findUserSQL+` FOR UPDATE`, posSystemID, companyID, id))
 		if err != nil {
 			return readErr(err, "update loyalty user", posgate.NotFound("loyalty user", id))
 		}
+		points, stamps := u.Points, u.Stamps
 		if err := posgate.ApplyUserUpdate(u, upd); err != nil {
 			return err
 		}
 		u.UpdatedAt = posgate.Timestamp(db.now())
 		keys := u.Keys()
-		_, err = tx.Exec(ctx, `UPDATE loyalty_users SET first_name = $4, last_name = $5, gender = $6, phone = $7, email = $8,
-			stamps = $9, points = $10, first_norm = $11, last_norm = $12, email_norm = $13, phone_digits = $14, updated_at = $15
-			WHERE pos_system_id = $1 AND company_id = $2 AND user_id = $3`,
+		changed := u.Points != points || u.Stamps != stamps
+		bump := 0
+		if changed {
+			bump = 1
+		}
+		var seq int64
+		err = tx.QueryRow(ctx, `UPDATE loyalty_users SET first_name = $4, last_name = $5, gender = $6, phone = $7, email = $8,
+			stamps = $9, points = $10, first_norm = $11, last_norm = $12, email_norm = $13, phone_digits = $14, updated_at = $15,
+			balance_seq = balance_seq + $16 WHERE pos_system_id = $1 AND company_id = $2 AND user_id = $3 RETURNING balance_seq`,
 			posSystemID, companyID, id, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points,
-			keys.First, keys.Last, keys.Email, keys.Digits, u.UpdatedAt)
-		return wrap(err, "update loyalty user")
+			keys.First, keys.Last, keys.Email, keys.Digits, u.UpdatedAt, bump).Scan(&seq)
+		if err != nil || !changed {
+			return wrap(err, "update loyalty user")
+		}
+		// An operator's adjustment is a balance change like a sale's.
+		emitted, err = db.emitIn(ctx, tx, posgate.BalanceAdjustedEvent(u, u.Points-points, u.Stamps-stamps, seq, u.UpdatedAt))
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if emitted {
+		db.outbox.Notify()
 	}
 	return u, nil
 }

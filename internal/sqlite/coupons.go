@@ -624,20 +624,27 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 		if err != nil {
 			return readErr(err, "update loyalty user", posgate.NotFound("loyalty user", id))
 		}
+		points, stamps := u.Points, u.Stamps
 		if err := posgate.ApplyUserUpdate(u, upd); err != nil {
 			return err
 		}
 		u.UpdatedAt = db.timestamp()
 		keys := u.Keys()
-		_, err = tx.ExecContext(ctx, `UPDATE loyalty_users SET first_name = ?, last_name = ?, gender = ?, phone = ?, email = ?,
-			stamps = ?, points = ?, first_norm = ?, last_norm = ?, email_norm = ?, phone_digits = ?, updated_at = ?
-			WHERE pos_system_id = ? AND company_id = ? AND user_id = ?`,
+		changed := u.Points != points || u.Stamps != stamps
+		var seq int64
+		err = tx.QueryRowContext(ctx, `UPDATE loyalty_users SET first_name = ?, last_name = ?, gender = ?, phone = ?, email = ?,
+			stamps = ?, points = ?, first_norm = ?, last_norm = ?, email_norm = ?, phone_digits = ?, updated_at = ?,
+			balance_seq = balance_seq + ? WHERE pos_system_id = ? AND company_id = ? AND user_id = ? RETURNING balance_seq`,
 			u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points, keys.First, keys.Last, keys.Email, keys.Digits,
-			formatTime(u.UpdatedAt), posSystemID, companyID, id)
+			formatTime(u.UpdatedAt), changed, posSystemID, companyID, id).Scan(&seq)
 		if err != nil {
 			return fmt.Errorf("sqlite: update loyalty user: %w", err)
 		}
-		return nil
+		if !changed {
+			return nil
+		}
+		// An operator's adjustment is a balance change like a sale's.
+		return db.emitTx(ctx, tx, posgate.BalanceAdjustedEvent(u, u.Points-points, u.Stamps-stamps, seq, u.UpdatedAt))
 	})
 	if err != nil {
 		return nil, err

@@ -180,6 +180,22 @@ func testWebhookOutbox(t *testing.T, e *env) {
 	check(t, "balance sequence numbers", seqs, []int64{2, 3, 4})
 	check(t, "refund's events", deliveryTypes(e.deliveries(all))[5:], []string{posgate.EventLoyaltyBalanceChanged, posgate.EventTransactionRefunded})
 
+	// An operator's adjustment is a balance change too (sequence 5); a
+	// change of name alone is not.
+	name := "Johnny"
+	must[*posgate.LoyaltyUser](t, "UpdateLoyaltyUser")(e.s.UpdateLoyaltyUser(ctx, "clover", "acme", "u1", posgate.LoyaltyUserUpdate{FirstName: &name}))
+	must[*posgate.LoyaltyUser](t, "UpdateLoyaltyUser")(e.s.UpdateLoyaltyUser(ctx, "clover", "acme", "u1", posgate.LoyaltyUserUpdate{AddPoints: 7}))
+	adj := must[[]*posgate.DeliveryTask](t, "ClaimDeliveries")(e.s.ClaimDeliveries(ctx, "me", e.clk.Now().Add(2*time.Minute), time.Minute, 100))
+	if len(adj) != 2 {
+		t.Fatalf("claimed %d after the adjustment, want its event at each balance endpoint", len(adj))
+	}
+	var body struct {
+		Data posgate.BalanceEventData `json:"data"`
+	}
+	json.Unmarshal(adj[0].Payload, &body)
+	check(t, "adjustment event", body.Data, posgate.BalanceEventData{POSSystemID: "clover", CompanyID: "acme", UserID: "u1",
+		Points: body.Data.Points, Stamps: body.Data.Stamps, PointsDelta: 7, Sequence: 5})
+
 	// A session emits interaction.started, with no user.
 	e.terminal("clover", "A1", "T1")
 	s := &posgate.Session{ID: "5f1c1e0a-8d4b-4f5e-9a61-0c2b7d9e4a11", POSSystemID: "clover", CompanyID: "acme", LocationID: "A1", TerminalID: "T1",
