@@ -40,6 +40,39 @@ func whSequence(e *env) (*sequence, error) {
 	return &sequence{Size: n, Formats: []string{whSessionFormat, whIDFormat}, Records: rotated[:min(len(rotated), n)]}, nil
 }
 
+// whPacedSequence is the paced row's requests: its own sessions and ids,
+// the plan from three quarters on, each connection pacing its requests so
+// that all of them make half the transaction row's rate (1,000/s when that
+// row did not run).
+func whPacedSequence(e *env) (*sequence, error) {
+	sales, _, err := txPlan(e)
+	if err != nil {
+		return nil, err
+	}
+	q := len(sales) * 3 / 4
+	rotated := append(slices.Clone(sales[q:]), sales[:q]...)
+	n := txSessions(e)
+	rate := e.Rates["transaction"] / 2
+	if rate <= 0 {
+		rate = 1000
+	}
+	pace := time.Duration(float64(time.Second) * float64(max(e.Conns, 1)) / rate)
+	return &sequence{Size: n, Formats: []string{"00000000-0000-4000-a000-%012d", "TP%d"}, Records: rotated[:min(len(rotated), n)],
+		Pace: pace}, nil
+}
+
+// setupPacedWebhookTransactions creates the paced row's sessions.
+func setupPacedWebhookTransactions(ctx context.Context, e *env) error {
+	if err := loadCouponData(ctx, e); err != nil {
+		return err
+	}
+	seq, err := whPacedSequence(e)
+	if err != nil {
+		return err
+	}
+	return createSessions(ctx, e, seq, "transaction+webhooks@half")
+}
+
 // setupWebhookTransactions creates the row's sessions.
 func setupWebhookTransactions(ctx context.Context, e *env) error {
 	if err := loadCouponData(ctx, e); err != nil {
