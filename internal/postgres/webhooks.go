@@ -283,42 +283,74 @@ func (db *DB) RecordDelivery(ctx context.Context, owner string, r *posgate.Deliv
 	return n == 1, err
 }
 
-// RecordDeliveries implements posgate.WebhookStore: one transaction for a
-// batch of outcomes.
+// recordSQL stores a batch of outcomes in one statement: each row only
+// while owner ($9) holds its lease and it is Pending.
+const recordSQL = `UPDATE webhook_deliveries d SET status = r.status, attempts = d.attempts + 1, next_attempt_at = r.next,
+		lease_owner = NULL, lease_until = NULL, last_attempt_at = r.at, last_status_code = r.code, last_error = r.err, last_response = r.resp
+	FROM unnest($1::bigint[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::integer[], $6::text[], $7::text[], $8::boolean[])
+		AS r(id, status, next, at, code, err, resp, disable)
+	WHERE d.id = r.id AND d.lease_owner = $9 AND d.status = 'Pending'
+	RETURNING d.endpoint_id, d.user_id, d.status, r.at, r.disable`
+
+// promoteSQL makes the next delivery of each (endpoint, user) whose head
+// ended due (see insertOutboxSQL).
+const promoteSQL = `UPDATE webhook_deliveries w SET next_attempt_at = k.at
+	FROM (SELECT k.at, (SELECT min(p.id) FROM webhook_deliveries p WHERE p.endpoint_id = k.e AND p.user_id = k.u AND p.status = 'Pending') AS next
+		FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS k(e, u, at)) k
+	WHERE w.id = k.next AND w.next_attempt_at IS NULL`
+
+// RecordDeliveries implements posgate.WebhookStore: one transaction of two
+// statements for a batch of outcomes (three when one disables its
+// endpoint), whatever its size.
 func (db *DB) RecordDeliveries(ctx context.Context, owner string, rs []*posgate.DeliveryResult) (int, error) {
 	n, disabled := 0, false
+	k := len(rs)
+	ids, statuses, nexts, ats := make([]int64, k), make([]string, k), make([]*time.Time, k), make([]time.Time, k)
+	codes, errs, resps, disable := make([]int32, k), make([]string, k), make([]string, k), make([]bool, k)
+	for i, r := range rs {
+		ids[i], statuses[i], ats[i], codes[i], errs[i], resps[i], disable[i] = r.ID, r.Status, r.At, int32(r.StatusCode), r.Error, r.Response, r.DisableEndpoint
+		if r.Status == posgate.DeliveryPending {
+			nexts[i] = &r.NextAttemptAt
+		}
+	}
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		n = 0
-		for _, r := range rs {
-			var next *time.Time
-			if r.Status == posgate.DeliveryPending {
-				next = &r.NextAttemptAt
-			}
-			var endpoint, user string
-			err := tx.QueryRow(ctx, `UPDATE webhook_deliveries SET status = $1, attempts = attempts + 1, next_attempt_at = $2,
-				lease_owner = NULL, lease_until = NULL, last_attempt_at = $3, last_status_code = $4, last_error = $5, last_response = $6
-				WHERE id = $7 AND lease_owner = $8 AND status = 'Pending' RETURNING endpoint_id, user_id`,
-				r.Status, next, r.At, r.StatusCode, r.Error, r.Response, r.ID, owner).Scan(&endpoint, &user)
-			if errors.Is(err, pgx.ErrNoRows) {
-				continue
-			} else if err != nil {
+		rows, err := tx.Query(ctx, recordSQL, ids, statuses, nexts, ats, codes, errs, resps, disable, owner)
+		if err != nil {
+			return err
+		}
+		var pe, pu, gone []string
+		var pat []time.Time
+		var goneAt []time.Time
+		for rows.Next() {
+			var endpoint, user, status string
+			var at time.Time
+			var dis bool
+			if err := rows.Scan(&endpoint, &user, &status, &at, &dis); err != nil {
+				rows.Close()
 				return err
 			}
 			n++
-			if r.Status != posgate.DeliveryPending && user != "" {
-				// The next event of the user becomes due.
-				if _, err := tx.Exec(ctx, `UPDATE webhook_deliveries SET next_attempt_at = $1 WHERE id = (SELECT min(id)
-					FROM webhook_deliveries WHERE endpoint_id = $2 AND user_id = $3 AND status = 'Pending') AND next_attempt_at IS NULL`,
-					r.At, endpoint, user); err != nil {
-					return err
-				}
+			if status != posgate.DeliveryPending && user != "" {
+				pe, pu, pat = append(pe, endpoint), append(pu, user), append(pat, at)
 			}
-			if r.DisableEndpoint {
-				disabled = true
-				if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $1, updated_at = $2 WHERE id = $3`,
-					disabledBy410, r.At, endpoint); err != nil {
-					return err
-				}
+			if dis {
+				gone, goneAt = append(gone, endpoint), append(goneAt, at)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(pe) > 0 {
+			if _, err := tx.Exec(ctx, promoteSQL, pe, pu, pat); err != nil {
+				return err
+			}
+		}
+		for i, endpoint := range gone {
+			disabled = true
+			if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $1, updated_at = $2 WHERE id = $3`,
+				disabledBy410, goneAt[i], endpoint); err != nil {
+				return err
 			}
 		}
 		return nil
