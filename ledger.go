@@ -51,8 +51,9 @@ type LedgerTx interface {
 	// EnrollUser inserts u unless its id is taken (created false).
 	EnrollUser(ctx context.Context, u *LoyaltyUser) (created bool, err error)
 	// AddBalance adds points (the result kept within int32) and stamps (the
-	// result at least 0) to a user's balances and returns them.
-	AddBalance(ctx context.Context, posSystemID, companyID, userID string, points, stamps int32) (newPoints, newStamps int32, err error)
+	// result at least 0) to a user's balances and returns them, with the
+	// user's balance sequence number, which it increments.
+	AddBalance(ctx context.Context, posSystemID, companyID, userID string, points, stamps int32) (newPoints, newStamps int32, seq int64, err error)
 
 	FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*Coupon, error)
 	// RedeemCoupon moves an Issued coupon unexpired at now to Redeemed and
@@ -65,6 +66,10 @@ type LedgerTx interface {
 	// RestoreCoupons gives the coupons a sale redeemed back (Issued) when
 	// they are still Redeemed and unexpired at now.
 	RestoreCoupons(ctx context.Context, posSystemID, companyID, saleID string, now time.Time) error
+
+	// Emit writes ev to the outbox of every endpoint subscribed to it, in
+	// this transaction (docs/api.md §19): a rolled-back item emits nothing.
+	Emit(ctx context.Context, ev *Event) error
 }
 
 // ApplyLedger applies items on tx in Date order (ties by Row), each inside
@@ -166,6 +171,9 @@ func applyOne(ctx context.Context, tx LedgerTx, it *TransactionInput) (*Transact
 	if err := tx.FinishTransaction(ctx, t); err != nil {
 		return nil, err
 	}
+	if err := tx.Emit(ctx, transactionEvent(it, t, &answer, tx.Now())); err != nil {
+		return nil, err
+	}
 	return &TransactionOutcome{Row: it.Row, Status: OutcomeCreated, Answer: b}, nil
 }
 
@@ -213,6 +221,9 @@ func sale(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transaction
 		seen[Fold(code)] = true
 		if res.Status == CouponRedeemed {
 			t.RedeemedCoupons = append(t.RedeemedCoupons, res.Code)
+			if err := tx.Emit(ctx, couponRedeemedEvent(it.POSSystemID, it.CompanyID, it.LocationID, it.TransactionID, res.Code, user, tx.Now())); err != nil {
+				return err
+			}
 		}
 		answer.Coupons = append(answer.Coupons, res)
 	}
@@ -220,8 +231,11 @@ func sale(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transaction
 		return nil
 	}
 	points, stamps := program.Earn(it.Amount)
-	bp, bs, err := tx.AddBalance(ctx, it.POSSystemID, it.CompanyID, user, points, stamps)
+	bp, bs, seq, err := tx.AddBalance(ctx, it.POSSystemID, it.CompanyID, user, points, stamps)
 	if err != nil {
+		return err
+	}
+	if err := tx.Emit(ctx, balanceEvent(it, user, bp, bs, points, stamps, seq, tx.Now())); err != nil {
 		return err
 	}
 	t.UserID, t.PointsEarned, t.StampsEarned = user, points, stamps
@@ -365,8 +379,11 @@ func refund(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transacti
 		if whole {
 			stamps = orig.StampsEarned
 		}
-		bp, bs, err := tx.AddBalance(ctx, it.POSSystemID, it.CompanyID, orig.UserID, -points, -stamps)
+		bp, bs, seq, err := tx.AddBalance(ctx, it.POSSystemID, it.CompanyID, orig.UserID, -points, -stamps)
 		if err != nil {
+			return nil, err
+		}
+		if err := tx.Emit(ctx, balanceEvent(it, orig.UserID, bp, bs, -points, -stamps, seq, tx.Now())); err != nil {
 			return nil, err
 		}
 		t.PointsEarned, t.StampsEarned = -points, -stamps
@@ -415,7 +432,37 @@ func RedeemForTransaction(ctx context.Context, tx LedgerTx, t *Transaction, code
 		user = c.UserID
 	}
 	res, err := redeem(ctx, tx, t.POSSystemID, t.CompanyID, locationID, code, user, owner, t.ID)
+	if err == nil && res.Status == CouponRedeemed {
+		err = tx.Emit(ctx, couponRedeemedEvent(t.POSSystemID, t.CompanyID, locationID, t.TransactionID, res.Code, user, now))
+	}
 	return res, now, err
+}
+
+// transactionEvent is the event of a recorded sale or refund.
+func transactionEvent(it *TransactionInput, t *Transaction, answer *TransactionAnswer, now time.Time) *Event {
+	typ := EventTransactionRecorded
+	if it.Type == TransactionRefund {
+		typ = EventTransactionRefunded
+	}
+	return &Event{Type: typ, POSSystemID: t.POSSystemID, CompanyID: t.CompanyID, UserID: t.UserID, Time: now,
+		Data: TransactionEventData{ID: t.ID, TransactionID: t.TransactionID, POSSystemID: t.POSSystemID, CompanyID: t.CompanyID,
+			LocationID: t.LocationID, TerminalID: t.TerminalID, SessionID: t.SessionID, TransactionType: t.Type,
+			TransactionAmount: t.Amount, TransactionDate: t.Date.UTC(), OriginalTransactionID: t.OriginalTransactionID,
+			Loyalty: answer.Loyalty, Coupons: answer.Coupons}}
+}
+
+// couponRedeemedEvent is the event of a coupon redeemed by a transaction.
+func couponRedeemedEvent(posSystemID, companyID, locationID, transactionID, code, user string, now time.Time) *Event {
+	return &Event{Type: EventCouponRedeemed, POSSystemID: posSystemID, CompanyID: companyID, UserID: user, Time: now,
+		Data: CouponEventData{Code: code, POSSystemID: posSystemID, CompanyID: companyID, LocationID: locationID,
+			TransactionID: transactionID, UserID: user, At: now.UTC()}}
+}
+
+// balanceEvent is the event of a balance change by a transaction.
+func balanceEvent(it *TransactionInput, user string, points, stamps, dp, ds int32, seq int64, now time.Time) *Event {
+	return &Event{Type: EventLoyaltyBalanceChanged, POSSystemID: it.POSSystemID, CompanyID: it.CompanyID, UserID: user, Time: now,
+		Data: BalanceEventData{POSSystemID: it.POSSystemID, CompanyID: it.CompanyID, UserID: user, Points: points, Stamps: stamps,
+			PointsDelta: dp, StampsDelta: ds, Sequence: seq, TransactionID: it.TransactionID}}
 }
 
 // ownerMatches reports whether a claimed owner is u: every name, e-mail and

@@ -25,6 +25,7 @@ type Store interface {
 	TransactionStore
 	AuditStore
 	PeopleStore
+	WebhookStore
 
 	// Ping reports whether the store can serve requests (for /readyz).
 	Ping(ctx context.Context) error

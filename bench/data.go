@@ -47,6 +47,11 @@ type env struct {
 	// loaded names the data sets setup functions have loaded, so that
 	// scenarios sharing one (the coupon searches) load it once.
 	loaded map[string]bool
+	// Conns is the run's wrk connection count; Rates holds the req/s of
+	// the rows measured so far, by scenario name (a paced row runs at a
+	// share of another row's rate).
+	Conns int
+	Rates map[string]float64
 }
 
 // dataset is the tenancy data every run loads: one POS system with one

@@ -56,7 +56,10 @@ func startPosgate(ctx context.Context, bin, dsn, logPath string, profile bool, e
 	}
 	// The rate limit is on (its cost is measured) but far above one
 	// client's load: every row is one client. -serve-args may override it.
-	args := append([]string{"serve", "--listen", addr, "--database", dsn, "--rate-limit", "1000000", "--rate-burst", "1000000"}, extra...)
+	// Webhooks may reach the benchmark's own receiver on 127.0.0.1 (the
+	// transaction+webhooks row); no other row registers an endpoint.
+	args := append([]string{"serve", "--listen", addr, "--database", dsn, "--rate-limit", "1000000", "--rate-burst", "1000000",
+		"--webhooks-allow-private"}, extra...)
 	p := &proc{BaseURL: "http://" + addr}
 	if profile {
 		dbg, err := freeAddr()

@@ -231,6 +231,43 @@ var scenarios = []scenario{
 		target: target{minRatio: 0.15, zeroErrors: true},
 	},
 	{
+		// The transaction row's sales with their events delivered: an
+		// endpoint of the company, subscribed to the events a sale writes
+		// (coupon.redeemed, loyalty.balance_changed, transaction.recorded),
+		// points at a receiver in this process. Its own sessions and
+		// transaction ids; the sales take the second half of the plan, whose
+		// coupons the transaction row has not redeemed. The check waits for
+		// every event of the row's sales and reports the delivery lag
+		// (receipt minus the event's timestamp).
+		name:   "transaction+webhooks",
+		method: http.MethodPost,
+		path:   "/pos/{pos}/transaction",
+		body:   txBody,
+		auth:   authBearer,
+		seq:    whSequence,
+		setup:  setupWebhookTransactions,
+		verify: verifyWebhookTransaction,
+		before: startWebhookReceiver,
+		check:  checkWebhookDeliveries,
+		target: target{minRatio: 0.15, zeroErrors: true},
+	},
+	{
+		// The same at half the rate the transaction row reached (each
+		// connection paced, wrk's delay()): the delivery lag when the sales
+		// leave the sender its share of the machine.
+		name:   "transaction+webhooks@half",
+		method: http.MethodPost,
+		path:   "/pos/{pos}/transaction",
+		body:   txBody,
+		auth:   authBearer,
+		seq:    whPacedSequence,
+		setup:  setupPacedWebhookTransactions,
+		verify: verifyWebhookTransaction,
+		before: startWebhookReceiver,
+		check:  checkWebhookDeliveries,
+		target: target{zeroErrors: true},
+	},
+	{
 		// The offline replay: one POST of 1,000 sessionless sales, timed;
 		// three of them, the median counts.
 		name:   "transactionBatch",

@@ -40,7 +40,7 @@ func runStore(ctx context.Context, o *options, bin, kind string, rep *report) er
 		return err
 	}
 	e := &env{Kind: kind, DSN: dsn, Rows: o.rows, Data: data, HTTP: &http.Client{Timeout: 30 * time.Second}, Keys: map[string][][]string{}, loaded: map[string]bool{},
-		RowTime: o.warmup + o.load.Duration.Round(time.Second)}
+		RowTime: o.warmup + o.load.Duration.Round(time.Second), Conns: o.load.Connections, Rates: map[string]float64{}}
 	logf("%s: loading the data set (%d rows per generated table)", kind, o.rows)
 	t0 := time.Now()
 	if e.Store, err = openStore(ctx, dsn); err != nil {
@@ -79,6 +79,7 @@ func runStore(ctx context.Context, o *options, bin, kind string, rep *report) er
 		logf("%s: %s", kind, sc.name)
 		r := runScenario(ctx, o, p, e, sc)
 		r.Scenario, r.Store, r.target = sc.name, kind, sc.target
+		e.Rates[sc.name] = r.RPS
 		if r.Err != nil {
 			logf("%s: %s: %v", kind, sc.name, r.Err)
 		} else {

@@ -112,6 +112,12 @@ func setupTransactions(ctx context.Context, e *env) error {
 	if err != nil {
 		return err
 	}
+	return createSessions(ctx, e, seq, "transaction")
+}
+
+// createSessions creates session i of seq at the terminal of its sale i,
+// through the store, for the row named row.
+func createSessions(ctx context.Context, e *env, seq *sequence, row string) error {
 	t0, now := time.Now(), time.Now()
 	// The stores commit concurrent CreateSession calls together: many
 	// workers make the load quick.
@@ -151,7 +157,7 @@ feed:
 	if ferr != nil {
 		return ferr
 	}
-	logf("%s: %d sessions for the transaction row (%d sales at %d/s over %s) in %s", e.Kind, seq.Size, len(seq.Records),
+	logf("%s: %d sessions for the %s row (%d sales at %d/s over %s) in %s", e.Kind, seq.Size, row, len(seq.Records),
 		txPeakRate, e.RowTime, time.Since(t0).Round(time.Millisecond))
 	return nil
 }

@@ -157,6 +157,10 @@ type sequence struct {
 	// fixed-width string, a few bytes per field, instead of one rendered
 	// request per index.
 	Records [][]string
+	// Pace, when set, makes each connection wait that long before each
+	// request (wrk's delay()): an open rate of connections/Pace requests
+	// per second at most, instead of as many as the server answers.
+	Pace time.Duration
 }
 
 // seqFormat is what a sequence's format may be: safe key characters around
@@ -269,6 +273,7 @@ function request()
   end
   return wrk.format(%[1]s, %[2]s, headers, %[3]s)
 end
+%[5]s
 function done(summary, latency, requests)
 %[4]s
   local most, total = 0, 0
@@ -279,8 +284,16 @@ function done(summary, latency, requests)
   end
   io.write(string.format("BENCH_SEQ %%d %%d\n", most, total))
 end
-`, strconv.Quote(method), luaTemplate(path), luaBody(body), luaSummary)
+`, strconv.Quote(method), luaTemplate(path), luaBody(body), luaSummary, paceLua(s.Pace))
 	return b.String(), nil
+}
+
+// paceLua is the delay() function of a paced sequence, or nothing.
+func paceLua(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("function delay()\n  return %d\nend", max(1, d.Milliseconds()))
 }
 
 // luaTemplate turns a template with $1…$9 into a Lua expression over the

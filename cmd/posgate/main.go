@@ -91,7 +91,7 @@ func commands() []command {
 		{"products list", "list a company's products: --pos P --company C", cmdProductsList},
 		{"categories list", "list a company's product categories: --pos P --company C", cmdCategoriesList},
 		{"audit list", "list the audit log of operator writes, newest first: [--actor A] [--action A] [--target-type T] [--target-id I] [--pos P] [--company C] [--location L] [--from T] [--to T] [--limit N] [--cursor C]", cmdAuditList},
-	}, append(contentCommands(), peopleCommands()...)...)
+	}, append(append(contentCommands(), peopleCommands()...), webhookCommands()...)...)
 }
 
 func main() {

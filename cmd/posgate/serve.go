@@ -17,6 +17,7 @@ import (
 	"github.com/posgate/posgate/internal/httpapi"
 	"github.com/posgate/posgate/internal/logbuf"
 	"github.com/posgate/posgate/internal/storecache"
+	"github.com/posgate/posgate/internal/webhook"
 )
 
 // defaultDatabase is the SQLite file used when --database is not given.
@@ -64,6 +65,10 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	fs.DurationVar(&cfg.AuthLockout, "auth-lockout", auth.DefaultLockout, "the window failed client authentications are counted in, and how long a lockout lasts")
 	fs.DurationVar(&cfg.DrainDelay, "drain-delay", defaultDrainDelay, "how long SIGTERM keeps serving, with /readyz at 503 and Connection: close, before it shuts down (0: at once)")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "private address for Prometheus metrics (/metrics), e.g. 127.0.0.1:9090; never the public listener")
+	fs.BoolVar(&cfg.NoWebhooks, "no-webhooks", false, "send no webhooks from this instance (events still go to the outbox, for the instances that send)")
+	fs.BoolVar(&cfg.WebhooksAllowPrivate, "webhooks-allow-private", false, "allow webhook endpoints on private, loopback and link-local addresses (tests, demos, receivers on the same network)")
+	fs.DurationVar(&cfg.WebhookTimeout, "webhook-timeout", webhook.DefaultTimeout, "how long one webhook delivery attempt may take")
+	fs.DurationVar(&cfg.WebhookRetryFor, "webhook-retry-for", webhook.DefaultRetryFor, "how long a failing webhook delivery is retried before it is dead")
 	gcPercent := fs.Int("gc-percent", defaultGCPercent, "garbage collector target: heap growth in percent over the live heap before a collection (Go's GOGC, which wins when set)")
 	memLimit := fs.Int64("memory-limit", defaultMemoryLimit, "soft memory limit in bytes: the collector works harder near it (Go's GOMEMLIMIT, which wins when set; 0: none)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")

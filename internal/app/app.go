@@ -28,6 +28,7 @@ import (
 	"github.com/posgate/posgate/internal/sqlite"
 	"github.com/posgate/posgate/internal/storecache"
 	"github.com/posgate/posgate/internal/storekit"
+	"github.com/posgate/posgate/internal/webhook"
 )
 
 // Config is everything `posgate serve` can be told.
@@ -91,6 +92,17 @@ type Config struct {
 	// MetricsListen is the address of the Prometheus listener
 	// (docs/api.md §16.5); empty: no metrics.
 	MetricsListen string
+
+	// NoWebhooks keeps this instance from sending webhooks (events are
+	// still written to the outbox, for the instances that send).
+	NoWebhooks bool
+	// WebhooksAllowPrivate lets endpoints be registered on, and deliveries
+	// reach, private and loopback addresses (docs/api.md §19.1).
+	WebhooksAllowPrivate bool
+	// WebhookTimeout bounds one delivery attempt (0: 10 s); WebhookRetryFor
+	// is how long a delivery is retried before it is dead (0: 72 h).
+	WebhookTimeout  time.Duration
+	WebhookRetryFor time.Duration
 }
 
 // Addrs are the addresses Serve bound, reported once it is ready.
@@ -228,6 +240,8 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		Now:               now,
 		Sandbox:           sandbox,
 		RateLimit:         defaultRateLimit(cfg.RateLimit, cfg.RateBurst),
+
+		WebhookAllowPrivate: cfg.WebhooksAllowPrivate,
 	})
 	api := httpapi.New(svc, a, httpapi.Config{
 		BaseURL:            addrs.BaseURL,
@@ -252,6 +266,18 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	defer stopBG()
 	go a.Run(bg)
 	go sweepSessions(bg, store, now, log)
+	senderDone := make(chan struct{})
+	if cfg.NoWebhooks {
+		close(senderDone)
+	} else {
+		sender := webhook.New(webhook.Config{Store: store, Now: now, Timeout: cfg.WebhookTimeout, RetryFor: cfg.WebhookRetryFor,
+			AllowPrivate: cfg.WebhooksAllowPrivate, Logger: log})
+		store.NotifyWebhooks(sender.Notify)
+		go func() {
+			defer close(senderDone)
+			sender.Run(bg)
+		}()
+	}
 
 	servers := []*http.Server{newServer(api.Handler(), log)}
 	listeners := []net.Listener{apiLn}
@@ -313,6 +339,10 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 			firstErr = fmt.Errorf("shutdown: %w", err)
 		}
 	}
+	// The sender records the attempts in flight (each bounded by its
+	// timeout) before the store closes.
+	stopBG()
+	<-senderDone
 	return firstErr
 }
 

@@ -438,7 +438,7 @@ func postOperations(t *testing.T) []postOperation {
 	}
 	ids := map[string]string{"posSystemId": "clover", "posCompanyId": "demo-company", "posLocationId": "LOC123",
 		"terminalId": "TERM-05", "clientId": "demo-pos", "code": "Sl75Ev", "userId": "john-doe", "slideId": "welcome",
-		"transactionId": "T-ANY", "personId": "manager@demo.posgate"} // any id: an empty key is refused before the path's objects are looked up
+		"transactionId": "T-ANY", "personId": "manager@demo.posgate", "endpointId": "wh_any", "deliveryId": "1"} // any id: an empty key is refused before the path's objects are looked up
 	param := regexp.MustCompile(`\{([^}]+)\}`)
 	var ops []postOperation
 	for path, item := range doc.Paths {

@@ -214,6 +214,19 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("GET "+company+"/loyalty-users/{userId}", s.admin(s.endpoint(s.getLoyaltyUser)))
 	mux.HandleFunc("PATCH "+company+"/loyalty-users/{userId}", s.admin(bodyEndpoint(s, adminBody, s.updateLoyaltyUser)))
 
+	// Webhook endpoints and their deliveries (docs/api.md §19).
+	const hook = company + "/webhooks/{endpointId}"
+	mux.HandleFunc("POST "+company+"/webhooks", s.admin(bodyEndpoint(s, adminBody, s.createWebhook)))
+	mux.HandleFunc("GET "+company+"/webhooks", s.admin(s.endpoint(s.listWebhooks)))
+	mux.HandleFunc("GET "+hook, s.admin(s.endpoint(s.getWebhook)))
+	mux.HandleFunc("PATCH "+hook, s.admin(bodyEndpoint(s, adminBody, s.updateWebhook)))
+	mux.HandleFunc("DELETE "+hook, s.admin(s.endpoint(s.deleteWebhook)))
+	mux.HandleFunc("POST "+hook+"/rotate-secret", s.admin(s.endpoint(s.rotateWebhookSecret)))
+	mux.HandleFunc("POST "+hook+"/test", s.admin(s.endpoint(s.testWebhook)))
+	mux.HandleFunc("GET "+hook+"/deliveries", s.admin(s.endpoint(s.listWebhookDeliveries)))
+	mux.HandleFunc("POST "+hook+"/deliveries/redeliver", s.admin(s.endpoint(s.redeliverWebhooks)))
+	mux.HandleFunc("POST "+hook+"/deliveries/{deliveryId}/redeliver", s.admin(s.endpoint(s.redeliverWebhook)))
+
 	// Operator API.
 	mux.HandleFunc("POST /admin/v1/pos-systems", s.admin(bodyEndpoint(s, adminBody, s.createPOSSystem)))
 	mux.HandleFunc("GET /admin/v1/pos-systems", s.admin(s.endpoint(s.listPOSSystems)))

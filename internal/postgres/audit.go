@@ -66,7 +66,11 @@ func (db *DB) Atomic(ctx context.Context, fn func(ctx context.Context) error) er
 	if fnErr != nil {
 		return fnErr
 	}
-	return wrap(err, "commit")
+	if err != nil {
+		return wrap(err, "commit")
+	}
+	db.outbox.Notify() // the writes inside may have emitted events (docs/api.md §19)
+	return nil
 }
 
 // AppendAudit implements posgate.AuditStore.

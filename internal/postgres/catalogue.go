@@ -160,6 +160,7 @@ func (db *DB) ReplaceCatalogue(ctx context.Context, c *posgate.Catalogue) error 
 // ImportProducts COPYs the products into a staging table and upserts them
 // from it, in one transaction; an unchanged product is not rewritten.
 func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string, products []*posgate.Product) (created, updated int, err error) {
+	emitted := false
 	err = pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error {
 		if err := lockCatalogue(ctx, tx, posSystemID, companyID); err != nil {
 			return err
@@ -200,6 +201,9 @@ func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string,
 		if err != nil {
 			return err
 		}
+		if emitted, err = db.emitIn(ctx, tx, posgate.ImportEvent(posSystemID, companyID, "products", len(products), posgate.Timestamp(db.now()))); err != nil {
+			return err
+		}
 		return bumpCatalogueVersion(ctx, tx, posSystemID, companyID)
 	})
 	if err != nil {
@@ -208,6 +212,9 @@ func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string,
 		}
 		return 0, 0, wrap(err, "import products")
 	}
+	if emitted {
+		db.outbox.Notify()
+	}
 	return created, len(products) - created, nil
 }
 
@@ -215,6 +222,7 @@ func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string,
 // against it and upserts what plan returns, all in one transaction under
 // the company's catalogue lock.
 func (db *DB) ImportCategories(ctx context.Context, posSystemID, companyID string, plan func(stored map[string]string) ([]*posgate.Category, error)) (created, updated int, err error) {
+	emitted := false
 	err = pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error {
 		if err := lockCatalogue(ctx, tx, posSystemID, companyID); err != nil {
 			return err
@@ -248,6 +256,9 @@ func (db *DB) ImportCategories(ctx context.Context, posSystemID, companyID strin
 			posSystemID, companyID, idsCol, names, parents, catalogs, posgate.Timestamp(db.now())); err != nil {
 			return err
 		}
+		if emitted, err = db.emitIn(ctx, tx, posgate.ImportEvent(posSystemID, companyID, "productCategories", created+updated, posgate.Timestamp(db.now()))); err != nil {
+			return err
+		}
 		return bumpCatalogueVersion(ctx, tx, posSystemID, companyID)
 	})
 	if err != nil {
@@ -255,6 +266,9 @@ func (db *DB) ImportCategories(ctx context.Context, posSystemID, companyID strin
 			return 0, 0, err
 		}
 		return 0, 0, wrap(err, "import categories")
+	}
+	if emitted {
+		db.outbox.Notify()
 	}
 	return created, updated, nil
 }

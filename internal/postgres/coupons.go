@@ -294,13 +294,35 @@ func (db *DB) CreateCoupon(ctx context.Context, c *posgate.Coupon) error {
 	if err != nil {
 		return err
 	}
-	_, err = db.q(ctx).Exec(ctx, `INSERT INTO coupons (`+strings.Join(couponCopyCols, ", ")+`) VALUES (`+placeholders(len(row))+`)`, row...)
+	insert := `INSERT INTO coupons (` + strings.Join(couponCopyCols, ", ") + `) VALUES (` + placeholders(len(row)) + `)`
+	var events []storekit.OutboxRow
+	if c.Status == posgate.CouponIssued {
+		if events, err = db.outbox.Rows(ctx, posgate.CouponIssuedEvent(c, now), nil); err != nil {
+			return err
+		}
+	}
+	if len(events) == 0 {
+		_, err = db.q(ctx).Exec(ctx, insert, row...)
+	} else {
+		err = pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, insert, row...); err != nil {
+				return err
+			}
+			return emitRows(ctx, tx, events)
+		})
+	}
 	if err != nil {
 		return couponWriteErr(err, posgate.AlreadyExists("coupon", c.Code), posgate.NotFound("loyalty user", c.UserID))
+	}
+	if len(events) > 0 {
+		db.outbox.Notify()
 	}
 	c.CreatedAt, c.UpdatedAt = now, now
 	return nil
 }
+
+// issuedCoupon is what a coupon.issued event of an import needs.
+type issuedCoupon struct{ posSystemID, companyID, code, userID string }
 
 // couponWriteErr maps a failed coupon write: a duplicate code, or a missing
 // loyalty user (the company was checked before).
@@ -394,16 +416,27 @@ func (s *copySource[T]) Err() error { return s.err }
 const analyzeAfter = 10_000
 
 // copyImport copies seq into table in one transaction.
+//
+// after, when not nil, runs in the transaction once the rows are copied
+// (the outbox rows of their events).
 func copyImport[T any](ctx context.Context, db *DB, table string, cols []string, seq iter.Seq2[T, error],
-	toRow func(n int, item T) ([]any, error), copyErr func(err error) error) (int, error) {
+	toRow func(n int, item T) ([]any, error), copyErr func(err error) error, after func(tx pgx.Tx) error) (int, error) {
 	next, stop := iter.Pull2(seq)
 	defer stop()
 	src := &copySource[T]{next: next, toRow: toRow}
 	var n int64
 	err := pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error {
 		var err error
-		if n, err = tx.CopyFrom(ctx, pgx.Identifier{table}, cols, src); err != nil || n < analyzeAfter {
+		if n, err = tx.CopyFrom(ctx, pgx.Identifier{table}, cols, src); err != nil {
 			return err
+		}
+		if after != nil {
+			if err := after(tx); err != nil {
+				return err
+			}
+		}
+		if n < analyzeAfter {
+			return nil
 		}
 		// Plans over a table that just grew a lot would otherwise rest on
 		// stale statistics until autovacuum comes by.
@@ -434,6 +467,7 @@ func copyImport[T any](ctx context.Context, db *DB, table string, cols []string,
 // repeated within the import; PostgreSQL's own errors (a code that exists
 // already, an unknown loyalty user) are traced back to their items.
 func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, error]) (int, error) {
+	var issued []issuedCoupon // for their coupon.issued events
 	check := storekit.NewCompanyChecker(db.companyLocations)
 	now := posgate.Timestamp(db.now())
 	codes, users := importIndex{}, importIndex{}
@@ -452,7 +486,27 @@ func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, 
 			}
 		}
 		c.CreatedAt, c.UpdatedAt = now, now
+		if c.Status == posgate.CouponIssued {
+			issued = append(issued, issuedCoupon{c.POSSystemID, c.CompanyID, c.Code, c.UserID})
+		}
 		return couponRow(c, now)
+	}
+	emitted := false
+	defer func() {
+		if emitted {
+			db.outbox.Notify()
+		}
+	}()
+	after := func(tx pgx.Tx) error {
+		for _, ic := range issued {
+			c := &posgate.Coupon{POSSystemID: ic.posSystemID, CompanyID: ic.companyID, Code: ic.code, UserID: ic.userID}
+			e, err := db.emitIn(ctx, tx, posgate.CouponIssuedEvent(c, now))
+			if err != nil {
+				return err
+			}
+			emitted = emitted || e
+		}
+		return nil
 	}
 	return copyImport(ctx, db, "coupons", couponCopyCols, seq, toRow, func(err error) error {
 		var pgErr *pgconn.PgError
@@ -469,7 +523,7 @@ func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, 
 			}
 		}
 		return wrap(err, "import coupons")
-	})
+	}, after)
 }
 
 // FindCoupon returns the coupon whose code folds like code.
@@ -591,7 +645,7 @@ func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.Loy
 			}
 		}
 		return wrap(err, "import loyalty users")
-	})
+	}, nil)
 }
 
 // FindLoyaltyUser returns one loyalty user of a company.
@@ -607,26 +661,42 @@ func (db *DB) FindLoyaltyUser(ctx context.Context, posSystemID, companyID, id st
 // copies are computed there) and writes the result.
 func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id string, upd posgate.LoyaltyUserUpdate) (*posgate.LoyaltyUser, error) {
 	var u *posgate.LoyaltyUser
+	emitted := false
 	err := pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error {
 		var err error
 		u, err = scanUser(tx.QueryRow(ctx, findUserSQL+` FOR UPDATE`, posSystemID, companyID, id))
 		if err != nil {
 			return readErr(err, "update loyalty user", posgate.NotFound("loyalty user", id))
 		}
+		points, stamps := u.Points, u.Stamps
 		if err := posgate.ApplyUserUpdate(u, upd); err != nil {
 			return err
 		}
 		u.UpdatedAt = posgate.Timestamp(db.now())
 		keys := u.Keys()
-		_, err = tx.Exec(ctx, `UPDATE loyalty_users SET first_name = $4, last_name = $5, gender = $6, phone = $7, email = $8,
-			stamps = $9, points = $10, first_norm = $11, last_norm = $12, email_norm = $13, phone_digits = $14, updated_at = $15
-			WHERE pos_system_id = $1 AND company_id = $2 AND user_id = $3`,
+		changed := u.Points != points || u.Stamps != stamps
+		bump := 0
+		if changed {
+			bump = 1
+		}
+		var seq int64
+		err = tx.QueryRow(ctx, `UPDATE loyalty_users SET first_name = $4, last_name = $5, gender = $6, phone = $7, email = $8,
+			stamps = $9, points = $10, first_norm = $11, last_norm = $12, email_norm = $13, phone_digits = $14, updated_at = $15,
+			balance_seq = balance_seq + $16 WHERE pos_system_id = $1 AND company_id = $2 AND user_id = $3 RETURNING balance_seq`,
 			posSystemID, companyID, id, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points,
-			keys.First, keys.Last, keys.Email, keys.Digits, u.UpdatedAt)
-		return wrap(err, "update loyalty user")
+			keys.First, keys.Last, keys.Email, keys.Digits, u.UpdatedAt, bump).Scan(&seq)
+		if err != nil || !changed {
+			return wrap(err, "update loyalty user")
+		}
+		// An operator's adjustment is a balance change like a sale's.
+		emitted, err = db.emitIn(ctx, tx, posgate.BalanceAdjustedEvent(u, u.Points-points, u.Stamps-stamps, seq, u.UpdatedAt))
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if emitted {
+		db.outbox.Notify()
 	}
 	return u, nil
 }

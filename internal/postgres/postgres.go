@@ -48,6 +48,7 @@ type DB struct {
 	now        func() time.Time
 	migrations []migration
 	sessions   *storekit.SessionWriter // groups CreateSession's inserts
+	outbox     *storekit.Outbox        // webhook subscriptions and wake-up (webhooks.go)
 }
 
 var _ posgate.Store = (*DB)(nil)
@@ -89,6 +90,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if db.now == nil {
 		db.now = time.Now
 	}
+	db.outbox = storekit.NewOutbox(db.loadEndpoints, db.now)
 	if opts.NoMigrate {
 		err = db.checkVersion(ctx)
 	} else {

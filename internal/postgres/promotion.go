@@ -379,8 +379,15 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 	if err := bumpCatalogueVersion(ctx, imp.tx, imp.posSystemID, imp.companyID); err != nil {
 		return 0, 0, wrap(err, "import promotions")
 	}
+	emitted, err := imp.db.emitIn(ctx, imp.tx, posgate.ImportEvent(imp.posSystemID, imp.companyID, "promotions", imp.staged, posgate.Timestamp(imp.db.now())))
+	if err != nil {
+		return 0, 0, err
+	}
 	if err := imp.tx.Commit(ctx); err != nil {
 		return 0, 0, wrap(err, "import promotions: commit")
+	}
+	if emitted {
+		imp.db.outbox.Notify()
 	}
 	imp.state = 2
 	imp.conn.Close(context.WithoutCancel(ctx))

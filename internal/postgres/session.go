@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/storekit"
 )
@@ -45,15 +47,61 @@ func (si sessionInserter) InsertSessions(ctx context.Context, group []*storekit.
 		ids[i], pos[i], companies[i], locations[i], terminals[i] = s.ID, s.POSSystemID, s.CompanyID, s.LocationID, s.TerminalID
 		created[i], expires[i] = s.CreatedAt, s.ExpiresAt
 	}
-	_, err := si.db.pool.Exec(ctx, insertSessionsSQL, ids, pos, companies, locations, terminals, created, expires)
+	events, err := si.db.sessionEvents(ctx, group)
+	if err != nil {
+		return nil, err
+	}
+	if len(events) == 0 {
+		_, err = si.db.pool.Exec(ctx, insertSessionsSQL, ids, pos, companies, locations, terminals, created, expires)
+		return nil, err
+	}
+	err = pgx.BeginFunc(ctx, si.db.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, insertSessionsSQL, ids, pos, companies, locations, terminals, created, expires); err != nil {
+			return err
+		}
+		return emitRows(ctx, tx, events)
+	})
+	if err == nil {
+		si.db.outbox.Notify()
+	}
 	return nil, err
+}
+
+// sessionEvents returns the outbox rows of the sessions' interaction.started
+// events.
+func (db *DB) sessionEvents(ctx context.Context, group []*storekit.SessionRequest) ([]storekit.OutboxRow, error) {
+	var out []storekit.OutboxRow
+	for _, r := range group {
+		rows, err := db.outbox.Rows(ctx, posgate.SessionEvent(r.Session), nil)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rows...)
+	}
+	return out, nil
 }
 
 // InsertSession implements storekit.SessionInserter.
 func (si sessionInserter) InsertSession(ctx context.Context, s *posgate.Session) error {
 	ctx, cancel := context.WithTimeout(ctx, sessionBatchTimeout)
 	defer cancel()
-	_, err := si.db.pool.Exec(ctx, insertSessionSQL, s.ID, s.POSSystemID, s.CompanyID, s.LocationID, s.TerminalID, s.CreatedAt, s.ExpiresAt)
+	events, err := si.db.outbox.Rows(ctx, posgate.SessionEvent(s), nil)
+	if err != nil {
+		return err
+	}
+	if len(events) == 0 {
+		_, err = si.db.pool.Exec(ctx, insertSessionSQL, s.ID, s.POSSystemID, s.CompanyID, s.LocationID, s.TerminalID, s.CreatedAt, s.ExpiresAt)
+	} else {
+		err = pgx.BeginFunc(ctx, si.db.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, insertSessionSQL, s.ID, s.POSSystemID, s.CompanyID, s.LocationID, s.TerminalID, s.CreatedAt, s.ExpiresAt); err != nil {
+				return err
+			}
+			return emitRows(ctx, tx, events)
+		})
+		if err == nil {
+			si.db.outbox.Notify()
+		}
+	}
 	if err != nil {
 		return writeErr(err, "create session", posgate.AlreadyExists("session", s.ID), posgate.NotFound("terminal", s.TerminalID))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 // Loyalty programs and transactions (docs/api.md §13). The rules live in
@@ -104,7 +105,17 @@ func retryable(err error) bool {
 // times) when PostgreSQL breaks a deadlock by aborting it.
 func (db *DB) inLedger(ctx context.Context, op string, fn func(l *ledger) error) error {
 	for attempt := 0; ; attempt++ {
-		err := pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error { return fn(&ledger{db: db, tx: tx}) })
+		var l *ledger
+		err := pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error {
+			l = &ledger{db: db, tx: tx}
+			if err := fn(l); err != nil {
+				return err
+			}
+			return l.flush(ctx)
+		})
+		if err == nil && l.emitted {
+			db.outbox.Notify()
+		}
 		if err == nil || !retryable(err) || attempt == 4 {
 			if err != nil && posgate.ErrorCode(err) == posgate.EINTERNAL {
 				return fmt.Errorf("postgres: %s: %w", op, err)
@@ -240,6 +251,14 @@ type ledger struct {
 	// and ApplyTransactions rolls it back as a whole when the item is
 	// rejected.
 	alone bool
+	// emitted records that the transaction wrote outbox rows: its commit
+	// wakes the sender.
+	emitted bool
+	// events are the outbox rows emitted so far, written in one statement
+	// before the commit (flush); mark is their count at the item's
+	// savepoint, for a rejected item's to be dropped with it.
+	events []storekit.OutboxRow
+	mark   int
 }
 
 func (l *ledger) Now() time.Time { return posgate.Timestamp(l.db.now()) }
@@ -253,6 +272,7 @@ func (l *ledger) exec(ctx context.Context, op, sql string, args ...any) (int64, 
 }
 
 func (l *ledger) Savepoint(ctx context.Context) error {
+	l.mark = len(l.events)
 	if l.alone {
 		return nil
 	}
@@ -261,6 +281,7 @@ func (l *ledger) Savepoint(ctx context.Context) error {
 }
 
 func (l *ledger) RollbackToSavepoint(ctx context.Context) error {
+	l.events = l.events[:l.mark]
 	if l.alone {
 		return nil
 	}
@@ -365,16 +386,17 @@ func (l *ledger) EnrollUser(ctx context.Context, u *posgate.LoyaltyUser) (bool, 
 	return n == 1, err
 }
 
-func (l *ledger) AddBalance(ctx context.Context, posSystemID, companyID, userID string, points, stamps int32) (int32, int32, error) {
+func (l *ledger) AddBalance(ctx context.Context, posSystemID, companyID, userID string, points, stamps int32) (int32, int32, int64, error) {
 	var p, s int32
+	var seq int64
 	err := l.tx.QueryRow(ctx, `UPDATE loyalty_users SET points = greatest(least(points::bigint + $1, 2147483647), -2147483648)::integer,
-		stamps = greatest(least(stamps::bigint + $2, 2147483647), 0)::integer, updated_at = $3
-		WHERE pos_system_id = $4 AND company_id = $5 AND user_id = $6 RETURNING points, stamps`,
-		int64(points), int64(stamps), l.Now(), posSystemID, companyID, userID).Scan(&p, &s)
+		stamps = greatest(least(stamps::bigint + $2, 2147483647), 0)::integer, updated_at = $3, balance_seq = balance_seq + 1
+		WHERE pos_system_id = $4 AND company_id = $5 AND user_id = $6 RETURNING points, stamps, balance_seq`,
+		int64(points), int64(stamps), l.Now(), posSystemID, companyID, userID).Scan(&p, &s, &seq)
 	if err != nil {
-		return 0, 0, readErr(err, "add to balance", posgate.NotFound("loyalty user", userID))
+		return 0, 0, 0, readErr(err, "add to balance", posgate.NotFound("loyalty user", userID))
 	}
-	return p, s, nil
+	return p, s, seq, nil
 }
 
 func (l *ledger) FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*posgate.Coupon, error) {

@@ -65,6 +65,11 @@ type Config struct {
 	// service sets the channel "cli" here; with none, the channel is "api",
 	// whose adapter sets an origin for every operator request.
 	Origin posgate.AuditOrigin
+
+	// WebhookAllowPrivate lets operators register webhook endpoints on
+	// private and loopback addresses (--webhooks-allow-private,
+	// docs/api.md §19.1).
+	WebhookAllowPrivate bool
 }
 
 // Service is posgate's use cases over one store. It is safe for concurrent

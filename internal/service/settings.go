@@ -19,10 +19,9 @@ const (
 	AccountNotFound AccountStatus = "AccountNotFound"
 )
 
-// Notification channels and statuses of the settings lookup. posgate sends
-// no notifications yet, so every company answers NotificationsDisabled on
-// ChannelNone; the webhook values are the interface's, kept for the day
-// posgate sends events.
+// Notification channels and statuses of the settings lookup: a company
+// with an enabled webhook endpoint answers NotificationsActive on
+// ChannelWebhook, any other NotificationsDisabled on ChannelNone.
 const (
 	ChannelNone           = "None"
 	ChannelWebhook        = "Webhook"
@@ -121,6 +120,15 @@ func (s *Service) LookupSettings(ctx context.Context, p *posgate.Principal, posS
 		IsProductsImportEnabled:   f.ProductsImport,
 		// POS rules are not served by posgate: false, whatever the
 		// switches.
+	}
+	// A company with an enabled webhook endpoint is notified by webhook
+	// (docs/api.md §19.5).
+	hooked, err := s.store.HasEnabledWebhook(ctx, posSystemID, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	if hooked {
+		out.NotificationSettings.Status, out.NotificationSettings.Channel = NotificationsActive, ChannelWebhook
 	}
 	return out, nil
 }

@@ -67,6 +67,7 @@ func (db *DB) Atomic(ctx context.Context, fn func(ctx context.Context) error) er
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: commit: %w", err)
 	}
+	db.outbox.Committed() // the writes inside may have emitted events (docs/api.md §19)
 	return nil
 }
 

@@ -205,9 +205,13 @@ func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string,
 	if err := bumpCatalogueVersion(ctx, tx, posSystemID, companyID); err != nil {
 		return 0, 0, fmt.Errorf("sqlite: import products: %w", err)
 	}
+	if err := db.emitTx(ctx, tx.Tx, posgate.ImportEvent(posSystemID, companyID, "products", created+updated, db.timestamp())); err != nil {
+		return 0, 0, err
+	}
 	if err := tx.Commit(); err != nil {
 		return 0, 0, fmt.Errorf("sqlite: import products: %w", err)
 	}
+	db.outbox.Committed()
 	return created, updated, nil
 }
 
@@ -258,9 +262,13 @@ func (db *DB) ImportCategories(ctx context.Context, posSystemID, companyID strin
 			return 0, 0, fmt.Errorf("sqlite: import categories: %w", err)
 		}
 	}
+	if err := db.emitTx(ctx, tx.Tx, posgate.ImportEvent(posSystemID, companyID, "productCategories", created+updated, db.timestamp())); err != nil {
+		return 0, 0, err
+	}
 	if err := tx.Commit(); err != nil {
 		return 0, 0, fmt.Errorf("sqlite: import categories: %w", err)
 	}
+	db.outbox.Committed()
 	return created, updated, nil
 }
 

@@ -340,6 +340,7 @@ func (db *DB) inTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) er
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: %s: %w", op, err)
 	}
+	db.outbox.Committed()
 	return nil
 }
 
@@ -347,6 +348,8 @@ func (db *DB) inTx(ctx context.Context, op string, fn func(tx *sql.Tx) error) er
 // checker remembers each company's locations, so that a bulk import checks
 // location limits without a query per coupon.
 type couponInserter struct {
+	db     *DB
+	outbox *sql.Stmt // the outbox insert, bound once an event needs it
 	tx     *sql.Tx
 	coupon *sql.Stmt
 	now    time.Time
@@ -354,7 +357,7 @@ type couponInserter struct {
 }
 
 func (db *DB) newCouponInserter(ctx context.Context, tx *sql.Tx) (*couponInserter, error) {
-	ins := &couponInserter{tx: tx, now: db.timestamp()}
+	ins := &couponInserter{db: db, tx: tx, now: db.timestamp()}
 	ins.check = storekit.NewCompanyChecker(ins.companyLocations)
 	var err error
 	if ins.coupon, err = tx.PrepareContext(ctx, insertCouponSQL); err != nil {
@@ -419,6 +422,14 @@ func (ins *couponInserter) insert(ctx context.Context, c *posgate.Coupon) error 
 		return writeErr(err, "create coupon", posgate.AlreadyExists("coupon", c.Code), posgate.NotFound("loyalty user", c.UserID))
 	}
 	c.CreatedAt, c.UpdatedAt = ins.now, ins.now
+	if c.Status == posgate.CouponIssued {
+		if ins.outbox == nil {
+			ins.outbox = ins.tx.StmtContext(ctx, ins.db.insertOutbox)
+		}
+		if _, err := ins.db.emit(ctx, ins.outbox, posgate.CouponIssuedEvent(c, ins.now)); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -618,20 +629,27 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 		if err != nil {
 			return readErr(err, "update loyalty user", posgate.NotFound("loyalty user", id))
 		}
+		points, stamps := u.Points, u.Stamps
 		if err := posgate.ApplyUserUpdate(u, upd); err != nil {
 			return err
 		}
 		u.UpdatedAt = db.timestamp()
 		keys := u.Keys()
-		_, err = tx.ExecContext(ctx, `UPDATE loyalty_users SET first_name = ?, last_name = ?, gender = ?, phone = ?, email = ?,
-			stamps = ?, points = ?, first_norm = ?, last_norm = ?, email_norm = ?, phone_digits = ?, updated_at = ?
-			WHERE pos_system_id = ? AND company_id = ? AND user_id = ?`,
+		changed := u.Points != points || u.Stamps != stamps
+		var seq int64
+		err = tx.QueryRowContext(ctx, `UPDATE loyalty_users SET first_name = ?, last_name = ?, gender = ?, phone = ?, email = ?,
+			stamps = ?, points = ?, first_norm = ?, last_norm = ?, email_norm = ?, phone_digits = ?, updated_at = ?,
+			balance_seq = balance_seq + ? WHERE pos_system_id = ? AND company_id = ? AND user_id = ? RETURNING balance_seq`,
 			u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points, keys.First, keys.Last, keys.Email, keys.Digits,
-			formatTime(u.UpdatedAt), posSystemID, companyID, id)
+			formatTime(u.UpdatedAt), changed, posSystemID, companyID, id).Scan(&seq)
 		if err != nil {
 			return fmt.Errorf("sqlite: update loyalty user: %w", err)
 		}
-		return nil
+		if !changed {
+			return nil
+		}
+		// An operator's adjustment is a balance change like a sale's.
+		return db.emitTx(ctx, tx, posgate.BalanceAdjustedEvent(u, u.Points-points, u.Stamps-stamps, seq, u.UpdatedAt))
 	})
 	if err != nil {
 		return nil, err

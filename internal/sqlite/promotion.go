@@ -786,7 +786,11 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 		r = imp.write(ctx, writeLimits{})
 	}
 	if r.err == nil {
+		r.err = imp.db.emitTx(ctx, r.tx, posgate.ImportEvent(imp.posSystemID, imp.companyID, "promotions", r.created+r.updated, imp.db.timestamp()))
+	}
+	if r.err == nil {
 		if r.err = r.tx.Commit(); r.err == nil {
+			imp.db.outbox.Committed()
 			return r.created, r.updated, nil
 		}
 	}

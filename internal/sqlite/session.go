@@ -49,7 +49,20 @@ type sessionInserter struct{ db *DB }
 
 // InsertSession implements storekit.SessionInserter.
 func (si sessionInserter) InsertSession(ctx context.Context, s *posgate.Session) error {
-	return si.db.insertSession(ctx, si.db.createSession, s)
+	ev := posgate.SessionEvent(s)
+	rows, err := si.db.outbox.Rows(ctx, ev, nil)
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 { // no endpoint takes it: no transaction needed
+		return si.db.insertSession(ctx, si.db.createSession, s)
+	}
+	return si.db.inTx(ctx, "create session", func(tx *sql.Tx) error {
+		if err := si.db.insertSession(ctx, tx.StmtContext(ctx, si.db.createSession), s); err != nil {
+			return err
+		}
+		return si.db.emitTx(ctx, tx, ev)
+	})
 }
 
 // InsertSessions implements storekit.SessionInserter: every row of group in
@@ -63,15 +76,25 @@ func (si sessionInserter) InsertSessions(ctx context.Context, group []*storekit.
 	}
 	defer tx.Rollback()
 	stmt := tx.StmtContext(ctx, si.db.createSession)
+	var outbox *sql.Stmt // bound once an event needs it
 	errs = make([]error, len(group))
 	for i, r := range group {
 		if errs[i] = si.db.insertSession(ctx, stmt, r.Session); errs[i] != nil && posgate.ErrorCode(errs[i]) == posgate.EINTERNAL {
 			return nil, errs[i]
 		}
+		if errs[i] == nil {
+			if outbox == nil {
+				outbox = tx.StmtContext(ctx, si.db.insertOutbox)
+			}
+			if _, err := si.db.emit(ctx, outbox, posgate.SessionEvent(r.Session)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
+	si.db.outbox.Committed()
 	return errs, nil
 }
 

@@ -113,6 +113,10 @@ type DB struct {
 	findSession          *sql.Stmt
 	findCarouselSettings *sql.Stmt
 	effectiveReceipt     *sql.Stmt
+	// insertOutbox writes an event's row for one endpoint (webhooks.go),
+	// on the write connection, bound to the transaction of the change.
+	insertOutbox *sql.Stmt
+	outbox       *storekit.Outbox
 
 	sessions *storekit.SessionWriter // group commit of CreateSession
 	ledger   *storekit.LedgerWriter  // group commit of single sales (transactions.go)
@@ -136,6 +140,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if db.now == nil {
 		db.now = time.Now
 	}
+	db.outbox = storekit.NewOutbox(db.loadEndpoints, db.now)
 	var err error
 	if db.write, err = sql.Open("sqlite", withParams(dsn, writeParams)); err != nil {
 		return nil, fmt.Errorf("sqlite: open %q: %w", dsn, err)
@@ -197,6 +202,7 @@ func (db *DB) init(ctx context.Context, noMigrate bool) error {
 		{&db.findClient, db.read, findClientSQL},
 		{&db.listSigningKeys, db.read, listSigningKeysSQL},
 		{&db.createSession, db.write, createSessionSQL},
+		{&db.insertOutbox, db.write, insertOutboxSQL},
 		{&db.findSession, db.read, findSessionSQL},
 		{&db.findCarouselSettings, db.read, findCarouselSettingsSQL},
 		{&db.effectiveReceipt, db.read, effectiveReceiptSQL},

@@ -292,8 +292,8 @@ var ledgerSQL = [ledgerStmtCount]string{
 		phone, email, stamps, points, first_norm, last_norm, email_norm, phone_digits, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 	lsAddBalance: `UPDATE loyalty_users SET points = max(min(points + ?1, 2147483647), -2147483648),
-		stamps = max(min(stamps + ?2, 2147483647), 0), updated_at = ?3
-		WHERE pos_system_id = ?4 AND company_id = ?5 AND user_id = ?6 RETURNING points, stamps`,
+		stamps = max(min(stamps + ?2, 2147483647), 0), updated_at = ?3, balance_seq = balance_seq + 1
+		WHERE pos_system_id = ?4 AND company_id = ?5 AND user_id = ?6 RETURNING points, stamps, balance_seq`,
 	lsFindCoupon: findCouponSQL,
 	lsRedeemCoupon: `UPDATE coupons SET status = 'Redeemed', updated_at = ?1
 		WHERE pos_system_id = ?2 AND company_id = ?3 AND code_norm = ?4 AND status = 'Issued' AND (available_until IS NULL OR available_until >= ?1)`,
@@ -336,6 +336,8 @@ type ledger struct {
 	db    *DB
 	tx    *sql.Tx
 	bound [ledgerStmtCount]*sql.Stmt // the statements bound to tx so far
+	// outbox is the outbox insert bound to tx, once an event was emitted.
+	outbox *sql.Stmt
 }
 
 func (db *DB) newLedger(tx *sql.Tx) *ledger { return &ledger{db: db, tx: tx} }
@@ -472,13 +474,14 @@ func (l *ledger) EnrollUser(ctx context.Context, u *posgate.LoyaltyUser) (bool, 
 	return n == 1, err
 }
 
-func (l *ledger) AddBalance(ctx context.Context, posSystemID, companyID, userID string, points, stamps int32) (int32, int32, error) {
+func (l *ledger) AddBalance(ctx context.Context, posSystemID, companyID, userID string, points, stamps int32) (int32, int32, int64, error) {
 	var p, s int32
-	err := l.row(ctx, lsAddBalance, points, stamps, formatTime(l.db.timestamp()), posSystemID, companyID, userID).Scan(&p, &s)
+	var seq int64
+	err := l.row(ctx, lsAddBalance, points, stamps, formatTime(l.db.timestamp()), posSystemID, companyID, userID).Scan(&p, &s, &seq)
 	if err != nil {
-		return 0, 0, readErr(err, "add to balance", posgate.NotFound("loyalty user", userID))
+		return 0, 0, 0, readErr(err, "add to balance", posgate.NotFound("loyalty user", userID))
 	}
-	return p, s, nil
+	return p, s, seq, nil
 }
 
 func (l *ledger) FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*posgate.Coupon, error) {

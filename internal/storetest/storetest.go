@@ -96,6 +96,13 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"People", testPeople},
 		{"SignIns", testSignIns},
 		{"AuthCodesAndRefreshTokens", testAuthCodesAndRefreshTokens},
+		// Webhook endpoints, the outbox and its delivery (webhooks.go).
+		{"WebhookEndpoints", testWebhookEndpoints},
+		{"WebhookOutbox", testWebhookOutbox},
+		{"WebhookClaims", testWebhookClaims},
+		{"WebhookImportEvents", testWebhookImportEvents},
+		{"WebhookSenderOrderAndBackoff", testWebhookSenderOrderAndBackoff},
+		{"WebhookSenderDeadAndGone", testWebhookSenderDeadAndGone},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/service"
+)
+
+// webhookCommands are the operator commands of webhook endpoints and their
+// deliveries (docs/api.md §19); commands() lists them.
+func webhookCommands() []command {
+	return []command{
+		{"webhook add", "register a webhook endpoint and print its secret once: --pos P --company C --url U --events t1,t2 [--disabled] [--allow-private]", cmdWebhookAdd},
+		{"webhook list", "list a company's webhook endpoints: --pos P --company C", cmdWebhookList},
+		{"webhook update", "change a webhook endpoint: ID --pos P --company C [--url U] [--events t1,t2] [--enable | --disable] [--allow-private]", cmdWebhookUpdate},
+		{"webhook remove", "remove a webhook endpoint and its deliveries: ID --pos P --company C", cmdWebhookRemove},
+		{"webhook rotate-secret", "give a webhook endpoint a new secret (the old one signs beside it for 24 h) and print it once: ID --pos P --company C", cmdWebhookRotate},
+		{"webhook deliveries", "list a webhook endpoint's deliveries, newest first: ID --pos P --company C [--status Pending|Delivered|Dead] [--page N] [--page-size N]", cmdWebhookDeliveries},
+		{"webhook redeliver", "send dead deliveries again: ID --pos P --company C [--delivery N] (every dead one without --delivery)", cmdWebhookRedeliver},
+		{"webhook test", "send a webhook.test event to an endpoint: ID --pos P --company C", cmdWebhookTest},
+	}
+}
+
+// webhookCommand is operatorCommand with the webhook flags every command
+// takes, and a service that allows private addresses when asked.
+func webhookCommand(ctx context.Context, env *cli, name string, args []string, nargs int, define func(fs *flag.FlagSet),
+	fn func(svc *service.Service, op *posgate.Principal, posID, company string, pos []string) error) error {
+	var posID, company *string
+	var allowPrivate *bool
+	return storeCommand(ctx, env, name, args, nargs, func(fs *flag.FlagSet) {
+		posID = fs.String("pos", "", "POS system id (required)")
+		company = fs.String("company", "", "company id (required)")
+		allowPrivate = fs.Bool("allow-private", false, "accept a URL on a private or loopback address (the instances that send need --webhooks-allow-private too)")
+		if define != nil {
+			define(fs)
+		}
+	}, func(st posgate.Store, pos []string) error {
+		svc := service.New(st, service.Config{WebhookAllowPrivate: *allowPrivate})
+		return fn(svc, posgate.LocalOperator(), *posID, *company, pos)
+	})
+}
+
+// eventList splits a comma-separated list of event types.
+func eventList(s string) []string {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func printEndpoint(env *cli, verb string, e *posgate.WebhookEndpoint, secret string) {
+	state := "enabled"
+	if !e.Enabled {
+		state = "disabled"
+	}
+	fmt.Fprintf(env.stdout, "%s webhook endpoint %s of %s/%s (%s): %s for %s\n", verb, e.ID, e.POSSystemID, e.CompanyID, state, e.URL,
+		strings.Join(e.EventTypes, ", "))
+	if secret != "" {
+		fmt.Fprintf(env.stdout, "signing secret (shown once): %s\n", secret)
+	}
+}
+
+func cmdWebhookAdd(ctx context.Context, env *cli, args []string) error {
+	var url, events *string
+	var disabled *bool
+	return webhookCommand(ctx, env, "webhook add", args, 0, func(fs *flag.FlagSet) {
+		url = fs.String("url", "", "the receiver's URL, http or https (required)")
+		events = fs.String("events", "", "comma-separated event types (required): "+strings.Join(posgate.EventTypes, ", "))
+		disabled = fs.Bool("disabled", false, "register it disabled")
+	}, func(svc *service.Service, op *posgate.Principal, posID, company string, _ []string) error {
+		enabled := !*disabled
+		e, err := svc.CreateWebhookEndpoint(ctx, op, posID, company, &service.CreateWebhookEndpointRequest{URL: *url,
+			EventTypes: eventList(*events), Enabled: &enabled})
+		if err != nil {
+			return err
+		}
+		printEndpoint(env, "registered", e.WebhookEndpoint, e.Secret)
+		return nil
+	})
+}
+
+func cmdWebhookList(ctx context.Context, env *cli, args []string) error {
+	return webhookCommand(ctx, env, "webhook list", args, 0, nil, func(svc *service.Service, op *posgate.Principal, posID, company string, _ []string) error {
+		list, err := svc.ListWebhookEndpoints(ctx, op, posID, company)
+		if err != nil {
+			return err
+		}
+		return table(env, []string{"ID", "ENABLED", "URL", "EVENTS", "NOTE"}, list, func(e *posgate.WebhookEndpoint) []string {
+			return []string{e.ID, strconv.FormatBool(e.Enabled), e.URL, strings.Join(e.EventTypes, ","), e.DisabledReason}
+		})
+	})
+}
+
+func cmdWebhookUpdate(ctx context.Context, env *cli, args []string) error {
+	var url, events *string
+	var enable, disable *bool
+	var fs *flag.FlagSet
+	return webhookCommand(ctx, env, "webhook update", args, 1, func(f *flag.FlagSet) {
+		fs = f
+		url = fs.String("url", "", "the receiver's new URL")
+		events = fs.String("events", "", "the new comma-separated event types")
+		enable = fs.Bool("enable", false, "enable the endpoint (clears the reason posgate disabled it for)")
+		disable = fs.Bool("disable", false, "disable the endpoint: it receives no new events")
+	}, func(svc *service.Service, op *posgate.Principal, posID, company string, pos []string) error {
+		if *enable && *disable {
+			return fmt.Errorf("--enable and --disable exclude each other")
+		}
+		req := &service.UpdateWebhookEndpointRequest{}
+		if env.isSet(fs, "url") {
+			req.URL = url
+		}
+		if env.isSet(fs, "events") {
+			req.EventTypes = eventList(*events)
+			if req.EventTypes == nil {
+				req.EventTypes = []string{}
+			}
+		}
+		if *enable || *disable {
+			req.Enabled = enable
+		}
+		e, err := svc.UpdateWebhookEndpoint(ctx, op, posID, company, pos[0], req)
+		if err != nil {
+			return err
+		}
+		printEndpoint(env, "updated", e, "")
+		return nil
+	})
+}
+
+func cmdWebhookRemove(ctx context.Context, env *cli, args []string) error {
+	return webhookCommand(ctx, env, "webhook remove", args, 1, nil, func(svc *service.Service, op *posgate.Principal, posID, company string, pos []string) error {
+		e, err := svc.DeleteWebhookEndpoint(ctx, op, posID, company, pos[0])
+		if err != nil {
+			return err
+		}
+		printEndpoint(env, "removed", e, "")
+		return nil
+	})
+}
+
+func cmdWebhookRotate(ctx context.Context, env *cli, args []string) error {
+	return webhookCommand(ctx, env, "webhook rotate-secret", args, 1, nil, func(svc *service.Service, op *posgate.Principal, posID, company string, pos []string) error {
+		e, err := svc.RotateWebhookSecret(ctx, op, posID, company, pos[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "new signing secret of %s (shown once): %s\nthe previous secret signs beside it until %s\n", e.ID, e.Secret,
+			e.PreviousSecretUntil.UTC().Format(time.RFC3339))
+		return nil
+	})
+}
+
+func cmdWebhookDeliveries(ctx context.Context, env *cli, args []string) error {
+	var status *string
+	var page, size *int
+	return webhookCommand(ctx, env, "webhook deliveries", args, 1, func(fs *flag.FlagSet) {
+		status = fs.String("status", "", "only Pending, Delivered or Dead deliveries")
+		page = fs.Int("page", 1, "page, from 1")
+		size = fs.Int("page-size", service.DefaultDeliveryPageSize, "deliveries per page")
+	}, func(svc *service.Service, op *posgate.Principal, posID, company string, pos []string) error {
+		p, err := svc.ListWebhookDeliveries(ctx, op, posID, company, pos[0], &service.ListWebhookDeliveriesRequest{Status: *status, Page: page, PageSize: size})
+		if err != nil {
+			return err
+		}
+		err = table(env, []string{"ID", "EVENT", "TYPE", "USER", "STATUS", "ATTEMPTS", "LAST", "CODE", "NEXT", "ERROR"}, p.Deliveries, func(d *posgate.WebhookDelivery) []string {
+			return []string{strconv.FormatInt(d.ID, 10), d.EventID, d.EventType, d.UserID, d.Status, strconv.Itoa(d.Attempts), timeOrDash(d.LastAttemptAt),
+				strconv.Itoa(d.LastStatusCode), timeOrDash(d.NextAttemptAt), shorten(d.LastError, 60)}
+		})
+		if err == nil {
+			fmt.Fprintf(env.stdout, "page %d of %d deliveries\n", p.Page.Page, p.Page.Total)
+		}
+		return err
+	})
+}
+
+// timeOrDash renders an optional time for a table.
+func timeOrDash(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func cmdWebhookRedeliver(ctx context.Context, env *cli, args []string) error {
+	var delivery *int64
+	return webhookCommand(ctx, env, "webhook redeliver", args, 1, func(fs *flag.FlagSet) {
+		delivery = fs.Int64("delivery", 0, "the dead delivery to send again (0: every dead one)")
+	}, func(svc *service.Service, op *posgate.Principal, posID, company string, pos []string) error {
+		r, err := svc.RedeliverWebhooks(ctx, op, posID, company, pos[0], *delivery)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "%d dead deliveries of %s are pending again\n", r.Redelivered, pos[0])
+		return nil
+	})
+}
+
+func cmdWebhookTest(ctx context.Context, env *cli, args []string) error {
+	return webhookCommand(ctx, env, "webhook test", args, 1, nil, func(svc *service.Service, op *posgate.Principal, posID, company string, pos []string) error {
+		r, err := svc.SendTestWebhook(ctx, op, posID, company, pos[0])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(env.stdout, "test event %s written for %s; a running posgate sends it\n", r.EventID, pos[0])
+		return nil
+	})
+}

@@ -1,0 +1,384 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/storekit"
+)
+
+// Webhook endpoints and the outbox of their deliveries (docs/api.md §19).
+// An event's rows are inserted in the write transaction of its change
+// (emit); the sender claims and records deliveries on the write connection
+// too, which SQLite's single writer makes exclusive: one instance sends.
+
+const (
+	endpointCols = `id, pos_system_id, company_id, url, event_types, enabled, disabled_reason, secret, previous_secret,
+		previous_secret_until, created_at, updated_at`
+	// insertOutboxSQL writes a delivery due at once, or waiting (no
+	// next_attempt_at) behind an earlier Pending delivery of its endpoint
+	// and user: only the head of each user's queue is due, so that the
+	// claim never scans the events held back behind it.
+	insertOutboxSQL = `INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, user_id, payload, status, next_attempt_at,
+		retry_from, created_at) VALUES (?1, ?2, ?3, ?4, ?5, 'Pending', CASE WHEN ?4 = '' OR NOT EXISTS (SELECT 1 FROM webhook_deliveries p
+		WHERE p.endpoint_id = ?1 AND p.user_id = ?4 AND p.status = 'Pending') THEN ?6 END, ?6, ?6)`
+	deliveryCols = `id, endpoint_id, event_id, event_type, user_id, status, attempts, next_attempt_at, last_attempt_at,
+		last_status_code, last_error, last_response, created_at`
+)
+
+// nullTimeColumn scans a nullable stored time.
+type nullTimeColumn struct{ t **time.Time }
+
+// Scan implements sql.Scanner.
+func (c nullTimeColumn) Scan(src any) error {
+	if src == nil {
+		*c.t = nil
+		return nil
+	}
+	var t time.Time
+	if err := (timeColumn{&t}).Scan(src); err != nil {
+		return err
+	}
+	*c.t = &t
+	return nil
+}
+
+func nullTime(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return formatTime(*t)
+}
+
+func endpointDest(e *posgate.WebhookEndpoint) []any {
+	return []any{&e.ID, &e.POSSystemID, &e.CompanyID, &e.URL, jsonColumn[[]string]{&e.EventTypes}, &e.Enabled, &e.DisabledReason,
+		&e.Secret, &e.PreviousSecret, nullTimeColumn{&e.PreviousSecretUntil}, timeColumn{&e.CreatedAt}, timeColumn{&e.UpdatedAt}}
+}
+
+func deliveryDest(d *posgate.WebhookDelivery) []any {
+	return []any{&d.ID, &d.EndpointID, &d.EventID, &d.EventType, &d.UserID, &d.Status, &d.Attempts, nullTimeColumn{&d.NextAttemptAt},
+		nullTimeColumn{&d.LastAttemptAt}, &d.LastStatusCode, &d.LastError, &d.LastResponse, timeColumn{&d.CreatedAt}}
+}
+
+// loadEndpoints reads a company's enabled endpoints for the outbox.
+func (db *DB) loadEndpoints(ctx context.Context, posSystemID, companyID string) ([]*posgate.WebhookEndpoint, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints
+		WHERE pos_system_id = ? AND company_id = ? AND enabled = 1 ORDER BY id`, posSystemID, companyID)
+	return scanAll(rows, err, "load webhook endpoints", endpointDest)
+}
+
+// emit writes ev's outbox rows with stmt (the prepared insert, bound to
+// the caller's transaction) and reports whether there were any.
+func (db *DB) emit(ctx context.Context, stmt *sql.Stmt, ev *posgate.Event) (bool, error) {
+	rows, err := db.outbox.Rows(ctx, ev, nil)
+	if err != nil || len(rows) == 0 {
+		return false, err
+	}
+	for _, r := range rows {
+		at := formatTime(r.CreatedAt)
+		if _, err := stmt.ExecContext(ctx, r.EndpointID, r.EventID, r.EventType, r.UserID, r.Payload, at); err != nil {
+			return false, fmt.Errorf("sqlite: emit %s: %w", ev.Type, err)
+		}
+	}
+	db.outbox.MarkPending()
+	return true, nil
+}
+
+// emitTx writes ev's outbox rows in tx.
+func (db *DB) emitTx(ctx context.Context, tx *sql.Tx, ev *posgate.Event) error {
+	_, err := db.emit(ctx, tx.StmtContext(ctx, db.insertOutbox), ev)
+	return err
+}
+
+// Emit implements posgate.LedgerTx.
+func (l *ledger) Emit(ctx context.Context, ev *posgate.Event) error {
+	if l.outbox == nil {
+		l.outbox = l.tx.StmtContext(ctx, l.db.insertOutbox)
+	}
+	_, err := l.db.emit(ctx, l.outbox, ev)
+	return err
+}
+
+// NotifyWebhooks implements posgate.WebhookStore.
+func (db *DB) NotifyWebhooks(f func()) { db.outbox.SetNotify(f) }
+
+// HasEnabledWebhook implements posgate.WebhookStore.
+func (db *DB) HasEnabledWebhook(ctx context.Context, posSystemID, companyID string) (bool, error) {
+	return db.outbox.HasEnabled(ctx, posSystemID, companyID)
+}
+
+// CreateWebhookEndpoint implements posgate.WebhookStore.
+func (db *DB) CreateWebhookEndpoint(ctx context.Context, e *posgate.WebhookEndpoint) error {
+	defer db.outbox.Invalidate()
+	now := db.timestamp()
+	types, _ := json.Marshal(e.EventTypes)
+	return db.inTx(ctx, "create webhook endpoint", func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM webhook_endpoints WHERE pos_system_id = ? AND company_id = ?`,
+			e.POSSystemID, e.CompanyID).Scan(&n); err != nil {
+			return fmt.Errorf("sqlite: create webhook endpoint: %w", err)
+		}
+		if n >= posgate.MaxWebhookEndpoints {
+			return posgate.Errorf(posgate.ECONFLICT, "Company '%s' has %d webhook endpoints already, the most it may have.", e.CompanyID, n)
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_endpoints (`+endpointCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			e.ID, e.POSSystemID, e.CompanyID, e.URL, string(types), e.Enabled, e.DisabledReason, e.Secret, e.PreviousSecret,
+			nullTime(e.PreviousSecretUntil), formatTime(now), formatTime(now))
+		if err != nil {
+			return writeErr(err, "create webhook endpoint", posgate.AlreadyExists("webhook endpoint", e.ID), posgate.NotFound("company", e.CompanyID))
+		}
+		e.CreatedAt, e.UpdatedAt = now, now
+		return nil
+	})
+}
+
+// FindWebhookEndpoint implements posgate.WebhookStore.
+func (db *DB) FindWebhookEndpoint(ctx context.Context, posSystemID, companyID, id string) (*posgate.WebhookEndpoint, error) {
+	e, err := scanRow(db.read.QueryRowContext(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints
+		WHERE pos_system_id = ? AND company_id = ? AND id = ?`, posSystemID, companyID, id), endpointDest)
+	if err != nil {
+		return nil, readErr(err, "find webhook endpoint", posgate.NotFound("webhook endpoint", id))
+	}
+	return e, nil
+}
+
+// ListWebhookEndpoints implements posgate.WebhookStore.
+func (db *DB) ListWebhookEndpoints(ctx context.Context, posSystemID, companyID string) ([]*posgate.WebhookEndpoint, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints
+		WHERE pos_system_id = ? AND company_id = ? ORDER BY id`, posSystemID, companyID)
+	return scanAll(rows, err, "list webhook endpoints", endpointDest)
+}
+
+// UpdateWebhookEndpoint implements posgate.WebhookStore.
+func (db *DB) UpdateWebhookEndpoint(ctx context.Context, e *posgate.WebhookEndpoint) error {
+	defer db.outbox.Invalidate()
+	now := db.timestamp()
+	types, _ := json.Marshal(e.EventTypes)
+	res, err := db.w(ctx).ExecContext(ctx, `UPDATE webhook_endpoints SET url = ?, event_types = ?, enabled = ?, disabled_reason = ?,
+		secret = ?, previous_secret = ?, previous_secret_until = ?, updated_at = ? WHERE pos_system_id = ? AND company_id = ? AND id = ?`,
+		e.URL, string(types), e.Enabled, e.DisabledReason, e.Secret, e.PreviousSecret, nullTime(e.PreviousSecretUntil), formatTime(now),
+		e.POSSystemID, e.CompanyID, e.ID)
+	if err := affectedOne(res, err, "update webhook endpoint", posgate.NotFound("webhook endpoint", e.ID)); err != nil {
+		return err
+	}
+	e.UpdatedAt = now
+	return nil
+}
+
+// DeleteWebhookEndpoint implements posgate.WebhookStore.
+func (db *DB) DeleteWebhookEndpoint(ctx context.Context, posSystemID, companyID, id string) error {
+	defer db.outbox.Invalidate()
+	res, err := db.w(ctx).ExecContext(ctx, `DELETE FROM webhook_endpoints WHERE pos_system_id = ? AND company_id = ? AND id = ?`,
+		posSystemID, companyID, id)
+	return affectedOne(res, err, "delete webhook endpoint", posgate.NotFound("webhook endpoint", id))
+}
+
+// affectedOne turns a write that touched no row into missing.
+func affectedOne(res sql.Result, err error, op string, missing *posgate.Error) error {
+	if err != nil {
+		return fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+	if n == 0 {
+		return missing
+	}
+	return nil
+}
+
+// EmitTestEvent implements posgate.WebhookStore.
+func (db *DB) EmitTestEvent(ctx context.Context, e *posgate.WebhookEndpoint, ev *posgate.Event) (string, error) {
+	r, err := storekit.EventRow(ev)
+	if err != nil {
+		return "", err
+	}
+	at := formatTime(r.CreatedAt)
+	if _, err := db.w(ctx).ExecContext(ctx, insertOutboxSQL, e.ID, r.EventID, r.EventType, r.UserID, r.Payload, at); err != nil {
+		return "", writeErr(err, "emit test event", nil, posgate.NotFound("webhook endpoint", e.ID))
+	}
+	db.outbox.Notify()
+	return r.EventID, nil
+}
+
+// claimSQL leases due deliveries: Pending, due, not leased by a live
+// lease, of an enabled endpoint, and the oldest Pending one of its
+// (endpoint, user), so that a user's events go out in order.
+const claimSQL = `UPDATE webhook_deliveries SET lease_owner = ?1, lease_until = ?2
+	WHERE id IN (SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+		WHERE d.status = 'Pending' AND d.next_attempt_at <= ?3 AND (d.lease_until IS NULL OR d.lease_until <= ?3) AND e.enabled = 1
+		AND (d.user_id = '' OR NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id
+			AND p.user_id = d.user_id AND p.status = 'Pending' AND p.id < d.id))
+		ORDER BY d.next_attempt_at, d.id LIMIT ?4 + 0)
+	RETURNING id, endpoint_id, event_id, event_type, payload, attempts, retry_from`
+
+// ClaimDeliveries implements posgate.WebhookStore.
+func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*posgate.DeliveryTask, error) {
+	var tasks []*posgate.DeliveryTask
+	err := db.inTx(ctx, "claim webhook deliveries", func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, claimSQL, owner, formatTime(now.Add(lease)), formatTime(now), limit)
+		if err != nil {
+			return fmt.Errorf("sqlite: claim webhook deliveries: %w", err)
+		}
+		endpoints := map[string]*posgate.WebhookEndpoint{}
+		for rows.Next() {
+			t := &posgate.DeliveryTask{Endpoint: &posgate.WebhookEndpoint{}}
+			var payload string
+			if err := rows.Scan(&t.ID, &t.Endpoint.ID, &t.EventID, &t.EventType, &payload, &t.Attempts, timeColumn{&t.RetryFrom}); err != nil {
+				rows.Close()
+				return fmt.Errorf("sqlite: claim webhook deliveries: %w", err)
+			}
+			t.Payload = []byte(payload)
+			endpoints[t.Endpoint.ID] = nil
+			tasks = append(tasks, t)
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("sqlite: claim webhook deliveries: %w", err)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("sqlite: claim webhook deliveries: %w", err)
+		}
+		for id := range endpoints {
+			e, err := scanRow(tx.QueryRowContext(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE id = ?`, id), endpointDest)
+			if err != nil {
+				return fmt.Errorf("sqlite: claim webhook deliveries: %w", err)
+			}
+			endpoints[id] = e
+		}
+		for _, t := range tasks {
+			t.Endpoint = endpoints[t.Endpoint.ID]
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return tasks, nil
+}
+
+// RecordDelivery implements posgate.WebhookStore.
+func (db *DB) RecordDelivery(ctx context.Context, owner string, r *posgate.DeliveryResult) (bool, error) {
+	n, err := db.RecordDeliveries(ctx, owner, []*posgate.DeliveryResult{r})
+	return n == 1, err
+}
+
+// RecordDeliveries implements posgate.WebhookStore: one write transaction
+// for a batch of outcomes, so that the sender costs the single writer one
+// commit per batch, not per event.
+func (db *DB) RecordDeliveries(ctx context.Context, owner string, rs []*posgate.DeliveryResult) (int, error) {
+	n, disabled := 0, false
+	err := db.inTx(ctx, "record webhook deliveries", func(tx *sql.Tx) error {
+		n = 0
+		for _, r := range rs {
+			var next any
+			if r.Status == posgate.DeliveryPending {
+				next = formatTime(r.NextAttemptAt)
+			}
+			var endpoint, user string
+			err := tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?,
+				lease_owner = NULL, lease_until = NULL, last_attempt_at = ?, last_status_code = ?, last_error = ?, last_response = ?
+				WHERE id = ? AND lease_owner = ? AND status = 'Pending' RETURNING endpoint_id, user_id`,
+				r.Status, next, formatTime(r.At), r.StatusCode, r.Error, r.Response, r.ID, owner).Scan(&endpoint, &user)
+			if err == sql.ErrNoRows {
+				continue
+			} else if err != nil {
+				return fmt.Errorf("sqlite: record webhook delivery: %w", err)
+			}
+			n++
+			if r.Status != posgate.DeliveryPending && user != "" {
+				// The next event of the user becomes due.
+				if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET next_attempt_at = ?1 WHERE id = (SELECT min(id)
+					FROM webhook_deliveries WHERE endpoint_id = ?2 AND user_id = ?3 AND status = 'Pending') AND next_attempt_at IS NULL`,
+					formatTime(r.At), endpoint, user); err != nil {
+					return fmt.Errorf("sqlite: record webhook delivery: %w", err)
+				}
+			}
+			if r.DisableEndpoint {
+				disabled = true
+				if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ?`,
+					disabledBy410, formatTime(r.At), endpoint); err != nil {
+					return fmt.Errorf("sqlite: record webhook delivery: %w", err)
+				}
+			}
+		}
+		return nil
+	})
+	if disabled {
+		db.outbox.Invalidate()
+	}
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// ReleaseWaiting implements posgate.WebhookStore.
+func (db *DB) ReleaseWaiting(ctx context.Context, now time.Time) (int, error) {
+	res, err := db.w(ctx).ExecContext(ctx, `UPDATE webhook_deliveries SET next_attempt_at = ?1 WHERE status = 'Pending'
+		AND next_attempt_at IS NULL AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = webhook_deliveries.endpoint_id
+			AND p.user_id = webhook_deliveries.user_id AND p.status = 'Pending' AND p.id < webhook_deliveries.id)`, formatTime(now))
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: release waiting webhook deliveries: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// disabledBy410 is the reason an endpoint that answered 410 Gone carries.
+const disabledBy410 = "The endpoint answered 410 Gone."
+
+// ListWebhookDeliveries implements posgate.WebhookStore.
+func (db *DB) ListWebhookDeliveries(ctx context.Context, q posgate.WebhookDeliveryQuery) ([]*posgate.WebhookDelivery, int, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+deliveryCols+`, COUNT(*) OVER () FROM webhook_deliveries
+		WHERE endpoint_id = ?1 AND (?2 = '' OR status = ?2) ORDER BY id DESC LIMIT ?3 + 0 OFFSET ?4 + 0`,
+		q.EndpointID, q.Status, q.Limit, q.Offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("sqlite: list webhook deliveries: %w", err)
+	}
+	defer rows.Close()
+	var out []*posgate.WebhookDelivery
+	total := 0
+	for rows.Next() {
+		d := &posgate.WebhookDelivery{}
+		if err := rows.Scan(append(deliveryDest(d), &total)...); err != nil {
+			return nil, 0, fmt.Errorf("sqlite: list webhook deliveries: %w", err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("sqlite: list webhook deliveries: %w", err)
+	}
+	if len(out) == 0 && q.Offset > 0 {
+		if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = ?1 AND (?2 = '' OR status = ?2)`,
+			q.EndpointID, q.Status).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("sqlite: count webhook deliveries: %w", err)
+		}
+	}
+	return out, total, nil
+}
+
+// RedeliverWebhooks implements posgate.WebhookStore.
+func (db *DB) RedeliverWebhooks(ctx context.Context, posSystemID, companyID, endpointID string, id int64, now time.Time) (int, error) {
+	at := formatTime(now)
+	res, err := db.w(ctx).ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'Pending', attempts = 0, next_attempt_at = ?1,
+		retry_from = ?1, lease_owner = NULL, lease_until = NULL
+		WHERE status = 'Dead' AND endpoint_id = ?2 AND (?3 = 0 OR id = ?3)
+		AND EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.id = ?2 AND e.pos_system_id = ?4 AND e.company_id = ?5)`,
+		at, endpointID, id, posSystemID, companyID)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: redeliver webhooks: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: redeliver webhooks: %w", err)
+	}
+	if n > 0 {
+		db.outbox.Notify()
+	}
+	return int(n), nil
+}

@@ -1,0 +1,400 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/posgate/posgate"
+)
+
+// Defaults of Config.
+const (
+	DefaultTimeout  = 10 * time.Second
+	DefaultRetryFor = 72 * time.Hour
+	DefaultWorkers  = 32
+	DefaultPoll     = time.Second
+)
+
+// Config configures a Sender; zero fields get their defaults.
+type Config struct {
+	// Store holds the outbox.
+	Store posgate.WebhookStore
+	// Now is the clock of the schedule (when a delivery is due, when its
+	// retries end, the webhook-timestamp).
+	Now func() time.Time
+	// Timeout bounds one attempt: connecting, sending and reading the
+	// answer (docs/api.md §19.4: 10 s).
+	Timeout time.Duration
+	// RetryFor is how long a delivery is retried before it is dead.
+	RetryFor time.Duration
+	// Workers bounds the attempts in flight.
+	Workers int
+	// Poll is how often the sender looks for due deliveries without being
+	// woken (retries coming due, events committed by another instance).
+	Poll time.Duration
+	// AllowPrivate lets deliveries reach private, loopback and link-local
+	// addresses (tests, demos, receivers on the same network).
+	AllowPrivate bool
+	// Jitter returns a number in [0, 1) (math/rand by default); tests fix
+	// it.
+	Jitter func() float64
+	Logger *slog.Logger
+}
+
+// Sender delivers the outbox (docs/api.md §19.4). Run it in one goroutine;
+// Notify wakes it. Several senders (instances) may share a PostgreSQL
+// outbox: each claims deliveries under a lease of its own.
+type Sender struct {
+	cfg    Config
+	owner  string
+	client *http.Client
+	wake   chan struct{}
+	slots  chan struct{}
+	wg     sync.WaitGroup
+}
+
+// New returns a sender; cfg.Store is required.
+func New(cfg Config) *Sender {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.RetryFor <= 0 {
+		cfg.RetryFor = DefaultRetryFor
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultWorkers
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = DefaultPoll
+	}
+	if cfg.Jitter == nil {
+		cfg.Jitter = rand.Float64
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Sender{cfg: cfg, owner: uuid.NewString(), wake: make(chan struct{}, 1), slots: make(chan struct{}, cfg.Workers)}
+	s.client = NewClient(cfg.Timeout, cfg.AllowPrivate)
+	// Keep a connection per worker to a receiver: with fewer idle
+	// connections than workers, each attempt beyond them opened (and
+	// closed) a connection of its own.
+	s.client.Transport.(*http.Transport).MaxIdleConnsPerHost = cfg.Workers
+	return s
+}
+
+// Lease is how long a claimed delivery stays reserved for its sender: the
+// attempt's timeout and a margin for recording it. A sender that dies
+// mid-attempt leaves the delivery to be claimed again once it expires.
+func (s *Sender) Lease() time.Duration { return s.cfg.Timeout + 5*time.Second }
+
+// Notify wakes the sender (events were committed); it never blocks.
+func (s *Sender) Notify() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// maxRecordBatch bounds the outcomes one transaction records.
+const maxRecordBatch = 256
+
+// releaseEvery is how many polls pass between sweeps of waiting
+// deliveries (see posgate.WebhookStore.ReleaseWaiting).
+const releaseEvery = 5
+
+// Run sends due deliveries until ctx ends, then waits for the attempts in
+// flight (each bounded by the timeout) to be recorded. Workers hand their
+// outcomes to one recorder, which stores every outcome waiting in one
+// transaction (group commit, as the stores' writers do): at SQLite's single
+// writer a commit per event would cost the sales their throughput.
+func (s *Sender) Run(ctx context.Context) {
+	results := make(chan *posgate.DeliveryResult, cap(s.slots))
+	recorded := make(chan struct{})
+	go s.record(context.WithoutCancel(ctx), results, recorded)
+	defer func() {
+		s.wg.Wait()
+		close(results)
+		<-recorded
+	}()
+	poll := time.NewTicker(s.cfg.Poll)
+	defer poll.Stop()
+	polls := 0
+	for {
+		free := cap(s.slots) - len(s.slots)
+		claimed := 0
+		if free > 0 {
+			tasks, err := s.cfg.Store.ClaimDeliveries(ctx, s.owner, s.cfg.Now().UTC(), s.Lease(), free)
+			if err != nil && ctx.Err() == nil {
+				s.cfg.Logger.Warn("webhooks: claim deliveries", slog.Any("err", err))
+			}
+			claimed = len(tasks)
+			for _, t := range tasks {
+				s.slots <- struct{}{}
+				s.wg.Add(1)
+				go func() {
+					defer s.wg.Done()
+					results <- s.attempt(context.WithoutCancel(ctx), t)
+				}()
+			}
+		}
+		if claimed > 0 && claimed == free {
+			// There may be more: claim again as soon as a slot frees.
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.wake:
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.wake:
+		case <-poll.C:
+			if polls++; polls%releaseEvery == 0 {
+				if _, err := s.cfg.Store.ReleaseWaiting(ctx, s.cfg.Now().UTC()); err != nil && ctx.Err() == nil {
+					s.cfg.Logger.Warn("webhooks: release waiting deliveries", slog.Any("err", err))
+				}
+			}
+		}
+	}
+}
+
+// record stores the outcomes of results in batches until it is closed,
+// frees their workers' slots and wakes the claim loop (a user's next event
+// is due once the previous one is recorded).
+func (s *Sender) record(ctx context.Context, results <-chan *posgate.DeliveryResult, done chan<- struct{}) {
+	defer close(done)
+	batch := make([]*posgate.DeliveryResult, 0, maxRecordBatch)
+	for r := range results {
+		batch = append(batch[:0], r)
+	collect:
+		for len(batch) < maxRecordBatch {
+			select {
+			case r, ok := <-results:
+				if !ok {
+					break collect
+				}
+				batch = append(batch, r)
+			default:
+				break collect
+			}
+		}
+		if _, err := s.cfg.Store.RecordDeliveries(ctx, s.owner, batch); err != nil {
+			s.cfg.Logger.Warn("webhooks: record deliveries", slog.Int("count", len(batch)), slog.Any("err", err))
+		}
+		for range batch {
+			<-s.slots
+		}
+		s.Notify()
+	}
+}
+
+// RunOnce releases waiting deliveries, claims due ones and attempts them,
+// records their outcomes in one transaction, and returns how many it
+// attempted. Tests drive the schedule with it.
+func (s *Sender) RunOnce(ctx context.Context) (int, error) {
+	if _, err := s.cfg.Store.ReleaseWaiting(ctx, s.cfg.Now().UTC()); err != nil {
+		return 0, err
+	}
+	tasks, err := s.cfg.Store.ClaimDeliveries(ctx, s.owner, s.cfg.Now().UTC(), s.Lease(), s.cfg.Workers)
+	if err != nil {
+		return 0, err
+	}
+	results := make([]*posgate.DeliveryResult, len(tasks))
+	var wg sync.WaitGroup
+	for i, t := range tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = s.attempt(ctx, t)
+		}()
+	}
+	wg.Wait()
+	if len(results) > 0 {
+		if _, err := s.cfg.Store.RecordDeliveries(ctx, s.owner, results); err != nil {
+			return 0, err
+		}
+	}
+	return len(tasks), nil
+}
+
+// Delay is the wait before retry n (1: the first retry): 5 s doubled with
+// each retry up to an hour, then hourly, each spread by ±20 % (jitter in
+// [0, 1)) so that the deliveries that failed together do not all come
+// back at once.
+func Delay(n int, jitter float64) time.Duration {
+	d := 5 * time.Second
+	for i := 1; i < n && d < time.Hour; i++ {
+		d *= 2
+	}
+	d = min(d, time.Hour)
+	return time.Duration(float64(d) * (0.8 + 0.4*jitter))
+}
+
+// attempt sends one delivery and returns its outcome, to be recorded.
+func (s *Sender) attempt(ctx context.Context, t *posgate.DeliveryTask) *posgate.DeliveryResult {
+	now := s.cfg.Now().UTC()
+	r := &posgate.DeliveryResult{ID: t.ID, At: now}
+	code, body, err := s.send(ctx, t, now)
+	r.StatusCode, r.Response = code, body
+	switch {
+	case err != nil:
+		r.Error = err.Error()
+	case code >= 200 && code < 300:
+		r.Status = posgate.DeliveryDelivered
+	case code == http.StatusGone:
+		r.Status, r.DisableEndpoint = posgate.DeliveryDead, true
+		r.Error = "The endpoint answered 410 Gone: it is disabled."
+	default:
+		r.Error = fmt.Sprintf("The endpoint answered %d.", code)
+	}
+	if r.Status == "" {
+		r.NextAttemptAt = now.Add(Delay(t.Attempts+1, s.cfg.Jitter()))
+		if r.NextAttemptAt.After(t.RetryFrom.Add(s.cfg.RetryFor)) {
+			r.Status = posgate.DeliveryDead
+		} else {
+			r.Status = posgate.DeliveryPending
+		}
+	}
+	if r.Status != posgate.DeliveryDelivered {
+		s.cfg.Logger.Info("webhooks: delivery failed", slog.Int64("delivery", t.ID), slog.String("endpoint", t.Endpoint.ID),
+			slog.String("status", r.Status), slog.String("error", r.Error))
+	}
+	return r
+}
+
+// send posts the delivery, signed; it returns the answer's status and the
+// first MaxWebhookResponse bytes of its body.
+func (s *Sender) send(ctx context.Context, t *posgate.DeliveryTask, now time.Time) (int, string, error) {
+	ts := now.Unix()
+	sig, err := SignatureHeader(t.Endpoint.Secrets(now), t.EventID, ts, t.Payload)
+	if err != nil {
+		return 0, "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.Endpoint.URL, bytes.NewReader(t.Payload))
+	if err != nil {
+		return 0, "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "posgate-webhooks")
+	req.Header.Set("webhook-id", t.EventID)
+	req.Header.Set("webhook-timestamp", strconv.FormatInt(ts, 10))
+	req.Header.Set("webhook-signature", sig)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, posgate.MaxWebhookResponse))
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // let the connection be reused
+	for !utf8.Valid(b) && len(b) > 0 {
+		b = b[:len(b)-1] // a cut through a character
+	}
+	return resp.StatusCode, string(b), nil
+}
+
+// ErrForbiddenAddress is the error of a connection to an address that
+// deliveries may not reach.
+var ErrForbiddenAddress = errors.New("webhook: the address is private, loopback or otherwise not public")
+
+// NewClient returns the HTTP client of deliveries: no proxy, no redirects
+// followed (a 3xx is a failed attempt), and, unless allowPrivate, a dialer
+// that refuses to connect to a non-public address. The check is made on
+// the address the dialer connects to, after name resolution, so a name
+// that resolves to a public address when the endpoint is registered and
+// to loopback later (DNS rebinding) is refused all the same.
+func NewClient(timeout time.Duration, allowPrivate bool) *http.Client {
+	dialer := &net.Dialer{Timeout: timeout}
+	if !allowPrivate {
+		dialer.Control = func(network, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return err
+			}
+			ip := net.ParseIP(host)
+			if ip == nil || !PublicIP(ip) {
+				return fmt.Errorf("%w: %s", ErrForbiddenAddress, host)
+			}
+			return nil
+		}
+	}
+	transport := &http.Transport{
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   timeout,
+		ResponseHeaderTimeout: timeout,
+		MaxIdleConnsPerHost:   DefaultWorkers,
+		IdleConnTimeout:       90 * time.Second,
+	}
+	return &http.Client{Transport: transport, Timeout: timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+// cgnat is the shared address space of carrier-grade NAT (RFC 6598), not
+// public either.
+var cgnat = &net.IPNet{IP: net.IPv4(100, 64, 0, 0), Mask: net.CIDRMask(10, 32)}
+
+// PublicIP reports whether ip is a public unicast address: not loopback,
+// private (RFC 1918, RFC 4193), link-local (cloud metadata services live
+// there), unspecified, multicast or carrier-grade NAT.
+func PublicIP(ip net.IP) bool {
+	if ip4 := ip.To4(); ip4 != nil {
+		ip = ip4
+		if ip4[0] == 0 || cgnat.Contains(ip4) {
+			return false
+		}
+	}
+	return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified())
+}
+
+// CheckURL refuses an endpoint URL whose host is, or resolves to, a
+// non-public address, unless allowPrivate (docs/api.md §19.1). The sender
+// checks again at each connection.
+func CheckURL(ctx context.Context, rawURL string, allowPrivate bool) error {
+	if allowPrivate {
+		return nil
+	}
+	req, err := http.NewRequest(http.MethodPost, rawURL, nil)
+	if err != nil {
+		return err
+	}
+	host := req.URL.Hostname()
+	if ip := net.ParseIP(host); ip != nil {
+		if !PublicIP(ip) {
+			return ErrForbiddenAddress
+		}
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil {
+		return fmt.Errorf("webhook: the host %q cannot be resolved", host)
+	}
+	for _, a := range addrs {
+		if !PublicIP(a.IP) {
+			return ErrForbiddenAddress
+		}
+	}
+	return nil
+}
