@@ -1,0 +1,38 @@
+// posgate portal: draws the charts of the dashboard as inline SVG from
+// their data-chart attribute (the table inside stays for readers without
+// script). posgate's own code; no library.
+"use strict";
+(function () {
+  var NS = "http://www.w3.org/2000/svg";
+  function el(name, attrs, text) {
+    var e = document.createElementNS(NS, name);
+    for (var k in attrs) { e.setAttribute(k, attrs[k]); }
+    if (text !== undefined) { e.textContent = text; }
+    return e;
+  }
+  function draw(fig) {
+    var data;
+    try { data = JSON.parse(fig.getAttribute("data-chart")); } catch (e) { return; }
+    if (!data || !data.length) { return; }
+    var w = 480, h = 140, pad = 18, max = 1;
+    data.forEach(function (d) { if (d.count > max) { max = d.count; } });
+    var svg = el("svg", { viewBox: "0 0 " + w + " " + h, role: "img", "aria-label": fig.getAttribute("data-title") || "chart" });
+    var bw = (w - pad) / data.length;
+    data.forEach(function (d, i) {
+      var bh = Math.round((h - 2 * pad) * d.count / max);
+      var x = pad + i * bw;
+      var r = el("rect", { "class": "bar", x: x + 1, y: h - pad - bh, width: Math.max(bw - 2, 1), height: bh });
+      r.appendChild(el("title", {}, d.label + ":00 – " + d.count));
+      svg.appendChild(r);
+      if (d.count > 0) { svg.appendChild(el("text", { "class": "axis", x: x + bw / 2, y: h - pad - bh - 3, "text-anchor": "middle" }, String(d.count))); }
+      if (i % 3 === 0) { svg.appendChild(el("text", { "class": "axis", x: x + bw / 2, y: h - 5, "text-anchor": "middle" }, d.label)); }
+    });
+    svg.appendChild(el("text", { "class": "axis", x: 0, y: pad - 6 }, "max " + max));
+    var table = fig.querySelector("table.fallback");
+    if (table) { table.hidden = true; }
+    fig.appendChild(svg);
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    Array.prototype.forEach.call(document.querySelectorAll("[data-chart]"), draw);
+  });
+})();
