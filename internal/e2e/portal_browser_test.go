@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -46,7 +47,19 @@ func (b *browser) portalSignIn(base, path, email, password, shots string) {
 	if err := chromedp.Do(b.ctx, chromedp.SendKeys("#email", email), chromedp.SendKeys("#password", password), chromedp.Click("#signin")); err != nil {
 		t.Fatalf("signing in: %v", err)
 	}
-	b.waitFor("the portal page", 15*time.Second, `location.pathname === "`+path+`" && document.querySelector("#who") ? "yes" : "no"`)
+	b.waitFor("the portal page", 15*time.Second, `location.pathname === "`+path+`" && document.readyState === "complete" && document.querySelector("#who") ? "yes" : "no"`)
+}
+
+// fill sets form fields by script (selector → value), which, unlike
+// typing into nodes found earlier, cannot race a document being replaced.
+func (b *browser) fill(fields ...string) {
+	b.t.Helper()
+	for i := 0; i+1 < len(fields); i += 2 {
+		got := b.eval("fill "+fields[i], `(function(){const e=document.querySelector(`+strconv.Quote(fields[i])+`); if(!e){return "missing"} e.value=`+strconv.Quote(fields[i+1])+`; return e.value})()`)
+		if got != fields[i+1] {
+			b.t.Fatalf("filling %s with %q: %q", fields[i], fields[i+1], got)
+		}
+	}
 }
 
 // text is the page's text.
@@ -58,11 +71,13 @@ func (b *browser) text() string {
 // submitForm clicks a submit button and waits for the answer's document.
 func (b *browser) submitForm(button string) {
 	b.t.Helper()
-	b.eval("mark the page", `window.submitted = true; ""`)
-	if err := chromedp.Do(b.ctx, chromedp.Click(button)); err != nil {
-		b.t.Fatalf("clicking %s: %v", button, err)
+	// The mark is on the document: the upload form's script writes its
+	// answer into the same window.
+	b.eval("mark the page", `document.documentElement.dataset.submitted = "yes"; ""`)
+	if got := b.eval("click "+button, `(function(){const e=document.querySelector(`+strconv.Quote(button)+`); if(!e){return "missing"} e.click(); return "ok"})()`); got != "ok" {
+		b.t.Fatalf("clicking %s: %s", button, got)
 	}
-	b.waitFor("the answer", 15*time.Second, `!window.submitted && document.readyState === "complete" && document.querySelector("h1") ? "yes" : "no"`)
+	b.waitFor("the answer", 15*time.Second, `document.documentElement && !document.documentElement.dataset.submitted && document.readyState === "complete" && document.querySelector("h1") ? "yes" : "no"`)
 }
 
 // shown is the message of the page's notice or error ("" for none).
@@ -113,9 +128,7 @@ func TestPortalInBrowser(t *testing.T) {
 		// A bad terminal id ('#' is not allowed): refused with the reason, nothing registered.
 		b.navigate(s.base + "/portal/terminals")
 		b.waitFor("the form", 5*time.Second, `document.querySelector("#register") ? "yes" : "no"`)
-		if err := chromedp.Do(b.ctx, chromedp.SetValue("#location", "clover/LOC123"), chromedp.SendKeys("#terminalId", "TERM#1")); err != nil {
-			t.Fatal(err)
-		}
+		b.fill("#location", "clover/LOC123", "#terminalId", "TERM#1")
 		b.submitForm("#register")
 		if st, e := b.status(), b.shown("error"); st != "400" || !strings.Contains(e, "terminalId") {
 			t.Fatalf("a bad terminal id: %s %q", st, e)
@@ -128,9 +141,7 @@ func TestPortalInBrowser(t *testing.T) {
 		}
 
 		// Register TERM-P1 at LOC123.
-		if err := chromedp.Do(b.ctx, chromedp.SetValue("#terminalId", "TERM-P1"), chromedp.SendKeys("#name", "Portal till")); err != nil {
-			t.Fatal(err)
-		}
+		b.fill("#terminalId", "TERM-P1", "#name", "Portal till")
 		b.submitForm("#register")
 		if n := b.shown("notice"); n != "Terminal TERM-P1 registered at LOC123." {
 			t.Fatalf("after registering: %q (error %q)", n, b.shown("error"))
@@ -233,9 +244,7 @@ func TestPortalLocationManager(t *testing.T) {
 		// A form tampered with to name LOC456.
 		b.navigate(s.base + "/portal/terminals")
 		b.eval("name LOC456", `const o = document.createElement("option"); o.value = "clover/LOC456"; document.querySelector("#location").append(o); ""`)
-		if err := chromedp.Do(b.ctx, chromedp.SetValue("#location", "clover/LOC456"), chromedp.SendKeys("#terminalId", "TERM-X")); err != nil {
-			t.Fatal(err)
-		}
+		b.fill("#location", "clover/LOC456", "#terminalId", "TERM-X")
 		b.submitForm("#register")
 		if st, e := b.status(), b.shown("error"); st != "404" || e != `location "LOC456" not found` {
 			t.Fatalf("a terminal at LOC456: %s %q", st, e)
@@ -244,9 +253,7 @@ func TestPortalLocationManager(t *testing.T) {
 
 		// Its own location: registered, and the audit log shows that and
 		// nothing of LOC456.
-		if err := chromedp.Do(b.ctx, chromedp.SetValue("#location", "clover/LOC123"), chromedp.SetValue("#terminalId", "TERM-M1")); err != nil {
-			t.Fatal(err)
-		}
+		b.fill("#location", "clover/LOC123", "#terminalId", "TERM-M1")
 		b.submitForm("#register")
 		if n := b.shown("notice"); n != "Terminal TERM-M1 registered at LOC123." {
 			t.Fatalf("the manager's terminal: %q %q", n, b.shown("error"))
@@ -284,9 +291,7 @@ func TestPortalFormsRefused(t *testing.T) {
 		b.portalSignIn(s.base, "/portal/terminals", demo.AdminEmail, demo.AdminPassword, "")
 		// Without the CSRF token.
 		b.eval("remove the token", `document.querySelector("#register-terminal input[name=csrf]").remove(); ""`)
-		if err := chromedp.Do(b.ctx, chromedp.SetValue("#location", "clover/LOC123"), chromedp.SendKeys("#terminalId", "TERM-C")); err != nil {
-			t.Fatal(err)
-		}
+		b.fill("#location", "clover/LOC123", "#terminalId", "TERM-C")
 		b.submitForm("#register")
 		if st, e := b.status(), b.shown("error"); st != "403" || e != "The form's CSRF token is missing or wrong; reload the page and try again." {
 			t.Fatalf("without the CSRF token: %s %q", st, e)
@@ -310,5 +315,72 @@ func TestPortalFormsRefused(t *testing.T) {
 			t.Fatalf("from another origin: %s %q", st, e)
 		}
 		absent("TERM-O")
+	})
+}
+
+// TestPortalCouponsAndLoyaltyInBrowser: a CSV file of coupons uploaded in
+// the portal (sent by the page's script, with its progress bar) issues
+// them all; one with a bad row issues none and names the row; a coupon
+// found by its code is redeemed; a loyalty user's points are adjusted, and
+// a bad number changes nothing.
+func TestPortalCouponsAndLoyaltyInBrowser(t *testing.T) {
+	chrome := chromium(t)
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		dir := t.TempDir()
+		good, bad := filepath.Join(dir, "good.csv"), filepath.Join(dir, "bad.csv")
+		if err := os.WriteFile(good, []byte("code,rewardProvider,title\nUP1,PJM,One\nUP2,Dummy,Two\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(bad, []byte("code,rewardProvider\nUP3,PJM\nUP4,Nope\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b := newBrowser(t, chrome)
+		b.portalSignIn(s.base, "/portal/coupons", demo.AdminEmail, demo.AdminPassword, "")
+		upload := func(file string) {
+			t.Helper()
+			b.waitFor("the upload form", 5*time.Second, `document.readyState === "complete" && document.querySelector("#coupon-upload") && !document.querySelector("#error") ? "yes" : "no"`)
+			if err := chromedp.Do(b.ctx, chromedp.SetUploadFiles("#file", []string{file})); err != nil {
+				t.Fatal(err)
+			}
+			b.submitForm("#coupon-upload button")
+		}
+		upload(bad)
+		if e := b.shown("error"); !strings.Contains(e, "items[1].rewardProvider") {
+			t.Fatalf("a bad file: %q", e)
+		}
+		coupon := "/admin/v1/pos-systems/clover/companies/demo-company/coupons/"
+		mustStatus(t, s.do(t, req{Method: "GET", Path: coupon + "UP3", Token: s.adminToken(t)}), 404)
+		b.navigate(s.base + "/portal/coupons")
+		upload(good)
+		if n := b.shown("notice"); n != "2 coupons issued from the file." {
+			t.Fatalf("after the upload: %q %q", n, b.shown("error"))
+		}
+		if v := b.eval("the progress", `String(document.querySelector("#upload-progress") ? document.querySelector("#upload-progress").value : -1)`); v != "0" {
+			t.Fatalf("a fresh page's progress bar: %s", v)
+		}
+		mustStatus(t, s.do(t, req{Method: "GET", Path: coupon + "UP2", Token: s.adminToken(t)}), 200)
+
+		// Find UP1 and redeem it.
+		b.navigate(s.base + "/portal/coupons?company=clover/demo-company&code=UP1")
+		b.submitForm("#redeem")
+		if n := b.shown("notice"); n != "Coupon UP1 is Redeemed." {
+			t.Fatalf("after redeeming: %q", n)
+		}
+
+		// Loyalty: +5 points; "x" stamps is refused and changes nothing.
+		b.navigate(s.base + "/portal/loyalty-users?company=clover/demo-company&user=john-doe")
+		b.waitFor("john-doe", 5*time.Second, `document.querySelector("#points") ? "yes" : "no"`)
+		before := b.eval("the points", `document.querySelector("#points").innerText`)
+		b.fill("#pointsDelta", "5", "#stampsDelta", "x")
+		b.submitForm("#adjust button")
+		if st, e := b.status(), b.shown("error"); st != "400" || !strings.Contains(e, "stampsDelta") || b.eval("the points", `document.querySelector("#points").innerText`) != before {
+			t.Fatalf("a bad adjustment: %s %q", st, e)
+		}
+		b.eval("clear the stamps", `document.querySelector("#stampsDelta").value = ""; ""`)
+		b.submitForm("#adjust button")
+		if n, p := b.shown("notice"), b.eval("the points", `document.querySelector("#points").innerText`); n != "Loyalty user john-doe adjusted." || p != "125" || before != "120" {
+			t.Fatalf("after adjusting: %q, points %s (before %s)", n, p, before)
+		}
 	})
 }

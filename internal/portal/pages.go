@@ -17,7 +17,16 @@ import (
 
 // funcs are the templates' helpers.
 var funcs = template.FuncMap{
-	"when": func(t time.Time) string {
+	"when": func(v any) string {
+		var t time.Time
+		switch x := v.(type) {
+		case time.Time:
+			t = x
+		case *time.Time:
+			if x != nil {
+				t = *x
+			}
+		}
 		if t.IsZero() {
 			return ""
 		}

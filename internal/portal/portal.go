@@ -95,6 +95,18 @@ func (p *Portal) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /portal/locations/{pos}/{location}", p.page(p.location))
 	mux.HandleFunc("GET /portal/companies/{pos}/{company}", p.page(p.company))
 	mux.HandleFunc("POST /portal/companies/{pos}/{company}", p.page(p.updateCompany))
+	mux.HandleFunc("GET /portal/places", p.page(p.places))
+	mux.HandleFunc("POST /portal/pos-systems", p.page(p.createPOSSystem))
+	mux.HandleFunc("POST /portal/companies", p.page(p.createCompany))
+	mux.HandleFunc("POST /portal/locations", p.page(p.createLocation))
+	mux.HandleFunc("POST /portal/locations/{pos}/{location}/{action}", p.page(p.setLocationStatus))
+	mux.HandleFunc("POST /portal/companies/{pos}/{company}/loyalty-program", p.page(p.putLoyaltyProgram))
+	mux.HandleFunc("GET /portal/coupons", p.page(p.coupons))
+	mux.HandleFunc("POST /portal/coupons", p.page(p.issueCoupon))
+	mux.HandleFunc("POST /portal/coupons/import", p.page(p.importCoupons))
+	mux.HandleFunc("POST /portal/coupons/{pos}/{company}/{code}/{action}", p.page(p.setCouponStatus))
+	mux.HandleFunc("GET /portal/loyalty-users", p.page(p.loyaltyUsers))
+	mux.HandleFunc("POST /portal/loyalty-users/{pos}/{company}/{user}", p.page(p.adjustLoyaltyUser))
 	mux.HandleFunc("GET /portal/audit", p.page(p.audit))
 	mux.HandleFunc("GET /portal/people", p.page(p.people))
 	mux.HandleFunc("POST /portal/people", p.page(p.createPerson))
@@ -143,6 +155,16 @@ func (p *Portal) page(fn func(q *request) error) http.HandlerFunc {
 		q.ctx = posgate.WithAuditOrigin(r.Context(), posgate.AuditOrigin{Channel: posgate.ChannelPortal,
 			TraceID: p.cfg.TraceID(r.Context()), UserAgent: truncate(r.UserAgent(), 256)})
 		if r.Method == http.MethodPost {
+			// A file upload is multipart: read it (capped) first, so that
+			// CheckForm finds its CSRF field among the parsed values.
+			if strings.HasPrefix(r.Header.Get("Content-Type"), "multipart/form-data") {
+				r.Body = http.MaxBytesReader(w, r.Body, maxCouponUpload)
+				if err := r.ParseMultipartForm(8 << 20); err != nil {
+					q.csrf = p.auth.CSRFToken(w, r)
+					p.fail(w, r, q, posgate.Errorf(posgate.EINVALID, "The upload could not be read (at most %d MiB).", maxCouponUpload>>20))
+					return
+				}
+			}
 			if err := p.auth.CheckForm(r); err != nil {
 				q.csrf = p.auth.CSRFToken(w, r)
 				p.fail(w, r, q, err)
@@ -196,7 +218,11 @@ func (p *Portal) render(q *request, status int, name string, v view) error {
 // which shows done.
 func (q *request) redirect(path, done string) error {
 	if done != "" {
-		path += "?done=" + url.QueryEscape(done)
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		path += sep + "done=" + url.QueryEscape(done)
 	}
 	http.Redirect(q.w, q.r, path, http.StatusSeeOther)
 	return nil

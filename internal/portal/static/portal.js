@@ -36,3 +36,37 @@
     Array.prototype.forEach.call(document.querySelectorAll("[data-chart]"), draw);
   });
 })();
+
+// A file upload shows its progress: the form is sent by XMLHttpRequest
+// (the same multipart post, CSRF field included), and the answer replaces
+// the page as a normal submission would.
+(function () {
+  document.addEventListener("DOMContentLoaded", function () {
+    Array.prototype.forEach.call(document.querySelectorAll("form[data-progress]"), function (form) {
+      var bar = document.getElementById(form.getAttribute("data-progress"));
+      form.addEventListener("submit", function (ev) {
+        if (!window.FormData || !bar) { return; }
+        ev.preventDefault();
+        var xhr = new XMLHttpRequest();
+        bar.hidden = false;
+        bar.value = 0;
+        xhr.upload.addEventListener("progress", function (e) {
+          if (e.lengthComputable) { bar.value = Math.round(100 * e.loaded / e.total); }
+        });
+        xhr.addEventListener("load", function () {
+          bar.value = 100;
+          if (xhr.status >= 200 && xhr.status < 300 && xhr.responseURL && xhr.responseURL !== form.action) {
+            window.location.assign(xhr.responseURL);
+            return;
+          }
+          document.open();
+          document.write(xhr.responseText);
+          document.close();
+        });
+        xhr.addEventListener("error", function () { bar.hidden = true; form.submit(); });
+        xhr.open("POST", form.action);
+        xhr.send(new FormData(form));
+      });
+    });
+  });
+})();
