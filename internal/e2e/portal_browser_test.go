@@ -384,3 +384,47 @@ func TestPortalCouponsAndLoyaltyInBrowser(t *testing.T) {
 		}
 	})
 }
+
+// TestPortalContentInBrowser: the content page plays the company's slides
+// in its preview, shows a new slide as it is typed, adds it, charts the
+// impressions per slide, and shows each receipt promotion's QR code (an
+// image the browser loads from posgate); a receipt promotion set for
+// LOC456 appears with its own.
+func TestPortalContentInBrowser(t *testing.T) {
+	chrome := chromium(t)
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		b := newBrowser(t, chrome)
+		b.portalSignIn(s.base, "/portal/content", demo.AdminEmail, demo.AdminPassword, "")
+		b.waitFor("the preview", 5*time.Second, `document.querySelector("#carousel-preview").dataset.current === "welcome" ? "yes" : "no"`)
+		if got := b.eval("the bars", `String(document.querySelectorAll(".chart svg rect.bar").length)`); got != "3" {
+			t.Fatalf("impressions chart: %s bars, want one per slide", got)
+		}
+		b.waitFor("the QR code", 5*time.Second, `(function(){const i=document.querySelector("#receipt-LOC123 img.qr"); return i && i.complete && i.naturalWidth > 0 ? "yes" : "no"})()`)
+
+		b.fill("#slideId", "autumn", "#imageUrl", "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4=", "#stitle", "Autumn sale")
+		b.eval("type", `document.querySelector("#slide-form").dispatchEvent(new Event("input")); ""`)
+		if got := b.eval("the live preview", `document.querySelector("#slide-new-preview b").textContent`); got != "Autumn sale" {
+			t.Fatalf("the new slide's preview: %q", got)
+		}
+		b.submitForm("#slide-form button")
+		if n := b.shown("notice"); n != "Slide autumn added." {
+			t.Fatalf("after adding: %q %q", n, b.shown("error"))
+		}
+		if got := b.eval("the slides", `[...document.querySelectorAll("#carousel-preview .slide")].map(s => s.dataset.slideId).join(",")`); got != "welcome,coffee,loyalty,autumn" {
+			t.Fatalf("the preview's slides: %q", got)
+		}
+
+		b.fill("#rlocation", "LOC456", "#primaryText", "See you again", "#targetUrl", "https://example.com/airport")
+		b.submitForm("#receipt-form button")
+		if n := b.shown("notice"); n != "Receipt promotion of LOC456 saved." {
+			t.Fatalf("after the receipt promotion: %q %q", n, b.shown("error"))
+		}
+		b.waitFor("LOC456's QR code", 5*time.Second, `(function(){const i=document.querySelector("#receipt-LOC456 img.qr"); return i && i.complete && i.naturalWidth > 0 ? "yes" : "no"})()`)
+		r := s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/locations/LOC456/receipt-promotion", Token: s.adminToken(t)})
+		mustStatus(t, r, 200)
+		if !strings.Contains(string(r.Body), `"primaryText":"See you again"`) {
+			t.Fatalf("LOC456's receipt promotion: %s", r.Body)
+		}
+	})
+}

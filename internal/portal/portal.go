@@ -107,6 +107,12 @@ func (p *Portal) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /portal/coupons/{pos}/{company}/{code}/{action}", p.page(p.setCouponStatus))
 	mux.HandleFunc("GET /portal/loyalty-users", p.page(p.loyaltyUsers))
 	mux.HandleFunc("POST /portal/loyalty-users/{pos}/{company}/{user}", p.page(p.adjustLoyaltyUser))
+	mux.HandleFunc("GET /portal/content", p.page(p.content))
+	mux.HandleFunc("POST /portal/slides", p.page(p.createSlide))
+	mux.HandleFunc("POST /portal/slides/{pos}/{company}/{slide}", p.page(p.updateSlide))
+	mux.HandleFunc("POST /portal/slides/{pos}/{company}/{slide}/delete", p.page(p.deleteSlide))
+	mux.HandleFunc("POST /portal/receipt-promotions", p.page(p.putReceiptPromotion))
+	mux.HandleFunc("POST /portal/receipt-promotions/delete", p.page(p.deleteReceiptPromotion))
 	mux.HandleFunc("GET /portal/audit", p.page(p.audit))
 	mux.HandleFunc("GET /portal/people", p.page(p.people))
 	mux.HandleFunc("POST /portal/people", p.page(p.createPerson))
@@ -256,7 +262,12 @@ func (p *Portal) fail(w http.ResponseWriter, r *http.Request, q *request, err er
 		w.Write([]byte(msg + "\n"))
 		return
 	}
-	if err := p.render(q, status, "error", view{Title: http.StatusText(status), Error: msg}); err != nil {
+	v := view{Title: http.StatusText(status), Error: msg}
+	var pe *posgate.Error
+	if ok && errors.As(err, &pe) {
+		v.Fields = pe.Fields
+	}
+	if err := p.render(q, status, "error", v); err != nil {
 		p.log.Error("portal: writing an error page failed", "err", err)
 	}
 }
