@@ -113,6 +113,8 @@ func (p *Portal) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /portal/slides/{pos}/{company}/{slide}/delete", p.page(p.deleteSlide))
 	mux.HandleFunc("POST /portal/receipt-promotions", p.page(p.putReceiptPromotion))
 	mux.HandleFunc("POST /portal/receipt-promotions/delete", p.page(p.deleteReceiptPromotion))
+	mux.HandleFunc("GET /portal/transactions", p.page(p.transactions))
+	mux.HandleFunc("GET /portal/catalogue", p.page(p.catalogue))
 	mux.HandleFunc("GET /portal/audit", p.page(p.audit))
 	mux.HandleFunc("GET /portal/people", p.page(p.people))
 	mux.HandleFunc("POST /portal/people", p.page(p.createPerson))
