@@ -321,6 +321,9 @@ func (c *Client) HasScope(s string) bool { return slices.Contains(c.Scopes, s) }
 type ClientUpdate struct {
 	Name     *string
 	Disabled *bool
+	// SecretHash replaces the client's secret hash (a rotated secret);
+	// nil keeps it.
+	SecretHash []byte
 	// RateLimit sets the client's own rate limit; ClearRateLimit removes
 	// it, so that the default applies again.
 	RateLimit      *RateLimit

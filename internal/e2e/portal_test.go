@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -95,4 +97,83 @@ func TestPortalPages(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestPortalClients: an admin creates an API client in the portal and sees
+// its secret once (not on the next page), which gets a token; rotating the
+// secret shows a new one, which works while the old one no longer does;
+// a disabled client gets no token. A bad form changes nothing.
+func TestPortalClients(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		a := newAgent(t, s)
+		a.portalSignIn(t, demo.AdminEmail, demo.AdminPassword)
+		page := a.get(t, "/portal/clients")
+		token := csrf(t, page)
+		secretRE := regexp.MustCompile(`<code id="created-secret">([^<]+)</code>`)
+		tokenStatus := func(secret string) int {
+			t.Helper()
+			r, err := http.PostForm(s.base+"/connect/token", url.Values{"grant_type": {"client_credentials"}, "client_id": {"till-9"},
+				"client_secret": {secret}, "scope": {"pos_integration"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Body.Close()
+			return r.StatusCode
+		}
+
+		r := a.post(t, "/portal/clients", url.Values{"csrf": {token}, "clientId": {"till-9"}, "name": {"Till 9"}, "posSystemId": {"nope"},
+			"scopes": {"pos_integration"}}, s.base)
+		if r.Status != 404 || !strings.Contains(string(r.Body), `id="error"`) || !strings.Contains(string(r.Body), "nope") {
+			t.Fatalf("a client of an unknown POS system: %d %s", r.Status, r.Body)
+		}
+		r = a.post(t, "/portal/clients", url.Values{"csrf": {token}, "clientId": {"till-9"}, "name": {"Till 9"}, "posSystemId": {"clover"},
+			"scopes": {"pos_integration"}}, s.base)
+		m := secretRE.FindSubmatch(r.Body)
+		if r.Status != 201 || m == nil {
+			t.Fatalf("creating a client: %d %s", r.Status, r.Body)
+		}
+		first := string(m[1])
+		if tokenStatus(first) != 200 {
+			t.Fatal("the new client's secret gets no token")
+		}
+		if again := a.get(t, "/portal/clients"); strings.Contains(string(again.Body), first) || !strings.Contains(string(again.Body), `id="client-till-9"`) {
+			t.Fatal("the secret is shown again, or the client is not listed")
+		}
+
+		r = a.post(t, "/portal/clients/till-9/rotate", url.Values{"csrf": {token}}, s.base)
+		m = secretRE.FindSubmatch(r.Body)
+		if r.Status != 200 || m == nil || string(m[1]) == first {
+			t.Fatalf("rotating: %d %s", r.Status, r.Body)
+		}
+		if tokenStatus(first) != 401 || tokenStatus(string(m[1])) != 200 {
+			t.Fatal("after the rotation the old secret should fail and the new one work")
+		}
+		r = a.post(t, "/portal/clients/till-9/disable", url.Values{"csrf": {token}}, s.base)
+		if r.Status != 303 {
+			t.Fatalf("disabling: %d", r.Status)
+		}
+		if tokenStatus(string(m[1])) == 200 {
+			t.Fatal("a disabled client got a token")
+		}
+		actions := auditActions(t, s, "?targetId=till-9")
+		if want := "client.disable,client.secret.rotate,client.create"; actions != want {
+			t.Fatalf("audit of till-9: %s, want %s", actions, want)
+		}
+	})
+}
+
+// auditActions lists the actions of the audit entries the query selects,
+// newest first, checking each came from the portal.
+func auditActions(t *testing.T, s *server, query string) string {
+	t.Helper()
+	entries, _ := auditPage(t, s, s.adminToken(t), query)
+	var out []string
+	for _, e := range entries {
+		if e.Channel != "portal" || e.Actor.Kind != "person" || e.Actor.ClientID != "portal" || strings.Contains(string(e.After), "ecret\":\"") {
+			t.Errorf("entry %+v", e)
+		}
+		out = append(out, e.Action)
+	}
+	return strings.Join(out, ",")
 }

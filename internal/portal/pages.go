@@ -429,13 +429,20 @@ func (p *Portal) createClient(q *request) error {
 	return p.renderClients(q, http.StatusCreated, view{Notice: "Client " + c.ID + " created. Copy its secret now: it is shown only this once."}, c)
 }
 
-// setClientDisabled disables or enables an API client.
+// setClientDisabled disables or enables an API client, or rotates its
+// secret (shown once, on the page answering the post, as on creation).
 func (p *Portal) setClientDisabled(q *request) error {
 	var disabled bool
 	switch q.r.PathValue("action") {
 	case "enable":
 	case "disable":
 		disabled = true
+	case "rotate":
+		c, err := p.svc.RotateClientSecret(q.ctx, q.pr, q.r.PathValue("client"))
+		if err != nil {
+			return err
+		}
+		return p.renderClients(q, http.StatusOK, view{Notice: "Client " + c.ID + " has a new secret; the old one no longer works. Copy it now: it is shown only this once."}, c)
 	default:
 		return posgate.Errorf(posgate.ENOTFOUND, "There is no such page.")
 	}

@@ -86,6 +86,9 @@ func auditedWrites(admin *posgate.Principal) map[string]struct {
 		"SetClientDisabled": {func(ctx context.Context, svc *service.Service) error {
 			return err(svc.SetClientDisabled(ctx, admin, demo.POSClientID, true))
 		}, auditTarget{"client.disable", "client", demo.POSClientID, "", true, true}},
+		"RotateClientSecret": {func(ctx context.Context, svc *service.Service) error {
+			return err(svc.RotateClientSecret(ctx, admin, demo.POSClientID))
+		}, auditTarget{"client.secret.rotate", "client", demo.POSClientID, "", true, true}},
 		"SetClientRateLimit": {func(ctx context.Context, svc *service.Service) error {
 			return err(svc.SetClientRateLimit(ctx, admin, demo.POSClientID, &posgate.RateLimit{RequestsPerSecond: 5, Burst: 10}))
 		}, auditTarget{"client.rate-limit.set", "client", demo.POSClientID, "", true, true}},

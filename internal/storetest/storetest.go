@@ -583,6 +583,8 @@ func testClientUpdate(t *testing.T, e *env) {
 		{"name", posgate.ClientUpdate{Name: ptr("Renamed")}, func(c *posgate.Client) { c.Name = "Renamed" }},
 		{"enable", posgate.ClientUpdate{Disabled: ptr(false)}, func(c *posgate.Client) { c.Disabled = false }},
 		{"nothing", posgate.ClientUpdate{}, func(*posgate.Client) {}},
+		{"secret", posgate.ClientUpdate{SecretHash: secret(10)}, func(c *posgate.Client) { c.SecretHash = secret(10) }},
+		{"nothing keeps the secret", posgate.ClientUpdate{}, func(*posgate.Client) {}},
 		{"rate limit", posgate.ClientUpdate{RateLimit: &posgate.RateLimit{RequestsPerSecond: 0.5, Burst: 3}},
 			func(c *posgate.Client) { c.RateLimit = &posgate.RateLimit{RequestsPerSecond: 0.5, Burst: 3} }},
 		{"nothing keeps the rate limit", posgate.ClientUpdate{}, func(*posgate.Client) {}},
