@@ -269,7 +269,8 @@ func TestPortalLocationManager(t *testing.T) {
 // TestPortalFormsRefused: a portal form posted without its CSRF token, or
 // from a page of another origin (with a valid token copied into it), is
 // refused with 403 and changes nothing; so is a post of someone not signed
-// in, who is sent to sign in.
+// in, who is sent to sign in. A link from another origin carrying a notice
+// shows none.
 func TestPortalFormsRefused(t *testing.T) {
 	chrome := chromium(t)
 	forEachStore(t, func(t *testing.T, dsn string) {
@@ -315,6 +316,19 @@ func TestPortalFormsRefused(t *testing.T) {
 			t.Fatalf("from another origin: %s %q", st, e)
 		}
 		absent("TERM-O")
+
+		// A link from another origin cannot make the portal say its words.
+		lure := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Write([]byte(`<!doctype html><a id="l" href="` + s.base + `/portal/terminals?done=Your+session+expired%2C+call+us">go</a>` +
+				`<script>document.getElementById("l").click()</script>`))
+		}))
+		defer lure.Close()
+		b.navigate(lure.URL)
+		b.waitFor("the terminals page", 10*time.Second, `location.href.startsWith("`+s.base+`/portal/terminals") && document.readyState === "complete" && document.querySelector("h1") ? "yes" : "no"`)
+		if n := b.shown("notice"); n != "" {
+			t.Fatalf("a notice from another origin's link: %q", n)
+		}
 	})
 }
 

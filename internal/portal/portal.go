@@ -180,7 +180,12 @@ func (p *Portal) page(fn func(q *request) error) http.HandlerFunc {
 			}
 		}
 		q.csrf = p.auth.CSRFToken(w, r)
-		q.notice = truncate(r.URL.Query().Get("done"), 200)
+		// The notice of a change is shown on the page a post redirected
+		// to; a link from elsewhere (or typed) carrying one shows nothing,
+		// so that nobody can make the portal say their words.
+		if site := r.Header.Get("Sec-Fetch-Site"); site == "" || site == "same-origin" {
+			q.notice = truncate(r.URL.Query().Get("done"), 200)
+		}
 		if err := fn(q); err != nil {
 			p.fail(w, r, q, err)
 		}
