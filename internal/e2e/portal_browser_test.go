@@ -116,11 +116,14 @@ func TestPortalInBrowser(t *testing.T) {
 
 		b := newBrowser(t, chrome)
 		b.portalSignIn(s.base, "/portal", demo.AdminEmail, demo.AdminPassword, shots)
-		b.waitFor("the chart", 5*time.Second, `document.querySelector(".chart svg rect.bar") ? "yes" : "no"`)
-		if got := b.eval("the chart's bars", `String(document.querySelectorAll(".chart svg rect.bar").length)`); got != "24" {
-			t.Fatalf("the chart has %s bars, want 24", got)
+		b.waitFor("the charts", 5*time.Second, `document.querySelector(".chart svg rect.bar") ? "yes" : "no"`)
+		for _, chart := range []string{"interactions", "transactions"} {
+			bars := b.eval("the chart's bars", `[...document.querySelectorAll(".chart.`+chart+` svg rect.bar")].map(r => r.getAttribute("height")).join(",")`)
+			if n := strings.Count(bars, ",") + 1; n != 24 || strings.HasSuffix(bars, ",0") {
+				t.Fatalf("the %s chart's bars %s: want 24, the last (this hour's) not empty", chart, bars)
+			}
 		}
-		if txt := b.text(); !strings.Contains(txt, "1 transactions in the last 24 hours") || !strings.Contains(txt, "LOC456") {
+		if txt := b.text(); !strings.Contains(txt, "1 interactions and 1 transactions in the last 24 hours") || !strings.Contains(txt, "LOC456") {
 			t.Fatalf("dashboard: %.1500s", txt)
 		}
 		b.screenshot(shots, "portal-dashboard")

@@ -45,7 +45,7 @@ func TestPortalPages(t *testing.T) {
 			status int
 			has    []string
 		}{
-			"/portal":                                       {200, []string{"Demo Company", "1 transactions in the last 24 hours", "LOC456"}},
+			"/portal":                                       {200, []string{"Demo Company", "1 interactions and 1 transactions in the last 24 hours", "LOC456"}},
 			"/portal/places":                                {200, []string{"LOC123", "LOC456", "Add a POS system"}},
 			"/portal/terminals":                             {200, []string{"TERM-05", "TERM-07"}},
 			"/portal/content":                               {200, []string{`data-slide-id="welcome"`, "receipt-LOC123"}},

@@ -96,7 +96,9 @@ type hourCount struct {
 type companyStats struct {
 	Company      *posgate.Company
 	Transactions []hourCount
+	Interactions []hourCount
 	Total        int
+	TotalIn      int
 	Locations    int
 }
 
@@ -108,9 +110,9 @@ type dashboardData struct {
 	Recent    []*posgate.AuditEntry
 }
 
-// dashboard shows transactions per hour of the last 24 hours for every
-// company the person reaches, the terminals by status and the latest
-// changes they may see.
+// dashboard shows interactions and transactions per hour of the last 24
+// hours for every company the person reaches, the terminals by status and
+// the latest changes they may see.
 func (p *Portal) dashboard(q *request) error {
 	places, err := p.reach(q)
 	if err != nil {
@@ -142,6 +144,15 @@ func (p *Portal) dashboard(q *request) error {
 			}
 			for i, c := range counts {
 				st.Transactions = append(st.Transactions, hourCount{Label: from.Add(time.Duration(i) * time.Hour).Format("15"), Count: c})
+			}
+			hours, err := p.svc.InteractionsPerHour(q.ctx, q.pr, pl.POS.ID, co.ID, from, now.Add(time.Hour))
+			if err != nil {
+				return err
+			}
+			for i := range 24 {
+				h := from.Add(time.Duration(i) * time.Hour)
+				st.Interactions = append(st.Interactions, hourCount{Label: h.Format("15"), Count: hours[h]})
+				st.TotalIn += hours[h]
 			}
 			d.Companies = append(d.Companies, st)
 		}

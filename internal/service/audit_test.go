@@ -27,7 +27,7 @@ var readOnly = []string{
 	// Operator reads.
 	"FindCarouselSettings", "FindCatalogue", "FindClient", "FindCompany", "FindCoupon", "FindLocation", "FindLoyaltyProgram",
 	"FindLoyaltyUser", "FindPerson", "FindPOSSystem", "FindPromotion", "FindReceiptPromotion", "FindSession", "FindSlide", "FindTerminal",
-	"FindTransaction", "Impressions", "ListAudit", "ListCategories", "ListClients", "ListCompanies", "ListKeys", "ListLocations",
+	"FindTransaction", "Impressions", "InteractionsPerHour", "ListAudit", "ListCategories", "ListClients", "ListCompanies", "ListKeys", "ListLocations",
 	"ListPeople", "ListPOSSystems", "ListProducts", "ListPromotions", "ListReceiptPromotions", "ListSlides", "ListTerminals", "ListTransactions",
 	// The POS API, and the Idempotency-Key records of any route.
 	"ActiveCoupons", "BeginCategoryImport", "BeginIdempotent", "BeginProductImport", "BeginPromotionImport", "Carousel",
