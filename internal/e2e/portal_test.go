@@ -51,6 +51,10 @@ func TestPortalPages(t *testing.T) {
 			"/portal/content":                               {200, []string{`data-slide-id="welcome"`, "receipt-LOC123"}},
 			"/portal/coupons?code=Sl75Ev":                   {200, []string{"Coupon Sl75Ev", `id="redeem"`}},
 			"/portal/loyalty-users?user=john-doe":           {200, []string{`id="points">120<`}},
+			"/portal/loyalty-users?keyword=doe":             {200, []string{"jane-doe", "john-doe", "ava-doerr"}},
+			"/portal/loyalty-users?keyword=x":               {400, []string{"keyword"}},
+			"/portal/coupons?email=john.doe@example.com":    {200, []string{"4 coupons found", "FREECOFFEE1", "SUMMER24"}},
+			"/portal/coupons?phone=abc":                     {400, []string{"The phone field must contain digits."}},
 			"/portal/transactions":                          {200, []string{"SALE-PAGES", "1 transactions"}},
 			"/portal/transactions?session=" + *in.SessionID: {200, []string{"Session " + *in.SessionID, "terminal TERM-05"}},
 			"/portal/transactions?day=yesterday":            {400, []string{"<b>day</b>: The day parameter must be a date (YYYY-MM-DD)."}},
@@ -82,11 +86,13 @@ func TestPortalPages(t *testing.T) {
 		for path, want := range map[string]int{
 			"/portal": 200, "/portal/terminals": 200, "/portal/places": 200, "/portal/audit": 200, "/portal/people": 200,
 			"/portal/clients": 403, "/portal/companies/clover/demo-company": 404, "/portal/locations/clover/LOC456": 404,
-			"/portal/coupons?company=clover/demo-company&code=Sl75Ev":         404,
-			"/portal/loyalty-users?company=clover/demo-company&user=john-doe": 404,
-			"/portal/transactions?company=clover/demo-company":                404,
-			"/portal/catalogue?company=clover/demo-company":                   404,
-			"/portal/content?company=clover/demo-company":                     404,
+			"/portal/coupons?company=clover/demo-company&code=Sl75Ev":                404,
+			"/portal/loyalty-users?company=clover/demo-company&user=john-doe":        404,
+			"/portal/loyalty-users?company=clover/demo-company&keyword=doe":          404,
+			"/portal/coupons?company=clover/demo-company&email=john.doe@example.com": 404,
+			"/portal/transactions?company=clover/demo-company":                       404,
+			"/portal/catalogue?company=clover/demo-company":                          404,
+			"/portal/content?company=clover/demo-company":                            404,
 		} {
 			r := manager.get(t, path)
 			if r.Status != want {

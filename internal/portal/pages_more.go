@@ -128,7 +128,10 @@ type couponsData struct {
 	Company string
 	Code    string
 	Found   *service.CouponView
-	Form    url.Values
+	// Email and Phone search the company's coupons; Results are found.
+	Email, Phone string
+	Results      *service.CompanyCouponPage
+	Form         url.Values
 	// Imported is the count of the last import.
 	Imported int
 }
@@ -154,6 +157,25 @@ func (p *Portal) renderCoupons(q *request, status int, v view) error {
 				break
 			}
 		}
+	}
+	d.Email, d.Phone = strings.TrimSpace(query.Get("email")), strings.TrimSpace(query.Get("phone"))
+	if (d.Email != "" || d.Phone != "") && v.Error == "" {
+		pos, co, _ := strings.Cut(d.Company, "/")
+		req := &service.SearchCouponsRequest{}
+		if d.Email != "" {
+			req.Email = &d.Email
+		}
+		if d.Phone != "" {
+			req.Phone = &d.Phone
+		}
+		res, err := p.svc.SearchCompanyCoupons(q.ctx, q.pr, pos, co, req)
+		if err != nil {
+			return p.formError(q, err, func(st int, fv view) error {
+				fv.Title, fv.Nav, fv.Data = "Coupons", "coupons", d
+				return p.render(q, st, "coupons", fv)
+			})
+		}
+		d.Results = res
 	}
 	if d.Code != "" && v.Error == "" {
 		pos, co, _ := strings.Cut(d.Company, "/")
@@ -252,6 +274,9 @@ type loyaltyData struct {
 	Company string
 	User    string
 	Found   *service.LoyaltyUserView
+	// Keyword searches the company's users; Matches are found.
+	Keyword string
+	Matches []*posgate.LoyaltyUser
 	Form    url.Values
 }
 
@@ -273,6 +298,17 @@ func (p *Portal) renderLoyalty(q *request, status int, v view) error {
 				break
 			}
 		}
+	}
+	if d.Keyword = strings.TrimSpace(query.Get("keyword")); d.Keyword != "" && v.Error == "" {
+		pos, co, _ := strings.Cut(d.Company, "/")
+		users, err := p.svc.SearchCompanyLoyaltyUsers(q.ctx, q.pr, pos, co, d.Keyword)
+		if err != nil {
+			return p.formError(q, err, func(st int, fv view) error {
+				fv.Title, fv.Nav, fv.Data = "Loyalty users", "loyalty", d
+				return p.render(q, st, "loyalty", fv)
+			})
+		}
+		d.Matches = users
 	}
 	if d.User != "" {
 		pos, co, _ := strings.Cut(d.Company, "/")

@@ -28,7 +28,7 @@ var readOnly = []string{
 	"FindCarouselSettings", "FindCatalogue", "FindClient", "FindCompany", "FindCoupon", "FindLocation", "FindLoyaltyProgram",
 	"FindLoyaltyUser", "FindPerson", "FindPOSSystem", "FindPromotion", "FindReceiptPromotion", "FindSession", "FindSlide", "FindTerminal",
 	"FindTransaction", "Impressions", "InteractionsPerHour", "ListAudit", "ListCategories", "ListClients", "ListCompanies", "ListKeys", "ListLocations",
-	"ListPeople", "ListPOSSystems", "ListProducts", "ListPromotions", "ListReceiptPromotions", "ListSlides", "ListTerminals", "ListTransactions",
+	"ListPeople", "ListPOSSystems", "ListProducts", "ListPromotions", "ListReceiptPromotions", "ListSlides", "ListTerminals", "ListTransactions", "SearchCompanyCoupons", "SearchCompanyLoyaltyUsers",
 	// The POS API, and the Idempotency-Key records of any route.
 	"ActiveCoupons", "BeginCategoryImport", "BeginIdempotent", "BeginProductImport", "BeginPromotionImport", "Carousel",
 	"EvaluatePromotions", "LookupCoupon", "LookupSettings", "LookupUsers", "RateLimitOf", "ReceiptPromotion",
