@@ -321,6 +321,9 @@ func (c *Client) HasScope(s string) bool { return slices.Contains(c.Scopes, s) }
 type ClientUpdate struct {
 	Name     *string
 	Disabled *bool
+	// SecretHash replaces the client's secret hash (a rotated secret);
+	// nil keeps it.
+	SecretHash []byte
 	// RateLimit sets the client's own rate limit; ClearRateLimit removes
 	// it, so that the default applies again.
 	RateLimit      *RateLimit
@@ -431,6 +434,11 @@ type TenancyStore interface {
 
 	CreateSession(ctx context.Context, s *Session) error
 	FindSession(ctx context.Context, id string) (*Session, error)
+	// SessionsPerHour counts a company's sessions (interactions) created
+	// at or after from and before to, by the UTC hour they began; hours
+	// without any are absent. Sessions are kept until they expire, so it
+	// sees back as far as the session TTL.
+	SessionsPerHour(ctx context.Context, posSystemID, companyID string, from, to time.Time) (map[time.Time]int, error)
 	// DeleteExpiredSessions removes sessions whose ExpiresAt is before t and
 	// returns how many it removed.
 	DeleteExpiredSessions(ctx context.Context, t time.Time) (int64, error)

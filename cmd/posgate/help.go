@@ -53,6 +53,7 @@ var examples = map[string]string{
 	"client create":            "posgate client create --pos clover --scopes pos_integration --id my-till --database posgate-demo.db",
 	"client list":              "posgate client list --database posgate-demo.db",
 	"client disable":           "posgate client disable demo-pos --database posgate-demo.db",
+	"client rotate-secret":     "posgate client rotate-secret demo-pos --database posgate-demo.db",
 	"client enable":            "posgate client enable demo-pos --database posgate-demo.db",
 	"client redirect-uris":     "posgate client redirect-uris swagger-ui --uris http://localhost:8080/swagger/oauth2-redirect.html,https://posgate.example.com/swagger/oauth2-redirect.html --database posgate-demo.db",
 	"user create":              "posgate user create jane@example.com --role location-manager --pos clover --locations LOC456 --name 'Jane Doe' --password-file jane-password.txt --database posgate-demo.db",

@@ -61,6 +61,7 @@ func commands() []command {
 		{"terminal enable", "enable a terminal: ID --pos P --location L", cmdTerminalStatus(posgate.StatusActive)},
 		{"client create", "create an API client and print its secret once: --scopes s1,s2 [--pos P] [--id ID] [--name N] [--companies c1,c2]", cmdClientCreate},
 		{"client list", "list API clients", cmdClientList},
+		{"client rotate-secret", "give an API client a new secret and print it once (the old one stops working): ID", cmdClientRotateSecret},
 		{"client disable", "disable an API client: ID", cmdClientDisabled(true)},
 		{"client enable", "enable an API client: ID", cmdClientDisabled(false)},
 		{"client rate-limit", "set an API client's own rate limit: ID --rps N [--burst N], or ID --default", cmdClientRateLimit},

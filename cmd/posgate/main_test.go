@@ -58,6 +58,14 @@ func TestOperatorCommands(t *testing.T) {
 	if out := mustCLI(t, env, "client", "list"); strings.Contains(out, m[1]) || !strings.Contains(out, "pax-till") {
 		t.Fatalf("client list: %s", out)
 	}
+	out = mustCLI(t, env, "client", "rotate-secret", "pax-till")
+	rotated := regexp.MustCompile(`client_secret: (\S+)`).FindStringSubmatch(out)
+	if rotated == nil || len(rotated[1]) != 43 || rotated[1] == m[1] || !strings.Contains(out, "The old secret no longer works") {
+		t.Fatalf("client rotate-secret: %s", out)
+	}
+	if out := mustCLI(t, env, "audit", "list", "--action", "client.secret.rotate"); !strings.Contains(out, "client pax-till") || strings.Contains(out, rotated[1]) {
+		t.Fatalf("audit of the rotation: %s", out)
+	}
 	mustCLI(t, env, "terminal", "disable", "T1", "--pos", "pax", "--location", "S1")
 	if out := mustCLI(t, env, "terminal", "list", "--pos", "pax"); !regexp.MustCompile(`S1\s+T1\s+Disabled`).MatchString(out) {
 		t.Fatalf("terminal list: %s", out)

@@ -349,6 +349,19 @@ func cmdClientDisabled(disabled bool) func(ctx context.Context, env *cli, args [
 	}
 }
 
+// cmdClientRotateSecret replaces a client's secret (a leaked one, or a
+// routine change) and prints the new one once.
+func cmdClientRotateSecret(ctx context.Context, env *cli, args []string) error {
+	return operatorCommand(ctx, env, "client rotate-secret", args, 1, nil, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+		c, err := svc.RotateClientSecret(ctx, op, pos[0])
+		if err != nil {
+			return err
+		}
+		env.say(c, "client_id:     %s\nclient_secret: %s\n\nThe old secret no longer works; the new one is shown only now.\n", c.ID, c.ClientSecret)
+		return nil
+	})
+}
+
 func cmdClientRateLimit(ctx context.Context, env *cli, args []string) error {
 	var rps *float64
 	var burst *int

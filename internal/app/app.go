@@ -259,6 +259,7 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		MaxImports:  cfg.MaxImports,
 		Observer:    observer(m),
 		Now:         wall,
+		ServiceNow:  now,
 		Sandbox:     sandbox != nil,
 	})
 

@@ -16,6 +16,7 @@ import (
 	"github.com/posgate/posgate/internal/auth"
 	"github.com/posgate/posgate/internal/codec"
 	"github.com/posgate/posgate/internal/openapi"
+	"github.com/posgate/posgate/internal/portal"
 	"github.com/posgate/posgate/internal/service"
 )
 
@@ -58,6 +59,10 @@ type Config struct {
 	Observer Observer
 	// Now is the rate limits' clock; default time.Now.
 	Now func() time.Time
+	// ServiceNow is the use cases' clock (the sandbox clock on a demo
+	// server), by which the portal's dashboard counts the last hours;
+	// default Now.
+	ServiceNow func() time.Time
 }
 
 // Observer receives what the HTTP layer measures. Request is called once
@@ -84,6 +89,7 @@ type Server struct {
 
 	carouselPageState carouselPageState
 	qr                qrCache
+	portal            *portal.Portal
 
 	obs      Observer
 	limiter  *clientLimiter // nil: no rate limits
@@ -109,12 +115,16 @@ func New(svc *service.Service, a *auth.Auth, cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.ServiceNow == nil {
+		cfg.ServiceNow = cfg.Now
+	}
 	s := &Server{svc: svc, auth: a, cfg: cfg, log: cfg.Logger, obs: cfg.Observer,
 		inFlight: newSlots(cfg.MaxInFlight, cfg.MaxQueued, cfg.QueueWait),
 		imports:  newSlots(cfg.MaxImports, 0, 0)}
 	if s.obs == nil {
 		s.obs = nopObserver{}
 	}
+	s.portal = portal.New(svc, a, portal.Config{TraceID: traceID, Now: cfg.ServiceNow, Logger: cfg.Logger})
 	if cfg.RateLimit != nil {
 		s.limiter = newClientLimiter(cfg.RateLimit, cmp.Or(cfg.RateLimitRefresh, DefaultRateLimitRefresh), cfg.Now)
 	}
@@ -296,6 +306,10 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 
 	// The audit log of operator writes (docs/api.md §22).
 	mux.HandleFunc("GET /admin/v1/audit", s.admin(s.endpoint(s.listAudit)))
+
+	// The web portal of the people who sign in (docs/api.md §23): its
+	// pages, under /portal, are listed in internal/portal.
+	s.portal.Routes(mux)
 
 	mux.HandleFunc("/", s.notFound(mux))
 }

@@ -82,13 +82,18 @@ func (db *DB) ListClients(ctx context.Context) ([]*posgate.Client, error) {
 // UpdateClient changes the fields upd names and returns the result.
 func (db *DB) UpdateClient(ctx context.Context, id string, upd posgate.ClientUpdate) (*posgate.Client, error) {
 	rate, burst := rateLimitArgs(upd.RateLimit)
+	var secret any // NULL keeps the hash
+	if upd.SecretHash != nil {
+		secret = upd.SecretHash
+	}
 	c, err := scanClient(db.q(ctx).QueryRow(ctx, `UPDATE clients c SET
 		name = coalesce($2, c.name), disabled = coalesce($3, c.disabled), updated_at = $4,
 		rate_limit = CASE WHEN $5 THEN NULL ELSE coalesce($6, c.rate_limit) END,
-		rate_burst = CASE WHEN $5 THEN NULL ELSE coalesce($7, c.rate_burst) END
+		rate_burst = CASE WHEN $5 THEN NULL ELSE coalesce($7, c.rate_burst) END,
+		secret_hash = coalesce($8::bytea, c.secret_hash)
 		WHERE c.id = $1
 		RETURNING `+clientCols,
-		id, upd.Name, upd.Disabled, posgate.Timestamp(db.now()), upd.ClearRateLimit, rate, burst))
+		id, upd.Name, upd.Disabled, posgate.Timestamp(db.now()), upd.ClearRateLimit, rate, burst, secret))
 	if err != nil {
 		return nil, readErr(err, "update client", posgate.NotFound("client", id))
 	}

@@ -107,3 +107,24 @@ func (si sessionInserter) InsertSession(ctx context.Context, s *posgate.Session)
 	}
 	return nil
 }
+
+// SessionsPerHour implements posgate.Store.
+func (db *DB) SessionsPerHour(ctx context.Context, posSystemID, companyID string, from, to time.Time) (map[time.Time]int, error) {
+	rows, err := db.q(ctx).Query(ctx, `SELECT date_trunc('hour', created_at AT TIME ZONE 'UTC'), count(*) FROM sessions
+		WHERE pos_system_id = $1 AND company_id = $2 AND created_at >= $3 AND created_at < $4 GROUP BY 1`,
+		posSystemID, companyID, posgate.Timestamp(from), posgate.Timestamp(to))
+	if err != nil {
+		return nil, wrap(err, "sessions per hour")
+	}
+	defer rows.Close()
+	out := map[time.Time]int{}
+	for rows.Next() {
+		var hour time.Time
+		var n int64
+		if err := rows.Scan(&hour, &n); err != nil {
+			return nil, wrap(err, "sessions per hour")
+		}
+		out[time.Date(hour.Year(), hour.Month(), hour.Day(), hour.Hour(), 0, 0, 0, time.UTC)] = int(n)
+	}
+	return out, wrap(rows.Err(), "sessions per hour")
+}

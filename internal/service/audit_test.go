@@ -27,8 +27,8 @@ var readOnly = []string{
 	// Operator reads.
 	"FindCarouselSettings", "FindCatalogue", "FindClient", "FindCompany", "FindCoupon", "FindLocation", "FindLoyaltyProgram",
 	"FindLoyaltyUser", "FindPerson", "FindPOSSystem", "FindPromotion", "FindReceiptPromotion", "FindSession", "FindSlide", "FindTerminal",
-	"FindTransaction", "FindWebhookEndpoint", "Impressions", "ListAudit", "ListWebhookDeliveries", "ListWebhookEndpoints", "ListCategories", "ListClients", "ListCompanies", "ListKeys", "ListLocations",
-	"ListPeople", "ListPOSSystems", "ListProducts", "ListPromotions", "ListReceiptPromotions", "ListSlides", "ListTerminals", "ListTransactions",
+	"FindTransaction", "FindWebhookEndpoint", "Impressions", "InteractionsPerHour", "ListAudit", "ListWebhookDeliveries", "ListWebhookEndpoints", "ListCategories", "ListClients", "ListCompanies", "ListKeys", "ListLocations",
+	"ListPeople", "ListPOSSystems", "ListProducts", "ListPromotions", "ListReceiptPromotions", "ListSlides", "ListTerminals", "ListTransactions", "SearchCompanyCoupons", "SearchCompanyLoyaltyUsers",
 	// The POS API, and the Idempotency-Key records of any route.
 	"ActiveCoupons", "BeginCategoryImport", "BeginIdempotent", "BeginProductImport", "BeginPromotionImport", "Carousel",
 	"EvaluatePromotions", "LookupCoupon", "LookupSettings", "LookupUsers", "RateLimitOf", "ReceiptPromotion",
@@ -86,6 +86,9 @@ func auditedWrites(admin *posgate.Principal) map[string]struct {
 		"SetClientDisabled": {func(ctx context.Context, svc *service.Service) error {
 			return err(svc.SetClientDisabled(ctx, admin, demo.POSClientID, true))
 		}, auditTarget{"client.disable", "client", demo.POSClientID, "", true, true}},
+		"RotateClientSecret": {func(ctx context.Context, svc *service.Service) error {
+			return err(svc.RotateClientSecret(ctx, admin, demo.POSClientID))
+		}, auditTarget{"client.secret.rotate", "client", demo.POSClientID, "", true, true}},
 		"SetClientRateLimit": {func(ctx context.Context, svc *service.Service) error {
 			return err(svc.SetClientRateLimit(ctx, admin, demo.POSClientID, &posgate.RateLimit{RequestsPerSecond: 5, Burst: 10}))
 		}, auditTarget{"client.rate-limit.set", "client", demo.POSClientID, "", true, true}},

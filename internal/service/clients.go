@@ -122,6 +122,27 @@ func (s *Service) SetClientDisabled(ctx context.Context, p *posgate.Principal, c
 	return s.updateClient(ctx, p, action, clientID, posgate.ClientUpdate{Disabled: &disabled})
 }
 
+// RotateClientSecret gives a client a new secret and returns it, once,
+// with the client (only its hash is kept): the old secret stops working at
+// once, tokens already issued with it live on until they expire. It acts
+// on the whole installation, like every change of a client.
+func (s *Service) RotateClientSecret(ctx context.Context, p *posgate.Principal, clientID string) (*ClientView, error) {
+	if err := s.installation(p); err != nil {
+		return nil, err
+	}
+	secret, err := auth.GenerateSecret()
+	if err != nil {
+		return nil, fmt.Errorf("generate secret: %w", err)
+	}
+	v, err := s.updateClient(ctx, p, "client.secret.rotate", clientID, posgate.ClientUpdate{SecretHash: auth.HashSecret(secret)})
+	if err != nil {
+		return nil, notFound(err, "Client '%s' not found.", clientID)
+	}
+	out := *v
+	out.ClientSecret = secret
+	return &out, nil
+}
+
 // updateClient is an audited change of an API client.
 func (s *Service) updateClient(ctx context.Context, p *posgate.Principal, action, clientID string, upd posgate.ClientUpdate) (*ClientView, error) {
 	var out *ClientView

@@ -6,6 +6,7 @@ import (
 	"encoding/base32"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/posgate/posgate"
 )
@@ -474,4 +475,15 @@ func invalid(field, msg string) error {
 	v := posgate.ValidationError{}
 	v.Add(field, msg)
 	return v.Err()
+}
+
+// InteractionsPerHour counts the interactions (startInteraction sessions)
+// of a company p reaches that began at or after from and before to, by
+// UTC hour (the portal's dashboard). Sessions are kept until they expire,
+// so it sees back as far as the session TTL (default 24 hours).
+func (s *Service) InteractionsPerHour(ctx context.Context, p *posgate.Principal, posSystemID, companyID string, from, to time.Time) (map[time.Time]int, error) {
+	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
+		return nil, err
+	}
+	return s.store.SessionsPerHour(ctx, posSystemID, companyID, from.UTC(), to.UTC())
 }

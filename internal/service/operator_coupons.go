@@ -625,3 +625,55 @@ func couponFromCSV(cols, rec []string) (*CouponInput, error) {
 	}
 	return in, nil
 }
+
+// CompanyCouponPage is a page of a company's coupons found by the
+// operator's search.
+type CompanyCouponPage struct {
+	Coupons []*CouponView `json:"coupons"`
+	Page    PageModel     `json:"page"`
+}
+
+// SearchCompanyCoupons searches a company p reaches for coupons by code,
+// e-mail or phone, as the POS's coupon search does (req.PosLocationID is
+// ignored): the portal's coupon page.
+func (s *Service) SearchCompanyCoupons(ctx context.Context, p *posgate.Principal, posSystemID, companyID string, req *SearchCouponsRequest) (*CompanyCouponPage, error) {
+	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	page, size := intOr(req.Page, 1), intOr(req.PageSize, DefaultCouponPageSize)
+	res, err := s.store.SearchCoupons(ctx, posgate.CouponQuery{POSSystemID: posSystemID, CompanyIDs: []string{companyID},
+		Code: value(req.Code), Email: value(req.Email), Phone: value(req.Phone), Offset: (page - 1) * size, Limit: size})
+	if err != nil {
+		return nil, err
+	}
+	out := &CompanyCouponPage{Coupons: []*CouponView{}, Page: PageModel{Page: page, PageSize: size, Total: res.Total}}
+	for _, c := range res.Coupons {
+		v, err := s.viewCoupon(c, nil)
+		if err != nil {
+			return nil, err
+		}
+		out.Coupons = append(out.Coupons, v)
+	}
+	return out, nil
+}
+
+// SearchCompanyLoyaltyUsers finds at most posgate.MaxUserMatches loyalty
+// users of a company p reaches by a keyword (a name, an e-mail address or
+// a phone number, as the POS's lookup takes): the portal's loyalty page.
+func (s *Service) SearchCompanyLoyaltyUsers(ctx context.Context, p *posgate.Principal, posSystemID, companyID, keyword string) ([]*posgate.LoyaltyUser, error) {
+	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
+		return nil, err
+	}
+	k, err := posgate.ParseUserKeyword(keyword)
+	if err != nil {
+		return nil, err
+	}
+	users, err := s.store.SearchLoyaltyUsers(ctx, posSystemID, companyID, k)
+	if err != nil {
+		return nil, err
+	}
+	return nonNil(users), nil
+}

@@ -172,3 +172,32 @@ func (db *DB) DeleteSigningKey(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// SessionsPerHour implements posgate.Store. The stored times are fixed-width
+// UTC text, so an hour is the first 13 characters.
+func (db *DB) SessionsPerHour(ctx context.Context, posSystemID, companyID string, from, to time.Time) (map[time.Time]int, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT substr(created_at, 1, 13), count(*) FROM sessions
+		WHERE pos_system_id = ? AND company_id = ? AND created_at >= ? AND created_at < ? GROUP BY 1`,
+		posSystemID, companyID, formatTime(from), formatTime(to))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: sessions per hour: %w", err)
+	}
+	defer rows.Close()
+	out := map[time.Time]int{}
+	for rows.Next() {
+		var hour string
+		var n int
+		if err := rows.Scan(&hour, &n); err != nil {
+			return nil, fmt.Errorf("sqlite: sessions per hour: %w", err)
+		}
+		h, err := time.Parse("2006-01-02T15", hour)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: sessions per hour: stored time %q: %w", hour, err)
+		}
+		out[h] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: sessions per hour: %w", err)
+	}
+	return out, nil
+}

@@ -324,13 +324,18 @@ func (db *DB) ListClients(ctx context.Context) ([]*posgate.Client, error) {
 // change left it.
 func (db *DB) UpdateClient(ctx context.Context, id string, upd posgate.ClientUpdate) (*posgate.Client, error) {
 	rate, burst := rateLimitArgs(upd.RateLimit)
+	var secret any // NULL keeps the hash
+	if upd.SecretHash != nil {
+		secret = upd.SecretHash
+	}
 	c, err := scanRow(db.w(ctx).QueryRowContext(ctx, `UPDATE clients SET
 		name = COALESCE(?, name), disabled = COALESCE(?, disabled), updated_at = ?,
 		rate_limit = CASE WHEN ? THEN NULL ELSE COALESCE(?, rate_limit) END,
-		rate_burst = CASE WHEN ? THEN NULL ELSE COALESCE(?, rate_burst) END
+		rate_burst = CASE WHEN ? THEN NULL ELSE COALESCE(?, rate_burst) END,
+		secret_hash = COALESCE(?, secret_hash)
 		WHERE client_id = ?
 		RETURNING `+clientCols,
-		upd.Name, upd.Disabled, formatTime(db.now()), upd.ClearRateLimit, rate, upd.ClearRateLimit, burst, id), clientDest)
+		upd.Name, upd.Disabled, formatTime(db.now()), upd.ClearRateLimit, rate, upd.ClearRateLimit, burst, secret, id), clientDest)
 	if err != nil {
 		return nil, readErr(err, "update client", posgate.NotFound("client", id))
 	}

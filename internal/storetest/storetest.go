@@ -41,6 +41,7 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"ClientUpdate", testClientUpdate},
 		{"ClientErrors", testClientErrors},
 		{"SessionCreateFind", testSessionCreateFind},
+		{"SessionsPerHour", testSessionsPerHour},
 		{"SessionDeleteExpired", testSessionDeleteExpired},
 		{"SigningKeys", testSigningKeys},
 		{"KeysAreCaseSensitive", testKeysAreCaseSensitive},
@@ -590,6 +591,8 @@ func testClientUpdate(t *testing.T, e *env) {
 		{"name", posgate.ClientUpdate{Name: ptr("Renamed")}, func(c *posgate.Client) { c.Name = "Renamed" }},
 		{"enable", posgate.ClientUpdate{Disabled: ptr(false)}, func(c *posgate.Client) { c.Disabled = false }},
 		{"nothing", posgate.ClientUpdate{}, func(*posgate.Client) {}},
+		{"secret", posgate.ClientUpdate{SecretHash: secret(10)}, func(c *posgate.Client) { c.SecretHash = secret(10) }},
+		{"nothing keeps the secret", posgate.ClientUpdate{}, func(*posgate.Client) {}},
 		{"rate limit", posgate.ClientUpdate{RateLimit: &posgate.RateLimit{RequestsPerSecond: 0.5, Burst: 3}},
 			func(c *posgate.Client) { c.RateLimit = &posgate.RateLimit{RequestsPerSecond: 0.5, Burst: 3} }},
 		{"nothing keeps the rate limit", posgate.ClientUpdate{}, func(*posgate.Client) {}},
@@ -668,6 +671,30 @@ func testSessionCreateFind(t *testing.T, e *env) {
 	orphan := want
 	orphan.ID, orphan.TerminalID = "orphan", "T9"
 	checkErr(t, "CreateSession at an absent terminal", e.s.CreateSession(ctx, &orphan), posgate.ErrNotFound, `terminal "T9" not found`)
+}
+
+func testSessionsPerHour(t *testing.T, e *env) {
+	ctx := t.Context()
+	e.till("clover", "acme", "L1", "T1")
+	e.company("clover", "zeta", posgate.AllFeaturesOn())
+	e.location("clover", "L2", "zeta")
+	e.terminal("clover", "L2", "T2")
+	base := time.Date(2030, 3, 4, 10, 0, 0, 0, time.UTC)
+	for i, at := range []time.Time{base.Add(-time.Microsecond), base, base.Add(59*time.Minute + 59*time.Second), base.Add(time.Hour + time.Minute),
+		base.Add(3*time.Hour - time.Microsecond), base.Add(3 * time.Hour)} {
+		s := &posgate.Session{ID: fmt.Sprintf("s-%d", i), POSSystemID: "clover", CompanyID: "acme", LocationID: "L1", TerminalID: "T1",
+			CreatedAt: at.In(time.FixedZone("JST", 9*3600)), ExpiresAt: at.Add(24 * time.Hour)}
+		if err := e.s.CreateSession(ctx, s); err != nil {
+			t.Fatalf("CreateSession: %v", err)
+		}
+	}
+	if err := e.s.CreateSession(ctx, &posgate.Session{ID: "other", POSSystemID: "clover", CompanyID: "zeta", LocationID: "L2", TerminalID: "T2",
+		CreatedAt: base, ExpiresAt: base.Add(time.Hour)}); err != nil {
+		t.Fatalf("CreateSession: %v", err)
+	}
+	got := must[map[time.Time]int](t, "SessionsPerHour")(e.s.SessionsPerHour(ctx, "clover", "acme", base, base.Add(3*time.Hour)))
+	check(t, "SessionsPerHour", got, map[time.Time]int{base: 2, base.Add(time.Hour): 1, base.Add(2 * time.Hour): 1})
+	check(t, "SessionsPerHour of another POS system", len(must[map[time.Time]int](t, "SessionsPerHour")(e.s.SessionsPerHour(ctx, "pax", "acme", base, base.Add(time.Hour)))), 0)
 }
 
 func testSessionDeleteExpired(t *testing.T, e *env) {
