@@ -88,8 +88,11 @@ var operations = map[string]func(ctx context.Context, c *client.Client) error{
 		_, err := c.ListActiveCoupons(ctx, "p", "l", client.PageOptions{})
 		return err
 	},
-	"getSettings":    func(ctx context.Context, c *client.Client) error { _, err := c.GetSettings(ctx, "p", "c"); return err },
-	"lookupSettings": func(ctx context.Context, c *client.Client) error { _, err := c.LookupSettings(ctx, "p", "c"); return err },
+	"getSettings": func(ctx context.Context, c *client.Client) error { _, err := c.GetSettings(ctx, "p", "c"); return err },
+	"lookupSettings": func(ctx context.Context, c *client.Client) error {
+		_, err := c.LookupSettings(ctx, "p", "c")
+		return err
+	},
 	"createPosTransaction": func(ctx context.Context, c *client.Client) error {
 		_, err := c.CreateTransaction(ctx, "p", client.TransactionRequest{})
 		return err
@@ -108,13 +111,22 @@ var operations = map[string]func(ctx context.Context, c *client.Client) error{
 		return err
 	},
 	"listPosSystems": func(ctx context.Context, c *client.Client) error { _, err := c.Admin.ListPosSystems(ctx); return err },
-	"getPosSystem":   func(ctx context.Context, c *client.Client) error { _, err := c.Admin.GetPosSystem(ctx, "p"); return err },
+	"getPosSystem": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.GetPosSystem(ctx, "p")
+		return err
+	},
 	"createCompany": func(ctx context.Context, c *client.Client) error {
 		_, err := c.Admin.CreateCompany(ctx, "p", client.CreateCompanyRequest{})
 		return err
 	},
-	"listCompanies": func(ctx context.Context, c *client.Client) error { _, err := c.Admin.ListCompanies(ctx, "p"); return err },
-	"getCompany":    func(ctx context.Context, c *client.Client) error { _, err := c.Admin.GetCompany(ctx, "p", "c"); return err },
+	"listCompanies": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.ListCompanies(ctx, "p")
+		return err
+	},
+	"getCompany": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.GetCompany(ctx, "p", "c")
+		return err
+	},
 	"updateCompany": func(ctx context.Context, c *client.Client) error {
 		_, err := c.Admin.UpdateCompany(ctx, "p", "c", client.UpdateCompanyRequest{})
 		return err
@@ -123,8 +135,14 @@ var operations = map[string]func(ctx context.Context, c *client.Client) error{
 		_, err := c.Admin.CreateLocation(ctx, "p", client.CreateLocationRequest{})
 		return err
 	},
-	"listLocations": func(ctx context.Context, c *client.Client) error { _, err := c.Admin.ListLocations(ctx, "p", "c"); return err },
-	"getLocation":   func(ctx context.Context, c *client.Client) error { _, err := c.Admin.GetLocation(ctx, "p", "l"); return err },
+	"listLocations": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.ListLocations(ctx, "p", "c")
+		return err
+	},
+	"getLocation": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.GetLocation(ctx, "p", "l")
+		return err
+	},
 	"updateLocation": func(ctx context.Context, c *client.Client) error {
 		_, err := c.Admin.UpdateLocation(ctx, "p", "l", client.UpdateLocationRequest{})
 		return err
@@ -133,7 +151,10 @@ var operations = map[string]func(ctx context.Context, c *client.Client) error{
 		_, err := c.Admin.CreateTerminal(ctx, "p", "l", client.CreateTerminalRequest{})
 		return err
 	},
-	"listTerminals": func(ctx context.Context, c *client.Client) error { _, err := c.Admin.ListTerminals(ctx, "p", "l"); return err },
+	"listTerminals": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.ListTerminals(ctx, "p", "l")
+		return err
+	},
 	"getTerminal": func(ctx context.Context, c *client.Client) error {
 		_, err := c.Admin.GetTerminal(ctx, "p", "l", "t")
 		return err
@@ -150,10 +171,16 @@ var operations = map[string]func(ctx context.Context, c *client.Client) error{
 		_, err := c.Admin.CreateClient(ctx, client.CreateAPIClientRequest{})
 		return err
 	},
-	"listClients":   func(ctx context.Context, c *client.Client) error { _, err := c.Admin.ListClients(ctx); return err },
-	"getClient":     func(ctx context.Context, c *client.Client) error { _, err := c.Admin.GetClient(ctx, "i"); return err },
-	"disableClient": func(ctx context.Context, c *client.Client) error { _, err := c.Admin.DisableClient(ctx, "i"); return err },
-	"enableClient":  func(ctx context.Context, c *client.Client) error { _, err := c.Admin.EnableClient(ctx, "i"); return err },
+	"listClients": func(ctx context.Context, c *client.Client) error { _, err := c.Admin.ListClients(ctx); return err },
+	"getClient":   func(ctx context.Context, c *client.Client) error { _, err := c.Admin.GetClient(ctx, "i"); return err },
+	"disableClient": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.DisableClient(ctx, "i")
+		return err
+	},
+	"enableClient": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.EnableClient(ctx, "i")
+		return err
+	},
 	"putClientRateLimit": func(ctx context.Context, c *client.Client) error {
 		_, err := c.Admin.PutClientRateLimit(ctx, "i", client.RateLimit{})
 		return err
@@ -173,7 +200,10 @@ var operations = map[string]func(ctx context.Context, c *client.Client) error{
 		_, err := c.Admin.GetPromotion(ctx, "p", "c", "x")
 		return err
 	},
-	"getCatalogue": func(ctx context.Context, c *client.Client) error { _, err := c.Admin.GetCatalogue(ctx, "p", "c"); return err },
+	"getCatalogue": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.GetCatalogue(ctx, "p", "c")
+		return err
+	},
 	"replaceCatalogue": func(ctx context.Context, c *client.Client) error {
 		_, err := c.Admin.ReplaceCatalogue(ctx, "p", "c", client.ReplaceCatalogueRequest{})
 		return err
@@ -190,13 +220,22 @@ var operations = map[string]func(ctx context.Context, c *client.Client) error{
 		_, err := c.Admin.CreateSlide(ctx, "p", "c", client.CreateSlideRequest{})
 		return err
 	},
-	"listSlides": func(ctx context.Context, c *client.Client) error { _, err := c.Admin.ListSlides(ctx, "p", "c"); return err },
-	"getSlide":   func(ctx context.Context, c *client.Client) error { _, err := c.Admin.GetSlide(ctx, "p", "c", "s"); return err },
+	"listSlides": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.ListSlides(ctx, "p", "c")
+		return err
+	},
+	"getSlide": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.GetSlide(ctx, "p", "c", "s")
+		return err
+	},
 	"updateSlide": func(ctx context.Context, c *client.Client) error {
 		_, err := c.Admin.UpdateSlide(ctx, "p", "c", "s", client.UpdateSlideRequest{})
 		return err
 	},
-	"deleteSlide": func(ctx context.Context, c *client.Client) error { _, err := c.Admin.DeleteSlide(ctx, "p", "c", "s"); return err },
+	"deleteSlide": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.DeleteSlide(ctx, "p", "c", "s")
+		return err
+	},
 	"getCarouselSettings": func(ctx context.Context, c *client.Client) error {
 		_, err := c.Admin.GetCarouselSettings(ctx, "p", "c")
 		return err
@@ -245,9 +284,18 @@ var operations = map[string]func(ctx context.Context, c *client.Client) error{
 		_, err := c.Admin.ImportCoupons(ctx, "p", "c", client.ImportCouponsRequest{})
 		return err
 	},
-	"getCoupon":    func(ctx context.Context, c *client.Client) error { _, err := c.Admin.GetCoupon(ctx, "p", "c", "X"); return err },
-	"cancelCoupon": func(ctx context.Context, c *client.Client) error { _, err := c.Admin.CancelCoupon(ctx, "p", "c", "X"); return err },
-	"redeemCoupon": func(ctx context.Context, c *client.Client) error { _, err := c.Admin.RedeemCoupon(ctx, "p", "c", "X"); return err },
+	"getCoupon": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.GetCoupon(ctx, "p", "c", "X")
+		return err
+	},
+	"cancelCoupon": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.CancelCoupon(ctx, "p", "c", "X")
+		return err
+	},
+	"redeemCoupon": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.RedeemCoupon(ctx, "p", "c", "X")
+		return err
+	},
 	"createLoyaltyUser": func(ctx context.Context, c *client.Client) error {
 		_, err := c.Admin.CreateLoyaltyUser(ctx, "p", "c", client.CreateLoyaltyUserRequest{})
 		return err
