@@ -259,7 +259,7 @@ type Coupon struct {
 	LocationIds    []string          `json:"locationIds"`
 	CreatedAt      time.Time         `json:"createdAt"`
 	UpdatedAt      time.Time         `json:"updatedAt"`
-	RedeemedBy     *CouponRedemption `json:"redeemedBy"`
+	RedeemedBy     *CouponRedemption `json:"redeemedBy,omitempty"`
 }
 
 // CouponImportResult mirrors the API's CouponImportResult object.
@@ -313,7 +313,7 @@ type LoyaltyUser struct {
 	CreatedAt time.Time `json:"createdAt"`
 	UpdatedAt time.Time `json:"updatedAt"`
 	// The user's latest transactions (at most 5), newest first; absent when there are none.
-	RecentTransactions []TransactionSummary `json:"recentTransactions"`
+	RecentTransactions []TransactionSummary `json:"recentTransactions,omitempty"`
 }
 
 // StartInteractionRequest mirrors the API's StartInteractionDto: The terminal and location of an interaction.
