@@ -117,7 +117,7 @@ func TestHiddenLocationAnswersAsUnknown(t *testing.T) {
 		mustStatus(t, r, 201)
 		tok := s.token(t, "restricted", r.JSON(t)["data"].(map[string]any)["clientSecret"].(string), "pos_integration")
 		// demo-pos sees LOC123, so it is in the lookup cache.
-		mustStatus(t, s.do(t, startReq(s.posToken(t), "TERM-05", "LOC123")), 200)
+		mustStatus(t, s.api(t, s.posToken(t)).start("TERM-05", "LOC123"), 200)
 
 		const n = 300
 		times := map[string][]time.Duration{}

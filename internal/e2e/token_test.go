@@ -185,5 +185,5 @@ func TestSeparateIdentityListener(t *testing.T) {
 	if _, c := claimsOf(t, tr.AccessToken); c["iss"] != authBase {
 		t.Fatalf("iss %v", c["iss"])
 	}
-	mustStatus(t, s.do(t, startReq(tr.AccessToken, "TERM-05", "LOC123")), 200)
+	mustStatus(t, s.api(t, tr.AccessToken).start("TERM-05", "LOC123"), 200)
 }
