@@ -2,9 +2,15 @@ package e2e
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"math/big"
 	"net/http"
+	"os"
+	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -104,4 +110,165 @@ func (a *api) start(terminal, location string) response {
 	a.t.Helper()
 	_, err := a.StartInteraction(a.t.Context(), "clover", client.StartInteractionRequest{TerminalID: terminal, PosLocationID: location})
 	return a.answer(err)
+}
+
+// decodeExact decodes body into a T and reports whether T carries all of it:
+// the body is one JSON object without repeated properties, every property
+// is one of T's, and T encodes back to the same JSON (numbers by value,
+// nothing dropped or added). A body for which it reports false (malformed,
+// unknown or misspelt properties, nulls, values the client's types cannot
+// hold) is one a test must send as raw HTTP.
+func decodeExact[T any](body string) (T, bool) {
+	var v T
+	if !oneObject(body) {
+		return v, false
+	}
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&v) != nil || dec.More() {
+		return v, false
+	}
+	again, err := json.Marshal(v)
+	if err != nil {
+		return v, false
+	}
+	a, okA := canonical(body)
+	b, okB := canonical(string(again))
+	return v, okA && okB && reflect.DeepEqual(a, b)
+}
+
+// oneObject reports whether body is a single JSON object whose objects
+// never repeat a property (encoding/json would keep the last silently).
+func oneObject(body string) bool {
+	dec := json.NewDecoder(strings.NewReader(body))
+	var walk func(first bool) bool
+	walk = func(first bool) bool {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		d, isDelim := tok.(json.Delim)
+		if first && d != '{' {
+			return false
+		}
+		if !isDelim {
+			return true
+		}
+		switch d {
+		case '{':
+			seen := map[string]bool{}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil || seen[k.(string)] {
+					return false
+				}
+				seen[k.(string)] = true
+				if !walk(false) {
+					return false
+				}
+			}
+		case '[':
+			for dec.More() {
+				if !walk(false) {
+					return false
+				}
+			}
+		}
+		_, err = dec.Token() // the closing delimiter
+		return err == nil
+	}
+	if !walk(true) {
+		return false
+	}
+	_, err := dec.Token()
+	return err == io.EOF
+}
+
+// canonical is body as a generic value with its numbers as exact decimals,
+// so that 12.50 and 12.5 compare equal and 12.345 does not meet 12.35.
+func canonical(body string) (any, bool) {
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil, false
+	}
+	var fix func(any) any
+	fix = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			for k := range x {
+				x[k] = fix(x[k])
+			}
+		case []any:
+			for i := range x {
+				x[i] = fix(x[i])
+			}
+		case json.Number:
+			r, ok := new(big.Rat).SetString(string(x))
+			if ok {
+				return r.RatString()
+			}
+		case string:
+			// Date-times written with another offset or fraction are the
+			// same instant; the client writes them in UTC.
+			if t, err := time.Parse(time.RFC3339Nano, x); err == nil && strings.Contains(x, "T") {
+				return "time:" + t.UTC().Format(time.RFC3339Nano)
+			}
+		}
+		return v
+	}
+	return fix(v), true
+}
+
+// send posts body through the client as a T with call when decodeExact
+// accepts it, and as raw JSON to path with token otherwise; either way it
+// returns the answer (E2E_TRACE_RAW=1 logs the bodies sent raw). Tests whose bodies are written out as JSON (the exact
+// text matters to the reader) use it: the well-formed ones go through the
+// client like an integration's, the malformed ones stay raw.
+func send[T any](a *api, s *server, token, path, body string, call func(ctx context.Context, v T) error) response {
+	a.t.Helper()
+	if v, ok := decodeExact[T](body); ok {
+		a.rec.mu.Lock()
+		before := a.rec.n
+		a.rec.mu.Unlock()
+		err := call(a.t.Context(), v)
+		a.rec.mu.Lock()
+		sent := a.rec.n > before
+		a.rec.mu.Unlock()
+		if sent {
+			return a.answer(err)
+		}
+		a.t.Fatalf("the client sent nothing: %v", err)
+	}
+	if os.Getenv("E2E_TRACE_RAW") != "" {
+		a.t.Logf("RAWSEND %s %.150s", path, body)
+	}
+	return s.do(a.t, req{Method: "POST", Path: path, Token: token, ContentType: "application/json", Body: body})
+}
+
+// TestDecodeExact: only bodies the client's types carry whole go through
+// the client; the rest stay raw HTTP, as malformed input must.
+func TestDecodeExact(t *testing.T) {
+	type T = client.TransactionRequest
+	for body, want := range map[string]bool{
+		`{"transactionId":"T-1","terminalId":"A","posLocationId":"L","transactionAmount":12.50,"transactionDate":"2026-01-02T03:04:05Z"}`:                                                            true,
+		`{"transactionId":"T-1","terminalId":"A","posLocationId":"L","transactionAmount":12.345,"transactionDate":"2026-01-02T03:04:05.000Z","products":[{"productId":"P","price":1,"quantity":2}]}`: true,
+		`{"transactionId":"T-1","terminalId":"A","posLocationId":"L","transactionAmount":0,"transactionDate":"2026-01-02T03:04:05Z"}`:                                                                true,
+		// missing required amount: the client would send 0
+		`{"transactionId":"T-1","terminalId":"A","posLocationId":"L","transactionDate":"2026-01-02T03:04:05Z"}`:                                             false,
+		`{"transactionId":"T-1","terminalId":"A","posLocationId":"L","transactionAmount":1,"transactionDate":"2026-01-02T03:04:05Z","x":1}`:                 false,
+		`{"transactionId":"T-1","TerminalId":"A","posLocationId":"L","transactionAmount":1,"transactionDate":"2026-01-02T03:04:05Z"}`:                       false,
+		`{"transactionId":"T-1","transactionId":"T-2","terminalId":"A","posLocationId":"L","transactionAmount":1,"transactionDate":"2026-01-02T03:04:05Z"}`: false,
+		`{"transactionId":"T-1","terminalId":"A","posLocationId":"L","transactionAmount":1,"transactionDate":"2026-01-02T03:04:05Z","sessionId":null}`:      false,
+		`{"transactionId":"T-1","terminalId":"A","posLocationId":"L","transactionAmount":1,"transactionDate":"2026-01-02T03:04:05Z","sessionId":""}`:        false,
+		`{"transactionId":"T-1","terminalId":"A","posLocationId":"L","transactionAmount":"1","transactionDate":"2026-01-02T03:04:05Z"}`:                     false,
+		`{"transactionId":"T-1","terminalId":"A","posLocationId":"L","transactionAmount":1,"transactionDate":"2026-01-02T03:04:05Z"} {}`:                    false,
+		`[{"transactionId":"T-1"}]`: false,
+		`{"transactionId":"T-1"`:    false,
+	} {
+		if _, got := decodeExact[T](body); got != want {
+			t.Errorf("decodeExact(%s) = %v, want %v", body, got, want)
+		}
+	}
 }
