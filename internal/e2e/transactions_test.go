@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -101,9 +103,11 @@ func (e *txEnv) admin_(method, path, body string) response {
 	case method == "GET" && len(seg) == 2 && seg[0] == "transactions" && !strings.Contains(path, "?"):
 		_, err := a.Admin.GetTransaction(ctx, sys, co, seg[1])
 		return a.answer(err)
-	case method == "GET" && path == "/transactions":
-		_, err := a.Admin.ListTransactions(ctx, sys, co, client.TransactionQuery{})
-		return a.answer(err)
+	case method == "GET" && strings.HasPrefix(path, "/transactions") && len(seg) == 1:
+		if q, ok := transactionQuery(path); ok {
+			_, err := a.Admin.ListTransactions(ctx, sys, co, q)
+			return a.answer(err)
+		}
 	case method == "POST" && path == "/coupons":
 		return send(a, e.s, e.admin, companyPath+path, body, func(ctx context.Context, v client.CreateCouponRequest) error {
 			_, err := a.Admin.CreateCoupon(ctx, sys, co, v)
@@ -135,6 +139,33 @@ func (e *txEnv) admin_(method, path, body string) response {
 		q.ContentType, q.Body = "application/json", body
 	}
 	return e.s.do(e.t, q)
+}
+
+// transactionQuery reads the query of a transaction list path into the
+// client's TransactionQuery, when the client would send it unchanged.
+func transactionQuery(path string) (client.TransactionQuery, bool) {
+	var q client.TransactionQuery
+	_, raw, _ := strings.Cut(path, "?")
+	vals, err := url.ParseQuery(raw)
+	if err != nil || strings.TrimSuffix(strings.SplitN(path, "?", 2)[0], "/") != "/transactions" {
+		return q, false
+	}
+	q.PosLocationID, q.UserID, q.Day = vals.Get("posLocationId"), vals.Get("userId"), vals.Get("day")
+	q.Page, _ = strconv.Atoi(vals.Get("page"))
+	q.PageSize, _ = strconv.Atoi(vals.Get("pageSize"))
+	want := url.Values{}
+	for k, v := range map[string]string{"posLocationId": q.PosLocationID, "userId": q.UserID, "day": q.Day} {
+		if v != "" {
+			want.Set(k, v)
+		}
+	}
+	if q.Page != 0 {
+		want.Set("page", strconv.Itoa(q.Page))
+	}
+	if q.PageSize != 0 {
+		want.Set("pageSize", strconv.Itoa(q.PageSize))
+	}
+	return q, want.Encode() == vals.Encode()
 }
 
 // balance is a loyalty user's points and stamps, through the operator API.
@@ -377,7 +408,9 @@ func TestTransactionCustomerMatchingAndDisabled(t *testing.T) {
 		want := `{"data":{"id":null,"transactionId":"D-1","sessionId":"x","transactionType":"Undefined","posStatus":"Disabled","loyalty":null,"coupons":[],"promotions":[],` +
 			`"cfsTemplate":{"cfsCarouselUrl":""},"receipt":{"primaryText":"","secondaryText":"","imageUrl":"","posStatus":"Disabled","loyaltyText":""}}}`
 		mustTxBody(t, r, 200, want)
-		mustStatus(t, e.s.do(t, req{Method: "PATCH", Path: companyPath, Token: e.admin, ContentType: "application/json", Body: `{"features":{"transactions":false}}`}), 200)
+		off := false
+		_, err := e.adminAPI().Admin.UpdateCompany(t.Context(), "clover", "demo-company", client.UpdateCompanyRequest{Features: &client.FeaturesUpdate{Transactions: &off}})
+		e.adminAPI().ok(err)
 		r = e.sale(`{"sessionId":"x","transactionId":"D-1","terminalId":"TERM-05","posLocationId":"LOC123","transactionAmount":1,"transactionDate":"` + e.date(0) + `"}`)
 		mustTxBody(t, r, 200, want)
 		if r := e.admin_("GET", "/transactions/D-1", ""); r.Status != 404 {
