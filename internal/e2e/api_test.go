@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math/big"
 	"net/http"
+	"net/url"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -271,4 +274,145 @@ func TestDecodeExact(t *testing.T) {
 			t.Errorf("decodeExact(%s) = %v, want %v", body, got, want)
 		}
 	}
+}
+
+// pos sends a JSON body to a POS route (POST) with token, through the
+// client when it has the route, the path is one the client would build and
+// the body and query are ones its types carry exactly; as raw HTTP
+// otherwise. The tests that write their bodies out as JSON call it where
+// they called s.pos(t, …).
+func (s *server) pos(t *testing.T, token, target, body string) response {
+	t.Helper()
+	p, rawQuery, _ := strings.Cut(target, "?")
+	seg := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	for i := range seg {
+		u, err := url.PathUnescape(seg[i])
+		if err != nil {
+			return s.do(t, posJSON(token, target, body))
+		}
+		seg[i] = u
+	}
+	a := s.api(t, token)
+	match := func(pattern string, params ...*string) bool {
+		ps := strings.Split(strings.TrimPrefix(pattern, "/"), "/")
+		if len(ps) != len(seg) {
+			return false
+		}
+		var got []string
+		for i := range ps {
+			if ps[i] == "*" {
+				got = append(got, seg[i])
+			} else if ps[i] != seg[i] {
+				return false
+			}
+		}
+		// The client escapes each parameter itself: the path must be the one
+		// it would send.
+		esc := make([]any, len(got))
+		for i, g := range got {
+			esc[i] = url.PathEscape(g)
+		}
+		if fmt.Sprintf(strings.ReplaceAll(pattern, "*", "%s"), esc...) != p {
+			return false
+		}
+		for i := range params {
+			*params[i] = got[i]
+		}
+		return true
+	}
+	var sys, co string
+	noQuery := rawQuery == ""
+	switch {
+	case noQuery && match("/pos/*/startInteraction", &sys):
+		return send(a, s, token, target, body, func(ctx context.Context, v client.StartInteractionRequest) error {
+			_, err := a.StartInteraction(ctx, sys, v)
+			return err
+		})
+	case match("/pos/*/coupon/couponCode/search", &sys):
+		if pg, ok := pageOptions(rawQuery); ok {
+			return send(a, s, token, target, body, func(ctx context.Context, v client.CouponSearchRequest) error {
+				_, err := a.SearchCoupons(ctx, sys, v, pg)
+				return err
+			})
+		}
+	case noQuery && match("/v2/pos/*/coupon/couponCodes/lookup", &sys):
+		return send(a, s, token, target, body, func(ctx context.Context, v client.CouponLookupRequest) error {
+			_, err := a.LookupCouponCodes(ctx, sys, v)
+			return err
+		})
+	case noQuery && match("/v2/pos/*/loyaltyCard/users/lookup", &sys):
+		return send(a, s, token, target, body, func(ctx context.Context, v client.LoyaltyUserLookupRequest) error {
+			_, err := a.LookupLoyaltyUsers(ctx, sys, v)
+			return err
+		})
+	case noQuery && match("/v2/pos/*/carousel", &sys):
+		return send(a, s, token, target, body, func(ctx context.Context, v client.CarouselRequest) error {
+			_, err := a.GetCarouselURL(ctx, sys, v)
+			return err
+		})
+	case noQuery && match("/v2/pos/*/promotions/evaluate", &sys):
+		return send(a, s, token, target, body, func(ctx context.Context, v client.EvaluateRequest) error {
+			_, err := a.EvaluatePromotions(ctx, sys, v)
+			return err
+		})
+	case noQuery && match("/v2/pos/*/settings/lookup", &sys):
+		type lookup struct {
+			PosCompanyID string `json:"posCompanyId"`
+		}
+		return send(a, s, token, target, body, func(ctx context.Context, v lookup) error {
+			_, err := a.LookupSettings(ctx, sys, v.PosCompanyID)
+			return err
+		})
+	case noQuery && match("/pos/*/company/*/import/promotions", &sys, &co):
+		return send(a, s, token, target, body, func(ctx context.Context, v client.PromotionImport) error {
+			_, err := a.ImportPromotions(ctx, sys, co, v)
+			return err
+		})
+	case noQuery && match("/pos/*/company/*/import/products", &sys, &co):
+		return send(a, s, token, target, body, func(ctx context.Context, v client.ProductImport) error {
+			_, err := a.ImportProducts(ctx, sys, co, v)
+			return err
+		})
+	case noQuery && match("/pos/*/company/*/import/productCategories", &sys, &co):
+		return send(a, s, token, target, body, func(ctx context.Context, v client.CategoryImport) error {
+			_, err := a.ImportProductCategories(ctx, sys, co, v)
+			return err
+		})
+	case noQuery && match("/pos/*/transaction", &sys):
+		return send(a, s, token, target, body, func(ctx context.Context, v client.TransactionRequest) error {
+			_, err := a.CreateTransaction(ctx, sys, v)
+			return err
+		})
+	case noQuery && match("/v2/pos/*/transactions/batch", &sys):
+		return send(a, s, token, target, body, func(ctx context.Context, v client.BatchRequest) error {
+			_, err := a.ReplayTransactions(ctx, sys, v)
+			return err
+		})
+	case noQuery && match("/pos/*/coupon/validate/byTransaction", &sys):
+		return send(a, s, token, target, body, func(ctx context.Context, v client.ValidateCouponRequest) error {
+			_, err := a.ValidateCouponByTransaction(ctx, sys, v)
+			return err
+		})
+	}
+	return s.do(t, posJSON(token, target, body))
+}
+
+// pageOptions reads page and pageSize from a query the client would send
+// unchanged.
+func pageOptions(rawQuery string) (client.PageOptions, bool) {
+	var p client.PageOptions
+	vals, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return p, false
+	}
+	p.Page, _ = strconv.Atoi(vals.Get("page"))
+	p.PageSize, _ = strconv.Atoi(vals.Get("pageSize"))
+	want := url.Values{}
+	if p.Page != 0 {
+		want.Set("page", strconv.Itoa(p.Page))
+	}
+	if p.PageSize != 0 {
+		want.Set("pageSize", strconv.Itoa(p.PageSize))
+	}
+	return p, want.Encode() == rawQuery
 }

@@ -53,7 +53,7 @@ func TestPromotionEvaluate(t *testing.T) {
 
 		eval := func(body string) response {
 			t.Helper()
-			return s.do(t, posJSON(tok, evaluatePath, body))
+			return s.pos(t, tok, evaluatePath, body)
 		}
 		// The basket: the croissants' category comes from the catalogue
 		// (PASTRY, under BAKERY), the tea's from the request.
@@ -223,8 +223,8 @@ func TestPromotionEvaluate(t *testing.T) {
 		mustProblem(t, eval(`{"posLocationId":"NOPE"}`), 404, "Location 'NOPE' is not registered.", nil)
 		mustProblem(t, eval(`{"posLocationId":"S1","terminalId":"T9"}`), 404, "Terminal 'T9' is not registered at location 'S1'.", nil)
 		other := restrictedClient(t, s, admin)
-		mustProblem(t, s.do(t, posJSON(other, evaluatePath, `{"posLocationId":"S1"}`)), 404, "Location 'S1' is not registered.", nil)
-		mustProblem(t, s.do(t, posJSON(admin, evaluatePath, `{"posLocationId":"S1"}`)), 403, "*", nil)
+		mustProblem(t, s.pos(t, other, evaluatePath, `{"posLocationId":"S1"}`), 404, "Location 'S1' is not registered.", nil)
+		mustProblem(t, s.pos(t, admin, evaluatePath, `{"posLocationId":"S1"}`), 403, "*", nil)
 		mustProblem(t, s.do(t, req{Method: "POST", Path: evaluatePath, ContentType: "application/json", Body: `{}`}), 401, "*", nil)
 		mustProblem(t, s.do(t, req{Method: "POST", Path: evaluatePath, Token: tok, ContentType: "text/csv", Body: `x`}), 415, "*", nil)
 		mustProblem(t, eval(`{"posLocationId":"S1","products":[`+strings.Repeat(`{"productId":"A","price":1},`, 3000)+`{}]}`), 413, "*", nil)
@@ -247,7 +247,7 @@ func TestPromotionEvaluateCache(t *testing.T) {
 		}
 		best := func() string {
 			t.Helper()
-			r := s.do(t, posJSON(tok, evaluatePath, `{"posLocationId":"C1","products":[{"productId":"X","productCategory":"K","price":10}]}`))
+			r := s.pos(t, tok, evaluatePath, `{"posLocationId":"C1","products":[{"productId":"X","productCategory":"K","price":10}]}`)
 			mustStatus(t, r, 200)
 			ps := r.JSON(t)["data"].(map[string]any)["promotions"].([]any)
 			if len(ps) == 0 {

@@ -45,7 +45,7 @@ func TestSettingsLookup(t *testing.T) {
 		admin := s.adminToken(t)
 		lookup := func(body string) response {
 			t.Helper()
-			return s.do(t, posJSON(pos, settingsPath, body))
+			return s.pos(t, pos, settingsPath, body)
 		}
 		get := func(token, query string) response {
 			t.Helper()
@@ -87,7 +87,7 @@ func TestSettingsLookup(t *testing.T) {
 		})
 		t.Run("restricted client", func(t *testing.T) {
 			other := restrictedClient(t, s, admin) // sees other-co only
-			mustBody(t, s.do(t, posJSON(other, settingsPath, `{"posCompanyId":"demo-company"}`)), notFound("demo-company"))
+			mustBody(t, s.pos(t, other, settingsPath, `{"posCompanyId":"demo-company"}`), notFound("demo-company"))
 			mustBody(t, get(other, "?posCompanyId=demo-company"), notFound("demo-company"))
 			mustBody(t, get(other, "?posCompanyId=other-co"), settingsBody("other-co", "Active", allServed))
 			mustBody(t, get(pos, "?posCompanyId=other-co"), settingsBody("other-co", "Active", allServed))
@@ -120,7 +120,7 @@ func TestSettingsLookup(t *testing.T) {
 				mustProblem(t, get(pos, query), 400, required["posCompanyId"][0], required)
 			}
 			for _, id := range []string{"a/b", " demo-company", strings.Repeat("x", 129), "tab\there"} {
-				mustProblem(t, s.do(t, posJSON(pos, settingsPath, `{"posCompanyId":"`+strings.ReplaceAll(id, "\t", `\t`)+`"}`)), 400, badID,
+				mustProblem(t, s.pos(t, pos, settingsPath, `{"posCompanyId":"`+strings.ReplaceAll(id, "\t", `\t`)+`"}`), 400, badID,
 					map[string][]string{"posCompanyId": {badID}})
 			}
 			mustProblem(t, get(pos, "?posCompanyId=a%2Fb"), 400, badID, map[string][]string{"posCompanyId": {badID}})
@@ -142,7 +142,7 @@ func TestSettingsLookup(t *testing.T) {
 			mustProblem(t, get("", "?posCompanyId=demo-company"), 401, "*", nil)
 			mustProblem(t, get("not-a-token", "?posCompanyId=demo-company"), 401, "*", nil)
 			mustProblem(t, get(admin, "?posCompanyId=demo-company"), 403, "*", nil)
-			mustProblem(t, s.do(t, posJSON(admin, settingsPath, `{"posCompanyId":"demo-company"}`)), 403, "*", nil)
+			mustProblem(t, s.pos(t, admin, settingsPath, `{"posCompanyId":"demo-company"}`), 403, "*", nil)
 			mustProblem(t, s.do(t, req{Method: "GET", Path: "/v2/pos/pax/settings/lookup?posCompanyId=pax-only", Token: pos}), 403,
 				"The access token belongs to another POS system.", nil)
 			// Authentication comes before the body and the query.
