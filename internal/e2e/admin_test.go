@@ -16,11 +16,7 @@ func TestOperatorAPI(t *testing.T) {
 		a, ctx := op.Admin, t.Context()
 		call := func(method, path, body string) response {
 			t.Helper()
-			q := req{Method: method, Path: path, Token: admin, Body: body}
-			if body != "" {
-				q.ContentType = "application/json"
-			}
-			return s.do(t, q)
+			return s.admin(t, admin, method, path, body)
 		}
 
 		t.Run("POS token is forbidden", func(t *testing.T) {

@@ -22,9 +22,9 @@ func TestLookupCacheStaleness(t *testing.T) {
 		mustInteraction(t, s.api(t, tok).start("TERM-05", "LOC123"), "TERM-05", "LOC123", "Accepted") // cached now
 
 		// Through the operator API: at once, both ways.
-		mustStatus(t, s.do(t, req{Method: "POST", Path: terminalURL + "/disable", Token: admin}), 200)
+		mustStatus(t, s.call(t, admin, "POST", terminalURL+"/disable", ""), 200)
 		mustInteraction(t, s.api(t, tok).start("TERM-05", "LOC123"), "TERM-05", "LOC123", "Disabled")
-		mustStatus(t, s.do(t, req{Method: "POST", Path: terminalURL + "/enable", Token: admin}), 200)
+		mustStatus(t, s.call(t, admin, "POST", terminalURL+"/enable", ""), 200)
 		mustInteraction(t, s.api(t, tok).start("TERM-05", "LOC123"), "TERM-05", "LOC123", "Accepted")
 
 		// Behind its back: seen once the entry is a TTL old.

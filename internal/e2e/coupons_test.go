@@ -175,7 +175,7 @@ func TestCouponSearch(t *testing.T) {
 			}
 		})
 		t.Run("401 403 413 415", func(t *testing.T) {
-			mustProblem(t, s.do(t, req{Method: "POST", Path: searchPath, ContentType: "application/json", Body: `{"code":"x"}`}), 401, "*", nil)
+			mustProblem(t, s.call(t, "", "POST", searchPath, `{"code":"x"}`), 401, "*", nil)
 			mustProblem(t, s.pos(t, "not-a-token", searchPath, `{"code":"x"}`), 401, "*", nil)
 			mustProblem(t, s.pos(t, s.adminToken(t), searchPath, `{"code":"x"}`), 403, "*", nil)
 			mustProblem(t, s.pos(t, pos, "/pos/pax/coupon/couponCode/search", `{"code":"x"}`), 403, "The access token belongs to another POS system.", nil)
@@ -226,7 +226,7 @@ func TestCouponLookup(t *testing.T) {
 		mustProblem(t, lookup(`{}`), 400, "*", map[string][]string{"posLocationId": locReq["posLocationId"], "code": codeReq["code"]})
 		mustProblem(t, lookup(`{"posLocationId":123,"code":"x"}`), 400, "*", map[string][]string{"posLocationId": {"The posLocationId field must be a string."}})
 		mustProblem(t, lookup(`{"posLocationId":"NOPE","code":"Sl75Ev"}`), 404, "Location 'NOPE' is not registered.", nil)
-		mustProblem(t, s.do(t, req{Method: "POST", Path: lookupPath, ContentType: "application/json", Body: `{}`}), 401, "*", nil)
+		mustProblem(t, s.call(t, "", "POST", lookupPath, `{}`), 401, "*", nil)
 		mustProblem(t, s.pos(t, s.adminToken(t), lookupPath, `{"posLocationId":"LOC123","code":"x"}`), 403, "*", nil)
 		mustProblem(t, lookup(`{"posLocationId":"LOC123","code":"`+strings.Repeat("x", 70<<10)+`"}`), 413, "*", nil)
 		mustProblem(t, s.do(t, req{Method: "POST", Path: lookupPath, Token: pos, ContentType: "text/plain", Body: `{}`}), 415, "*", nil)
@@ -271,7 +271,7 @@ func TestLoyaltyUserLookup(t *testing.T) {
 		mustProblem(t, s.pos(t, pos, usersPath, `{"posLocationId":"LOC123","keyword":7}`), 400, "*",
 			map[string][]string{"keyword": {"The keyword field must be a string."}})
 		mustProblem(t, s.pos(t, pos, usersPath, `{"posLocationId":"NOPE","keyword":"john"}`), 404, "Location 'NOPE' is not registered.", nil)
-		mustProblem(t, s.do(t, req{Method: "POST", Path: usersPath, ContentType: "application/json", Body: `{}`}), 401, "*", nil)
+		mustProblem(t, s.call(t, "", "POST", usersPath, `{}`), 401, "*", nil)
 		mustProblem(t, s.pos(t, s.adminToken(t), usersPath, `{"posLocationId":"LOC123","keyword":"john"}`), 403, "*", nil)
 		mustProblem(t, lookup(strings.Repeat("x", 70<<10)), 413, "*", nil)
 		mustProblem(t, s.do(t, req{Method: "POST", Path: usersPath, Token: pos, ContentType: "application/x-www-form-urlencoded", Body: "keyword=john"}), 415, "*", nil)
@@ -279,11 +279,9 @@ func TestLoyaltyUserLookup(t *testing.T) {
 		// At most 50, exact matches first even when more match.
 		admin := s.adminToken(t)
 		for i := range 60 {
-			mustStatus(t, s.do(t, req{Method: "POST", Path: demoCompanyPath + "/loyalty-users", Token: admin, ContentType: "application/json",
-				Body: `{"id":"many-` + strconv.Itoa(i) + `","firstName":"Manyfold","lastName":"M` + strconv.Itoa(100+i) + `"}`}), 201)
+			mustStatus(t, s.call(t, admin, "POST", demoCompanyPath+"/loyalty-users", `{"id":"many-`+strconv.Itoa(i)+`","firstName":"Manyfold","lastName":"M`+strconv.Itoa(100+i)+`"}`), 201)
 		}
-		mustStatus(t, s.do(t, req{Method: "POST", Path: demoCompanyPath + "/loyalty-users", Token: admin, ContentType: "application/json",
-			Body: `{"id":"zz-many","firstName":"Many","lastName":"Zz"}`}), 201)
+		mustStatus(t, s.call(t, admin, "POST", demoCompanyPath+"/loyalty-users", `{"id":"zz-many","firstName":"Many","lastName":"Zz"}`), 201)
 		r = lookup("many")
 		mustStatus(t, r, 200)
 		users := r.JSON(t)["data"].(map[string]any)["users"].([]any)
@@ -303,11 +301,7 @@ func TestCouponTenancy(t *testing.T) {
 		admin := s.adminToken(t)
 		call := func(method, path, body string) response {
 			t.Helper()
-			q := req{Method: method, Path: path, Token: admin, Body: body}
-			if body != "" {
-				q.ContentType = "application/json"
-			}
-			return s.do(t, q)
+			return s.admin(t, admin, method, path, body)
 		}
 		other := restrictedClient(t, s, admin) // other-co with OTHER-1, and a client that sees only it
 		otherPath := "/admin/v1/pos-systems/clover/companies/other-co"
@@ -382,11 +376,7 @@ func TestCouponOperatorAPI(t *testing.T) {
 		pos := s.posToken(t)
 		call := func(method, path, body string) response {
 			t.Helper()
-			q := req{Method: method, Path: path, Token: admin, Body: body}
-			if body != "" {
-				q.ContentType = "application/json"
-			}
-			return s.do(t, q)
+			return s.admin(t, admin, method, path, body)
 		}
 		coupons := demoCompanyPath + "/coupons"
 		users := demoCompanyPath + "/loyalty-users"
@@ -446,9 +436,9 @@ func TestCouponOperatorAPI(t *testing.T) {
 			mustProblem(t, call("POST", coupons, `{"code":"N1","color":"red"}`), 400, "The property 'color' is not allowed.", map[string][]string{"color": {"The property 'color' is not allowed."}})
 			mustProblem(t, s.do(t, req{Method: "POST", Path: coupons, Token: admin, ContentType: "application/xml", Body: `<c><code>N1</code></c>`}), 415, "Send the body as application/json.", nil)
 			mustProblem(t, call("POST", coupons, `{"code":"`+strings.Repeat("x", 70<<10)+`"}`), 413, "*", nil)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: coupons + "/Sl75Ev"}), 401, "*", nil)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: coupons + "/Sl75Ev", Token: pos}), 403, "*", nil)
-			mustProblem(t, s.do(t, req{Method: "POST", Path: coupons + "/Sl75Ev/cancel", Token: pos}), 403, "*", nil)
+			mustProblem(t, s.call(t, "", "GET", coupons+"/Sl75Ev", ""), 401, "*", nil)
+			mustProblem(t, s.call(t, pos, "GET", coupons+"/Sl75Ev", ""), 403, "*", nil)
+			mustProblem(t, s.call(t, pos, "POST", coupons+"/Sl75Ev/cancel", ""), 403, "*", nil)
 		})
 		t.Run("bulk issue", func(t *testing.T) {
 			imp := coupons + "/import"
@@ -465,7 +455,7 @@ func TestCouponOperatorAPI(t *testing.T) {
 			mustProblem(t, call("POST", imp, `{"items":[]}`), 400, "*", map[string][]string{"items": {"The items field must hold at least one coupon."}})
 			mustProblem(t, call("GET", coupons+"/BULK3", ""), 404, `coupon "BULK3" not found`, nil)
 			mustProblem(t, s.do(t, req{Method: "POST", Path: imp, Token: admin, ContentType: "text/xml", Body: `<x/>`}), 415, "Send the body as application/json.", nil)
-			mustProblem(t, s.do(t, req{Method: "POST", Path: imp, Token: pos, ContentType: "application/json", Body: `{"items":[]}`}), 403, "*", nil)
+			mustProblem(t, s.call(t, pos, "POST", imp, `{"items":[]}`), 403, "*", nil)
 			// A batch may exceed the ordinary body cap (64 KiB), not 100,000 items.
 			var b strings.Builder
 			b.WriteString(`{"items":[`)
@@ -514,8 +504,8 @@ func TestCouponOperatorAPI(t *testing.T) {
 			mustProblem(t, call("PATCH", users+"/u-1", `{"pointsDelta":`+strings.Repeat("9", 12)+`}`), 400, "*", map[string][]string{"pointsDelta": {"The pointsDelta field must be an integer."}})
 			mustProblem(t, s.do(t, req{Method: "PATCH", Path: users + "/u-1", Token: admin, ContentType: "text/xml", Body: `<x/>`}), 415, "Send the body as application/json.", nil)
 			mustProblem(t, call("POST", users, `{"id":"`+strings.Repeat("x", 70<<10)+`"}`), 413, "*", nil)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: users + "/u-1", Token: pos}), 403, "*", nil)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: users + "/u-1"}), 401, "*", nil)
+			mustProblem(t, s.call(t, pos, "GET", users+"/u-1", ""), 403, "*", nil)
+			mustProblem(t, s.call(t, "", "GET", users+"/u-1", ""), 401, "*", nil)
 		})
 		// Last: the restarted server belongs to this subtest.
 		t.Run("demo data survives a reload", func(t *testing.T) {

@@ -118,8 +118,7 @@ func TestStartInteraction(t *testing.T) {
 			}
 		})
 		t.Run("unknown properties are ignored", func(t *testing.T) { // raw: the client sends none
-			r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: "application/json",
-				Body: `{"terminalId":"TERM-05","posLocationId":"LOC123","cashier":"ann"}`})
+			r := s.call(t, tok, "POST", "/pos/clover/startInteraction", `{"terminalId":"TERM-05","posLocationId":"LOC123","cashier":"ann"}`)
 			mustInteraction(t, r, "TERM-05", "LOC123", "Accepted")
 		})
 		t.Run("disabled terminal", func(t *testing.T) {
@@ -139,7 +138,7 @@ func TestStartInteraction(t *testing.T) {
 		})
 		bad := func(body string, errs map[string][]string) {
 			t.Helper()
-			r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: "application/json", Body: body})
+			r := s.call(t, tok, "POST", "/pos/clover/startInteraction", body)
 			mustProblem(t, r, 400, "*", errs)
 		}
 		t.Run("missing fields", func(t *testing.T) {
@@ -159,7 +158,7 @@ func TestStartInteraction(t *testing.T) {
 		})
 		t.Run("malformed bodies", func(t *testing.T) {
 			for _, body := range []string{`{"terminalId":"TERM-05"`, `[]`, `"x"`, `{"terminalId":"TERM-05","posLocationId":"LOC123"} {}`, `{"terminalId":"A","terminalId":"B","posLocationId":"LOC123"}`} {
-				r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: "application/json", Body: body})
+				r := s.call(t, tok, "POST", "/pos/clover/startInteraction", body)
 				mustProblem(t, r, 400, "*", r400Fields(t, r))
 			}
 			r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: "application/xml", Body: `<a><terminalId>x</a>`})
@@ -182,7 +181,7 @@ func TestStartInteraction(t *testing.T) {
 		})
 		t.Run("body too large", func(t *testing.T) {
 			body := `{"terminalId":"TERM-05","posLocationId":"LOC123","pad":"` + strings.Repeat("x", 70<<10) + `"}`
-			r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: "application/json", Body: body})
+			r := s.call(t, tok, "POST", "/pos/clover/startInteraction", body)
 			mustProblem(t, r, 413, "*", nil)
 		})
 		t.Run("wrong method", func(t *testing.T) {

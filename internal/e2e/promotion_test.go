@@ -80,18 +80,16 @@ func checkResult(t *testing.T, got importResult, want importResult) {
 // API.
 func (s *server) company(t *testing.T, admin, id string, locations ...string) {
 	t.Helper()
-	mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/clover/companies", Token: admin, ContentType: "application/json",
-		Body: `{"posCompanyId":"` + id + `"}`}), 201)
+	mustStatus(t, s.call(t, admin, "POST", "/admin/v1/pos-systems/clover/companies", `{"posCompanyId":"`+id+`"}`), 201)
 	for _, l := range locations {
-		mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/clover/locations", Token: admin, ContentType: "application/json",
-			Body: `{"posLocationId":"` + l + `","posCompanyId":"` + id + `"}`}), 201)
+		mustStatus(t, s.call(t, admin, "POST", "/admin/v1/pos-systems/clover/locations", `{"posLocationId":"`+l+`","posCompanyId":"`+id+`"}`), 201)
 	}
 }
 
 // promotionIDs lists a company's promotion ids through the operator API.
 func (s *server) promotionIDs(t *testing.T, admin, company, query string) []string {
 	t.Helper()
-	r := s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/" + company + "/promotions?pageSize=1000" + query, Token: admin})
+	r := s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/"+company+"/promotions?pageSize=1000"+query, "")
 	mustStatus(t, r, 200)
 	var page struct {
 		Data []struct {
@@ -129,7 +127,7 @@ func TestPromotionImport(t *testing.T) {
 				t.Fatalf("first import: %d %s", r.Status, r.Body)
 			}
 			created := s.clock.Now()
-			r = s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/cum/promotions/P1", Token: admin})
+			r = s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/cum/promotions/P1", "")
 			mustStatus(t, r, 200)
 			stamp := created.Format("2006-01-02T15:04:05Z07:00")
 			want := `{"data":{"posSystemId":"clover","posCompanyId":"cum","id":"P1","name":"2 off coffee","useForAllCategories":false,"useForAllProducts":true,` +
@@ -152,13 +150,13 @@ func TestPromotionImport(t *testing.T) {
 				`{"id":"P4"}`)))
 			checkResult(t, mustImport(t, r), importResult{Status: "CompletedWithErrors", CreatedCount: 1, UpdatedCount: 2,
 				Errors: []importError{{"P4", 4, "The name field is required.", "name: missing or empty"}}})
-			r = s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/cum/promotions/P1", Token: admin})
+			r = s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/cum/promotions/P1", "")
 			p1 := r.JSON(t)["data"].(map[string]any)
 			if p1["name"] != "renamed" || fmt.Sprint(p1["locationIds"]) != "[CUM-2]" || fmt.Sprint(p1["productIds"]) != "[]" ||
 				fmt.Sprint(p1["promotionValidities"]) != "[]" || fmt.Sprint(p1["categoryIds"]) != "[]" || p1["createdAt"] != stamp || p1["updatedAt"] == stamp {
 				t.Fatalf("P1 after its replacement: %s", r.Body)
 			}
-			p2 := s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/cum/promotions/P2", Token: admin}).JSON(t)["data"].(map[string]any)
+			p2 := s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/cum/promotions/P2", "").JSON(t)["data"].(map[string]any)
 			if p2["updatedAt"] != stamp {
 				t.Fatalf("unchanged P2 was rewritten: %v", p2)
 			}
@@ -241,7 +239,7 @@ func TestPromotionImport(t *testing.T) {
 				{"B", 4, "The id 'B' is given more than once in this request; only its first item (row 2) is imported.", `id: "B" also on row 2`},
 				{"A", 5, "The id 'A' is given more than once in this request; only its first item (row 1) is imported.", `id: "A" also on row 1`},
 			}})
-			r = s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/dup/promotions/A", Token: admin})
+			r = s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/dup/promotions/A", "")
 			if r.JSON(t)["data"].(map[string]any)["name"] != "first A" {
 				t.Fatalf("A: %s", r.Body)
 			}
@@ -252,8 +250,7 @@ func TestPromotionImport(t *testing.T) {
 			body := items(`{"id":"W1","name":"w","categoryIds":["C1","C9","C9"],"productIds":["S1","S8","S9"]}`, `{"id":"W2","name":"fine","categoryIds":["C1"]}`)
 			// No catalogue: no warnings.
 			checkResult(t, mustImport(t, s.do(t, importReq(tok, "wrn", js, body))), importResult{Status: "Completed", CreatedCount: 2})
-			r := s.do(t, req{Method: "PUT", Path: "/admin/v1/pos-systems/clover/companies/wrn/catalogue", Token: admin, ContentType: "application/json",
-				Body: `{"categoryIds":["C2","C1","C2"],"productIds":["S1"]}`})
+			r := s.call(t, admin, "PUT", "/admin/v1/pos-systems/clover/companies/wrn/catalogue", `{"categoryIds":["C2","C1","C2"],"productIds":["S1"]}`)
 			if string(r.Body) != `{"data":{"posSystemId":"clover","posCompanyId":"wrn","categoryIds":["C1","C2"],"productIds":["S1"]}}` {
 				t.Fatalf("PUT catalogue: %d %s", r.Status, r.Body)
 			}
@@ -261,8 +258,7 @@ func TestPromotionImport(t *testing.T) {
 				Warnings: []importWarning{{"W1", 1, "The promotion names categories or products that are not in the catalogue of company 'wrn'; it is imported anyway.",
 					`categoryIds: "C9"; productIds: "S8", "S9"`}}})
 			// Only products in the catalogue: categories are not checked.
-			mustStatus(t, s.do(t, req{Method: "PUT", Path: "/admin/v1/pos-systems/clover/companies/wrn/catalogue", Token: admin, ContentType: "application/json",
-				Body: `{"productIds":["S1","S8","S9"]}`}), 200)
+			mustStatus(t, s.call(t, admin, "PUT", "/admin/v1/pos-systems/clover/companies/wrn/catalogue", `{"productIds":["S1","S8","S9"]}`), 200)
 			checkResult(t, mustImport(t, s.do(t, importReq(tok, "wrn", js, body))), importResult{Status: "Completed", UpdatedCount: 2})
 		})
 
@@ -291,7 +287,7 @@ func TestPromotionImport(t *testing.T) {
 				`</PromotionImportDto>`
 			checkResult(t, mustImport(t, s.do(t, importReq(tok, "xml", "text/xml; charset=utf-8", body))), importResult{Status: "CompletedWithErrors", CreatedCount: 1,
 				Errors: []importError{{"X2", 2, "The value must not be negative.", "promotionResults[0].value: -1"}}})
-			r := s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/xml/promotions/X1", Token: admin})
+			r := s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/xml/promotions/X1", "")
 			p := r.JSON(t)["data"].(map[string]any)
 			if p["name"] != "XML & more" || p["useForAllCategories"] != true || fmt.Sprint(p["locationIds"]) != "[XML-1 XML-2]" ||
 				fmt.Sprint(p["promotionValidities"]) != "[map[endDate:<nil> recurrence:map[daysOfWeek:[Monday Friday] endDate:<nil> startDate:<nil>] startDate:2030-01-01T00:00:00Z]]" ||
@@ -375,18 +371,16 @@ func TestPromotionImport(t *testing.T) {
 			mustProblem(t, s.do(t, importReq(tok, "nope", js, body)), 404, "Company 'nope' is not registered.", nil)
 
 			s.company(t, admin, "restricted-co", "R-1")
-			secret := s.do(t, req{Method: "POST", Path: "/admin/v1/clients", Token: admin, ContentType: "application/json",
-				Body: `{"clientId":"only-restricted","posSystemId":"clover","scopes":["pos_integration"],"companyIds":["restricted-co"]}`}).JSON(t)["data"].(map[string]any)["clientSecret"].(string)
+			secret := s.call(t, admin, "POST", "/admin/v1/clients", `{"clientId":"only-restricted","posSystemId":"clover","scopes":["pos_integration"],"companyIds":["restricted-co"]}`).JSON(t)["data"].(map[string]any)["clientSecret"].(string)
 			rt := s.token(t, "only-restricted", secret, "pos_integration")
 			checkResult(t, mustImport(t, s.do(t, importReq(rt, "restricted-co", js, body))), importResult{Status: "Completed", CreatedCount: 1})
 			// demo-company is as absent to that client as an unknown company.
 			mustProblem(t, s.do(t, importReq(rt, "demo-company", js, body)), 404, "Company 'demo-company' is not registered.", nil)
 
 			// A token of another POS system: 403, whatever the company.
-			mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems", Token: admin, ContentType: "application/json", Body: `{"id":"pax"}`}), 201)
-			mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/pax/companies", Token: admin, ContentType: "application/json", Body: `{"posCompanyId":"demo-company"}`}), 201)
-			paxSecret := s.do(t, req{Method: "POST", Path: "/admin/v1/clients", Token: admin, ContentType: "application/json",
-				Body: `{"clientId":"pax-importer","posSystemId":"pax","scopes":["pos_integration"]}`}).JSON(t)["data"].(map[string]any)["clientSecret"].(string)
+			mustStatus(t, s.call(t, admin, "POST", "/admin/v1/pos-systems", `{"id":"pax"}`), 201)
+			mustStatus(t, s.call(t, admin, "POST", "/admin/v1/pos-systems/pax/companies", `{"posCompanyId":"demo-company"}`), 201)
+			paxSecret := s.call(t, admin, "POST", "/admin/v1/clients", `{"clientId":"pax-importer","posSystemId":"pax","scopes":["pos_integration"]}`).JSON(t)["data"].(map[string]any)["clientSecret"].(string)
 			pax := s.token(t, "pax-importer", paxSecret, "pos_integration")
 			mustProblem(t, s.do(t, importReq(pax, "demo-company", js, body)), 403, "The access token belongs to another POS system.", nil)
 			// pax's own company of the same id is another company.
@@ -428,7 +422,7 @@ func TestPromotionImportBodyCap(t *testing.T) {
 		}
 		r := s.do(t, importReq(tok, "demo-company", "application/json", more))
 		mustProblem(t, r, 413, "The request body is larger than 8192 bytes.", nil)
-		r = s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/demo-company/promotions/P000", Token: admin})
+		r = s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/demo-company/promotions/P000", "")
 		if r.JSON(t)["data"].(map[string]any)["name"] != "promotion" {
 			t.Fatalf("an oversized body changed P000: %s", r.Body)
 		}
@@ -453,7 +447,7 @@ func TestPromotionOperatorAPI(t *testing.T) {
 			`{"id":"E","name":"everywhere in June","promotionValidities":[{"startDate":"2030-06-01"}]}`)))),
 			importResult{Status: "Completed", CreatedCount: 5})
 		base := "/admin/v1/pos-systems/clover/companies/ops/promotions"
-		get := func(query string) response { return s.do(t, req{Method: "GET", Path: base + query, Token: admin}) }
+		get := func(query string) response { return s.call(t, admin, "GET", base+query, "") }
 
 		// Paging.
 		r := get("?page=2&pageSize=2")
@@ -499,7 +493,7 @@ func TestPromotionOperatorAPI(t *testing.T) {
 		}
 
 		// One promotion.
-		r = s.do(t, req{Method: "GET", Path: base + "/C", Token: admin})
+		r = s.call(t, admin, "GET", base+"/C", "")
 		if c := r.JSON(t)["data"].(map[string]any); c["name"] != "OPS-2 weekend mornings" {
 			t.Fatalf("C: %s", r.Body)
 		}
@@ -513,18 +507,18 @@ func TestPromotionOperatorAPI(t *testing.T) {
 		mustProblem(t, get("?page=0"), 400, msg, map[string][]string{"page": {msg}})
 		mustProblem(t, get("?posLocationId=OTHER-1"), 404, "Location 'OTHER-1' is not a location of company 'ops'.", nil)
 		mustProblem(t, get("?posLocationId=NOPE"), 404, "Location 'NOPE' is not a location of company 'ops'.", nil)
-		mustProblem(t, s.do(t, req{Method: "GET", Path: base + "/Z", Token: admin}), 404, `promotion "Z" not found`, nil)
-		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/nope/promotions", Token: admin}), 404, `company "nope" not found`, nil)
-		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/pax/companies/demo-company/promotions", Token: admin}), 404, `company "demo-company" not found`, nil)
-		mustProblem(t, s.do(t, req{Method: "GET", Path: base, Token: tok}), 403, "*", nil)
-		mustProblem(t, s.do(t, req{Method: "GET", Path: base}), 401, "*", nil)
+		mustProblem(t, s.call(t, admin, "GET", base+"/Z", ""), 404, `promotion "Z" not found`, nil)
+		mustProblem(t, s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/nope/promotions", ""), 404, `company "nope" not found`, nil)
+		mustProblem(t, s.call(t, admin, "GET", "/admin/v1/pos-systems/pax/companies/demo-company/promotions", ""), 404, `company "demo-company" not found`, nil)
+		mustProblem(t, s.call(t, tok, "GET", base, ""), 403, "*", nil)
+		mustProblem(t, s.call(t, "", "GET", base, ""), 401, "*", nil)
 		if got := s.promotionIDs(t, admin, "other", ""); len(got) != 0 {
 			t.Fatalf("another company's list: %v", got)
 		}
 
 		// The catalogue.
 		cat := "/admin/v1/pos-systems/clover/companies/other/catalogue"
-		r = s.do(t, req{Method: "GET", Path: cat, Token: admin})
+		r = s.call(t, admin, "GET", cat, "")
 		if string(r.Body) != `{"data":{"posSystemId":"clover","posCompanyId":"other","categoryIds":[],"productIds":[]}}` {
 			t.Fatalf("new catalogue: %s", r.Body)
 		}
@@ -537,17 +531,17 @@ func TestPromotionOperatorAPI(t *testing.T) {
 		msg = "The property 'categories' is not allowed."
 		mustProblem(t, put(`{"categories":["a"]}`, "application/json"), 400, msg, map[string][]string{"categories": {msg}})
 		mustProblem(t, put(`<c><categoryIds>a</categoryIds></c>`, "application/xml"), 415, "Send the body as application/json.", nil)
-		mustProblem(t, s.do(t, req{Method: "PUT", Path: "/admin/v1/pos-systems/clover/companies/nope/catalogue", Token: admin, ContentType: "application/json", Body: `{}`}),
+		mustProblem(t, s.call(t, admin, "PUT", "/admin/v1/pos-systems/clover/companies/nope/catalogue", `{}`),
 			404, `company "nope" not found`, nil)
-		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/nope/catalogue", Token: admin}), 404, `company "nope" not found`, nil)
+		mustProblem(t, s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/nope/catalogue", ""), 404, `company "nope" not found`, nil)
 		mustProblem(t, put(`{"categoryIds":["`+strings.Repeat("a", 70_000)+`"]}`, "application/json"), 413, "*", nil)
 		mustStatus(t, put(`{"categoryIds":["b","a"]}`, "application/json"), 200)
-		r = s.do(t, req{Method: "GET", Path: cat, Token: admin})
+		r = s.call(t, admin, "GET", cat, "")
 		if string(r.Body) != `{"data":{"posSystemId":"clover","posCompanyId":"other","categoryIds":["a","b"],"productIds":[]}}` {
 			t.Fatalf("catalogue after PUT: %s", r.Body)
 		}
 		// ops's catalogue is its own.
-		r = s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/ops/catalogue", Token: admin})
+		r = s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/ops/catalogue", "")
 		if !strings.Contains(string(r.Body), `"categoryIds":[]`) {
 			t.Fatalf("ops's catalogue: %s", r.Body)
 		}

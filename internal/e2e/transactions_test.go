@@ -350,7 +350,7 @@ func TestTransactionSessionAndValidation(t *testing.T) {
 		mustProblem(t, r, 415, `The content type "text/plain" is not supported; send application/json or application/xml (charset utf-8).`, nil)
 		huge := tx(`,"sessionId":"` + sess + `","purchaseName":"` + strings.Repeat("x", 70<<10) + `"`)
 		mustProblem(t, e.sale(huge), 413, "The request body is larger than 65536 bytes.", nil)
-		r = e.s.do(t, req{Method: "POST", Path: "/pos/clover/transaction", ContentType: "application/json", Body: tx("")})
+		r = e.s.call(t, "", "POST", "/pos/clover/transaction", tx(""))
 		mustStatus(t, r, 401)
 		r = e.post("/pos/clover/transaction", e.admin, tx(""))
 		mustStatus(t, r, 403)
