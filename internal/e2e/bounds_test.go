@@ -150,7 +150,7 @@ func TestCarouselPromotionBound(t *testing.T) {
 				"promotionValidities":[{"endDate":%q}]}`, i, i, end.Add(time.Duration(i)*time.Minute).Format(time.RFC3339)))
 		}
 		objs = append(objs, `{"id":"ZZ-OWN","name":"Own","locationIds":["LOC123"]}`)
-		res := mustImport(t, s.do(t, importReq(tok, "demo-company", "application/json", items(objs...))))
+		res := mustImport(t, s.request(t, importReq(tok, "demo-company", "application/json", items(objs...))))
 		if res.Status != "Completed" {
 			t.Fatalf("import %+v", res)
 		}

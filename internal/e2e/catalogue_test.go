@@ -40,7 +40,7 @@ func TestProductImport(t *testing.T) {
 		s.company(t, admin, "shop", "S1")
 		imp := func(ct, body string) response {
 			t.Helper()
-			return s.do(t, req{Method: "POST", Path: productsPath("shop"), Token: tok, ContentType: ct, Body: body})
+			return s.request(t, req{Method: "POST", Path: productsPath("shop"), Token: tok, ContentType: ct, Body: body})
 		}
 		mustImport(t, s.call(t, tok, "POST", categoriesPath("shop"), items(`{"posProductCategoryId":"PASTRY","name":"Pastry"}`)))
 
@@ -88,7 +88,7 @@ func TestProductImport(t *testing.T) {
 			t.Fatalf("products after XML: %s", got)
 		}
 		// The catalogue's ids follow the imports; promotions are checked against them.
-		r = s.do(t, importReq(tok, "shop", "application/json", items(`{"id":"X","name":"x","productIds":["P1","P99"],"categoryIds":["PASTRY","C9"]}`)))
+		r = s.request(t, importReq(tok, "shop", "application/json", items(`{"id":"X","name":"x","productIds":["P1","P99"],"categoryIds":["PASTRY","C9"]}`)))
 		checkResult(t, mustImport(t, r), importResult{Status: "Completed", CreatedCount: 1, Warnings: []importWarning{{"X", 1,
 			"The promotion names categories or products that are not in the catalogue of company 'shop'; it is imported anyway.",
 			`categoryIds: "C9"; productIds: "P99"`}}})

@@ -38,7 +38,7 @@ func mustBody(t *testing.T, r response, want string) {
 // answer.
 func (s *server) carouselURL(t *testing.T, token, terminal, location string) string {
 	t.Helper()
-	r := s.do(t, carouselReq(token, terminal, location))
+	r := s.request(t, carouselReq(token, terminal, location))
 	mustStatus(t, r, 200)
 	var env struct {
 		Data struct {
@@ -209,31 +209,31 @@ func TestCarousel(t *testing.T) {
 			mustProblem(t, r, 413, "*", nil)
 		})
 		t.Run("unknown location, unregistered terminal", func(t *testing.T) {
-			mustProblem(t, s.do(t, carouselReq(tok, "TERM-05", "LOC999")), 404, "Location 'LOC999' is not registered.", nil)
-			mustProblem(t, s.do(t, carouselReq(tok, "TERM-404", "LOC123")), 404, "Terminal 'TERM-404' is not registered at location 'LOC123'.", nil)
-			mustProblem(t, s.do(t, carouselReq(tok, "TERM-07", "LOC123")), 404, "Terminal 'TERM-07' is not registered at location 'LOC123'.", nil)
+			mustProblem(t, s.request(t, carouselReq(tok, "TERM-05", "LOC999")), 404, "Location 'LOC999' is not registered.", nil)
+			mustProblem(t, s.request(t, carouselReq(tok, "TERM-404", "LOC123")), 404, "Terminal 'TERM-404' is not registered at location 'LOC123'.", nil)
+			mustProblem(t, s.request(t, carouselReq(tok, "TERM-07", "LOC123")), 404, "Terminal 'TERM-07' is not registered at location 'LOC123'.", nil)
 		})
 		t.Run("no or foreign token", func(t *testing.T) {
 			q := carouselReq("", "TERM-05", "LOC123")
 			mustProblem(t, s.do(t, q), 401, "*", nil)
-			mustProblem(t, s.do(t, carouselReq(admin, "TERM-05", "LOC123")), 403, "*", nil)
+			mustProblem(t, s.request(t, carouselReq(admin, "TERM-05", "LOC123")), 403, "*", nil)
 		})
 		t.Run("disabled", func(t *testing.T) {
 			const disabled = `{"data":{"url":"","posStatus":"Disabled"}}`
-			mustBody(t, s.do(t, carouselReq(tok, "TERM-99", "LOC123")), disabled)
+			mustBody(t, s.request(t, carouselReq(tok, "TERM-99", "LOC123")), disabled)
 			page := s.pathOf(t, s.carouselURL(t, tok, "TERM-05", "LOC123"))
 			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"features":{"carousel":false}}`)
-			mustBody(t, s.do(t, carouselReq(tok, "TERM-05", "LOC123")), disabled)
+			mustBody(t, s.request(t, carouselReq(tok, "TERM-05", "LOC123")), disabled)
 			// A page already open shows nothing and counts nothing.
 			mustBody(t, s.call(t, "", "GET", contentPath(page, "content"), ""), expectedContent(t, s, st, "Disabled", 2))
 			mustBody(t, s.call(t, "", "POST", contentPath(page, "impressions"), `{"slideId":"welcome"}`),
 				`{"data":{"slideId":"welcome","recorded":false}}`)
 			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"features":{"carousel":true}}`)
 			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"status":"Disabled"}`)
-			mustBody(t, s.do(t, carouselReq(tok, "TERM-05", "LOC123")), disabled)
+			mustBody(t, s.request(t, carouselReq(tok, "TERM-05", "LOC123")), disabled)
 			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"status":"Active"}`)
 			patch("/admin/v1/pos-systems/clover/locations/LOC456", `{"status":"Disabled"}`)
-			mustBody(t, s.do(t, carouselReq(tok, "TERM-07", "LOC456")), disabled)
+			mustBody(t, s.request(t, carouselReq(tok, "TERM-07", "LOC456")), disabled)
 			patch("/admin/v1/pos-systems/clover/locations/LOC456", `{"status":"Active"}`)
 			s.carouselURL(t, tok, "TERM-07", "LOC456")
 			mustBody(t, s.call(t, "", "GET", contentPath(page, "content"), ""), expectedContent(t, s, st, "Accepted", 2))
@@ -325,7 +325,7 @@ func TestCarousel(t *testing.T) {
 			}
 			r := put(`{"urlTemplate":"https://ads.example.com/screens/{posCompanyId}/{posLocationId}?t={terminalId}&pos={posSystemId}"}`)
 			mustStatus(t, r, 200)
-			mustBody(t, s.do(t, carouselReq(tok, "TERM-05", "LOC123")),
+			mustBody(t, s.request(t, carouselReq(tok, "TERM-05", "LOC123")),
 				`{"data":{"url":"https://ads.example.com/screens/demo-company/LOC123?t=TERM-05&pos=clover","posStatus":"Accepted"}}`)
 			mustProblem(t, put(`{"urlTemplate":"https://ads.example.com/{store}"}`), 400, "*",
 				map[string][]string{"urlTemplate": {"The urlTemplate field may only hold the placeholders {posSystemId} {posCompanyId} {posLocationId} {terminalId}."}})
@@ -343,7 +343,7 @@ func TestCarousel(t *testing.T) {
 		})
 		t.Run("another company's location is absent", func(t *testing.T) {
 			rt := restrictedClient(t, s, admin)
-			mustProblem(t, s.do(t, carouselReq(rt, "TERM-05", "LOC123")), 404, "Location 'LOC123' is not registered.", nil)
+			mustProblem(t, s.request(t, carouselReq(rt, "TERM-05", "LOC123")), 404, "Location 'LOC123' is not registered.", nil)
 		})
 		t.Run("expired links are refused", func(t *testing.T) { // last: it moves the clock past the tokens' lifetime
 			page := s.pathOf(t, s.carouselURL(t, tok, "TERM-06", "LOC123"))

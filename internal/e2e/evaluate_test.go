@@ -256,11 +256,11 @@ func TestPromotionEvaluateCache(t *testing.T) {
 		if got := best(); got != "" {
 			t.Fatalf("no promotions yet: %s", got)
 		}
-		mustImport(t, s.do(t, importReq(tok, "cc", "application/json", items(promo("A", 10)))))
+		mustImport(t, s.request(t, importReq(tok, "cc", "application/json", items(promo("A", 10)))))
 		if got := best(); got != "A" {
 			t.Fatalf("after importing A here: %q", got)
 		}
-		mustImport(t, s.do(t, importReq(tok, "cc", "application/json", items(promo("B", 20)))))
+		mustImport(t, s.request(t, importReq(tok, "cc", "application/json", items(promo("B", 20)))))
 		if got := best(); got != "B" {
 			t.Fatalf("after importing B here: %q", got)
 		}

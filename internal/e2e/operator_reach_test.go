@@ -22,7 +22,7 @@ func TestRestrictedOperator(t *testing.T) {
 			if body != "" {
 				q.ContentType = "application/json"
 			}
-			return s.do(t, q)
+			return s.request(t, q)
 		}
 		setup := func(method, path, body string) map[string]any {
 			t.Helper()

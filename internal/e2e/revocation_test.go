@@ -71,16 +71,16 @@ func TestDisabledClientTokensAreRevoked(t *testing.T) {
 		// TTL old, then no route takes it.
 		pos := s.posToken(t)
 		for _, q := range posRoutes(pos) {
-			mustStatus(t, s.do(t, q), 200)
+			mustStatus(t, s.request(t, q), 200)
 		}
 		yes := true
 		if _, err := s.openStore(t).UpdateClient(context.Background(), "demo-pos", posgate.ClientUpdate{Disabled: &yes}); err != nil {
 			t.Fatal(err)
 		}
-		mustStatus(t, s.do(t, posRoutes(pos)[0]), 200)
+		mustStatus(t, s.request(t, posRoutes(pos)[0]), 200)
 		s.clock.Advance(time.Second)
 		for _, q := range posRoutes(pos) {
-			t.Run(q.Method+" "+q.Path, func(t *testing.T) { mustRevoked(t, s.do(t, q)) })
+			t.Run(q.Method+" "+q.Path, func(t *testing.T) { mustRevoked(t, s.request(t, q)) })
 		}
 		// Re-enabled: the operator's deliberate act makes its unexpired
 		// tokens good again (posgate keeps no time of disabling).
@@ -89,7 +89,7 @@ func TestDisabledClientTokensAreRevoked(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.clock.Advance(time.Second)
-		mustStatus(t, s.do(t, posRoutes(pos)[0]), 200)
+		mustStatus(t, s.request(t, posRoutes(pos)[0]), 200)
 	})
 }
 

@@ -175,7 +175,7 @@ func TestActiveCoupons(t *testing.T) {
 			if body != "" {
 				q.ContentType = "application/json"
 			}
-			if r := s.do(t, q); r.Status != 200 && r.Status != 201 {
+			if r := s.request(t, q); r.Status != 200 && r.Status != 201 {
 				t.Fatalf("%s %s: %d %s", method, path, r.Status, r.Body)
 			}
 		}
