@@ -95,7 +95,7 @@ func TestDeclaredOversizedBody(t *testing.T) {
 			}
 		})
 		// Nothing was created by any of them.
-		r := s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems", Token: admin})
+		r := s.call(t, admin, "GET", "/admin/v1/pos-systems", "")
 		if mustStatus(t, r, 200); strings.Count(string(r.Body), `"id"`) != 1 {
 			t.Errorf("POS systems: %s", r.Body)
 		}
@@ -110,10 +110,8 @@ func TestHiddenLocationAnswersAsUnknown(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
 		s := start(t, dsn, func(c *app.Config) { c.CacheTTL = time.Hour })
 		admin := s.adminToken(t)
-		mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/clover/companies", Token: admin, ContentType: "application/json",
-			Body: `{"posCompanyId":"other-co","name":"Other"}`}), 201)
-		r := s.do(t, req{Method: "POST", Path: "/admin/v1/clients", Token: admin, ContentType: "application/json",
-			Body: `{"clientId":"restricted","posSystemId":"clover","scopes":["pos_integration"],"companyIds":["other-co"]}`})
+		mustStatus(t, s.call(t, admin, "POST", "/admin/v1/pos-systems/clover/companies", `{"posCompanyId":"other-co","name":"Other"}`), 201)
+		r := s.call(t, admin, "POST", "/admin/v1/clients", `{"clientId":"restricted","posSystemId":"clover","scopes":["pos_integration"],"companyIds":["other-co"]}`)
 		mustStatus(t, r, 201)
 		tok := s.token(t, "restricted", r.JSON(t)["data"].(map[string]any)["clientSecret"].(string), "pos_integration")
 		// demo-pos sees LOC123, so it is in the lookup cache.
@@ -155,7 +153,7 @@ func TestCarouselPromotionBound(t *testing.T) {
 			t.Fatalf("import %+v", res)
 		}
 		page := s.pathOf(t, s.carouselURL(t, tok, "TERM-05", "LOC123"))
-		r := s.do(t, req{Method: "GET", Path: contentPath(page, "content")})
+		r := s.call(t, "", "GET", contentPath(page, "content"), "")
 		mustStatus(t, r, 200)
 		var env struct {
 			Data struct {

@@ -175,7 +175,7 @@ func TestIdempotencyKey(t *testing.T) {
 					mustProblem(t, s.do(t, keyed(q, "k-other")), 422, msgKeyReused, nil)
 				})
 			}
-			mustProblem(t, s.do(t, req{Method: "GET", Path: coupons + "/IDEM-3", Token: admin}), 404, `coupon "IDEM-3" not found`, nil)
+			mustProblem(t, s.call(t, admin, "GET", coupons+"/IDEM-3", ""), 404, `coupon "IDEM-3" not found`, nil)
 		})
 
 		t.Run("a retry while the first runs is 409 with Retry-After", func(t *testing.T) {
@@ -373,7 +373,7 @@ func TestIdempotencyKey(t *testing.T) {
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			mustProblem(t, response{Status: resp.StatusCode, Header: resp.Header, Body: b}, 400, msgKeyOnce, map[string][]string{"Idempotency-Key": {msgKeyOnce}})
-			mustProblem(t, s.do(t, req{Method: "GET", Path: coupons + "/IDEM-BAD", Token: admin}), 404, `coupon "IDEM-BAD" not found`, nil)
+			mustProblem(t, s.call(t, admin, "GET", coupons+"/IDEM-BAD", ""), 404, `coupon "IDEM-BAD" not found`, nil)
 			// 255 characters, and escapes in a quoted key, are fine.
 			mustFirst(t, s.do(t, keyed(q, strings.Repeat("k", 255))), 201)
 			first := mustFirst(t, s.do(t, keyed(adminJSON(coupons, `{"code":"IDEM-Q"}`), `"a \"quoted\" \\ key"`)), 201)
