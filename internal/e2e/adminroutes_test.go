@@ -29,7 +29,7 @@ func bare(fn func(ctx context.Context, a *client.Admin, p []string) error) func(
 // withBody is a route taking a JSON body the client's T holds exactly.
 func withBody[T any](fn func(ctx context.Context, a *client.Admin, p []string, v T) error) func(context.Context, *client.Admin, []string, url.Values, string) (error, bool) {
 	return func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
-		v, ok := decodeExact[T](body)
+		v, ok := decodeFor[T](ctx, body)
 		if !ok || len(q) > 0 {
 			return nil, false
 		}
@@ -254,6 +254,12 @@ func onlyKeys(q url.Values, keys ...string) bool {
 // where they called s.do.
 func (s *server) admin(t *testing.T, token, method, target, body string) response {
 	t.Helper()
+	return s.adminWith(t.Context(), t, token, method, target, body)
+}
+
+// adminWith is admin with the calls' context (WithIdempotencyKey).
+func (s *server) adminWith(ctx context.Context, t *testing.T, token, method, target, body string) response {
+	t.Helper()
 	p, rawQuery, _ := strings.Cut(target, "?")
 	q, qerr := url.ParseQuery(rawQuery)
 	seg := strings.Split(strings.TrimPrefix(p, "/"), "/")
@@ -262,7 +268,7 @@ func (s *server) admin(t *testing.T, token, method, target, body string) respons
 		if body != "" {
 			r.ContentType = "application/json"
 		}
-		return s.do(t, r)
+		return s.do(t, rawReq(ctx, r))
 	}
 	if qerr != nil || (rawQuery != "" && q.Encode() != rawQuery) {
 		return raw()
@@ -277,7 +283,7 @@ func (s *server) admin(t *testing.T, token, method, target, body string) respons
 		}
 		a := s.api(t, token)
 		before := a.rec.n
-		err, ok := rt.call(t.Context(), a.Admin, params, q, body)
+		err, ok := rt.call(ctx, a.Admin, params, q, body)
 		if !ok {
 			break
 		}
@@ -322,12 +328,18 @@ func matchPath(pattern, p string, seg []string) ([]string, bool) {
 // as raw HTTP.
 func (s *server) call(t *testing.T, token, method, target, body string) response {
 	t.Helper()
+	return s.callWith(t.Context(), t, token, method, target, body)
+}
+
+// callWith is call with the calls' context (WithIdempotencyKey).
+func (s *server) callWith(ctx context.Context, t *testing.T, token, method, target, body string) response {
+	t.Helper()
 	p, rawQuery, _ := strings.Cut(target, "?")
 	switch {
 	case method == "POST" && (strings.HasPrefix(p, "/pos/") || strings.HasPrefix(p, "/v2/pos/")):
-		return s.pos(t, token, target, body)
+		return s.posWith(ctx, t, token, target, body)
 	case strings.HasPrefix(p, "/admin/"):
-		return s.admin(t, token, method, target, body)
+		return s.adminWith(ctx, t, token, method, target, body)
 	case method == "GET" && body == "":
 		seg := strings.Split(strings.TrimPrefix(p, "/"), "/")
 		q, err := url.ParseQuery(rawQuery)
@@ -335,7 +347,6 @@ func (s *server) call(t *testing.T, token, method, target, body string) response
 			break
 		}
 		a := s.api(t, token)
-		ctx := t.Context()
 		if ps, ok := matchPath("/pos/*/receipt/promotion/location/*", p, seg); ok && rawQuery == "" {
 			_, err := a.GetReceiptPromotion(ctx, ps[0], ps[1])
 			return a.answer(err)
@@ -355,17 +366,56 @@ func (s *server) call(t *testing.T, token, method, target, body string) response
 	if body != "" {
 		r.ContentType = "application/json"
 	}
-	return s.do(t, r)
+	return s.do(t, rawReq(ctx, r))
 }
 
 // request sends q through the client (s.call) when it is a plain JSON
-// request the client can make, and as raw HTTP when it sets headers, is
-// undocumented or has another content type.
+// request the client can make, an Idempotency-Key on a POST included (a
+// bare key, sent with WithIdempotencyKey; the client must then send the
+// body byte for byte, since the key's fingerprint is the bytes), and as raw
+// HTTP when it sets other headers, is undocumented or has another content
+// type.
 func (s *server) request(t *testing.T, q req) response {
 	t.Helper()
-	if q.Undocumented || len(q.Header) > 0 || (q.Body == "") != (q.ContentType == "") ||
-		(q.ContentType != "" && q.ContentType != "application/json") {
+	key, keyed := q.Header["Idempotency-Key"]
+	plain := !q.Undocumented && (len(q.Header) == 0 || keyed && len(q.Header) == 1 && q.Method == "POST" && bareKey(key)) &&
+		(q.Body == "") == (q.ContentType == "") && (q.ContentType == "" || q.ContentType == "application/json")
+	if !plain {
 		return s.do(t, q)
 	}
-	return s.call(t, q.Token, q.Method, q.Path, q.Body)
+	ctx := t.Context()
+	if keyed {
+		ctx = withKey(ctx, key)
+	}
+	return s.callWith(ctx, t, q.Token, q.Method, q.Path, q.Body)
+}
+
+type keyCtx struct{}
+
+// withKey is ctx with an Idempotency-Key for the client, remembered so that
+// a request that falls back to raw HTTP sends it too.
+func withKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(client.WithIdempotencyKey(ctx, key), keyCtx{}, key)
+}
+
+// rawReq is q as raw HTTP with ctx's Idempotency-Key, if any.
+func rawReq(ctx context.Context, q req) req {
+	if key, ok := ctx.Value(keyCtx{}).(string); ok {
+		q.Header = map[string]string{"Idempotency-Key": key}
+	}
+	return q
+}
+
+// bareKey reports whether key is an Idempotency-Key the client sends as it
+// is: 1-255 printable ASCII characters, not a quoted string.
+func bareKey(key string) bool {
+	if key == "" || len(key) > 255 || key[0] == '"' {
+		return false
+	}
+	for _, c := range []byte(key) {
+		if c < ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
 }

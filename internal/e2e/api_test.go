@@ -29,6 +29,7 @@ import (
 type api struct {
 	*client.Client
 	t   *testing.T
+	ctx context.Context // the calls' context: t's, or one with an Idempotency-Key
 	rec *recorder
 }
 
@@ -73,7 +74,7 @@ func (s *server) api(t *testing.T, token string, opts ...client.Option) *api {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &api{Client: c, t: t, rec: rec}
+	return &api{Client: c, t: t, ctx: t.Context(), rec: rec}
 }
 
 // posAPI and adminAPI are clients with the demo POS and operator tokens.
@@ -231,11 +232,11 @@ func canonical(body string) (any, bool) {
 // client like an integration's, the malformed ones stay raw.
 func send[T any](a *api, s *server, token, path, body string, call func(ctx context.Context, v T) error) response {
 	a.t.Helper()
-	if v, ok := decodeExact[T](body); ok {
+	if v, ok := decodeFor[T](a.ctx, body); ok {
 		a.rec.mu.Lock()
 		before := a.rec.n
 		a.rec.mu.Unlock()
-		err := call(a.t.Context(), v)
+		err := call(a.ctx, v)
 		a.rec.mu.Lock()
 		sent := a.rec.n > before
 		a.rec.mu.Unlock()
@@ -247,7 +248,19 @@ func send[T any](a *api, s *server, token, path, body string, call func(ctx cont
 	if os.Getenv("E2E_TRACE_RAW") != "" {
 		a.t.Logf("RAWSEND %s %.150s", path, body)
 	}
-	return s.do(a.t, req{Method: "POST", Path: path, Token: token, ContentType: "application/json", Body: body})
+	return s.do(a.t, rawReq(a.ctx, req{Method: "POST", Path: path, Token: token, ContentType: "application/json", Body: body}))
+}
+
+// decodeFor is decodeExact, and with an Idempotency-Key in ctx also
+// demands that the client would send body byte for byte (the key's
+// fingerprint is the bytes, docs/api.md §14).
+func decodeFor[T any](ctx context.Context, body string) (T, bool) {
+	v, ok := decodeExact[T](body)
+	if _, keyed := ctx.Value(keyCtx{}).(string); ok && keyed {
+		b, err := json.Marshal(v)
+		ok = err == nil && string(b) == body
+	}
+	return v, ok
 }
 
 // TestDecodeExact: only bodies the client's types carry whole go through
@@ -283,16 +296,23 @@ func TestDecodeExact(t *testing.T) {
 // they called s.pos(t, …).
 func (s *server) pos(t *testing.T, token, target, body string) response {
 	t.Helper()
+	return s.posWith(t.Context(), t, token, target, body)
+}
+
+// posWith is pos with the calls' context (WithIdempotencyKey).
+func (s *server) posWith(ctx context.Context, t *testing.T, token, target, body string) response {
+	t.Helper()
 	p, rawQuery, _ := strings.Cut(target, "?")
 	seg := strings.Split(strings.TrimPrefix(p, "/"), "/")
 	for i := range seg {
 		u, err := url.PathUnescape(seg[i])
 		if err != nil {
-			return s.do(t, posJSON(token, target, body))
+			return s.do(t, rawReq(ctx, posJSON(token, target, body)))
 		}
 		seg[i] = u
 	}
 	a := s.api(t, token)
+	a.ctx = ctx
 	match := func(pattern string, params ...*string) bool {
 		ps := strings.Split(strings.TrimPrefix(pattern, "/"), "/")
 		if len(ps) != len(seg) {
@@ -394,7 +414,7 @@ func (s *server) pos(t *testing.T, token, target, body string) response {
 			return err
 		})
 	}
-	return s.do(t, posJSON(token, target, body))
+	return s.do(t, rawReq(ctx, posJSON(token, target, body)))
 }
 
 // pageOptions reads page and pageSize from a query the client would send
