@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/posgate/posgate/client"
 )
@@ -270,7 +271,10 @@ func (s *server) adminWith(ctx context.Context, t *testing.T, token, method, tar
 		}
 		return s.do(t, rawReq(ctx, r))
 	}
-	if qerr != nil || (rawQuery != "" && q.Encode() != rawQuery) {
+	_, keyed := ctx.Value(keyCtx{}).(string)
+	// The client writes its queries sorted; a keyed request's target is part
+	// of its fingerprint, so it must be the client's to begin with.
+	if qerr != nil || (keyed && rawQuery != q.Encode()) {
 		return raw()
 	}
 	for _, rt := range adminRoutes {
@@ -418,4 +422,100 @@ func bareKey(key string) bool {
 		}
 	}
 	return true
+}
+
+// TestRoutesUseTheClient: each route the tests' request helpers know is
+// sent by the client when the request is well formed, and as raw HTTP when
+// it is not, so that a helper that quietly fell back to raw HTTP (or sent
+// malformed input through the client) fails here.
+func TestRoutesUseTheClient(t *testing.T) {
+	s := start(t, t.TempDir()+"/p.db")
+	pos, admin := s.posToken(t), s.adminToken(t)
+	co := demoCompanyPath
+	loc := "/admin/v1/pos-systems/clover/locations/LOC123"
+	now := s.clock.Now().UTC().Format(time.RFC3339)
+	var session string
+	steps := []struct {
+		token, method, target, body string
+		viaClient                   bool
+	}{
+		{pos, "POST", "/pos/clover/startInteraction", `{"terminalId":"TERM-05","posLocationId":"LOC123"}`, true},
+		{pos, "POST", "/pos/clover/startInteraction", `{"terminalId":"TERM-05","posLocationId":"LOC123","x":1}`, false},
+		{pos, "POST", "/pos/clover/startInteraction", `{"terminalId":5}`, false},
+		{pos, "POST", "/pos/clover/coupon/couponCode/search?page=2&pageSize=1", `{"email":"john.doe@example.com"}`, true},
+		{pos, "POST", "/pos/clover/coupon/couponCode/search?page=0", `{"email":"john.doe@example.com"}`, false},
+		{pos, "POST", "/v2/pos/clover/coupon/couponCodes/lookup", `{"posLocationId":"LOC123","code":"Sl75Ev"}`, true},
+		{pos, "POST", "/v2/pos/clover/loyaltyCard/users/lookup", `{"posLocationId":"LOC123","keyword":"john"}`, true},
+		{pos, "POST", "/v2/pos/clover/carousel", `{"posLocationId":"LOC123","terminalId":"TERM-05"}`, true},
+		{pos, "POST", "/v2/pos/clover/promotions/evaluate", `{"posLocationId":"LOC123","products":[{"productId":"SKU-LATTE-L","price":4.2}]}`, true},
+		{pos, "POST", "/v2/pos/clover/settings/lookup", `{"posCompanyId":"demo-company"}`, true},
+		{pos, "POST", "/pos/clover/company/demo-company/import/productCategories", `{"items":[{"posProductCategoryId":"TEA","name":"Tea"}]}`, true},
+		{pos, "POST", "/pos/clover/company/demo-company/import/products", `{"items":[{"productId":"SKU-TEA","productName":"Tea","price":2}]}`, true},
+		{pos, "POST", "/pos/clover/company/demo-company/import/promotions", `{"items":[{"id":"P1","name":"x","productIds":["SKU-TEA"],"promotionResults":[{"promotionType":"Amount","value":1}]}]}`, true},
+		{pos, "POST", "/pos/clover/transaction", "SALE", true},
+		{pos, "POST", "/v2/pos/clover/transactions/batch", `{"items":[{"transactionId":"B-1","terminalId":"TERM-05","posLocationId":"LOC123","transactionAmount":3,"transactionDate":"` + now + `"}]}`, true},
+		{pos, "POST", "/pos/clover/coupon/validate/byTransaction", "VALIDATE", true},
+		{pos, "GET", "/pos/clover/receipt/promotion/location/LOC123", "", true},
+		{pos, "GET", "/pos/clover/coupon/active/locationId/LOC123?pageSize=5", "", true},
+		{pos, "GET", "/v2/pos/clover/settings/lookup?posCompanyId=demo-company", "", true},
+		{pos, "GET", "/v2/pos/clover/settings/lookup?posCompanyId=demo-company&x=1", "", false},
+		{admin, "POST", "/admin/v1/pos-systems", `{"id":"pax"}`, true},
+		{admin, "GET", "/admin/v1/pos-systems", "", true},
+		{admin, "GET", "/admin/v1/pos-systems/pax", "", true},
+		{admin, "POST", "/admin/v1/pos-systems/pax/companies", `{"posCompanyId":"c"}`, true},
+		{admin, "GET", "/admin/v1/pos-systems/pax/companies", "", true},
+		{admin, "PATCH", "/admin/v1/pos-systems/pax/companies/c", `{"name":"C"}`, true},
+		{admin, "PATCH", "/admin/v1/pos-systems/pax/companies/c", `{"name":null}`, false},
+		{admin, "POST", "/admin/v1/pos-systems/pax/locations", `{"posLocationId":"L","posCompanyId":"c"}`, true},
+		{admin, "GET", "/admin/v1/pos-systems/pax/locations?posCompanyId=c", "", true},
+		{admin, "PATCH", "/admin/v1/pos-systems/pax/locations/L", `{"status":"Disabled"}`, true},
+		{admin, "POST", "/admin/v1/pos-systems/pax/locations/L/terminals", `{"terminalId":"T"}`, true},
+		{admin, "GET", "/admin/v1/pos-systems/pax/locations/L/terminals/T", "", true},
+		{admin, "POST", "/admin/v1/pos-systems/pax/locations/L/terminals/T/disable", "", true},
+		{admin, "POST", "/admin/v1/clients", `{"clientId":"c1","posSystemId":"pax","scopes":["pos_integration"]}`, true},
+		{admin, "PUT", "/admin/v1/clients/c1/rate-limit", `{"requestsPerSecond":5,"burst":10}`, true},
+		{admin, "DELETE", "/admin/v1/clients/c1/rate-limit", "", true},
+		{admin, "POST", "/admin/v1/clients/c1/disable", "", true},
+		{admin, "GET", "/admin/v1/keys", "", true},
+		{admin, "POST", co + "/coupons", `{"code":"R-1"}`, true},
+		{admin, "POST", co + "/coupons", `{"code":"R-1","colour":"red"}`, false},
+		{admin, "POST", co + "/coupons/import", `{"items":[{"code":"R-2"}]}`, true},
+		{admin, "POST", co + "/coupons/R-2/cancel", "", true},
+		{admin, "POST", co + "/loyalty-users", `{"id":"u1"}`, true},
+		{admin, "PATCH", co + "/loyalty-users/u1", `{"pointsDelta":3}`, true},
+		{admin, "PUT", co + "/loyalty-program", `{"pointsPerCurrencyUnit":1,"stampsPerSale":1,"minimumAmountForStamp":0,"autoEnroll":false}`, true},
+		{admin, "PUT", co + "/loyalty-program", `{}`, false},
+		{admin, "POST", co + "/slides", `{"slideId":"s9","imageUrl":"https://example.com/s.png","title":"S"}`, true},
+		{admin, "PATCH", co + "/slides/s9", `{"title":"T"}`, true},
+		{admin, "DELETE", co + "/slides/s9", "", true},
+		{admin, "PUT", co + "/carousel", `{"urlTemplate":"https://example.com/c"}`, true},
+		{admin, "PUT", loc + "/receipt-promotion", `{"primaryText":"Hi","targetUrl":"https://example.com/r"}`, true},
+		{admin, "GET", co + "/receipt-promotions", "", true},
+		{admin, "GET", co + "/impressions?from=2026-01-01", "", true},
+		{admin, "GET", co + "/promotions?posLocationId=LOC123&pageSize=2", "", true},
+		{admin, "GET", co + "/promotions?validAt=2026-01-01T00:00:00Z", "", false},
+		{admin, "GET", co + "/products?page=1", "", true},
+		{admin, "GET", co + "/catalogue", "", true},
+		{admin, "GET", co + "/transactions/B-1", "", true},
+		{admin, "POST", co + "/transactions/B-1/refund", `{"transactionId":"R-B-1","amount":1}`, true},
+	}
+	for _, st := range steps {
+		body := st.body
+		switch body {
+		case "SALE":
+			session = sessionOf(t, s.api(t, pos).start("TERM-06", "LOC123"))
+			body = `{"sessionId":"` + session + `","transactionId":"S-1","terminalId":"TERM-06","posLocationId":"LOC123","transactionAmount":5,"transactionDate":"` + now + `"}`
+		case "VALIDATE":
+			body = `{"sessionId":"` + session + `","transactionId":"S-1","code":"NOPE"}`
+		}
+		before := s.clientRequests().Load()
+		r := s.call(t, st.token, st.method, st.target, body)
+		viaClient := s.clientRequests().Load() > before
+		if viaClient != st.viaClient {
+			t.Errorf("%s %s %s: through the client %v, want %v", st.method, st.target, body, viaClient, st.viaClient)
+		}
+		if st.viaClient && (r.Status < 200 || r.Status > 299) {
+			t.Errorf("%s %s: %d %s", st.method, st.target, r.Status, r.Body)
+		}
+	}
 }

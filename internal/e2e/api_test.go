@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,6 +40,16 @@ type recorder struct {
 	mu   sync.Mutex
 	last response
 	n    int
+	sent *atomic.Int64 // the server's count of requests the client sent
+}
+
+// clientRequests counts, per server, the requests its clients sent (for
+// TestRoutesUseTheClient).
+var clientRequests sync.Map // *server → *atomic.Int64
+
+func (s *server) clientRequests() *atomic.Int64 {
+	n, _ := clientRequests.LoadOrStore(s, new(atomic.Int64))
+	return n.(*atomic.Int64)
 }
 
 func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -56,6 +67,9 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	r.last = response{Status: resp.StatusCode, Header: resp.Header, Body: b, Close: resp.Close}
 	r.n++
 	r.mu.Unlock()
+	if r.sent != nil {
+		r.sent.Add(1)
+	}
 	return resp, nil
 }
 
@@ -64,7 +78,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // limits for this loaded machine.
 func (s *server) api(t *testing.T, token string, opts ...client.Option) *api {
 	t.Helper()
-	rec := &recorder{next: s.http.Transport}
+	rec := &recorder{next: s.http.Transport, sent: s.clientRequests()}
 	c, err := client.New(s.base, append([]client.Option{
 		client.WithHTTPClient(&http.Client{Transport: rec}),
 		client.WithToken(token),
