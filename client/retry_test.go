@@ -526,3 +526,21 @@ func TestBadCredentials(t *testing.T) {
 		t.Fatalf("%d requests, want the token request alone", n)
 	}
 }
+
+// TestPUTAndDELETEAreRetried: PUT and DELETE are idempotent by definition
+// and retried like GET.
+func TestPUTAndDELETEAreRetried(t *testing.T) {
+	okClient := `{"data":{"clientId":"c","name":"","posSystemId":"p","scopes":[],"companyIds":[],"disabled":false,"createdAt":"2026-01-02T03:04:05Z","updatedAt":"2026-01-02T03:04:05Z","rateLimit":null}}`
+	s := newScript(t, drop, answer(503, "", problem503), answer(200, "", okClient))
+	c := s.client(t)
+	if _, err := c.Admin.PutClientRateLimit(context.Background(), "c", client.RateLimit{RequestsPerSecond: 1, Burst: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Admin.DeleteClientRateLimit(context.Background(), "c"); err != nil {
+		t.Fatal(err)
+	}
+	got := s.requests()
+	if len(got) != 4 || got[0].Method != "PUT" || got[2].Method != "PUT" || got[3].Method != "DELETE" || got[0].Body != got[2].Body {
+		t.Fatalf("%+v", got)
+	}
+}
