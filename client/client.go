@@ -24,8 +24,8 @@
 // endpoint: a token is cached and reused until 5 minutes before it expires
 // (half its lifetime for tokens living 10 minutes or less), and fetched again
 // once when the API answers 401 (a key rotation, a re-enabled client). Calls
-// never share a token fetch in flight with more than one request to the
-// token endpoint.
+// that need a token at the same moment wait for one fetch. WithToken sends a
+// fixed token instead; WithTokenSource plugs in any other source.
 //
 // # Retries and time limits
 //
@@ -35,8 +35,11 @@
 // GET, PUT and DELETE, and the POSTs that take an Idempotency-Key. The
 // client sends every such POST with an Idempotency-Key of its own, one per
 // call and the same on each of its attempts (WithIdempotencyKey chooses it),
-// so a retried sale is recorded once (docs/api.md §14). A POST without a key
-// (the carousel impression) is never retried. The defaults fit a checkout: 5
+// so a retried sale is recorded once (docs/api.md §14); a 409 with
+// Retry-After (that key's first attempt still running) is waited out the
+// same way. The token request is retried too: it changes nothing on the
+// server. A POST without a key (the carousel impression) is never retried.
+// The defaults fit a checkout: 5
 // seconds per attempt and 15 in all (WithTimeouts); a context deadline
 // shorter than that wins.
 //
