@@ -215,7 +215,7 @@ func TestCarousel(t *testing.T) {
 		})
 		t.Run("no or foreign token", func(t *testing.T) {
 			q := carouselReq("", "TERM-05", "LOC123")
-			mustProblem(t, s.do(t, q), 401, "*", nil)
+			mustProblem(t, s.request(t, q), 401, "*", nil)
 			mustProblem(t, s.request(t, carouselReq(admin, "TERM-05", "LOC123")), 403, "*", nil)
 		})
 		t.Run("disabled", func(t *testing.T) {

@@ -151,14 +151,14 @@ func TestIdempotencyKey(t *testing.T) {
 
 		t.Run("a 4xx answer is stored and replayed as it was", func(t *testing.T) {
 			q := keyed(adminJSON(coupons, `{"code":"sl75EV"}`), "k-4xx")
-			first := mustFirst(t, s.do(t, q), 409)
+			first := mustFirst(t, s.request(t, q), 409)
 			mustProblem(t, first, 409, `coupon "sl75EV" already exists`, nil)
 			// The very bytes, trace id included: the request did not run again.
-			mustReplay(t, s.do(t, q), first)
+			mustReplay(t, s.request(t, q), first)
 
 			bad := keyed(adminJSON(coupons, `{"code":"IDEM-400","status":"Expired"}`), "k-400")
-			first = mustFirst(t, s.do(t, bad), 400)
-			mustReplay(t, s.do(t, bad), first)
+			first = mustFirst(t, s.request(t, bad), 400)
+			mustReplay(t, s.request(t, bad), first)
 		})
 
 		t.Run("the same key with another request is 422", func(t *testing.T) {
@@ -383,8 +383,8 @@ func TestIdempotencyKey(t *testing.T) {
 		t.Run("promotion import: replayed, fingerprinted while streamed", func(t *testing.T) {
 			body := items(`{"id":"IDEM-P1","name":"one"}`, `{"id":"IDEM-P2","name":"two"}`)
 			q := keyed(importReq(pos, "demo-company", "application/json", body), "k-import")
-			first := mustFirst(t, s.do(t, q), 200)
-			mustReplay(t, s.do(t, q), first)
+			first := mustFirst(t, s.request(t, q), 200)
+			mustReplay(t, s.request(t, q), first)
 			mustProblem(t, s.request(t, keyed(importReq(pos, "demo-company", "application/json", items(`{"id":"IDEM-P1","name":"uno"}`)), "k-import")),
 				422, msgKeyReused, nil)
 			// An answer given before a body longer than the ordinary cap was

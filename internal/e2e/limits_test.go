@@ -290,7 +290,7 @@ func TestImportCap(t *testing.T) {
 		waitMetric(t, s, "posgate_http_requests_in_flight 0")
 		second := req{Method: "POST", Path: "/pos/clover/company/demo-company/import/promotions", Token: pos, ContentType: "application/json",
 			Body: `{"items":[{"id":"P-CAP","name":"Capped"}]}`}
-		mustProblem(t, s.do(t, second), 503, "Too many imports are running on this instance; retry in a second.", nil)
+		mustProblem(t, s.request(t, second), 503, "Too many imports are running on this instance; retry in a second.", nil)
 		r := s.call(t, admin, "POST", coupons, `{"items":[{"code":"CAP-2"}]}`)
 		mustProblem(t, r, 503, "Too many imports are running on this instance; retry in a second.", nil)
 		mustStatus(t, s.api(t, pos).start("TERM-05", "LOC123"), 200)
@@ -298,7 +298,7 @@ func TestImportCap(t *testing.T) {
 		if st := <-status; st != 201 {
 			t.Fatalf("held import: %d", st)
 		}
-		mustStatus(t, s.do(t, second), 200)
+		mustStatus(t, s.request(t, second), 200)
 		mustStatus(t, s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/demo-company/coupons/CAP-1", ""), 200)
 		mustStatus(t, s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/demo-company/coupons/CAP-2", ""), 404)
 	})

@@ -384,7 +384,7 @@ func TestPromotionImport(t *testing.T) {
 			pax := s.token(t, "pax-importer", paxSecret, "pos_integration")
 			mustProblem(t, s.request(t, importReq(pax, "demo-company", js, body)), 403, "The access token belongs to another POS system.", nil)
 			// pax's own company of the same id is another company.
-			r := s.do(t, req{Method: "POST", Path: "/pos/pax/company/demo-company/import/promotions", Token: pax, ContentType: js, Body: body})
+			r := s.call(t, pax, "POST", "/pos/pax/company/demo-company/import/promotions", body)
 			checkResult(t, mustImport(t, r), importResult{Status: "Completed", CreatedCount: 1})
 			if got := s.promotionIDs(t, admin, "demo-company", ""); strings.Contains(fmt.Sprint(got), "T1") {
 				t.Fatalf("pax's import reached clover's demo-company: %v", got)
@@ -393,7 +393,7 @@ func TestPromotionImport(t *testing.T) {
 			// The feature switch and the company's status.
 			patch := func(body string) {
 				t.Helper()
-				mustStatus(t, s.do(t, req{Method: "PATCH", Path: "/admin/v1/pos-systems/clover/companies/restricted-co", Token: admin, ContentType: js, Body: body}), 200)
+				mustStatus(t, s.call(t, admin, "PATCH", "/admin/v1/pos-systems/clover/companies/restricted-co", body), 200)
 			}
 			patch(`{"features":{"promotionImport":false}}`)
 			mustProblem(t, s.request(t, importReq(rt, "restricted-co", js, body)), 403, "Promotion import is switched off for company 'restricted-co'.", nil)
