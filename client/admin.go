@@ -460,3 +460,54 @@ func page[T any](ctx context.Context, c *Client, r request) (*T, error) {
 	}
 	return &out, nil
 }
+
+// --- audit log and sandbox clock
+
+// AuditQuery filters and pages ListAuditEntries; empty fields do not
+// filter. From and To are RFC 3339 date-times (From <= time < To); Cursor
+// is an earlier page's NextCursor.
+type AuditQuery struct {
+	Actor, Action, TargetType, TargetID      string
+	PosSystemID, PosCompanyID, PosLocationID string
+	From, To, Cursor                         string
+	PageSize                                 int
+}
+
+// ListAuditEntries answers a page of the audit log of operator writes,
+// newest first (operation listAuditEntries, docs/api.md §22).
+func (a *Admin) ListAuditEntries(ctx context.Context, q AuditQuery) (*AuditPage, error) {
+	r := a.c.api("GET", "/admin/v1/audit", nil)
+	r.query = url.Values{}
+	setIf(r.query, "actor", q.Actor)
+	setIf(r.query, "action", q.Action)
+	setIf(r.query, "targetType", q.TargetType)
+	setIf(r.query, "targetId", q.TargetID)
+	setIf(r.query, "posSystemId", q.PosSystemID)
+	setIf(r.query, "posCompanyId", q.PosCompanyID)
+	setIf(r.query, "posLocationId", q.PosLocationID)
+	setIf(r.query, "from", q.From)
+	setIf(r.query, "to", q.To)
+	setIf(r.query, "cursor", q.Cursor)
+	if q.PageSize != 0 {
+		r.query.Set("pageSize", strconv.Itoa(q.PageSize))
+	}
+	return call[AuditPage](ctx, a.c, r)
+}
+
+// GetSandboxClock answers a demo server's sandbox clock (operation
+// getSandboxClock, docs/api.md §20); other servers answer 404.
+func (a *Admin) GetSandboxClock(ctx context.Context) (*SandboxClock, error) {
+	return call[SandboxClock](ctx, a.c, a.c.api("GET", "/admin/v1/sandbox/clock", nil))
+}
+
+// SetSandboxClock moves a demo server's sandbox clock forward to a given
+// time (operation setSandboxClock).
+func (a *Admin) SetSandboxClock(ctx context.Context, r SetSandboxClockRequest) (*SandboxClock, error) {
+	return call[SandboxClock](ctx, a.c, a.c.api("PUT", "/admin/v1/sandbox/clock", r))
+}
+
+// AdvanceSandboxClock moves a demo server's sandbox clock forward by a
+// number of seconds (operation advanceSandboxClock).
+func (a *Admin) AdvanceSandboxClock(ctx context.Context, r AdvanceSandboxClockRequest) (*SandboxClock, error) {
+	return call[SandboxClock](ctx, a.c, a.c.api("POST", "/admin/v1/sandbox/clock/advance", r))
+}

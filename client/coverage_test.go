@@ -328,6 +328,22 @@ var operations = map[string]func(ctx context.Context, c *client.Client) error{
 		_, err := c.Admin.RefundTransaction(ctx, "p", "c", "t", client.RefundTransactionRequest{})
 		return err
 	},
+	"listAuditEntries": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.ListAuditEntries(ctx, client.AuditQuery{Actor: "a", PageSize: 10})
+		return err
+	},
+	"getSandboxClock": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.GetSandboxClock(ctx)
+		return err
+	},
+	"setSandboxClock": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.SetSandboxClock(ctx, client.SetSandboxClockRequest{Now: "2030-01-01T00:00:00Z"})
+		return err
+	},
+	"advanceSandboxClock": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.AdvanceSandboxClock(ctx, client.AdvanceSandboxClockRequest{Seconds: 60})
+		return err
+	},
 }
 
 // TestEveryOperationHasAMethod checks, against the parsed OpenAPI document,

@@ -335,6 +335,24 @@ func TestOperatorAPIAgainstServer(t *testing.T) {
 	if rf.TransactionType != "Refund" {
 		t.Fatalf("%+v", rf)
 	}
+
+	ap, err := a.ListAuditEntries(ctx, client.AuditQuery{Action: "pos-system.create", TargetID: sys})
+	e.same(ap, err, false)
+	if len(ap.Entries) != 1 || ap.Entries[0].Target.ID != sys || ap.Entries[0].Channel != "api" || ap.Entries[0].Actor.ClientID != adminClientID {
+		t.Fatalf("audit: %+v", ap)
+	}
+	clk, err := a.GetSandboxClock(ctx)
+	e.same(clk, err, false)
+	moved, err := a.AdvanceSandboxClock(ctx, client.AdvanceSandboxClockRequest{Seconds: 1})
+	e.same(moved, err, false)
+	if moved.OffsetSeconds != clk.OffsetSeconds+1 {
+		t.Fatalf("advance 1s: %+v, before %+v", moved, clk)
+	}
+	set, err := a.SetSandboxClock(ctx, client.SetSandboxClockRequest{Now: moved.Now.Add(time.Second).Format(time.RFC3339Nano)})
+	e.same(set, err, false)
+	if !set.Now.After(moved.Now) {
+		t.Fatalf("set: %+v, before %+v", set, moved)
+	}
 }
 
 // TestPOSAPIAgainstServer calls every operation of the POS API, the

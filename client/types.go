@@ -1330,3 +1330,61 @@ type TransactionPage struct {
 	Transactions []Transaction `json:"transactions"`
 	Page         Page          `json:"page"`
 }
+
+// SandboxClock is a demo server's sandbox clock (docs/api.md §20): the time
+// every rule of the server reads, the real time, and how far apart they are.
+type SandboxClock struct {
+	Now           time.Time `json:"now"`
+	RealNow       time.Time `json:"realNow"`
+	OffsetSeconds int64     `json:"offsetSeconds"`
+}
+
+// SetSandboxClockRequest moves the sandbox clock forward to Now (RFC 3339).
+type SetSandboxClockRequest struct {
+	Now string `json:"now"`
+}
+
+// AdvanceSandboxClockRequest moves the sandbox clock forward by Seconds.
+type AdvanceSandboxClockRequest struct {
+	Seconds int64 `json:"seconds"`
+}
+
+// AuditActor is who made an audited change: its subject and kind, and the
+// API client it acted through.
+type AuditActor struct {
+	Subject  string `json:"subject"`
+	Kind     string `json:"kind"`
+	ClientID string `json:"clientId"`
+}
+
+// AuditTarget is what an audited change was made to, and where it belongs.
+type AuditTarget struct {
+	Type          string `json:"type"`
+	ID            string `json:"id"`
+	PosSystemID   string `json:"posSystemId"`
+	PosCompanyID  string `json:"posCompanyId"`
+	PosLocationID string `json:"posLocationId"`
+}
+
+// AuditEntry is one operator write as the audit log keeps it (docs/api.md
+// §22); Before and After are the resource as JSON (null where it did not or
+// does not exist).
+type AuditEntry struct {
+	ID        string          `json:"id"`
+	Time      time.Time       `json:"time"`
+	Actor     AuditActor      `json:"actor"`
+	Channel   string          `json:"channel"`
+	Action    string          `json:"action"`
+	Target    AuditTarget     `json:"target"`
+	Before    json.RawMessage `json:"before"`
+	After     json.RawMessage `json:"after"`
+	TraceID   string          `json:"traceId"`
+	UserAgent string          `json:"userAgent"`
+}
+
+// AuditPage is one page of the audit log, newest first; NextCursor asks for
+// the next, older page (nil on the last).
+type AuditPage struct {
+	Entries    []AuditEntry `json:"entries"`
+	NextCursor *string      `json:"nextCursor"`
+}
