@@ -1,5 +1,7 @@
 // Command posgate is the posgate service (`posgate serve`) and its operator
-// commands, which act directly on the store named by --database.
+// commands. The operator commands are clients of a running posgate's
+// operator API (--server); only serve, migrate, demo load and reset, client
+// bootstrap and generate act on the store named by --database.
 package main
 
 import (
@@ -16,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/client"
 )
 
 // command is one subcommand; group commands ("terminal register") are
@@ -59,6 +62,8 @@ func commands() []command {
 		{"terminal list", "list terminals: --pos P [--location L]", cmdTerminalList},
 		{"terminal disable", "disable a terminal: ID --pos P --location L", cmdTerminalStatus(posgate.StatusDisabled)},
 		{"terminal enable", "enable a terminal: ID --pos P --location L", cmdTerminalStatus(posgate.StatusActive)},
+		{"client bootstrap", "create an operator client (scope admin) directly in the database, for a new installation, and print its secret once: [--id ID] [--name N] [--database D]", cmdClientBootstrap},
+		{"login", "check operator credentials against a server and save them for later commands: --server URL --client-id I --client-secret S", cmdLogin},
 		{"client create", "create an API client and print its secret once: --scopes s1,s2 [--pos P] [--id ID] [--name N] [--companies c1,c2]", cmdClientCreate},
 		{"client list", "list API clients", cmdClientList},
 		{"client disable", "disable an API client: ID", cmdClientDisabled(true)},
@@ -149,6 +154,14 @@ func describe(err error) string {
 	var db *databaseError
 	if errors.As(err, &db) {
 		return db.describe()
+	}
+	var srv *serverError
+	if errors.As(err, &srv) {
+		return srv.describe()
+	}
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		return describeAPI(ce)
 	}
 	var e *posgate.Error
 	if !errors.As(err, &e) {
@@ -257,9 +270,10 @@ func (env *cli) newFlags(name string) *flag.FlagSet {
 	return fs
 }
 
-// argCount checks a command's positional arguments.
+// argCount checks a command's positional arguments (any number when want
+// is negative: the command checks them itself).
 func argCount(name string, pos []string, want int) error {
-	if len(pos) == want {
+	if len(pos) == want || want < 0 {
 		return nil
 	}
 	return usagef("%s takes %d argument(s), got %d (see 'posgate %s --help')", name, want, len(pos), name)
