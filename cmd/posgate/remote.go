@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/posgate/posgate/client"
 	"github.com/posgate/posgate/internal/demo"
@@ -20,6 +21,9 @@ import (
 // defaultServer is the operator commands' server when neither --server
 // nor POSGATE_SERVER nor a saved login names one: the demo's address.
 const defaultServer = "http://localhost:8080"
+
+// cliAttemptTimeout bounds one attempt of an operator command's call.
+const cliAttemptTimeout = 10 * time.Minute
 
 // cliVersion is the CLI's version, sent in its User-Agent
 // ("posgate-cli/<version>"), which the audit log records of its writes.
@@ -123,7 +127,10 @@ func (env *cli) connect(sf serverFlags) (*remote, error) {
 		return nil, &serverError{server: r.server, err: fmt.Errorf("give both --client-id and --client-secret")}
 	}
 	r.clientID = id
-	opts := []client.Option{client.WithCredentials(id, secret, "admin"), client.WithUserAgent("posgate-cli/" + cliVersion)}
+	// A till's time limits (5 s an attempt) would cut a coupon import of
+	// 100,000 short: an operator waits, and Ctrl-C ends the command.
+	opts := []client.Option{client.WithCredentials(id, secret, "admin"), client.WithUserAgent("posgate-cli/" + cliVersion),
+		client.WithTimeouts(cliAttemptTimeout, 2*cliAttemptTimeout)}
 	if authURL != "" {
 		opts = append(opts, client.WithAuthURL(authURL))
 	}

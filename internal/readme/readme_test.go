@@ -63,17 +63,20 @@ func parse(readme string) ([]*block, error) {
 			prevShell = nil
 			continue
 		}
-		if !strings.HasPrefix(l, "```") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "```") {
 			if strings.TrimSpace(l) != "" {
 				prevShell = nil
 			}
 			continue
 		}
-		lang, _, _ := strings.Cut(strings.TrimSpace(strings.TrimPrefix(l, "```")), " ")
+		// A fence may be indented (in a list item): its lines lose the
+		// fence's indentation.
+		indent := l[:len(l)-len(strings.TrimLeft(l, " "))]
+		lang, _, _ := strings.Cut(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "```")), " ")
 		b := &block{line: i + 1, lang: lang}
 		var body []string
-		for i++; i < len(lines) && strings.TrimRight(lines[i], " \t\r") != "```"; i++ {
-			body = append(body, lines[i])
+		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
+			body = append(body, strings.TrimPrefix(lines[i], indent))
 		}
 		if i == len(lines) {
 			return nil, fmt.Errorf("README.md:%d: the fence is never closed", b.line)
@@ -270,7 +273,7 @@ func compareText(want, got string) string {
 		if len(w) == 0 {
 			return len(g) == 0
 		}
-		if w[0] == ellipsis {
+		if strings.TrimSpace(w[0]) == ellipsis {
 			for i := 0; i <= len(g); i++ {
 				if match(w[1:], g[i:]) {
 					return true
@@ -441,7 +444,9 @@ func startShell(t *testing.T, dir string, env []string, isolated bool) *shell {
 	}
 	sh := &shell{t: t, cmd: exec.Command(args[0], args[1:]...)}
 	sh.cmd.Dir, sh.cmd.Env = dir, env
-	sh.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: if the test dies, so does the shell (and, by
+	// --kill-child, everything in its namespaces).
+	sh.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	var err error
 	if sh.stdin, err = sh.cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -579,9 +584,16 @@ func TestREADME(t *testing.T) {
 	for _, b := range blocks {
 		where := fmt.Sprintf("README.md:%d", b.line)
 		d := b.directive
+		if d == "postgres" || strings.HasPrefix(d, "postgres ") {
+			if !postgres {
+				t.Logf("%s: skipped: %s is not set", where, pgtest.EnvDSN)
+				continue
+			}
+			d = strings.TrimSpace(strings.TrimPrefix(d, "postgres"))
+		}
 		switch {
 		case b.lang == "directive": // stop background
-			out, ok := sh.run(`for p in $READMETEST_BG; do kill -TERM -- -$p 2>/dev/null || true; done; wait; READMETEST_BG=`, 2*time.Minute)
+			out, ok := sh.run(stopBackground, 2*time.Minute)
 			if !ok {
 				t.Fatalf("%s: stopping the background servers: %s\n%s", where, out, sh.takeStderr())
 			}
@@ -595,24 +607,24 @@ func TestREADME(t *testing.T) {
 		case strings.HasPrefix(d, "postgres-setup"):
 			t.Logf("%s: not run: the test points %s at a fresh schema of its own server instead", where, pgtest.EnvDSN)
 			continue
-		case d == "postgres" && !postgres:
-			t.Logf("%s: skipped: %s is not set", where, pgtest.EnvDSN)
-			continue
 		case strings.HasPrefix(d, "background"):
 			wait := strings.TrimSpace(strings.TrimPrefix(d, "background"))
 			if wait == "" {
 				wait = "http://localhost:8080/readyz"
 			}
 			log := filepath.Join(work, fmt.Sprintf("background-%d.log", b.line))
-			script := fmt.Sprintf("(\n%s) >%q 2>&1 </dev/null &\nREADMETEST_BG=\"$READMETEST_BG $!\"\n"+
-				"for i in $(seq 600); do curl -sf -o /dev/null %q && break; sleep 0.5; done\ncurl -sf -o /dev/null %q || exit 1",
+			// Wait until it answers; a background block that exits first
+			// (a port taken, a bad flag) fails at once.
+			script := fmt.Sprintf("(\n%s) >%q 2>&1 </dev/null &\nREADMETEST_PID=$!\nREADMETEST_BG=\"$READMETEST_BG $READMETEST_PID\"\n"+
+				"for i in $(seq 600); do curl -sf -o /dev/null %q && break; kill -0 $READMETEST_PID 2>/dev/null || exit 1; sleep 0.5; done\n"+
+				"curl -sf -o /dev/null %q || exit 1",
 				b.text, log, wait, wait)
 			if out, ok := sh.run(script, 6*time.Minute); !ok {
 				logText, _ := os.ReadFile(log)
 				t.Fatalf("%s: the background block did not answer %s: %s\n%s\nits output:\n%s", where, wait, out, sh.takeStderr(), logText)
 			}
 			continue
-		case d != "" && d != "postgres":
+		case d != "":
 			t.Fatalf("%s: unknown directive %q (docs/readme-tests.md lists them)", where, d)
 		}
 		out, ok := sh.run("set -eo pipefail\n{\n"+b.text+"} </dev/null\nset +eo pipefail", 10*time.Minute)
@@ -626,5 +638,13 @@ func TestREADME(t *testing.T) {
 			}
 		}
 	}
-	sh.run(`for p in $READMETEST_BG; do kill -TERM -- -$p 2>/dev/null || true; done; wait`, 2*time.Minute)
+	sh.run(stopBackground, 2*time.Minute)
 }
+
+// stopBackground stops what the background blocks started: SIGTERM to
+// each one's process group (set -m gave each its own), then a wait until
+// no process of the group is left (go run's server drains after its
+// parent is gone).
+const stopBackground = `for p in $READMETEST_BG; do kill -TERM -- -$p 2>/dev/null || true; done
+for p in $READMETEST_BG; do while kill -0 -- -$p 2>/dev/null; do sleep 0.2; done; done
+wait; READMETEST_BG=`
