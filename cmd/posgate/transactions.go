@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -151,9 +152,21 @@ func cmdTransactionRefund(ctx context.Context, env *cli, args []string) error {
 			}
 			req.Amount = &a
 		}
+		// The API answers a refund recorded before as it answered it then
+		// (docs/api.md §13.8): whether it was is asked first, to say so.
+		lookErr := client.ErrNotFound
+		if *id != "" {
+			_, lookErr = a.GetTransaction(ctx, *cf.pos, *cf.company, *id)
+			if lookErr != nil && !errors.Is(lookErr, client.ErrNotFound) {
+				return lookErr
+			}
+		}
 		res, err := answer[json.RawMessage](a.RefundTransaction(ctx, *cf.pos, *cf.company, pos[0], conv[client.RefundTransactionRequest](req)))
 		if err != nil {
 			return err
+		}
+		if lookErr == nil {
+			env.human("already refunded (nothing changed): ")
 		}
 		env.say(res, "%s\n", res)
 		return nil

@@ -48,7 +48,7 @@ func TestTransactionCommands(t *testing.T) {
 			t.Fatalf("refund: %s", out)
 		}
 		// The same refund again changes nothing and answers the first answer.
-		if out := mustCLI(t, env, with("transaction", "refund", "CLI-1", "--id", "CLI-1-R", "--amount", "4")...); out != first {
+		if out := mustCLI(t, env, with("transaction", "refund", "CLI-1", "--id", "CLI-1-R", "--amount", "4")...); out != "already refunded (nothing changed): "+first {
 			t.Fatalf("refund again: %s", out)
 		}
 		mustFail(t, env, "Refunding 7.00 would exceed sale 'CLI-1': 4.00 of its 10.00 are refunded already.", with("transaction", "refund", "CLI-1", "--id", "CLI-1-S", "--amount", "7")...)
