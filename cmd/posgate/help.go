@@ -146,7 +146,9 @@ func (env *cli) topUsage(w io.Writer, cmds []command) {
 		fmt.Fprintf(w, "  %-18s %s\n", g, strings.Join(subs, ", "))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Every flag can also be set as POSGATE_<FLAG> (e.g. POSGATE_DATABASE); --output json prints data for programs.")
+	fmt.Fprintln(w, "Operator commands talk to a running posgate (--server, default "+defaultServer+"; credentials from")
+	fmt.Fprintln(w, "--client-id/--client-secret or 'posgate login'); serve, migrate, demo, generate and client bootstrap use --database.")
+	fmt.Fprintln(w, "Every flag can also be set as POSGATE_<FLAG> (e.g. POSGATE_SERVER); --output json prints data for programs.")
 	fmt.Fprintln(w, "Run 'posgate help COMMAND' (or 'posgate COMMAND --help') for a command's flags and an example.")
 }
 

@@ -578,6 +578,19 @@ func TestREADME(t *testing.T) {
 		env = append(env, pgtest.EnvDSN+"="+dsn)
 	}
 	sh := startShell(t, dir, env, isolated)
+	// Whatever the background blocks started ends with the test, even
+	// when it fails early: in the namespaces it ends with the shell, and
+	// without them each one's process group is killed here.
+	bgPIDs := filepath.Join(work, "background-pids")
+	t.Cleanup(func() {
+		b, _ := os.ReadFile(bgPIDs)
+		for _, f := range strings.Fields(string(b)) {
+			var pid int
+			if _, err := fmt.Sscan(f, &pid); err == nil && pid > 0 && !isolated {
+				syscall.Kill(-pid, syscall.SIGKILL)
+			}
+		}
+	})
 	if out, ok := sh.run("set -m; READMETEST_BG=", time.Minute); !ok {
 		t.Fatalf("the shell did not start: %s %s", out, sh.takeStderr())
 	}
@@ -616,9 +629,10 @@ func TestREADME(t *testing.T) {
 			// Wait until it answers; a background block that exits first
 			// (a port taken, a bad flag) fails at once.
 			script := fmt.Sprintf("(\n%s) >%q 2>&1 </dev/null &\nREADMETEST_PID=$!\nREADMETEST_BG=\"$READMETEST_BG $READMETEST_PID\"\n"+
+				"echo $READMETEST_PID >>%q\n"+
 				"for i in $(seq 600); do curl -sf -o /dev/null %q && break; kill -0 $READMETEST_PID 2>/dev/null || exit 1; sleep 0.5; done\n"+
 				"curl -sf -o /dev/null %q || exit 1",
-				b.text, log, wait, wait)
+				b.text, log, bgPIDs, wait, wait)
 			if out, ok := sh.run(script, 6*time.Minute); !ok {
 				logText, _ := os.ReadFile(log)
 				t.Fatalf("%s: the background block did not answer %s: %s\n%s\nits output:\n%s", where, wait, out, sh.takeStderr(), logText)
