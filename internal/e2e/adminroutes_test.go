@@ -1,0 +1,521 @@
+package e2e
+
+import (
+	"context"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/posgate/posgate/client"
+)
+
+// adminRoute is one operator route the client has: pattern's "*" are path
+// parameters, handed to call in order.
+type adminRoute struct {
+	method, pattern string
+	call            func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (err error, ok bool)
+}
+
+// bare is a route without body or query.
+func bare(fn func(ctx context.Context, a *client.Admin, p []string) error) func(context.Context, *client.Admin, []string, url.Values, string) (error, bool) {
+	return func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
+		if body != "" || len(q) > 0 {
+			return nil, false
+		}
+		return fn(ctx, a, p), true
+	}
+}
+
+// withBody is a route taking a JSON body the client's T holds exactly.
+func withBody[T any](fn func(ctx context.Context, a *client.Admin, p []string, v T) error) func(context.Context, *client.Admin, []string, url.Values, string) (error, bool) {
+	return func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
+		v, ok := decodeFor[T](ctx, body)
+		if !ok || len(q) > 0 {
+			return nil, false
+		}
+		return fn(ctx, a, p, v), true
+	}
+}
+
+func drop[T any](_ T, err error) error { return err }
+
+const (
+	adminCo  = "/admin/v1/pos-systems/*/companies/*"
+	adminLoc = "/admin/v1/pos-systems/*/locations/*"
+)
+
+// adminRoutes are the operator routes the tests' JSON helpers send through
+// the client (queries only where the client's options carry them whole).
+var adminRoutes = []adminRoute{
+	{"POST", "/admin/v1/pos-systems", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreatePosSystemRequest) error {
+		return drop(a.CreatePosSystem(ctx, v))
+	})},
+	{"GET", "/admin/v1/pos-systems", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.ListPosSystems(ctx)) })},
+	{"GET", "/admin/v1/pos-systems/*", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.GetPosSystem(ctx, p[0])) })},
+	{"POST", "/admin/v1/pos-systems/*/companies", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateCompanyRequest) error {
+		return drop(a.CreateCompany(ctx, p[0], v))
+	})},
+	{"GET", "/admin/v1/pos-systems/*/companies", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.ListCompanies(ctx, p[0])) })},
+	{"GET", adminCo, bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.GetCompany(ctx, p[0], p[1]))
+	})},
+	{"PATCH", adminCo, withBody(func(ctx context.Context, a *client.Admin, p []string, v client.UpdateCompanyRequest) error {
+		return drop(a.UpdateCompany(ctx, p[0], p[1], v))
+	})},
+	{"POST", "/admin/v1/pos-systems/*/locations", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateLocationRequest) error {
+		return drop(a.CreateLocation(ctx, p[0], v))
+	})},
+	{"GET", adminLoc, bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.GetLocation(ctx, p[0], p[1]))
+	})},
+	{"PATCH", adminLoc, withBody(func(ctx context.Context, a *client.Admin, p []string, v client.UpdateLocationRequest) error {
+		return drop(a.UpdateLocation(ctx, p[0], p[1], v))
+	})},
+	{"POST", adminLoc + "/terminals", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateTerminalRequest) error {
+		return drop(a.CreateTerminal(ctx, p[0], p[1], v))
+	})},
+	{"GET", adminLoc + "/terminals", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.ListTerminals(ctx, p[0], p[1]))
+	})},
+	{"GET", adminLoc + "/terminals/*", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.GetTerminal(ctx, p[0], p[1], p[2]))
+	})},
+	{"POST", adminLoc + "/terminals/*/disable", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.DisableTerminal(ctx, p[0], p[1], p[2]))
+	})},
+	{"POST", adminLoc + "/terminals/*/enable", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.EnableTerminal(ctx, p[0], p[1], p[2]))
+	})},
+	{"POST", "/admin/v1/clients", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateAPIClientRequest) error {
+		return drop(a.CreateClient(ctx, v))
+	})},
+	{"GET", "/admin/v1/clients", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.ListClients(ctx)) })},
+	{"GET", "/admin/v1/clients/*", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.GetClient(ctx, p[0])) })},
+	{"POST", "/admin/v1/clients/*/disable", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.DisableClient(ctx, p[0])) })},
+	{"POST", "/admin/v1/clients/*/enable", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.EnableClient(ctx, p[0])) })},
+	{"PUT", "/admin/v1/clients/*/rate-limit", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.RateLimit) error {
+		return drop(a.PutClientRateLimit(ctx, p[0], v))
+	})},
+	{"DELETE", "/admin/v1/clients/*/rate-limit", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.DeleteClientRateLimit(ctx, p[0]))
+	})},
+	{"GET", "/admin/v1/keys", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.ListSigningKeys(ctx)) })},
+	{"POST", "/admin/v1/keys/rotate", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.RotateSigningKey(ctx)) })},
+	{"GET", "/admin/v1/sessions/*", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.GetSession(ctx, p[0])) })},
+	{"GET", adminCo + "/promotions/*", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.GetPromotion(ctx, p[0], p[1], p[2]))
+	})},
+	{"GET", adminCo + "/catalogue", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.GetCatalogue(ctx, p[0], p[1]))
+	})},
+	{"PUT", adminCo + "/catalogue", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.ReplaceCatalogueRequest) error {
+		return drop(a.ReplaceCatalogue(ctx, p[0], p[1], v))
+	})},
+	{"POST", adminCo + "/slides", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateSlideRequest) error {
+		return drop(a.CreateSlide(ctx, p[0], p[1], v))
+	})},
+	{"GET", adminCo + "/slides", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.ListSlides(ctx, p[0], p[1]))
+	})},
+	{"GET", adminCo + "/slides/*", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.GetSlide(ctx, p[0], p[1], p[2]))
+	})},
+	{"PATCH", adminCo + "/slides/*", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.UpdateSlideRequest) error {
+		return drop(a.UpdateSlide(ctx, p[0], p[1], p[2], v))
+	})},
+	{"DELETE", adminCo + "/slides/*", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.DeleteSlide(ctx, p[0], p[1], p[2]))
+	})},
+	{"GET", adminCo + "/carousel", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.GetCarouselSettings(ctx, p[0], p[1]))
+	})},
+	{"PUT", adminCo + "/carousel", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.PutCarouselSettingsRequest) error {
+		return drop(a.PutCarouselSettings(ctx, p[0], p[1], v))
+	})},
+	{"GET", adminCo + "/receipt-promotion", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.GetCompanyReceiptPromotion(ctx, p[0], p[1]))
+	})},
+	{"PUT", adminCo + "/receipt-promotion", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.PutReceiptPromotionRequest) error {
+		return drop(a.PutCompanyReceiptPromotion(ctx, p[0], p[1], v))
+	})},
+	{"DELETE", adminCo + "/receipt-promotion", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.DeleteCompanyReceiptPromotion(ctx, p[0], p[1]))
+	})},
+	{"GET", adminCo + "/receipt-promotions", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.ListReceiptPromotions(ctx, p[0], p[1]))
+	})},
+	{"GET", adminLoc + "/receipt-promotion", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.GetLocationReceiptPromotion(ctx, p[0], p[1]))
+	})},
+	{"PUT", adminLoc + "/receipt-promotion", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.PutReceiptPromotionRequest) error {
+		return drop(a.PutLocationReceiptPromotion(ctx, p[0], p[1], v))
+	})},
+	{"DELETE", adminLoc + "/receipt-promotion", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.DeleteLocationReceiptPromotion(ctx, p[0], p[1]))
+	})},
+	{"POST", adminCo + "/coupons", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateCouponRequest) error {
+		return drop(a.CreateCoupon(ctx, p[0], p[1], v))
+	})},
+	{"POST", adminCo + "/coupons/import", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.ImportCouponsRequest) error {
+		return drop(a.ImportCoupons(ctx, p[0], p[1], v))
+	})},
+	{"GET", adminCo + "/coupons/*", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.GetCoupon(ctx, p[0], p[1], p[2]))
+	})},
+	{"POST", adminCo + "/coupons/*/cancel", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.CancelCoupon(ctx, p[0], p[1], p[2]))
+	})},
+	{"POST", adminCo + "/coupons/*/redeem", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.RedeemCoupon(ctx, p[0], p[1], p[2]))
+	})},
+	{"POST", adminCo + "/loyalty-users", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateLoyaltyUserRequest) error {
+		return drop(a.CreateLoyaltyUser(ctx, p[0], p[1], v))
+	})},
+	{"GET", adminCo + "/loyalty-users/*", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.GetLoyaltyUser(ctx, p[0], p[1], p[2]))
+	})},
+	{"PATCH", adminCo + "/loyalty-users/*", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.UpdateLoyaltyUserRequest) error {
+		return drop(a.UpdateLoyaltyUser(ctx, p[0], p[1], p[2], v))
+	})},
+	{"GET", adminCo + "/loyalty-program", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.GetLoyaltyProgram(ctx, p[0], p[1]))
+	})},
+	{"PUT", adminCo + "/loyalty-program", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.PutLoyaltyProgramRequest) error {
+		return drop(a.PutLoyaltyProgram(ctx, p[0], p[1], v))
+	})},
+	{"GET", adminCo + "/transactions/*", bare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return drop(a.GetTransaction(ctx, p[0], p[1], p[2]))
+	})},
+	{"POST", adminCo + "/transactions/*/refund", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.RefundTransactionRequest) error {
+		return drop(a.RefundTransaction(ctx, p[0], p[1], p[2], v))
+	})},
+	// Lists with a query: sent by the client when it would send the same query.
+	{"GET", "/admin/v1/pos-systems/*/locations", func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
+		if body != "" || !onlyKeys(q, "posCompanyId") {
+			return nil, false
+		}
+		return drop(a.ListLocations(ctx, p[0], q.Get("posCompanyId"))), true
+	}},
+	{"GET", adminCo + "/products", func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
+		pg, ok := pageOptions(q.Encode())
+		if body != "" || !ok {
+			return nil, false
+		}
+		return drop(a.ListProducts(ctx, p[0], p[1], pg)), true
+	}},
+	{"GET", adminCo + "/categories", func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
+		pg, ok := pageOptions(q.Encode())
+		if body != "" || !ok {
+			return nil, false
+		}
+		return drop(a.ListCategories(ctx, p[0], p[1], pg)), true
+	}},
+	{"GET", adminCo + "/promotions", func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
+		rest := url.Values{}
+		for k, v := range q {
+			if k != "posLocationId" {
+				rest[k] = v
+			}
+		}
+		pg, ok := pageOptions(rest.Encode())
+		if body != "" || !ok || q.Has("validAt") || (q.Has("posLocationId") && q.Get("posLocationId") == "") || len(q["posLocationId"]) > 1 {
+			return nil, false
+		}
+		return drop(a.ListPromotions(ctx, p[0], p[1], client.PromotionQuery{PosLocationID: q.Get("posLocationId"), PageOptions: pg})), true
+	}},
+	{"GET", adminCo + "/impressions", func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
+		iq := client.ImpressionQuery{From: q.Get("from"), To: q.Get("to"), PosLocationID: q.Get("posLocationId"), TerminalID: q.Get("terminalId")}
+		if body != "" || !onlyKeys(q, "from", "to", "posLocationId", "terminalId") {
+			return nil, false
+		}
+		return drop(a.GetImpressions(ctx, p[0], p[1], iq)), true
+	}},
+}
+
+// onlyKeys reports whether q holds nothing but single, non-empty values of
+// keys (what the client's options can express).
+func onlyKeys(q url.Values, keys ...string) bool {
+	n := 0
+	for _, k := range keys {
+		if v, ok := q[k]; ok {
+			if len(v) != 1 || v[0] == "" {
+				return false
+			}
+			n++
+		}
+	}
+	return n == len(q)
+}
+
+// admin sends an operator request (method, target, JSON body) with token:
+// through the client when adminRoutes has the route, the path is the one
+// the client builds and the body and query are ones it carries exactly; as
+// raw HTTP otherwise. The tests that write operator requests out call it
+// where they called s.do.
+func (s *server) admin(t *testing.T, token, method, target, body string) response {
+	t.Helper()
+	return s.adminWith(t.Context(), t, token, method, target, body)
+}
+
+// adminWith is admin with the calls' context (WithIdempotencyKey).
+func (s *server) adminWith(ctx context.Context, t *testing.T, token, method, target, body string) response {
+	t.Helper()
+	p, rawQuery, _ := strings.Cut(target, "?")
+	q, qerr := url.ParseQuery(rawQuery)
+	seg := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	raw := func() response {
+		r := req{Method: method, Path: target, Token: token, Body: body}
+		if body != "" {
+			r.ContentType = "application/json"
+		}
+		return s.do(t, rawReq(ctx, r))
+	}
+	_, keyed := ctx.Value(keyCtx{}).(string)
+	// The client writes its queries sorted; a keyed request's target is part
+	// of its fingerprint, so it must be the client's to begin with.
+	if qerr != nil || (keyed && rawQuery != q.Encode()) {
+		return raw()
+	}
+	for _, rt := range adminRoutes {
+		if rt.method != method {
+			continue
+		}
+		params, ok := matchPath(rt.pattern, p, seg)
+		if !ok {
+			continue
+		}
+		a := s.api(t, token)
+		before := a.rec.n
+		err, ok := rt.call(ctx, a.Admin, params, q, body)
+		if !ok {
+			break
+		}
+		if a.rec.n == before {
+			t.Fatalf("the client sent nothing for %s %s: %v", method, target, err)
+		}
+		return a.answer(err)
+	}
+	return raw()
+}
+
+// matchPath matches the unescaped segments of path p against pattern and
+// answers the "*" segments, when the client, escaping them, would build p.
+func matchPath(pattern, p string, seg []string) ([]string, bool) {
+	ps := strings.Split(strings.TrimPrefix(pattern, "/"), "/")
+	if len(ps) != len(seg) {
+		return nil, false
+	}
+	var params []string
+	var built strings.Builder
+	for i := range ps {
+		built.WriteString("/")
+		if ps[i] == "*" {
+			u, err := url.PathUnescape(seg[i])
+			if err != nil || u == "" {
+				return nil, false
+			}
+			params = append(params, u)
+			built.WriteString(url.PathEscape(u))
+		} else if ps[i] != seg[i] {
+			return nil, false
+		} else {
+			built.WriteString(ps[i])
+		}
+	}
+	return params, built.String() == p
+}
+
+// call sends any request a test writes out (method, target, JSON body)
+// with token: POS and operator routes through the client where it carries
+// the request exactly (s.pos, s.admin, the POS GETs below), anything else
+// as raw HTTP.
+func (s *server) call(t *testing.T, token, method, target, body string) response {
+	t.Helper()
+	return s.callWith(t.Context(), t, token, method, target, body)
+}
+
+// callWith is call with the calls' context (WithIdempotencyKey).
+func (s *server) callWith(ctx context.Context, t *testing.T, token, method, target, body string) response {
+	t.Helper()
+	p, rawQuery, _ := strings.Cut(target, "?")
+	switch {
+	case method == "POST" && (strings.HasPrefix(p, "/pos/") || strings.HasPrefix(p, "/v2/pos/")):
+		return s.posWith(ctx, t, token, target, body)
+	case strings.HasPrefix(p, "/admin/"):
+		return s.adminWith(ctx, t, token, method, target, body)
+	case method == "GET" && body == "":
+		seg := strings.Split(strings.TrimPrefix(p, "/"), "/")
+		q, err := url.ParseQuery(rawQuery)
+		if err != nil || (rawQuery != "" && q.Encode() != rawQuery) {
+			break
+		}
+		a := s.api(t, token)
+		if ps, ok := matchPath("/pos/*/receipt/promotion/location/*", p, seg); ok && rawQuery == "" {
+			_, err := a.GetReceiptPromotion(ctx, ps[0], ps[1])
+			return a.answer(err)
+		}
+		if ps, ok := matchPath("/pos/*/coupon/active/locationId/*", p, seg); ok {
+			if pg, ok := pageOptions(rawQuery); ok {
+				_, err := a.ListActiveCoupons(ctx, ps[0], ps[1], pg)
+				return a.answer(err)
+			}
+		}
+		if ps, ok := matchPath("/v2/pos/*/settings/lookup", p, seg); ok && onlyKeys(q, "posCompanyId") && q.Has("posCompanyId") {
+			_, err := a.GetSettings(ctx, ps[0], q.Get("posCompanyId"))
+			return a.answer(err)
+		}
+	}
+	r := req{Method: method, Path: target, Token: token, Body: body}
+	if body != "" {
+		r.ContentType = "application/json"
+	}
+	return s.do(t, rawReq(ctx, r))
+}
+
+// request sends q through the client (s.call) when it is a plain JSON
+// request the client can make, an Idempotency-Key on a POST included (a
+// bare key, sent with WithIdempotencyKey; the client must then send the
+// body byte for byte, since the key's fingerprint is the bytes), and as raw
+// HTTP when it sets other headers, is undocumented or has another content
+// type.
+func (s *server) request(t *testing.T, q req) response {
+	t.Helper()
+	key, keyed := q.Header["Idempotency-Key"]
+	plain := !q.Undocumented && (len(q.Header) == 0 || keyed && len(q.Header) == 1 && q.Method == "POST" && bareKey(key)) &&
+		(q.Body == "") == (q.ContentType == "") && (q.ContentType == "" || q.ContentType == "application/json")
+	if !plain {
+		return s.do(t, q)
+	}
+	ctx := t.Context()
+	if keyed {
+		ctx = withKey(ctx, key)
+	}
+	return s.callWith(ctx, t, q.Token, q.Method, q.Path, q.Body)
+}
+
+type keyCtx struct{}
+
+// withKey is ctx with an Idempotency-Key for the client, remembered so that
+// a request that falls back to raw HTTP sends it too.
+func withKey(ctx context.Context, key string) context.Context {
+	return context.WithValue(client.WithIdempotencyKey(ctx, key), keyCtx{}, key)
+}
+
+// rawReq is q as raw HTTP with ctx's Idempotency-Key, if any.
+func rawReq(ctx context.Context, q req) req {
+	if key, ok := ctx.Value(keyCtx{}).(string); ok {
+		q.Header = map[string]string{"Idempotency-Key": key}
+	}
+	return q
+}
+
+// bareKey reports whether key is an Idempotency-Key the client sends as it
+// is: 1-255 printable ASCII characters, not a quoted string.
+func bareKey(key string) bool {
+	if key == "" || len(key) > 255 || key[0] == '"' {
+		return false
+	}
+	for _, c := range []byte(key) {
+		if c < ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// TestRoutesUseTheClient: each route the tests' request helpers know is
+// sent by the client when the request is well formed, and as raw HTTP when
+// it is not, so that a helper that quietly fell back to raw HTTP (or sent
+// malformed input through the client) fails here.
+func TestRoutesUseTheClient(t *testing.T) {
+	s := start(t, t.TempDir()+"/p.db")
+	pos, admin := s.posToken(t), s.adminToken(t)
+	co := demoCompanyPath
+	loc := "/admin/v1/pos-systems/clover/locations/LOC123"
+	now := s.clock.Now().UTC().Format(time.RFC3339)
+	var session string
+	steps := []struct {
+		token, method, target, body string
+		viaClient                   bool
+	}{
+		{pos, "POST", "/pos/clover/startInteraction", `{"terminalId":"TERM-05","posLocationId":"LOC123"}`, true},
+		{pos, "POST", "/pos/clover/startInteraction", `{"terminalId":"TERM-05","posLocationId":"LOC123","x":1}`, false},
+		{pos, "POST", "/pos/clover/startInteraction", `{"terminalId":5}`, false},
+		{pos, "POST", "/pos/clover/coupon/couponCode/search?page=2&pageSize=1", `{"email":"john.doe@example.com"}`, true},
+		{pos, "POST", "/pos/clover/coupon/couponCode/search?page=0", `{"email":"john.doe@example.com"}`, false},
+		{pos, "POST", "/v2/pos/clover/coupon/couponCodes/lookup", `{"posLocationId":"LOC123","code":"Sl75Ev"}`, true},
+		{pos, "POST", "/v2/pos/clover/loyaltyCard/users/lookup", `{"posLocationId":"LOC123","keyword":"john"}`, true},
+		{pos, "POST", "/v2/pos/clover/carousel", `{"posLocationId":"LOC123","terminalId":"TERM-05"}`, true},
+		{pos, "POST", "/v2/pos/clover/promotions/evaluate", `{"posLocationId":"LOC123","products":[{"productId":"SKU-LATTE-L","price":4.2}]}`, true},
+		{pos, "POST", "/v2/pos/clover/settings/lookup", `{"posCompanyId":"demo-company"}`, true},
+		{pos, "POST", "/pos/clover/company/demo-company/import/productCategories", `{"items":[{"posProductCategoryId":"TEA","name":"Tea"}]}`, true},
+		{pos, "POST", "/pos/clover/company/demo-company/import/products", `{"items":[{"productId":"SKU-TEA","productName":"Tea","price":2}]}`, true},
+		{pos, "POST", "/pos/clover/company/demo-company/import/promotions", `{"items":[{"id":"P1","name":"x","productIds":["SKU-TEA"],"promotionResults":[{"promotionType":"Amount","value":1}]}]}`, true},
+		{pos, "POST", "/pos/clover/transaction", "SALE", true},
+		{pos, "POST", "/v2/pos/clover/transactions/batch", `{"items":[{"transactionId":"B-1","terminalId":"TERM-05","posLocationId":"LOC123","transactionAmount":3,"transactionDate":"` + now + `"}]}`, true},
+		{pos, "POST", "/pos/clover/coupon/validate/byTransaction", "VALIDATE", true},
+		{pos, "GET", "/pos/clover/receipt/promotion/location/LOC123", "", true},
+		{pos, "GET", "/pos/clover/coupon/active/locationId/LOC123?pageSize=5", "", true},
+		{pos, "GET", "/v2/pos/clover/settings/lookup?posCompanyId=demo-company", "", true},
+		{pos, "GET", "/v2/pos/clover/settings/lookup?posCompanyId=demo-company&x=1", "", false},
+		{admin, "POST", "/admin/v1/pos-systems", `{"id":"pax"}`, true},
+		{admin, "GET", "/admin/v1/pos-systems", "", true},
+		{admin, "GET", "/admin/v1/pos-systems/pax", "", true},
+		{admin, "POST", "/admin/v1/pos-systems/pax/companies", `{"posCompanyId":"c"}`, true},
+		{admin, "GET", "/admin/v1/pos-systems/pax/companies", "", true},
+		{admin, "PATCH", "/admin/v1/pos-systems/pax/companies/c", `{"name":"C"}`, true},
+		{admin, "PATCH", "/admin/v1/pos-systems/pax/companies/c", `{"name":null}`, false},
+		{admin, "POST", "/admin/v1/pos-systems/pax/locations", `{"posLocationId":"L","posCompanyId":"c"}`, true},
+		{admin, "GET", "/admin/v1/pos-systems/pax/locations?posCompanyId=c", "", true},
+		{admin, "PATCH", "/admin/v1/pos-systems/pax/locations/L", `{"status":"Disabled"}`, true},
+		{admin, "POST", "/admin/v1/pos-systems/pax/locations/L/terminals", `{"terminalId":"T"}`, true},
+		{admin, "GET", "/admin/v1/pos-systems/pax/locations/L/terminals/T", "", true},
+		{admin, "POST", "/admin/v1/pos-systems/pax/locations/L/terminals/T/disable", "", true},
+		{admin, "POST", "/admin/v1/clients", `{"clientId":"c1","posSystemId":"pax","scopes":["pos_integration"]}`, true},
+		{admin, "PUT", "/admin/v1/clients/c1/rate-limit", `{"requestsPerSecond":5,"burst":10}`, true},
+		{admin, "DELETE", "/admin/v1/clients/c1/rate-limit", "", true},
+		{admin, "POST", "/admin/v1/clients/c1/disable", "", true},
+		{admin, "GET", "/admin/v1/keys", "", true},
+		{admin, "POST", co + "/coupons", `{"code":"R-1"}`, true},
+		{admin, "POST", co + "/coupons", `{"code":"R-1","colour":"red"}`, false},
+		{admin, "POST", co + "/coupons/import", `{"items":[{"code":"R-2"}]}`, true},
+		{admin, "POST", co + "/coupons/R-2/cancel", "", true},
+		{admin, "POST", co + "/loyalty-users", `{"id":"u1"}`, true},
+		{admin, "PATCH", co + "/loyalty-users/u1", `{"pointsDelta":3}`, true},
+		{admin, "PUT", co + "/loyalty-program", `{"pointsPerCurrencyUnit":1,"stampsPerSale":1,"minimumAmountForStamp":0,"autoEnroll":false}`, true},
+		{admin, "PUT", co + "/loyalty-program", `{}`, false},
+		{admin, "POST", co + "/slides", `{"slideId":"s9","imageUrl":"https://example.com/s.png","title":"S"}`, true},
+		{admin, "PATCH", co + "/slides/s9", `{"title":"T"}`, true},
+		{admin, "DELETE", co + "/slides/s9", "", true},
+		{admin, "PUT", co + "/carousel", `{"urlTemplate":"https://example.com/c"}`, true},
+		{admin, "PUT", loc + "/receipt-promotion", `{"primaryText":"Hi","targetUrl":"https://example.com/r"}`, true},
+		{admin, "GET", co + "/receipt-promotions", "", true},
+		{admin, "GET", co + "/impressions?from=2026-01-01", "", true},
+		{admin, "GET", co + "/promotions?posLocationId=LOC123&pageSize=2", "", true},
+		{admin, "GET", co + "/promotions?validAt=2026-01-01T00:00:00Z", "", false},
+		{admin, "GET", co + "/products?page=1", "", true},
+		{admin, "GET", co + "/catalogue", "", true},
+		{admin, "GET", co + "/transactions/B-1", "", true},
+		{admin, "POST", co + "/transactions/B-1/refund", `{"transactionId":"R-B-1","amount":1}`, true},
+	}
+	for _, st := range steps {
+		body := st.body
+		switch body {
+		case "SALE":
+			session = sessionOf(t, s.api(t, pos).start("TERM-06", "LOC123"))
+			body = `{"sessionId":"` + session + `","transactionId":"S-1","terminalId":"TERM-06","posLocationId":"LOC123","transactionAmount":5,"transactionDate":"` + now + `"}`
+		case "VALIDATE":
+			body = `{"sessionId":"` + session + `","transactionId":"S-1","code":"NOPE"}`
+		}
+		before := s.clientRequests().Load()
+		r := s.call(t, st.token, st.method, st.target, body)
+		viaClient := s.clientRequests().Load() > before
+		if viaClient != st.viaClient {
+			t.Errorf("%s %s %s: through the client %v, want %v", st.method, st.target, body, viaClient, st.viaClient)
+		}
+		if st.viaClient && (r.Status < 200 || r.Status > 299) {
+			t.Errorf("%s %s: %d %s", st.method, st.target, r.Status, r.Body)
+		}
+	}
+}
