@@ -367,6 +367,30 @@ func (s *server) callWith(ctx context.Context, t *testing.T, token, method, targ
 			_, err := a.GetSettings(ctx, ps[0], q.Get("posCompanyId"))
 			return a.answer(err)
 		}
+		// The carousel page's and the QR code's signed links: the client takes
+		// the link as posgate handed it out.
+		if rawQuery != "" && q.Encode() == rawQuery {
+			switch p {
+			case "/carousel":
+				_, err := a.GetCarouselPage(ctx, s.base+target)
+				return a.answer(err)
+			case "/carousel/content":
+				_, err := a.GetCarouselContent(ctx, s.base+target)
+				return a.answer(err)
+			case "/receipt/qr.png":
+				_, err := a.GetReceiptQRCode(ctx, s.base+target)
+				return a.answer(err)
+			}
+		}
+	case method == "POST" && p == "/carousel/impressions" && rawQuery != "":
+		q, err := url.ParseQuery(rawQuery)
+		v, ok := decodeExact[client.ImpressionRequest](body)
+		if err != nil || q.Encode() != rawQuery || !ok {
+			break
+		}
+		a := s.api(t, token)
+		_, err = a.RecordCarouselImpression(ctx, s.base+target, v.SlideID)
+		return a.answer(err)
 	}
 	r := req{Method: method, Path: target, Token: token, Body: body}
 	if body != "" {
@@ -501,6 +525,23 @@ func TestRoutesUseTheClient(t *testing.T) {
 		{admin, "GET", co + "/transactions/B-1", "", true},
 		{admin, "POST", co + "/transactions/B-1/refund", `{"transactionId":"R-B-1","amount":1}`, true},
 	}
+	// The signed links, as posgate hands them out and tampered with.
+	link := s.carouselURL(t, pos, "TERM-05", "LOC123")
+	link = strings.TrimPrefix(link, s.base)
+	receipt := s.call(t, pos, "GET", "/pos/clover/receipt/promotion/location/LOC123", "").JSON(t)["data"].(map[string]any)["imageUrl"].(string)
+	qr := strings.TrimPrefix(receipt, s.base)
+	_, linkQuery, _ := strings.Cut(link, "?")
+	steps = append(steps, []struct {
+		token, method, target, body string
+		viaClient                   bool
+	}{
+		{"", "GET", link, "", true},
+		{"", "GET", link + "&sig=x", "", false},
+		{"", "GET", "/carousel/content?" + linkQuery, "", true},
+		{"", "POST", "/carousel/impressions?" + linkQuery, `{"slideId":"welcome"}`, true},
+		{"", "POST", "/carousel/impressions?" + linkQuery, `{"slideId":7}`, false},
+		{"", "GET", qr, "", true},
+	}...)
 	for _, st := range steps {
 		body := st.body
 		switch body {
