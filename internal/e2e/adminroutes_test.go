@@ -216,15 +216,24 @@ var adminRoutes = []adminRoute{
 	{"GET", adminCo + "/promotions", func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
 		rest := url.Values{}
 		for k, v := range q {
-			if k != "posLocationId" {
+			if k != "posLocationId" && k != "validAt" {
 				rest[k] = v
 			}
 		}
 		pg, ok := pageOptions(rest.Encode())
-		if body != "" || !ok || q.Has("validAt") || (q.Has("posLocationId") && q.Get("posLocationId") == "") || len(q["posLocationId"]) > 1 {
+		if body != "" || !ok || (q.Has("posLocationId") && q.Get("posLocationId") == "") || len(q["posLocationId"]) > 1 || len(q["validAt"]) > 1 {
 			return nil, false
 		}
-		return errOf(a.ListPromotions(ctx, p[0], p[1], client.PromotionQuery{PosLocationID: q.Get("posLocationId"), PageOptions: pg})), true
+		var validAt time.Time
+		if v := q.Get("validAt"); q.Has("validAt") {
+			// The client writes validAt in UTC, to the second.
+			at, err := time.Parse(time.RFC3339, v)
+			if err != nil || at.UTC().Format(time.RFC3339) != v {
+				return nil, false
+			}
+			validAt = at
+		}
+		return errOf(a.ListPromotions(ctx, p[0], p[1], client.PromotionQuery{ValidAt: validAt, PosLocationID: q.Get("posLocationId"), PageOptions: pg})), true
 	}},
 	{"GET", adminCo + "/impressions", func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
 		iq := client.ImpressionQuery{From: q.Get("from"), To: q.Get("to"), PosLocationID: q.Get("posLocationId"), TerminalID: q.Get("terminalId")}
@@ -519,7 +528,8 @@ func TestRoutesUseTheClient(t *testing.T) {
 		{admin, "GET", co + "/receipt-promotions", "", true},
 		{admin, "GET", co + "/impressions?from=2026-01-01", "", true},
 		{admin, "GET", co + "/promotions?posLocationId=LOC123&pageSize=2", "", true},
-		{admin, "GET", co + "/promotions?validAt=2026-01-01T00:00:00Z", "", false},
+		{admin, "GET", co + "/promotions?validAt=2026-01-01T00:00:00Z", "", true},
+		{admin, "GET", co + "/promotions?validAt=2026-01-01T01:00:00%2B01:00", "", false},
 		{admin, "GET", co + "/products?page=1", "", true},
 		{admin, "GET", co + "/catalogue", "", true},
 		{admin, "GET", co + "/transactions/B-1", "", true},
