@@ -217,7 +217,7 @@ func (a *Admin) ListPromotions(ctx context.Context, posSystemID, posCompanyID st
 		r.query.Set("validAt", q.ValidAt.UTC().Format(time.RFC3339))
 	}
 	setIf(r.query, "posLocationId", q.PosLocationID)
-	return page[PromotionPage](ctx, a.c, r)
+	return unwrapped[PromotionPage](ctx, a.c, r)
 }
 
 // GetPromotion answers one promotion (operation getPromotion).
@@ -242,7 +242,7 @@ func (a *Admin) ReplaceCatalogue(ctx context.Context, posSystemID, posCompanyID 
 func (a *Admin) ListProducts(ctx context.Context, posSystemID, posCompanyID string, p PageOptions) (*ProductPage, error) {
 	r := a.c.api("GET", path(companyPath+"/products", posSystemID, posCompanyID), nil)
 	r.query = p.set(nil)
-	return page[ProductPage](ctx, a.c, r)
+	return unwrapped[ProductPage](ctx, a.c, r)
 }
 
 // ListCategories answers a page of a company's product categories
@@ -250,7 +250,7 @@ func (a *Admin) ListProducts(ctx context.Context, posSystemID, posCompanyID stri
 func (a *Admin) ListCategories(ctx context.Context, posSystemID, posCompanyID string, p PageOptions) (*CategoryPage, error) {
 	r := a.c.api("GET", path(companyPath+"/categories", posSystemID, posCompanyID), nil)
 	r.query = p.set(nil)
-	return page[CategoryPage](ctx, a.c, r)
+	return unwrapped[CategoryPage](ctx, a.c, r)
 }
 
 // --- carousel, receipt promotions, impressions
@@ -452,8 +452,10 @@ func list[T any](ctx context.Context, c *Client, r request) ([]T, error) {
 	return *out, nil
 }
 
-// page is an operation whose answer carries data and page side by side.
-func page[T any](ctx context.Context, c *Client, r request) (*T, error) {
+// unwrapped is an operation whose answer has no {"data": …} envelope to
+// take off: the pages whose data and page stand side by side, the coupon
+// validation, the health routes.
+func unwrapped[T any](ctx context.Context, c *Client, r request) (*T, error) {
 	var out T
 	if err := c.do(ctx, r, &out); err != nil {
 		return nil, err

@@ -22,7 +22,7 @@ func (c *Client) StartInteraction(ctx context.Context, posSystemID string, r Sta
 func (c *Client) SearchCoupons(ctx context.Context, posSystemID string, r CouponSearchRequest, p PageOptions) (*CouponPage, error) {
 	q := c.api("POST", path("/pos/%s/coupon/couponCode/search", posSystemID), r)
 	q.query = p.set(nil)
-	return page[CouponPage](ctx, c, q)
+	return unwrapped[CouponPage](ctx, c, q)
 }
 
 // LookupCouponCodes looks one coupon code up at a location (operation
@@ -42,7 +42,7 @@ func (c *Client) LookupLoyaltyUsers(ctx context.Context, posSystemID string, r L
 func (c *Client) ListActiveCoupons(ctx context.Context, posSystemID, posLocationID string, p PageOptions) (*CouponPage, error) {
 	q := c.api("GET", path("/pos/%s/coupon/active/locationId/%s", posSystemID, posLocationID), nil)
 	q.query = p.set(nil)
-	return page[CouponPage](ctx, c, q)
+	return unwrapped[CouponPage](ctx, c, q)
 }
 
 // GetSettings answers which of posgate's features a company is served, by
@@ -116,7 +116,7 @@ func (c *Client) ReplayTransactions(ctx context.Context, posSystemID string, r B
 // (operation validateCouponByTransaction, docs/api.md §13.5). Its answer has
 // posStatus beside data, so it is answered whole.
 func (c *Client) ValidateCouponByTransaction(ctx context.Context, posSystemID string, r ValidateCouponRequest) (*CouponValidationResult, error) {
-	return page[CouponValidationResult](ctx, c, c.api("POST", path("/pos/%s/coupon/validate/byTransaction", posSystemID), r))
+	return unwrapped[CouponValidationResult](ctx, c, c.api("POST", path("/pos/%s/coupon/validate/byTransaction", posSystemID), r))
 }
 
 // The carousel page's routes (docs/api.md §7.2) take no token: the signed
@@ -190,12 +190,12 @@ func (c *Client) GetReceiptQRCode(ctx context.Context, imageURL string) ([]byte,
 
 // GetHealth answers whether the instance is alive (operation getHealth).
 func (c *Client) GetHealth(ctx context.Context) (*Health, error) {
-	return page[Health](ctx, c, request{method: "GET", base: c.baseURL, path: "/healthz", noAuth: true})
+	return unwrapped[Health](ctx, c, request{method: "GET", base: c.baseURL, path: "/healthz", noAuth: true})
 }
 
 // GetReadiness answers whether the instance takes traffic (operation
 // getReadiness); a draining or unready instance is an *Error of status 503,
 // answered at once: a probe wants the state, not a retry.
 func (c *Client) GetReadiness(ctx context.Context) (*Health, error) {
-	return page[Health](ctx, c, request{method: "GET", base: c.baseURL, path: "/readyz", noAuth: true, noRetry: true})
+	return unwrapped[Health](ctx, c, request{method: "GET", base: c.baseURL, path: "/readyz", noAuth: true, noRetry: true})
 }

@@ -17,8 +17,8 @@ type adminRoute struct {
 	call            func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (err error, ok bool)
 }
 
-// bare is a route without body or query.
-func bare(fn func(ctx context.Context, a *client.Admin, p []string) error) func(context.Context, *client.Admin, []string, url.Values, string) (error, bool) {
+// routeBare is a route without body or query.
+func routeBare(fn func(ctx context.Context, a *client.Admin, p []string) error) func(context.Context, *client.Admin, []string, url.Values, string) (error, bool) {
 	return func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
 		if body != "" || len(q) > 0 {
 			return nil, false
@@ -27,8 +27,8 @@ func bare(fn func(ctx context.Context, a *client.Admin, p []string) error) func(
 	}
 }
 
-// withBody is a route taking a JSON body the client's T holds exactly.
-func withBody[T any](fn func(ctx context.Context, a *client.Admin, p []string, v T) error) func(context.Context, *client.Admin, []string, url.Values, string) (error, bool) {
+// routeBody is a route taking a JSON body the client's T holds exactly.
+func routeBody[T any](fn func(ctx context.Context, a *client.Admin, p []string, v T) error) func(context.Context, *client.Admin, []string, url.Values, string) (error, bool) {
 	return func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
 		v, ok := decodeFor[T](ctx, body)
 		if !ok || len(q) > 0 {
@@ -38,7 +38,9 @@ func withBody[T any](fn func(ctx context.Context, a *client.Admin, p []string, v
 	}
 }
 
-func drop[T any](_ T, err error) error { return err }
+// errOf drops a call's result: the routes only need its error (the answer
+// is recorded).
+func errOf[T any](_ T, err error) error { return err }
 
 const (
 	adminCo  = "/admin/v1/pos-systems/*/companies/*"
@@ -48,188 +50,197 @@ const (
 // adminRoutes are the operator routes the tests' JSON helpers send through
 // the client (queries only where the client's options carry them whole).
 var adminRoutes = []adminRoute{
-	{"POST", "/admin/v1/pos-systems", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreatePosSystemRequest) error {
-		return drop(a.CreatePosSystem(ctx, v))
+	{"POST", "/admin/v1/pos-systems", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreatePosSystemRequest) error {
+		return errOf(a.CreatePosSystem(ctx, v))
 	})},
-	{"GET", "/admin/v1/pos-systems", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.ListPosSystems(ctx)) })},
-	{"GET", "/admin/v1/pos-systems/*", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.GetPosSystem(ctx, p[0])) })},
-	{"POST", "/admin/v1/pos-systems/*/companies", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateCompanyRequest) error {
-		return drop(a.CreateCompany(ctx, p[0], v))
+	{"GET", "/admin/v1/pos-systems", routeBare(func(ctx context.Context, a *client.Admin, p []string) error { return errOf(a.ListPosSystems(ctx)) })},
+	{"GET", "/admin/v1/pos-systems/*", routeBare(func(ctx context.Context, a *client.Admin, p []string) error { return errOf(a.GetPosSystem(ctx, p[0])) })},
+	{"POST", "/admin/v1/pos-systems/*/companies", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateCompanyRequest) error {
+		return errOf(a.CreateCompany(ctx, p[0], v))
 	})},
-	{"GET", "/admin/v1/pos-systems/*/companies", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.ListCompanies(ctx, p[0])) })},
-	{"GET", adminCo, bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.GetCompany(ctx, p[0], p[1]))
+	{"GET", "/admin/v1/pos-systems/*/companies", routeBare(func(ctx context.Context, a *client.Admin, p []string) error { return errOf(a.ListCompanies(ctx, p[0])) })},
+	{"GET", adminCo, routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.GetCompany(ctx, p[0], p[1]))
 	})},
-	{"PATCH", adminCo, withBody(func(ctx context.Context, a *client.Admin, p []string, v client.UpdateCompanyRequest) error {
-		return drop(a.UpdateCompany(ctx, p[0], p[1], v))
+	{"PATCH", adminCo, routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.UpdateCompanyRequest) error {
+		return errOf(a.UpdateCompany(ctx, p[0], p[1], v))
 	})},
-	{"POST", "/admin/v1/pos-systems/*/locations", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateLocationRequest) error {
-		return drop(a.CreateLocation(ctx, p[0], v))
+	{"POST", "/admin/v1/pos-systems/*/locations", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateLocationRequest) error {
+		return errOf(a.CreateLocation(ctx, p[0], v))
 	})},
-	{"GET", adminLoc, bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.GetLocation(ctx, p[0], p[1]))
+	{"GET", adminLoc, routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.GetLocation(ctx, p[0], p[1]))
 	})},
-	{"PATCH", adminLoc, withBody(func(ctx context.Context, a *client.Admin, p []string, v client.UpdateLocationRequest) error {
-		return drop(a.UpdateLocation(ctx, p[0], p[1], v))
+	{"PATCH", adminLoc, routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.UpdateLocationRequest) error {
+		return errOf(a.UpdateLocation(ctx, p[0], p[1], v))
 	})},
-	{"POST", adminLoc + "/terminals", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateTerminalRequest) error {
-		return drop(a.CreateTerminal(ctx, p[0], p[1], v))
+	{"POST", adminLoc + "/terminals", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateTerminalRequest) error {
+		return errOf(a.CreateTerminal(ctx, p[0], p[1], v))
 	})},
-	{"GET", adminLoc + "/terminals", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.ListTerminals(ctx, p[0], p[1]))
+	{"GET", adminLoc + "/terminals", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.ListTerminals(ctx, p[0], p[1]))
 	})},
-	{"GET", adminLoc + "/terminals/*", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.GetTerminal(ctx, p[0], p[1], p[2]))
+	{"GET", adminLoc + "/terminals/*", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.GetTerminal(ctx, p[0], p[1], p[2]))
 	})},
-	{"POST", adminLoc + "/terminals/*/disable", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.DisableTerminal(ctx, p[0], p[1], p[2]))
+	{"POST", adminLoc + "/terminals/*/disable", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.DisableTerminal(ctx, p[0], p[1], p[2]))
 	})},
-	{"POST", adminLoc + "/terminals/*/enable", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.EnableTerminal(ctx, p[0], p[1], p[2]))
+	{"POST", adminLoc + "/terminals/*/enable", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.EnableTerminal(ctx, p[0], p[1], p[2]))
 	})},
-	{"POST", "/admin/v1/clients", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateAPIClientRequest) error {
-		return drop(a.CreateClient(ctx, v))
+	{"POST", "/admin/v1/clients", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateAPIClientRequest) error {
+		return errOf(a.CreateClient(ctx, v))
 	})},
-	{"GET", "/admin/v1/clients", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.ListClients(ctx)) })},
-	{"GET", "/admin/v1/clients/*", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.GetClient(ctx, p[0])) })},
-	{"POST", "/admin/v1/clients/*/disable", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.DisableClient(ctx, p[0])) })},
-	{"POST", "/admin/v1/clients/*/enable", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.EnableClient(ctx, p[0])) })},
-	{"PUT", "/admin/v1/clients/*/rate-limit", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.RateLimit) error {
-		return drop(a.PutClientRateLimit(ctx, p[0], v))
+	{"GET", "/admin/v1/clients", routeBare(func(ctx context.Context, a *client.Admin, p []string) error { return errOf(a.ListClients(ctx)) })},
+	{"GET", "/admin/v1/clients/*", routeBare(func(ctx context.Context, a *client.Admin, p []string) error { return errOf(a.GetClient(ctx, p[0])) })},
+	{"POST", "/admin/v1/clients/*/disable", routeBare(func(ctx context.Context, a *client.Admin, p []string) error { return errOf(a.DisableClient(ctx, p[0])) })},
+	{"POST", "/admin/v1/clients/*/enable", routeBare(func(ctx context.Context, a *client.Admin, p []string) error { return errOf(a.EnableClient(ctx, p[0])) })},
+	{"PUT", "/admin/v1/clients/*/rate-limit", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.RateLimit) error {
+		return errOf(a.PutClientRateLimit(ctx, p[0], v))
 	})},
-	{"DELETE", "/admin/v1/clients/*/rate-limit", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.DeleteClientRateLimit(ctx, p[0]))
+	{"DELETE", "/admin/v1/clients/*/rate-limit", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.DeleteClientRateLimit(ctx, p[0]))
 	})},
-	{"GET", "/admin/v1/keys", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.ListSigningKeys(ctx)) })},
-	{"POST", "/admin/v1/keys/rotate", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.RotateSigningKey(ctx)) })},
-	{"GET", "/admin/v1/sessions/*", bare(func(ctx context.Context, a *client.Admin, p []string) error { return drop(a.GetSession(ctx, p[0])) })},
-	{"GET", adminCo + "/promotions/*", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.GetPromotion(ctx, p[0], p[1], p[2]))
+	{"GET", "/admin/v1/keys", routeBare(func(ctx context.Context, a *client.Admin, p []string) error { return errOf(a.ListSigningKeys(ctx)) })},
+	{"POST", "/admin/v1/keys/rotate", routeBare(func(ctx context.Context, a *client.Admin, p []string) error { return errOf(a.RotateSigningKey(ctx)) })},
+	{"GET", "/admin/v1/sessions/*", routeBare(func(ctx context.Context, a *client.Admin, p []string) error { return errOf(a.GetSession(ctx, p[0])) })},
+	{"GET", adminCo + "/promotions/*", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.GetPromotion(ctx, p[0], p[1], p[2]))
 	})},
-	{"GET", adminCo + "/catalogue", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.GetCatalogue(ctx, p[0], p[1]))
+	{"GET", adminCo + "/catalogue", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.GetCatalogue(ctx, p[0], p[1]))
 	})},
-	{"PUT", adminCo + "/catalogue", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.ReplaceCatalogueRequest) error {
-		return drop(a.ReplaceCatalogue(ctx, p[0], p[1], v))
+	{"PUT", adminCo + "/catalogue", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.ReplaceCatalogueRequest) error {
+		return errOf(a.ReplaceCatalogue(ctx, p[0], p[1], v))
 	})},
-	{"POST", adminCo + "/slides", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateSlideRequest) error {
-		return drop(a.CreateSlide(ctx, p[0], p[1], v))
+	{"POST", adminCo + "/slides", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateSlideRequest) error {
+		return errOf(a.CreateSlide(ctx, p[0], p[1], v))
 	})},
-	{"GET", adminCo + "/slides", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.ListSlides(ctx, p[0], p[1]))
+	{"GET", adminCo + "/slides", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.ListSlides(ctx, p[0], p[1]))
 	})},
-	{"GET", adminCo + "/slides/*", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.GetSlide(ctx, p[0], p[1], p[2]))
+	{"GET", adminCo + "/slides/*", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.GetSlide(ctx, p[0], p[1], p[2]))
 	})},
-	{"PATCH", adminCo + "/slides/*", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.UpdateSlideRequest) error {
-		return drop(a.UpdateSlide(ctx, p[0], p[1], p[2], v))
+	{"PATCH", adminCo + "/slides/*", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.UpdateSlideRequest) error {
+		return errOf(a.UpdateSlide(ctx, p[0], p[1], p[2], v))
 	})},
-	{"DELETE", adminCo + "/slides/*", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.DeleteSlide(ctx, p[0], p[1], p[2]))
+	{"DELETE", adminCo + "/slides/*", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.DeleteSlide(ctx, p[0], p[1], p[2]))
 	})},
-	{"GET", adminCo + "/carousel", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.GetCarouselSettings(ctx, p[0], p[1]))
+	{"GET", adminCo + "/carousel", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.GetCarouselSettings(ctx, p[0], p[1]))
 	})},
-	{"PUT", adminCo + "/carousel", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.PutCarouselSettingsRequest) error {
-		return drop(a.PutCarouselSettings(ctx, p[0], p[1], v))
+	{"PUT", adminCo + "/carousel", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.PutCarouselSettingsRequest) error {
+		return errOf(a.PutCarouselSettings(ctx, p[0], p[1], v))
 	})},
-	{"GET", adminCo + "/receipt-promotion", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.GetCompanyReceiptPromotion(ctx, p[0], p[1]))
+	{"GET", adminCo + "/receipt-promotion", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.GetCompanyReceiptPromotion(ctx, p[0], p[1]))
 	})},
-	{"PUT", adminCo + "/receipt-promotion", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.PutReceiptPromotionRequest) error {
-		return drop(a.PutCompanyReceiptPromotion(ctx, p[0], p[1], v))
+	{"PUT", adminCo + "/receipt-promotion", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.PutReceiptPromotionRequest) error {
+		return errOf(a.PutCompanyReceiptPromotion(ctx, p[0], p[1], v))
 	})},
-	{"DELETE", adminCo + "/receipt-promotion", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.DeleteCompanyReceiptPromotion(ctx, p[0], p[1]))
+	{"DELETE", adminCo + "/receipt-promotion", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.DeleteCompanyReceiptPromotion(ctx, p[0], p[1]))
 	})},
-	{"GET", adminCo + "/receipt-promotions", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.ListReceiptPromotions(ctx, p[0], p[1]))
+	{"GET", adminCo + "/receipt-promotions", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.ListReceiptPromotions(ctx, p[0], p[1]))
 	})},
-	{"GET", adminLoc + "/receipt-promotion", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.GetLocationReceiptPromotion(ctx, p[0], p[1]))
+	{"GET", adminLoc + "/receipt-promotion", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.GetLocationReceiptPromotion(ctx, p[0], p[1]))
 	})},
-	{"PUT", adminLoc + "/receipt-promotion", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.PutReceiptPromotionRequest) error {
-		return drop(a.PutLocationReceiptPromotion(ctx, p[0], p[1], v))
+	{"PUT", adminLoc + "/receipt-promotion", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.PutReceiptPromotionRequest) error {
+		return errOf(a.PutLocationReceiptPromotion(ctx, p[0], p[1], v))
 	})},
-	{"DELETE", adminLoc + "/receipt-promotion", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.DeleteLocationReceiptPromotion(ctx, p[0], p[1]))
+	{"DELETE", adminLoc + "/receipt-promotion", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.DeleteLocationReceiptPromotion(ctx, p[0], p[1]))
 	})},
-	{"POST", adminCo + "/coupons", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateCouponRequest) error {
-		return drop(a.CreateCoupon(ctx, p[0], p[1], v))
+	{"POST", adminCo + "/coupons", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateCouponRequest) error {
+		return errOf(a.CreateCoupon(ctx, p[0], p[1], v))
 	})},
-	{"POST", adminCo + "/coupons/import", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.ImportCouponsRequest) error {
-		return drop(a.ImportCoupons(ctx, p[0], p[1], v))
+	{"POST", adminCo + "/coupons/import", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.ImportCouponsRequest) error {
+		return errOf(a.ImportCoupons(ctx, p[0], p[1], v))
 	})},
-	{"GET", adminCo + "/coupons/*", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.GetCoupon(ctx, p[0], p[1], p[2]))
+	{"GET", adminCo + "/coupons/*", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.GetCoupon(ctx, p[0], p[1], p[2]))
 	})},
-	{"POST", adminCo + "/coupons/*/cancel", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.CancelCoupon(ctx, p[0], p[1], p[2]))
+	{"POST", adminCo + "/coupons/*/cancel", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.CancelCoupon(ctx, p[0], p[1], p[2]))
 	})},
-	{"POST", adminCo + "/coupons/*/redeem", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.RedeemCoupon(ctx, p[0], p[1], p[2]))
+	{"POST", adminCo + "/coupons/*/redeem", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.RedeemCoupon(ctx, p[0], p[1], p[2]))
 	})},
-	{"POST", adminCo + "/loyalty-users", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateLoyaltyUserRequest) error {
-		return drop(a.CreateLoyaltyUser(ctx, p[0], p[1], v))
+	{"POST", adminCo + "/loyalty-users", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateLoyaltyUserRequest) error {
+		return errOf(a.CreateLoyaltyUser(ctx, p[0], p[1], v))
 	})},
-	{"GET", adminCo + "/loyalty-users/*", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.GetLoyaltyUser(ctx, p[0], p[1], p[2]))
+	{"GET", adminCo + "/loyalty-users/*", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.GetLoyaltyUser(ctx, p[0], p[1], p[2]))
 	})},
-	{"PATCH", adminCo + "/loyalty-users/*", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.UpdateLoyaltyUserRequest) error {
-		return drop(a.UpdateLoyaltyUser(ctx, p[0], p[1], p[2], v))
+	{"PATCH", adminCo + "/loyalty-users/*", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.UpdateLoyaltyUserRequest) error {
+		return errOf(a.UpdateLoyaltyUser(ctx, p[0], p[1], p[2], v))
 	})},
-	{"GET", adminCo + "/loyalty-program", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.GetLoyaltyProgram(ctx, p[0], p[1]))
+	{"GET", adminCo + "/loyalty-program", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.GetLoyaltyProgram(ctx, p[0], p[1]))
 	})},
-	{"PUT", adminCo + "/loyalty-program", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.PutLoyaltyProgramRequest) error {
-		return drop(a.PutLoyaltyProgram(ctx, p[0], p[1], v))
+	{"PUT", adminCo + "/loyalty-program", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.PutLoyaltyProgramRequest) error {
+		return errOf(a.PutLoyaltyProgram(ctx, p[0], p[1], v))
 	})},
-	{"GET", adminCo + "/transactions/*", bare(func(ctx context.Context, a *client.Admin, p []string) error {
-		return drop(a.GetTransaction(ctx, p[0], p[1], p[2]))
+	{"GET", adminCo + "/transactions/*", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.GetTransaction(ctx, p[0], p[1], p[2]))
 	})},
-	{"POST", adminCo + "/transactions/*/refund", withBody(func(ctx context.Context, a *client.Admin, p []string, v client.RefundTransactionRequest) error {
-		return drop(a.RefundTransaction(ctx, p[0], p[1], p[2], v))
+	{"POST", adminCo + "/transactions/*/refund", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.RefundTransactionRequest) error {
+		return errOf(a.RefundTransaction(ctx, p[0], p[1], p[2], v))
 	})},
 	// Lists with a query: sent by the client when it would send the same query.
 	{"GET", "/admin/v1/pos-systems/*/locations", func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
 		if body != "" || !onlyKeys(q, "posCompanyId") {
 			return nil, false
 		}
-		return drop(a.ListLocations(ctx, p[0], q.Get("posCompanyId"))), true
+		return errOf(a.ListLocations(ctx, p[0], q.Get("posCompanyId"))), true
 	}},
 	{"GET", adminCo + "/products", func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
 		pg, ok := pageOptions(q.Encode())
 		if body != "" || !ok {
 			return nil, false
 		}
-		return drop(a.ListProducts(ctx, p[0], p[1], pg)), true
+		return errOf(a.ListProducts(ctx, p[0], p[1], pg)), true
 	}},
 	{"GET", adminCo + "/categories", func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
 		pg, ok := pageOptions(q.Encode())
 		if body != "" || !ok {
 			return nil, false
 		}
-		return drop(a.ListCategories(ctx, p[0], p[1], pg)), true
+		return errOf(a.ListCategories(ctx, p[0], p[1], pg)), true
 	}},
 	{"GET", adminCo + "/promotions", func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
 		rest := url.Values{}
 		for k, v := range q {
-			if k != "posLocationId" {
+			if k != "posLocationId" && k != "validAt" {
 				rest[k] = v
 			}
 		}
 		pg, ok := pageOptions(rest.Encode())
-		if body != "" || !ok || q.Has("validAt") || (q.Has("posLocationId") && q.Get("posLocationId") == "") || len(q["posLocationId"]) > 1 {
+		if body != "" || !ok || (q.Has("posLocationId") && q.Get("posLocationId") == "") || len(q["posLocationId"]) > 1 || len(q["validAt"]) > 1 {
 			return nil, false
 		}
-		return drop(a.ListPromotions(ctx, p[0], p[1], client.PromotionQuery{PosLocationID: q.Get("posLocationId"), PageOptions: pg})), true
+		var validAt time.Time
+		if v := q.Get("validAt"); q.Has("validAt") {
+			// The client writes validAt in UTC, to the second.
+			at, err := time.Parse(time.RFC3339, v)
+			if err != nil || at.UTC().Format(time.RFC3339) != v {
+				return nil, false
+			}
+			validAt = at
+		}
+		return errOf(a.ListPromotions(ctx, p[0], p[1], client.PromotionQuery{ValidAt: validAt, PosLocationID: q.Get("posLocationId"), PageOptions: pg})), true
 	}},
 	{"GET", adminCo + "/impressions", func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
 		iq := client.ImpressionQuery{From: q.Get("from"), To: q.Get("to"), PosLocationID: q.Get("posLocationId"), TerminalID: q.Get("terminalId")}
 		if body != "" || !onlyKeys(q, "from", "to", "posLocationId", "terminalId") {
 			return nil, false
 		}
-		return drop(a.GetImpressions(ctx, p[0], p[1], iq)), true
+		return errOf(a.GetImpressions(ctx, p[0], p[1], iq)), true
 	}},
 }
 
@@ -365,6 +376,30 @@ func (s *server) callWith(ctx context.Context, t *testing.T, token, method, targ
 			_, err := a.GetSettings(ctx, ps[0], q.Get("posCompanyId"))
 			return a.answer(err)
 		}
+		// The carousel page's and the QR code's signed links: the client takes
+		// the link as posgate handed it out.
+		if rawQuery != "" && q.Encode() == rawQuery {
+			switch p {
+			case "/carousel":
+				_, err := a.GetCarouselPage(ctx, s.base+target)
+				return a.answer(err)
+			case "/carousel/content":
+				_, err := a.GetCarouselContent(ctx, s.base+target)
+				return a.answer(err)
+			case "/receipt/qr.png":
+				_, err := a.GetReceiptQRCode(ctx, s.base+target)
+				return a.answer(err)
+			}
+		}
+	case method == "POST" && p == "/carousel/impressions" && rawQuery != "":
+		q, err := url.ParseQuery(rawQuery)
+		v, ok := decodeExact[client.ImpressionRequest](body)
+		if err != nil || q.Encode() != rawQuery || !ok {
+			break
+		}
+		a := s.api(t, token)
+		_, err = a.RecordCarouselImpression(ctx, s.base+target, v.SlideID)
+		return a.answer(err)
 	}
 	r := req{Method: method, Path: target, Token: token, Body: body}
 	if body != "" {
@@ -493,12 +528,30 @@ func TestRoutesUseTheClient(t *testing.T) {
 		{admin, "GET", co + "/receipt-promotions", "", true},
 		{admin, "GET", co + "/impressions?from=2026-01-01", "", true},
 		{admin, "GET", co + "/promotions?posLocationId=LOC123&pageSize=2", "", true},
-		{admin, "GET", co + "/promotions?validAt=2026-01-01T00:00:00Z", "", false},
+		{admin, "GET", co + "/promotions?validAt=2026-01-01T00:00:00Z", "", true},
+		{admin, "GET", co + "/promotions?validAt=2026-01-01T01:00:00%2B01:00", "", false},
 		{admin, "GET", co + "/products?page=1", "", true},
 		{admin, "GET", co + "/catalogue", "", true},
 		{admin, "GET", co + "/transactions/B-1", "", true},
 		{admin, "POST", co + "/transactions/B-1/refund", `{"transactionId":"R-B-1","amount":1}`, true},
 	}
+	// The signed links, as posgate hands them out and tampered with.
+	link := s.carouselURL(t, pos, "TERM-05", "LOC123")
+	link = strings.TrimPrefix(link, s.base)
+	receipt := s.call(t, pos, "GET", "/pos/clover/receipt/promotion/location/LOC123", "").JSON(t)["data"].(map[string]any)["imageUrl"].(string)
+	qr := strings.TrimPrefix(receipt, s.base)
+	_, linkQuery, _ := strings.Cut(link, "?")
+	steps = append(steps, []struct {
+		token, method, target, body string
+		viaClient                   bool
+	}{
+		{"", "GET", link, "", true},
+		{"", "GET", link + "&sig=x", "", false},
+		{"", "GET", "/carousel/content?" + linkQuery, "", true},
+		{"", "POST", "/carousel/impressions?" + linkQuery, `{"slideId":"welcome"}`, true},
+		{"", "POST", "/carousel/impressions?" + linkQuery, `{"slideId":7}`, false},
+		{"", "GET", qr, "", true},
+	}...)
 	for _, st := range steps {
 		body := st.body
 		switch body {

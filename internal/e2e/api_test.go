@@ -31,11 +31,11 @@ type api struct {
 	*client.Client
 	t   *testing.T
 	ctx context.Context // the calls' context: t's, or one with an Idempotency-Key
-	rec *recorder
+	rec *answerRecorder
 }
 
-// recorder keeps the last exchange that went through it.
-type recorder struct {
+// answerRecorder keeps the last exchange that went through it.
+type answerRecorder struct {
 	next http.RoundTripper
 	mu   sync.Mutex
 	last response
@@ -52,7 +52,7 @@ func (s *server) clientRequests() *atomic.Int64 {
 	return n.(*atomic.Int64)
 }
 
-func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+func (r *answerRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := r.next.RoundTrip(req)
 	if err != nil {
 		return nil, err
@@ -78,7 +78,7 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // limits for this loaded machine.
 func (s *server) api(t *testing.T, token string, opts ...client.Option) *api {
 	t.Helper()
-	rec := &recorder{next: s.http.Transport, sent: s.clientRequests()}
+	rec := &answerRecorder{next: s.http.Transport, sent: s.clientRequests()}
 	c, err := client.New(s.base, append([]client.Option{
 		client.WithHTTPClient(&http.Client{Transport: rec}),
 		client.WithToken(token),
@@ -239,12 +239,12 @@ func canonical(body string) (any, bool) {
 	return fix(v), true
 }
 
-// send posts body through the client as a T with call when decodeExact
+// sendJSON posts body through the client as a T with call when decodeExact
 // accepts it, and as raw JSON to path with token otherwise; either way it
 // returns the answer (E2E_TRACE_RAW=1 logs the bodies sent raw). Tests whose bodies are written out as JSON (the exact
 // text matters to the reader) use it: the well-formed ones go through the
 // client like an integration's, the malformed ones stay raw.
-func send[T any](a *api, s *server, token, path, body string, call func(ctx context.Context, v T) error) response {
+func sendJSON[T any](a *api, s *server, token, path, body string, call func(ctx context.Context, v T) error) response {
 	a.t.Helper()
 	if v, ok := decodeFor[T](a.ctx, body); ok {
 		a.rec.mu.Lock()
@@ -358,34 +358,34 @@ func (s *server) posWith(ctx context.Context, t *testing.T, token, target, body 
 	noQuery := rawQuery == ""
 	switch {
 	case noQuery && match("/pos/*/startInteraction", &sys):
-		return send(a, s, token, target, body, func(ctx context.Context, v client.StartInteractionRequest) error {
+		return sendJSON(a, s, token, target, body, func(ctx context.Context, v client.StartInteractionRequest) error {
 			_, err := a.StartInteraction(ctx, sys, v)
 			return err
 		})
 	case match("/pos/*/coupon/couponCode/search", &sys):
 		if pg, ok := pageOptions(rawQuery); ok {
-			return send(a, s, token, target, body, func(ctx context.Context, v client.CouponSearchRequest) error {
+			return sendJSON(a, s, token, target, body, func(ctx context.Context, v client.CouponSearchRequest) error {
 				_, err := a.SearchCoupons(ctx, sys, v, pg)
 				return err
 			})
 		}
 	case noQuery && match("/v2/pos/*/coupon/couponCodes/lookup", &sys):
-		return send(a, s, token, target, body, func(ctx context.Context, v client.CouponLookupRequest) error {
+		return sendJSON(a, s, token, target, body, func(ctx context.Context, v client.CouponLookupRequest) error {
 			_, err := a.LookupCouponCodes(ctx, sys, v)
 			return err
 		})
 	case noQuery && match("/v2/pos/*/loyaltyCard/users/lookup", &sys):
-		return send(a, s, token, target, body, func(ctx context.Context, v client.LoyaltyUserLookupRequest) error {
+		return sendJSON(a, s, token, target, body, func(ctx context.Context, v client.LoyaltyUserLookupRequest) error {
 			_, err := a.LookupLoyaltyUsers(ctx, sys, v)
 			return err
 		})
 	case noQuery && match("/v2/pos/*/carousel", &sys):
-		return send(a, s, token, target, body, func(ctx context.Context, v client.CarouselRequest) error {
+		return sendJSON(a, s, token, target, body, func(ctx context.Context, v client.CarouselRequest) error {
 			_, err := a.GetCarouselURL(ctx, sys, v)
 			return err
 		})
 	case noQuery && match("/v2/pos/*/promotions/evaluate", &sys):
-		return send(a, s, token, target, body, func(ctx context.Context, v client.EvaluateRequest) error {
+		return sendJSON(a, s, token, target, body, func(ctx context.Context, v client.EvaluateRequest) error {
 			_, err := a.EvaluatePromotions(ctx, sys, v)
 			return err
 		})
@@ -393,37 +393,37 @@ func (s *server) posWith(ctx context.Context, t *testing.T, token, target, body 
 		type lookup struct {
 			PosCompanyID string `json:"posCompanyId"`
 		}
-		return send(a, s, token, target, body, func(ctx context.Context, v lookup) error {
+		return sendJSON(a, s, token, target, body, func(ctx context.Context, v lookup) error {
 			_, err := a.LookupSettings(ctx, sys, v.PosCompanyID)
 			return err
 		})
 	case noQuery && match("/pos/*/company/*/import/promotions", &sys, &co):
-		return send(a, s, token, target, body, func(ctx context.Context, v client.PromotionImport) error {
+		return sendJSON(a, s, token, target, body, func(ctx context.Context, v client.PromotionImport) error {
 			_, err := a.ImportPromotions(ctx, sys, co, v)
 			return err
 		})
 	case noQuery && match("/pos/*/company/*/import/products", &sys, &co):
-		return send(a, s, token, target, body, func(ctx context.Context, v client.ProductImport) error {
+		return sendJSON(a, s, token, target, body, func(ctx context.Context, v client.ProductImport) error {
 			_, err := a.ImportProducts(ctx, sys, co, v)
 			return err
 		})
 	case noQuery && match("/pos/*/company/*/import/productCategories", &sys, &co):
-		return send(a, s, token, target, body, func(ctx context.Context, v client.CategoryImport) error {
+		return sendJSON(a, s, token, target, body, func(ctx context.Context, v client.CategoryImport) error {
 			_, err := a.ImportProductCategories(ctx, sys, co, v)
 			return err
 		})
 	case noQuery && match("/pos/*/transaction", &sys):
-		return send(a, s, token, target, body, func(ctx context.Context, v client.TransactionRequest) error {
+		return sendJSON(a, s, token, target, body, func(ctx context.Context, v client.TransactionRequest) error {
 			_, err := a.CreateTransaction(ctx, sys, v)
 			return err
 		})
 	case noQuery && match("/v2/pos/*/transactions/batch", &sys):
-		return send(a, s, token, target, body, func(ctx context.Context, v client.BatchRequest) error {
+		return sendJSON(a, s, token, target, body, func(ctx context.Context, v client.BatchRequest) error {
 			_, err := a.ReplayTransactions(ctx, sys, v)
 			return err
 		})
 	case noQuery && match("/pos/*/coupon/validate/byTransaction", &sys):
-		return send(a, s, token, target, body, func(ctx context.Context, v client.ValidateCouponRequest) error {
+		return sendJSON(a, s, token, target, body, func(ctx context.Context, v client.ValidateCouponRequest) error {
 			_, err := a.ValidateCouponByTransaction(ctx, sys, v)
 			return err
 		})

@@ -53,23 +53,23 @@ func (e *txEnv) date(d time.Duration) string {
 
 // post sends a JSON body to a POS route with token: through the client
 // when the route is one of the transaction routes and the body is well
-// formed (send), as raw HTTP otherwise.
+// formed (sendJSON), as raw HTTP otherwise.
 func (e *txEnv) post(path, token, body string) response {
 	e.t.Helper()
 	a := e.s.api(e.t, token)
 	switch path {
 	case "/pos/clover/transaction":
-		return send(a, e.s, token, path, body, func(ctx context.Context, v client.TransactionRequest) error {
+		return sendJSON(a, e.s, token, path, body, func(ctx context.Context, v client.TransactionRequest) error {
 			_, err := a.CreateTransaction(ctx, "clover", v)
 			return err
 		})
 	case "/v2/pos/clover/transactions/batch":
-		return send(a, e.s, token, path, body, func(ctx context.Context, v client.BatchRequest) error {
+		return sendJSON(a, e.s, token, path, body, func(ctx context.Context, v client.BatchRequest) error {
 			_, err := a.ReplayTransactions(ctx, "clover", v)
 			return err
 		})
 	case "/pos/clover/coupon/validate/byTransaction":
-		return send(a, e.s, token, path, body, func(ctx context.Context, v client.ValidateCouponRequest) error {
+		return sendJSON(a, e.s, token, path, body, func(ctx context.Context, v client.ValidateCouponRequest) error {
 			_, err := a.ValidateCouponByTransaction(ctx, "clover", v)
 			return err
 		})
@@ -83,7 +83,7 @@ func (e *txEnv) sale(body string) response {
 }
 
 // admin_ calls the operator API under demo-company: the routes of the
-// transaction tests go through the client (their JSON bodies by send), any
+// transaction tests go through the client (their JSON bodies by sendJSON), any
 // other request as raw HTTP.
 func (e *txEnv) admin_(method, path, body string) response {
 	e.t.Helper()
@@ -109,17 +109,17 @@ func (e *txEnv) admin_(method, path, body string) response {
 			return a.answer(err)
 		}
 	case method == "POST" && path == "/coupons":
-		return send(a, e.s, e.admin, companyPath+path, body, func(ctx context.Context, v client.CreateCouponRequest) error {
+		return sendJSON(a, e.s, e.admin, companyPath+path, body, func(ctx context.Context, v client.CreateCouponRequest) error {
 			_, err := a.Admin.CreateCoupon(ctx, sys, co, v)
 			return err
 		})
 	case method == "POST" && path == "/loyalty-users":
-		return send(a, e.s, e.admin, companyPath+path, body, func(ctx context.Context, v client.CreateLoyaltyUserRequest) error {
+		return sendJSON(a, e.s, e.admin, companyPath+path, body, func(ctx context.Context, v client.CreateLoyaltyUserRequest) error {
 			_, err := a.Admin.CreateLoyaltyUser(ctx, sys, co, v)
 			return err
 		})
 	case method == "POST" && len(seg) == 3 && seg[0] == "transactions" && seg[2] == "refund":
-		return send(a, e.s, e.admin, companyPath+path, body, func(ctx context.Context, v client.RefundTransactionRequest) error {
+		return sendJSON(a, e.s, e.admin, companyPath+path, body, func(ctx context.Context, v client.RefundTransactionRequest) error {
 			_, err := a.Admin.RefundTransaction(ctx, sys, co, seg[1], v)
 			return err
 		})
