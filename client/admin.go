@@ -513,3 +513,111 @@ func (a *Admin) SetSandboxClock(ctx context.Context, r SetSandboxClockRequest) (
 func (a *Admin) AdvanceSandboxClock(ctx context.Context, r AdvanceSandboxClockRequest) (*SandboxClock, error) {
 	return call[SandboxClock](ctx, a.c, a.c.api("POST", "/admin/v1/sandbox/clock/advance", r))
 }
+
+// --- people (docs/api.md §21.1)
+
+// CreatePerson registers a person who signs in (operation createPerson);
+// the reach given must lie within the caller's own.
+func (a *Admin) CreatePerson(ctx context.Context, r CreatePersonRequest) (*Person, error) {
+	return call[Person](ctx, a.c, a.c.api("POST", "/admin/v1/people", r))
+}
+
+// ListPeople answers the people within the caller's reach, by e-mail
+// address (operation listPeople).
+func (a *Admin) ListPeople(ctx context.Context) ([]Person, error) {
+	return list[Person](ctx, a.c, a.c.api("GET", "/admin/v1/people", nil))
+}
+
+// GetPerson answers one person by id or e-mail address (operation
+// getPerson).
+func (a *Admin) GetPerson(ctx context.Context, personID string) (*Person, error) {
+	return call[Person](ctx, a.c, a.c.api("GET", path("/admin/v1/people/%s", personID), nil))
+}
+
+// DisablePerson disables a person: their sessions and tokens stop working
+// (operation disablePerson).
+func (a *Admin) DisablePerson(ctx context.Context, personID string) (*Person, error) {
+	return call[Person](ctx, a.c, a.c.api("POST", path("/admin/v1/people/%s/disable", personID), nil))
+}
+
+// EnablePerson lets a disabled person sign in again (operation
+// enablePerson).
+func (a *Admin) EnablePerson(ctx context.Context, personID string) (*Person, error) {
+	return call[Person](ctx, a.c, a.c.api("POST", path("/admin/v1/people/%s/enable", personID), nil))
+}
+
+// --- webhooks (docs/api.md §19)
+
+const webhookPath = companyPath + "/webhooks/%s"
+
+// CreateWebhookEndpoint registers a company's webhook endpoint; the answer
+// holds its signing secret, shown this once (operation
+// createWebhookEndpoint).
+func (a *Admin) CreateWebhookEndpoint(ctx context.Context, posSystemID, posCompanyID string, r CreateWebhookEndpointRequest) (*WebhookEndpointWithSecret, error) {
+	return call[WebhookEndpointWithSecret](ctx, a.c, a.c.api("POST", path(companyPath+"/webhooks", posSystemID, posCompanyID), r))
+}
+
+// ListWebhookEndpoints answers a company's webhook endpoints by id
+// (operation listWebhookEndpoints).
+func (a *Admin) ListWebhookEndpoints(ctx context.Context, posSystemID, posCompanyID string) ([]WebhookEndpoint, error) {
+	return list[WebhookEndpoint](ctx, a.c, a.c.api("GET", path(companyPath+"/webhooks", posSystemID, posCompanyID), nil))
+}
+
+// GetWebhookEndpoint answers one webhook endpoint (operation
+// getWebhookEndpoint).
+func (a *Admin) GetWebhookEndpoint(ctx context.Context, posSystemID, posCompanyID, endpointID string) (*WebhookEndpoint, error) {
+	return call[WebhookEndpoint](ctx, a.c, a.c.api("GET", path(webhookPath, posSystemID, posCompanyID, endpointID), nil))
+}
+
+// UpdateWebhookEndpoint changes a webhook endpoint; nil fields stay
+// (operation updateWebhookEndpoint).
+func (a *Admin) UpdateWebhookEndpoint(ctx context.Context, posSystemID, posCompanyID, endpointID string, r UpdateWebhookEndpointRequest) (*WebhookEndpoint, error) {
+	return call[WebhookEndpoint](ctx, a.c, a.c.api("PATCH", path(webhookPath, posSystemID, posCompanyID, endpointID), r))
+}
+
+// DeleteWebhookEndpoint removes a webhook endpoint and its deliveries and
+// answers it (operation deleteWebhookEndpoint).
+func (a *Admin) DeleteWebhookEndpoint(ctx context.Context, posSystemID, posCompanyID, endpointID string) (*WebhookEndpoint, error) {
+	return call[WebhookEndpoint](ctx, a.c, a.c.api("DELETE", path(webhookPath, posSystemID, posCompanyID, endpointID), nil))
+}
+
+// RotateWebhookSecret gives an endpoint a new secret, shown this once; the
+// old one signs beside it for 24 hours (operation rotateWebhookSecret).
+func (a *Admin) RotateWebhookSecret(ctx context.Context, posSystemID, posCompanyID, endpointID string) (*WebhookEndpointWithSecret, error) {
+	return call[WebhookEndpointWithSecret](ctx, a.c, a.c.api("POST", path(webhookPath+"/rotate-secret", posSystemID, posCompanyID, endpointID), nil))
+}
+
+// SendTestWebhook writes a webhook.test event for one endpoint (operation
+// sendTestWebhook); posgate answers 202 and delivers it like any event.
+func (a *Admin) SendTestWebhook(ctx context.Context, posSystemID, posCompanyID, endpointID string) (*WebhookTestEvent, error) {
+	return call[WebhookTestEvent](ctx, a.c, a.c.api("POST", path(webhookPath+"/test", posSystemID, posCompanyID, endpointID), nil))
+}
+
+// DeliveryQuery filters and pages ListWebhookDeliveries: Status is Pending,
+// Delivered or Dead, empty for all.
+type DeliveryQuery struct {
+	Status string
+	PageOptions
+}
+
+// ListWebhookDeliveries answers a page of an endpoint's deliveries, newest
+// first (operation listWebhookDeliveries).
+func (a *Admin) ListWebhookDeliveries(ctx context.Context, posSystemID, posCompanyID, endpointID string, q DeliveryQuery) (*WebhookDeliveryPage, error) {
+	r := a.c.api("GET", path(webhookPath+"/deliveries", posSystemID, posCompanyID, endpointID), nil)
+	r.query = q.PageOptions.set(nil)
+	setIf(r.query, "status", q.Status)
+	return call[WebhookDeliveryPage](ctx, a.c, r)
+}
+
+// RedeliverDeadWebhooks makes every dead delivery of an endpoint pending
+// again (operation redeliverDeadWebhooks).
+func (a *Admin) RedeliverDeadWebhooks(ctx context.Context, posSystemID, posCompanyID, endpointID string) (*WebhookRedelivered, error) {
+	return call[WebhookRedelivered](ctx, a.c, a.c.api("POST", path(webhookPath+"/deliveries/redeliver", posSystemID, posCompanyID, endpointID), nil))
+}
+
+// RedeliverWebhook makes one dead delivery pending again (operation
+// redeliverWebhook).
+func (a *Admin) RedeliverWebhook(ctx context.Context, posSystemID, posCompanyID, endpointID string, deliveryID int64) (*WebhookRedelivered, error) {
+	return call[WebhookRedelivered](ctx, a.c, a.c.api("POST", path(webhookPath+"/deliveries/%s/redeliver", posSystemID, posCompanyID, endpointID,
+		strconv.FormatInt(deliveryID, 10)), nil))
+}

@@ -145,3 +145,85 @@ func (c *Client) GetJWKS(ctx context.Context) (*JWKS, error) {
 	}
 	return &out, nil
 }
+
+// GetAuthorizationServerMetadata answers the identity provider's RFC 8414
+// metadata, the same as GetDiscovery at the OAuth path (operation
+// getAuthorizationServerMetadata).
+func (c *Client) GetAuthorizationServerMetadata(ctx context.Context) (*Discovery, error) {
+	var out Discovery
+	err := c.do(ctx, request{method: "GET", base: c.authURL, path: "/.well-known/oauth-authorization-server", noAuth: true}, &out)
+	if err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// AuthorizeRequest is the start of a browser flow (docs/api.md §21.3):
+// ResponseType "code" (with PKCE: CodeChallenge, the base64url SHA-256 of
+// the verifier, and CodeChallengeMethod "S256") or "token" (implicit).
+type AuthorizeRequest struct {
+	ResponseType, ClientID, RedirectURI, Scope, State string
+	CodeChallenge, CodeChallengeMethod, Prompt        string
+}
+
+// AuthorizeURL is the address to open in a person's browser (operation
+// authorize). It is the only operation without a call: the authorization
+// endpoint answers a person, not a program (a sign-in page, then a
+// redirect to the client's redirect URI carrying the code or token), so a
+// program sends the browser there and exchanges the code it gets back with
+// ExchangeCode.
+func (c *Client) AuthorizeURL(r AuthorizeRequest) string {
+	q := url.Values{}
+	setIf(q, "response_type", r.ResponseType)
+	setIf(q, "client_id", r.ClientID)
+	setIf(q, "redirect_uri", r.RedirectURI)
+	setIf(q, "scope", r.Scope)
+	setIf(q, "state", r.State)
+	setIf(q, "code_challenge", r.CodeChallenge)
+	setIf(q, "code_challenge_method", r.CodeChallengeMethod)
+	setIf(q, "prompt", r.Prompt)
+	return c.authURL + "/connect/authorize?" + q.Encode()
+}
+
+// CodeExchange is an authorization code (or a refresh token) to exchange at
+// the token endpoint. ClientSecret is empty for a public client (a browser
+// application), which identifies itself by ClientID alone.
+type CodeExchange struct {
+	ClientID, ClientSecret string
+	Code, RedirectURI      string
+	CodeVerifier           string
+}
+
+// ExchangeCode exchanges the code of the authorization code flow for an
+// access token and a refresh token (operation requestToken, grant
+// authorization_code). A code is good once, so the call is not retried.
+func (c *Client) ExchangeCode(ctx context.Context, r CodeExchange) (*Token, error) {
+	form := url.Values{"grant_type": {"authorization_code"}}
+	setIf(form, "code", r.Code)
+	setIf(form, "redirect_uri", r.RedirectURI)
+	setIf(form, "code_verifier", r.CodeVerifier)
+	return c.browserToken(ctx, r.ClientID, r.ClientSecret, form)
+}
+
+// RefreshToken exchanges a refresh token of the browser flows for a new
+// access token (operation requestToken, grant refresh_token); not retried,
+// as the refresh token may be replaced by the answer's.
+func (c *Client) RefreshToken(ctx context.Context, clientID, clientSecret, refreshToken string) (*Token, error) {
+	form := url.Values{"grant_type": {"refresh_token"}}
+	setIf(form, "refresh_token", refreshToken)
+	return c.browserToken(ctx, clientID, clientSecret, form)
+}
+
+func (c *Client) browserToken(ctx context.Context, clientID, clientSecret string, form url.Values) (*Token, error) {
+	r := request{method: "POST", base: c.authURL, path: "/connect/token", form: form, noAuth: true}
+	if clientSecret != "" {
+		r.basic = &[2]string{clientID, clientSecret}
+	} else {
+		form.Set("client_id", clientID)
+	}
+	var out Token
+	if err := c.do(ctx, r, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

@@ -346,19 +346,28 @@ type Token struct {
 	ExpiresIn int `json:"expires_in"`
 	// The granted scopes, space-separated.
 	Scope string `json:"scope"`
+	// Issued by the browser flows' grants only (authorization code and
+	// refresh token, docs/api.md §21.3).
+	RefreshToken string `json:"refresh_token,omitempty"`
 }
 
 // Discovery mirrors the API's Discovery: OpenID provider metadata of posgate's identity provider.
 type Discovery struct {
-	Issuer                            string   `json:"issuer"`
-	JWKSURI                           string   `json:"jwks_uri"`
-	TokenEndpoint                     string   `json:"token_endpoint"`
-	GrantTypesSupported               []string `json:"grant_types_supported"`
-	TokenEndpointAuthMethodsSupported []string `json:"token_endpoint_auth_methods_supported"`
-	ScopesSupported                   []string `json:"scopes_supported"`
-	ResponseTypesSupported            []string `json:"response_types_supported"`
-	SubjectTypesSupported             []string `json:"subject_types_supported"`
-	IDTokenSigningAlgValuesSupported  []string `json:"id_token_signing_alg_values_supported"`
+	Issuer        string `json:"issuer"`
+	JWKSURI       string `json:"jwks_uri"`
+	TokenEndpoint string `json:"token_endpoint"`
+	// The browser flows' metadata (docs/api.md §21.3), where posgate serves
+	// them.
+	AuthorizationEndpoint                      string   `json:"authorization_endpoint,omitempty"`
+	ResponseModesSupported                     []string `json:"response_modes_supported,omitempty"`
+	CodeChallengeMethodsSupported              []string `json:"code_challenge_methods_supported,omitempty"`
+	AuthorizationResponseIssParameterSupported *bool    `json:"authorization_response_iss_parameter_supported,omitempty"`
+	GrantTypesSupported                        []string `json:"grant_types_supported"`
+	TokenEndpointAuthMethodsSupported          []string `json:"token_endpoint_auth_methods_supported"`
+	ScopesSupported                            []string `json:"scopes_supported"`
+	ResponseTypesSupported                     []string `json:"response_types_supported"`
+	SubjectTypesSupported                      []string `json:"subject_types_supported"`
+	IDTokenSigningAlgValuesSupported           []string `json:"id_token_signing_alg_values_supported"`
 }
 
 // JWKS mirrors the API's Jwks object.
@@ -1387,4 +1396,112 @@ type AuditEntry struct {
 type AuditPage struct {
 	Entries    []AuditEntry `json:"entries"`
 	NextCursor *string      `json:"nextCursor"`
+}
+
+// Person is someone who signs in (docs/api.md §21.1): an operator of the
+// portal and the browser flows, with a role that bounds their reach. The
+// password is never shown.
+type Person struct {
+	PersonID    string    `json:"personId"`
+	Email       string    `json:"email"`
+	Name        string    `json:"name"`
+	Role        string    `json:"role"`
+	PosSystemID string    `json:"posSystemId"`
+	CompanyIds  []string  `json:"companyIds"`
+	LocationIds []string  `json:"locationIds"`
+	Disabled    bool      `json:"disabled"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+// CreatePersonRequest registers a person: Role is admin, pos-admin,
+// company-admin or location-manager; every role but admin names its POS
+// system, a company-admin its companies, a location-manager its locations.
+type CreatePersonRequest struct {
+	Email       string   `json:"email"`
+	Name        string   `json:"name"`
+	Password    string   `json:"password"`
+	Role        string   `json:"role"`
+	PosSystemID string   `json:"posSystemId,omitempty"`
+	CompanyIds  []string `json:"companyIds,omitempty"`
+	LocationIds []string `json:"locationIds,omitempty"`
+}
+
+// WebhookEndpoint is a company's webhook endpoint (docs/api.md §19.1); its
+// secret is shown only when generated (WebhookEndpointWithSecret).
+type WebhookEndpoint struct {
+	ID           string   `json:"id"`
+	PosSystemID  string   `json:"posSystemId"`
+	PosCompanyID string   `json:"posCompanyId"`
+	URL          string   `json:"url"`
+	EventTypes   []string `json:"eventTypes"`
+	Enabled      bool     `json:"enabled"`
+	// Why posgate disabled the endpoint itself (a 410 answer); empty
+	// otherwise.
+	DisabledReason string `json:"disabledReason"`
+	// Until when the secret before the last rotation still signs; nil when
+	// none does.
+	PreviousSecretUntil *time.Time `json:"previousSecretUntil"`
+	CreatedAt           time.Time  `json:"createdAt"`
+	UpdatedAt           time.Time  `json:"updatedAt"`
+}
+
+// WebhookEndpointWithSecret is a webhook endpoint with its new signing
+// secret (whsec_…), shown this once: at registration and at rotation.
+type WebhookEndpointWithSecret struct {
+	WebhookEndpoint
+	Secret string `json:"secret"`
+}
+
+// CreateWebhookEndpointRequest registers an endpoint; Enabled nil is true.
+type CreateWebhookEndpointRequest struct {
+	URL        string   `json:"url"`
+	EventTypes []string `json:"eventTypes"`
+	Enabled    *bool    `json:"enabled,omitempty"`
+}
+
+// UpdateWebhookEndpointRequest changes an endpoint; nil fields stay as they
+// are.
+type UpdateWebhookEndpointRequest struct {
+	URL        *string  `json:"url,omitempty"`
+	EventTypes []string `json:"eventTypes,omitempty"`
+	Enabled    *bool    `json:"enabled,omitempty"`
+}
+
+// WebhookDelivery is one event on its way to one endpoint.
+type WebhookDelivery struct {
+	ID         int64  `json:"id"`
+	EndpointID string `json:"endpointId"`
+	// The event's id, sent as webhook-id.
+	EventID   string `json:"eventId"`
+	EventType string `json:"eventType"`
+	// The loyalty user the event concerns, empty for none.
+	UserID        string     `json:"userId"`
+	Status        string     `json:"status"`
+	Attempts      int        `json:"attempts"`
+	NextAttemptAt *time.Time `json:"nextAttemptAt"`
+	LastAttemptAt *time.Time `json:"lastAttemptAt"`
+	// The last answer's HTTP status; 0 when none came.
+	LastStatusCode int    `json:"lastStatusCode"`
+	LastError      string `json:"lastError"`
+	// The first 1 KiB of the last answer's body.
+	LastResponse string    `json:"lastResponse"`
+	CreatedAt    time.Time `json:"createdAt"`
+}
+
+// WebhookDeliveryPage is a page of an endpoint's deliveries, newest first.
+type WebhookDeliveryPage struct {
+	Deliveries []WebhookDelivery `json:"deliveries"`
+	Page       Page              `json:"page"`
+}
+
+// WebhookRedelivered says how many dead deliveries are pending again.
+type WebhookRedelivered struct {
+	Redelivered int `json:"redelivered"`
+}
+
+// WebhookTestEvent is the webhook.test event written for an endpoint; its
+// EventID is the webhook-id the receiver gets.
+type WebhookTestEvent struct {
+	EventID string `json:"eventId"`
 }

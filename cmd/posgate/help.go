@@ -52,7 +52,7 @@ var examples = map[string]string{
 	"client rate-limit":        "posgate client rate-limit demo-pos --rps 20",
 	"keys rotate":              "posgate keys rotate --server http://localhost:8080",
 	"keys list":                "posgate keys list --output json",
-	"webhook add":              "posgate webhook add " + demoFlags + " --url http://127.0.0.1:9000/hooks --events transaction.recorded,loyalty.balance_changed --allow-private",
+	"webhook add":              "posgate webhook add " + demoFlags + " --url https://hooks.example.com/posgate --events transaction.recorded,loyalty.balance_changed",
 	"webhook list":             "posgate webhook list " + demoFlags,
 	"webhook update":           "posgate webhook update wh_0123456789abcdef " + demoFlags + " --disable",
 	"webhook remove":           "posgate webhook remove wh_0123456789abcdef " + demoFlags,
@@ -61,10 +61,10 @@ var examples = map[string]string{
 	"webhook redeliver":        "posgate webhook redeliver wh_0123456789abcdef " + demoFlags,
 	"webhook test":             "posgate webhook test wh_0123456789abcdef " + demoFlags,
 	"client redirect-uris":     "posgate client redirect-uris swagger-ui --uris http://localhost:8080/swagger/oauth2-redirect.html,https://posgate.example.com/swagger/oauth2-redirect.html --database posgate-demo.db",
-	"user create":              "posgate user create jane@example.com --role location-manager --pos clover --locations LOC456 --name 'Jane Doe' --password-file jane-password.txt --database posgate-demo.db",
-	"user list":                "posgate user list --database posgate-demo.db",
-	"user disable":             "posgate user disable manager@demo.posgate --database posgate-demo.db",
-	"user enable":              "posgate user enable manager@demo.posgate --database posgate-demo.db",
+	"user create":              "posgate user create jane@example.com --role location-manager --pos clover --locations LOC456 --name 'Jane Doe' --password-file jane-password.txt",
+	"user list":                "posgate user list --output json",
+	"user disable":             "posgate user disable manager@demo.posgate",
+	"user enable":              "posgate user enable manager@demo.posgate",
 	"coupon issue":             "posgate coupon issue WELCOME5 " + demoFlags + " --user john-doe --name '$5 off' --until 2099-12-31T23:59:59Z",
 	"coupon import":            "posgate coupon import coupons.csv " + demoFlags + "   # header: code,name,userId,…",
 	"coupon show":              "posgate coupon show 10OFFmq8kl8 " + demoFlags,
@@ -160,7 +160,8 @@ func (env *cli) topUsage(w io.Writer, cmds []command) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Operator commands talk to a running posgate (--server, default "+defaultServer+"; credentials from")
-	fmt.Fprintln(w, "--client-id/--client-secret or 'posgate login'); serve, migrate, demo, generate and client bootstrap use --database.")
+	fmt.Fprintln(w, "--client-id/--client-secret or 'posgate login'); serve, migrate, demo, generate, client bootstrap")
+	fmt.Fprintln(w, "and client redirect-uris use --database.")
 	fmt.Fprintln(w, "Every flag can also be set as POSGATE_<FLAG> (e.g. POSGATE_SERVER); --output json prints data for programs.")
 	fmt.Fprintln(w, "Run 'posgate help COMMAND' (or 'posgate COMMAND --help') for a command's flags and an example.")
 }
