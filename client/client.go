@@ -27,6 +27,14 @@
 // that need a token at the same moment wait for one fetch. WithToken sends a
 // fixed token instead; WithTokenSource plugs in any other source.
 //
+// # Browser flows
+//
+// The authorization endpoint (/connect/authorize, docs/api.md §21.3) answers
+// a person in a browser, not a program: a sign-in page, then a redirect to
+// the application's redirect URI. So the client has no call for it:
+// AuthorizeURL builds the address to send the browser to, and ExchangeCode
+// and RefreshToken trade what comes back at the token endpoint.
+//
 // # Retries and time limits
 //
 // A call is retried with exponential backoff and jitter when the connection

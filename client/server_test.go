@@ -3,18 +3,24 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/posgate/posgate/client"
+	"github.com/posgate/posgate/internal/demo"
 )
 
 // recorder keeps the last answer's body, so that a test can hold the typed
@@ -352,6 +358,152 @@ func TestOperatorAPIAgainstServer(t *testing.T) {
 	e.same(set, err, false)
 	if !set.Now.After(moved.Now) {
 		t.Fatalf("set: %+v, before %+v", set, moved)
+	}
+
+	// people
+	email := "p" + suffix + "@example.com"
+	pe, err := a.CreatePerson(ctx, client.CreatePersonRequest{Email: email, Name: "Pat", Password: "a long enough secret", Role: "location-manager",
+		PosSystemID: sys, LocationIds: []string{"L1"}})
+	e.same(pe, err, false)
+	if pe.Email != email || pe.Role != "location-manager" || len(pe.LocationIds) != 1 || pe.Disabled {
+		t.Fatalf("person: %+v", pe)
+	}
+	people, err := a.ListPeople(ctx)
+	e.same(people, err, false)
+	pe, err = a.GetPerson(ctx, email)
+	e.same(pe, err, false)
+	pe, err = a.DisablePerson(ctx, pe.PersonID)
+	e.same(pe, err, false)
+	if !pe.Disabled {
+		t.Fatalf("disabled: %+v", pe)
+	}
+	pe, err = a.EnablePerson(ctx, email)
+	e.same(pe, err, false)
+	if _, err := a.CreatePerson(ctx, client.CreatePersonRequest{Email: email, Name: "Pat", Password: "a long enough secret", Role: "admin"}); !errors.Is(err, client.ErrConflict) {
+		t.Fatalf("the same e-mail address again: %v", err)
+	}
+
+	// webhooks: registered disabled, so that nothing is sent while the test
+	// event waits
+	startOff := false
+	we, err := a.CreateWebhookEndpoint(ctx, sys, "co", client.CreateWebhookEndpointRequest{URL: "https://93.184.216.34/hooks",
+		EventTypes: []string{"coupon.issued", "transaction.recorded"}, Enabled: &startOff})
+	e.same(we, err, false)
+	if !strings.HasPrefix(we.Secret, "whsec_") || we.Enabled || we.PreviousSecretUntil != nil {
+		t.Fatalf("webhook endpoint: %+v", we)
+	}
+	wes, err := a.ListWebhookEndpoints(ctx, sys, "co")
+	e.same(wes, err, false)
+	w1, err := a.GetWebhookEndpoint(ctx, sys, "co", we.ID)
+	e.same(w1, err, false)
+	u := "https://93.184.216.34/hooks/v2"
+	w1, err = a.UpdateWebhookEndpoint(ctx, sys, "co", we.ID, client.UpdateWebhookEndpointRequest{URL: &u, EventTypes: []string{"coupon.issued"}})
+	e.same(w1, err, false)
+	if w1.URL != u || len(w1.EventTypes) != 1 || w1.Enabled {
+		t.Fatalf("updated: %+v", w1)
+	}
+	rot, err := a.RotateWebhookSecret(ctx, sys, "co", we.ID)
+	e.same(rot, err, false)
+	if rot.Secret == we.Secret || rot.PreviousSecretUntil == nil {
+		t.Fatalf("rotated: %+v", rot)
+	}
+	te, err := a.SendTestWebhook(ctx, sys, "co", we.ID)
+	e.same(te, err, false)
+	dp, err := a.ListWebhookDeliveries(ctx, sys, "co", we.ID, client.DeliveryQuery{Status: "Pending"})
+	e.same(dp, err, false)
+	if len(dp.Deliveries) != 1 || dp.Deliveries[0].EventID != te.EventID || dp.Deliveries[0].EventType != "webhook.test" {
+		t.Fatalf("deliveries: %+v", dp)
+	}
+	rd, err := a.RedeliverDeadWebhooks(ctx, sys, "co", we.ID)
+	e.same(rd, err, false)
+	if rd.Redelivered != 0 {
+		t.Fatalf("redelivered: %+v", rd)
+	}
+	if _, err := a.RedeliverWebhook(ctx, sys, "co", we.ID, dp.Deliveries[0].ID); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("redelivering a pending delivery: %v", err)
+	}
+	w1, err = a.DeleteWebhookEndpoint(ctx, sys, "co", we.ID)
+	e.same(w1, err, false)
+	if _, err := a.GetWebhookEndpoint(ctx, sys, "co", we.ID); !errors.Is(err, client.ErrNotFound) {
+		t.Fatalf("after removal: %v", err)
+	}
+}
+
+// TestBrowserFlowAgainstServer runs the authorization code flow with PKCE
+// as a browser application would: a person signs in (the sign-in form,
+// with a cookie jar), the browser opens AuthorizeURL, and the code that
+// comes back is exchanged with ExchangeCode, its refresh token with
+// RefreshToken.
+func TestBrowserFlowAgainstServer(t *testing.T) {
+	e := newEnv(t)
+	c, ctx := e.pos, e.ctx
+	md, err := c.GetAuthorizationServerMetadata(ctx)
+	e.same(md, err, true)
+	if md.AuthorizationEndpoint != serverURL+"/connect/authorize" || len(md.CodeChallengeMethodsSupported) != 1 {
+		t.Fatalf("metadata: %+v", md)
+	}
+
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	browser := &http.Client{Jar: jar, Timeout: 20 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(u string) *http.Response {
+		t.Helper()
+		resp, err := browser.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	page := get(serverURL + "/Account/Login")
+	body, _ := io.ReadAll(page.Body)
+	page.Body.Close()
+	m := regexp.MustCompile(`name="csrf" value="([^"]+)"`).FindSubmatch(body)
+	if m == nil {
+		t.Fatalf("no sign-in form: %s", body)
+	}
+	form := url.Values{"csrf": {string(m[1])}, "email": {demo.ManagerEmail}, "password": {demo.ManagerPassword}, "ReturnUrl": {"/swagger"}}
+	req, _ := http.NewRequest("POST", serverURL+"/Account/Login", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", serverURL)
+	resp, err := browser.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 303 {
+		t.Fatalf("sign-in: %d", resp.StatusCode)
+	}
+
+	verifier := "a-verifier-of-enough-length-0123456789-abcdefghij"
+	sum := sha256.Sum256([]byte(verifier))
+	redirect := serverURL + demo.SwaggerRedirectPath
+	resp = get(c.AuthorizeURL(client.AuthorizeRequest{ResponseType: "code", ClientID: demo.SwaggerClientID, RedirectURI: redirect,
+		Scope: "service_api", State: "st-1", CodeChallenge: base64.RawURLEncoding.EncodeToString(sum[:]), CodeChallengeMethod: "S256"}))
+	resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if resp.StatusCode != 302 || err != nil || !strings.HasPrefix(loc.String(), redirect+"?") || loc.Query().Get("state") != "st-1" || loc.Query().Get("code") == "" {
+		t.Fatalf("authorize: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	tok, err := c.ExchangeCode(ctx, client.CodeExchange{ClientID: demo.SwaggerClientID, Code: loc.Query().Get("code"), RedirectURI: redirect, CodeVerifier: verifier})
+	e.same(tok, err, true)
+	if tok.AccessToken == "" || tok.RefreshToken == "" || tok.Scope != "service_api" {
+		t.Fatalf("token: %+v", tok)
+	}
+	again, err := c.RefreshToken(ctx, demo.SwaggerClientID, "", tok.RefreshToken)
+	e.same(again, err, true)
+	if again.AccessToken == "" || again.RefreshToken == "" || again.RefreshToken == tok.RefreshToken {
+		t.Fatalf("refreshed: %+v", again)
+	}
+	// A code used twice is refused, and revokes what it gave.
+	var ce *client.Error
+	if _, err := c.ExchangeCode(ctx, client.CodeExchange{ClientID: demo.SwaggerClientID, Code: loc.Query().Get("code"), RedirectURI: redirect,
+		CodeVerifier: verifier}); !errors.As(err, &ce) || ce.OAuthError != "invalid_grant" {
+		t.Fatalf("a code exchanged twice: %v", err)
+	}
+	if _, err := c.RefreshToken(ctx, demo.SwaggerClientID, "", again.RefreshToken); !errors.As(err, &ce) || ce.OAuthError != "invalid_grant" {
+		t.Fatalf("refreshing after the code's reuse: %v", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -242,6 +243,83 @@ var adminRoutes = []adminRoute{
 		}
 		return errOf(a.GetImpressions(ctx, p[0], p[1], iq)), true
 	}},
+	// people (docs/api.md §21.1)
+	{"POST", "/admin/v1/people", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreatePersonRequest) error {
+		return errOf(a.CreatePerson(ctx, v))
+	})},
+	{"GET", "/admin/v1/people", routeBare(func(ctx context.Context, a *client.Admin, p []string) error { return errOf(a.ListPeople(ctx)) })},
+	{"GET", "/admin/v1/people/*", routeBare(func(ctx context.Context, a *client.Admin, p []string) error { return errOf(a.GetPerson(ctx, p[0])) })},
+	{"POST", "/admin/v1/people/*/disable", routeBare(func(ctx context.Context, a *client.Admin, p []string) error { return errOf(a.DisablePerson(ctx, p[0])) })},
+	{"POST", "/admin/v1/people/*/enable", routeBare(func(ctx context.Context, a *client.Admin, p []string) error { return errOf(a.EnablePerson(ctx, p[0])) })},
+	// webhooks (docs/api.md §19)
+	{"POST", adminCo + "/webhooks", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.CreateWebhookEndpointRequest) error {
+		return errOf(a.CreateWebhookEndpoint(ctx, p[0], p[1], v))
+	})},
+	{"GET", adminCo + "/webhooks", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.ListWebhookEndpoints(ctx, p[0], p[1]))
+	})},
+	{"GET", adminCo + "/webhooks/*", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.GetWebhookEndpoint(ctx, p[0], p[1], p[2]))
+	})},
+	{"PATCH", adminCo + "/webhooks/*", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.UpdateWebhookEndpointRequest) error {
+		return errOf(a.UpdateWebhookEndpoint(ctx, p[0], p[1], p[2], v))
+	})},
+	{"DELETE", adminCo + "/webhooks/*", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.DeleteWebhookEndpoint(ctx, p[0], p[1], p[2]))
+	})},
+	{"POST", adminCo + "/webhooks/*/rotate-secret", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.RotateWebhookSecret(ctx, p[0], p[1], p[2]))
+	})},
+	{"POST", adminCo + "/webhooks/*/test", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.SendTestWebhook(ctx, p[0], p[1], p[2]))
+	})},
+	{"GET", adminCo + "/webhooks/*/deliveries", func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
+		rest := url.Values{}
+		for k, v := range q {
+			if k != "status" {
+				rest[k] = v
+			}
+		}
+		pg, ok := pageOptions(rest.Encode())
+		if st, has := q["status"]; body != "" || !ok || has && (len(st) != 1 || st[0] == "") {
+			return nil, false
+		}
+		return errOf(a.ListWebhookDeliveries(ctx, p[0], p[1], p[2], client.DeliveryQuery{Status: q.Get("status"), PageOptions: pg})), true
+	}},
+	{"POST", adminCo + "/webhooks/*/deliveries/redeliver", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.RedeliverDeadWebhooks(ctx, p[0], p[1], p[2]))
+	})},
+	{"POST", adminCo + "/webhooks/*/deliveries/*/redeliver", func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
+		id, err := strconv.ParseInt(p[3], 10, 64)
+		if err != nil || strconv.FormatInt(id, 10) != p[3] || body != "" || len(q) > 0 {
+			return nil, false
+		}
+		return errOf(a.RedeliverWebhook(ctx, p[0], p[1], p[2], id)), true
+	}},
+	// the audit log (docs/api.md §22) and the sandbox clock (§20)
+	{"GET", "/admin/v1/audit", func(ctx context.Context, a *client.Admin, p []string, q url.Values, body string) (error, bool) {
+		aq := client.AuditQuery{Actor: q.Get("actor"), Action: q.Get("action"), TargetType: q.Get("targetType"), TargetID: q.Get("targetId"),
+			PosSystemID: q.Get("posSystemId"), PosCompanyID: q.Get("posCompanyId"), PosLocationID: q.Get("posLocationId"),
+			From: q.Get("from"), To: q.Get("to"), Cursor: q.Get("cursor")}
+		if v := q.Get("pageSize"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n == 0 || strconv.Itoa(n) != v {
+				return nil, false
+			}
+			aq.PageSize = n
+		}
+		if body != "" || !onlyKeys(q, "actor", "action", "targetType", "targetId", "posSystemId", "posCompanyId", "posLocationId", "from", "to", "cursor", "pageSize") {
+			return nil, false
+		}
+		return errOf(a.ListAuditEntries(ctx, aq)), true
+	}},
+	{"GET", "/admin/v1/sandbox/clock", routeBare(func(ctx context.Context, a *client.Admin, p []string) error { return errOf(a.GetSandboxClock(ctx)) })},
+	{"PUT", "/admin/v1/sandbox/clock", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.SetSandboxClockRequest) error {
+		return errOf(a.SetSandboxClock(ctx, v))
+	})},
+	{"POST", "/admin/v1/sandbox/clock/advance", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.AdvanceSandboxClockRequest) error {
+		return errOf(a.AdvanceSandboxClock(ctx, v))
+	})},
 }
 
 // onlyKeys reports whether q holds nothing but single, non-empty values of
@@ -534,6 +612,16 @@ func TestRoutesUseTheClient(t *testing.T) {
 		{admin, "GET", co + "/catalogue", "", true},
 		{admin, "GET", co + "/transactions/B-1", "", true},
 		{admin, "POST", co + "/transactions/B-1/refund", `{"transactionId":"R-B-1","amount":1}`, true},
+		{admin, "POST", "/admin/v1/people", `{"email":"ann@example.com","name":"Ann","password":"a long enough secret","role":"admin"}`, true},
+		{admin, "POST", "/admin/v1/people", `{"email":"bo@example.com","name":"Bo","password":"a long enough secret","role":"admin","x":1}`, false},
+		{admin, "GET", "/admin/v1/people", "", true},
+		{admin, "GET", "/admin/v1/people/ann@example.com", "", true},
+		{admin, "POST", "/admin/v1/people/ann@example.com/disable", "", true},
+		{admin, "POST", co + "/webhooks", `{"url":"https://93.184.216.34/h","eventTypes":["coupon.issued"]}`, true},
+		{admin, "POST", co + "/webhooks", `{"url":"https://93.184.216.34/h","eventTypes":"coupon.issued"}`, false},
+		{admin, "GET", co + "/webhooks", "", true},
+		{admin, "GET", "/admin/v1/audit?action=person.create&pageSize=5", "", true},
+		{admin, "GET", "/admin/v1/audit?pageSize=05", "", false},
 	}
 	// The signed links, as posgate hands them out and tampered with.
 	link := s.carouselURL(t, pos, "TERM-05", "LOC123")
