@@ -181,6 +181,16 @@ func (a *Admin) DeleteClientRateLimit(ctx context.Context, clientID string) (*AP
 	return call[APIClient](ctx, a.c, a.c.api("DELETE", path("/admin/v1/clients/%s/rate-limit", clientID), nil))
 }
 
+// PutClientRedirectURIs registers the redirect URIs of a browser client,
+// replacing any before; none takes it out of the browser flows (operation
+// putClientRedirectUris, docs/api.md §21.3).
+func (a *Admin) PutClientRedirectURIs(ctx context.Context, clientID string, r PutClientRedirectURIsRequest) (*ClientRedirectURIs, error) {
+	if r.RedirectURIs == nil {
+		r.RedirectURIs = []string{}
+	}
+	return call[ClientRedirectURIs](ctx, a.c, a.c.api("PUT", path("/admin/v1/clients/%s/redirect-uris", clientID), r))
+}
+
 // GetSession answers an interaction's session (operation getSession).
 func (a *Admin) GetSession(ctx context.Context, sessionID string) (*Session, error) {
 	return call[Session](ctx, a.c, a.c.api("GET", path("/admin/v1/sessions/%s", sessionID), nil))

@@ -349,6 +349,10 @@ var operations = map[string]func(ctx context.Context, c *client.Client) error{
 		_, err := c.GetAuthorizationServerMetadata(ctx)
 		return err
 	},
+	"putClientRedirectUris": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.PutClientRedirectURIs(ctx, "c1", client.PutClientRedirectURIsRequest{RedirectURIs: []string{"https://a.example/cb"}})
+		return err
+	},
 	"createPerson": func(ctx context.Context, c *client.Client) error {
 		_, err := c.Admin.CreatePerson(ctx, client.CreatePersonRequest{})
 		return err

@@ -360,6 +360,22 @@ func TestOperatorAPIAgainstServer(t *testing.T) {
 		t.Fatalf("set: %+v, before %+v", set, moved)
 	}
 
+	// a browser client's redirect URIs
+	web, err := a.CreateClient(ctx, client.CreateAPIClientRequest{ClientID: "web-" + suffix, Scopes: []client.Scope{"admin"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ru, err := a.PutClientRedirectURIs(ctx, web.ClientID, client.PutClientRedirectURIsRequest{RedirectURIs: []string{"https://app.example/cb", "http://localhost:3000/cb"}})
+	e.same(ru, err, false)
+	if ru.ClientID != web.ClientID || len(ru.RedirectURIs) != 2 {
+		t.Fatalf("redirect URIs: %+v", ru)
+	}
+	ru, err = a.PutClientRedirectURIs(ctx, web.ClientID, client.PutClientRedirectURIsRequest{})
+	e.same(ru, err, false)
+	if _, err := a.PutClientRedirectURIs(ctx, web.ClientID, client.PutClientRedirectURIsRequest{RedirectURIs: []string{"http://app.example/cb"}}); !errors.Is(err, client.ErrValidation) {
+		t.Fatalf("an http redirect URI: %v", err)
+	}
+
 	// people
 	email := "p" + suffix + "@example.com"
 	pe, err := a.CreatePerson(ctx, client.CreatePersonRequest{Email: email, Name: "Pat", Password: "a long enough secret", Role: "location-manager",

@@ -1505,3 +1505,16 @@ type WebhookRedelivered struct {
 type WebhookTestEvent struct {
 	EventID string `json:"eventId"`
 }
+
+// PutClientRedirectURIsRequest is the whole list of a browser client's
+// redirect URIs: absolute https URLs (http on the loopback host) without a
+// fragment.
+type PutClientRedirectURIsRequest struct {
+	RedirectURIs []string `json:"redirectUris"`
+}
+
+// ClientRedirectURIs is a browser client's redirect URIs as registered.
+type ClientRedirectURIs struct {
+	ClientID     string   `json:"clientId"`
+	RedirectURIs []string `json:"redirectUris"`
+}

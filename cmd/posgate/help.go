@@ -60,7 +60,7 @@ var examples = map[string]string{
 	"webhook deliveries":       "posgate webhook deliveries wh_0123456789abcdef " + demoFlags + " --status Dead",
 	"webhook redeliver":        "posgate webhook redeliver wh_0123456789abcdef " + demoFlags,
 	"webhook test":             "posgate webhook test wh_0123456789abcdef " + demoFlags,
-	"client redirect-uris":     "posgate client redirect-uris swagger-ui --uris http://localhost:8080/swagger/oauth2-redirect.html,https://posgate.example.com/swagger/oauth2-redirect.html --database posgate-demo.db",
+	"client redirect-uris":     "posgate client redirect-uris swagger-ui --uris http://localhost:8080/swagger/oauth2-redirect.html,https://posgate.example.com/swagger/oauth2-redirect.html",
 	"user create":              "posgate user create jane@example.com --role location-manager --pos clover --locations LOC456 --name 'Jane Doe' --password-file jane-password.txt",
 	"user list":                "posgate user list --output json",
 	"user disable":             "posgate user disable manager@demo.posgate",
@@ -160,8 +160,7 @@ func (env *cli) topUsage(w io.Writer, cmds []command) {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Operator commands talk to a running posgate (--server, default "+defaultServer+"; credentials from")
-	fmt.Fprintln(w, "--client-id/--client-secret or 'posgate login'); serve, migrate, demo, generate, client bootstrap")
-	fmt.Fprintln(w, "and client redirect-uris use --database.")
+	fmt.Fprintln(w, "--client-id/--client-secret or 'posgate login'); serve, migrate, demo, generate and client bootstrap use --database.")
 	fmt.Fprintln(w, "Every flag can also be set as POSGATE_<FLAG> (e.g. POSGATE_SERVER); --output json prints data for programs.")
 	fmt.Fprintln(w, "Run 'posgate help COMMAND' (or 'posgate COMMAND --help') for a command's flags and an example.")
 }

@@ -12,18 +12,15 @@ import (
 
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/client"
-	"github.com/posgate/posgate/internal/service"
 )
 
 // peopleCommands are the commands for people, the operators who sign in
-// (docs/api.md §21.1). They talk to a running posgate like every operator
-// command: an installation's first person is made with the operator client
-// that `posgate client bootstrap` creates on the database (the demo's
-// operator on a demo server), and that person then adds the others in the
-// portal or through the operator API. client redirect-uris acts on the
-// database, as client bootstrap does: the operator API has no operation for
-// a client's redirect URIs, which an installation sets once when it
-// registers a browser client.
+// (docs/api.md §21.1), and for a browser client's redirect URIs. They talk
+// to a running posgate like every operator command: an installation's
+// first person is made with the operator client that `posgate client
+// bootstrap` creates on the database (the demo's operator on a demo
+// server), and that person then adds the others in the portal or through
+// the operator API.
 func peopleCommands() []command {
 	return []command{
 		{"user create", "create a person who signs in: EMAIL --role admin|pos-admin|company-admin|location-manager [--name N] [--pos P] [--companies c1,c2] [--locations l1,l2] --password-file F (- for stdin)", cmdUserCreate},
@@ -122,14 +119,14 @@ func cmdUserDisabled(disabled bool) func(ctx context.Context, env *cli, args []s
 
 func cmdClientRedirectURIs(ctx context.Context, env *cli, args []string) error {
 	var uris *string
-	return storeCommand(ctx, env, "client redirect-uris", args, 1, func(fs *flag.FlagSet) {
+	return operatorCommand(ctx, env, "client redirect-uris", args, 1, func(fs *flag.FlagSet) {
 		uris = fs.String("uris", "", "the redirect URIs, comma-separated (empty: the client leaves the browser flows)")
-	}, func(st posgate.Store, pos []string) error {
-		svc := service.New(st, service.Config{Origin: cliOrigin})
-		got, err := svc.SetClientRedirectURIs(ctx, posgate.LocalOperator(), pos[0], splitList(*uris))
+	}, func(a *client.Admin, pos []string) error {
+		r, err := a.PutClientRedirectURIs(ctx, pos[0], client.PutClientRedirectURIsRequest{RedirectURIs: splitList(*uris)})
 		if err != nil {
 			return err
 		}
+		got := r.RedirectURIs
 		fmt.Fprintf(env.stdout, "client %s: %d redirect URIs\n", pos[0], len(got))
 		for _, u := range got {
 			fmt.Fprintln(env.stdout, "  "+u)

@@ -11,8 +11,8 @@ import (
 // TestUserCommands creates an installation's first person (an admin)
 // through the API with the operator client that client bootstrap made on
 // the database, then a location manager; lists, disables and enables them,
-// and shows the refusals of bad input. client redirect-uris acts on the
-// database.
+// and shows the refusals of bad input; registers a browser client's
+// redirect URIs.
 func TestUserCommands(t *testing.T) {
 	dir := t.TempDir()
 	srv := startServer(t, filepath.Join(dir, "people.db"), false)

@@ -211,9 +211,7 @@ func TestCLIChangesAreSeenAtOnce(t *testing.T) {
 // (--server) except the few that act on the store itself (--database),
 // and no command has both.
 func TestOnlyTheseCommandsOpenTheDatabase(t *testing.T) {
-	// client redirect-uris sets up a browser client once, on the database:
-	// the operator API has no operation for it (docs/api.md §21.3).
-	want := []string{"serve", "migrate", "demo load", "demo reset", "client bootstrap", "generate coupons", "client redirect-uris"}
+	want := []string{"serve", "migrate", "demo load", "demo reset", "client bootstrap", "generate coupons"}
 	var onDatabase []string
 	for _, c := range commands() {
 		out, _ := runCLI(t, nil, append(strings.Fields(c.name), "--help")...)

@@ -100,6 +100,9 @@ var adminRoutes = []adminRoute{
 	{"PUT", "/admin/v1/clients/*/rate-limit", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.RateLimit) error {
 		return errOf(a.PutClientRateLimit(ctx, p[0], v))
 	})},
+	{"PUT", "/admin/v1/clients/*/redirect-uris", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.PutClientRedirectURIsRequest) error {
+		return errOf(a.PutClientRedirectURIs(ctx, p[0], v))
+	})},
 	{"DELETE", "/admin/v1/clients/*/rate-limit", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
 		return errOf(a.DeleteClientRateLimit(ctx, p[0]))
 	})},
@@ -588,6 +591,8 @@ func TestRoutesUseTheClient(t *testing.T) {
 		{admin, "POST", "/admin/v1/clients", `{"clientId":"c1","posSystemId":"pax","scopes":["pos_integration"]}`, true},
 		{admin, "PUT", "/admin/v1/clients/c1/rate-limit", `{"requestsPerSecond":5,"burst":10}`, true},
 		{admin, "DELETE", "/admin/v1/clients/c1/rate-limit", "", true},
+		{admin, "PUT", "/admin/v1/clients/c1/redirect-uris", `{"redirectUris":["https://app.example/cb"]}`, true},
+		{admin, "PUT", "/admin/v1/clients/c1/redirect-uris", `{}`, false},
 		{admin, "POST", "/admin/v1/clients/c1/disable", "", true},
 		{admin, "GET", "/admin/v1/keys", "", true},
 		{admin, "POST", co + "/coupons", `{"code":"R-1"}`, true},

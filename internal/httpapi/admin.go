@@ -115,6 +115,10 @@ func (s *Server) putClientRateLimit(r *http.Request, req *posgate.RateLimit) (in
 	return enveloped(s.rateLimitChanged(s.svc.SetClientRateLimit(r.Context(), principal(r.Context()), r.PathValue("clientId"), req)))
 }
 
+func (s *Server) putClientRedirectURIs(r *http.Request, req *service.ClientRedirectURIsRequest) (int, any, error) {
+	return enveloped(s.svc.PutClientRedirectURIs(r.Context(), principal(r.Context()), r.PathValue("clientId"), req))
+}
+
 func (s *Server) deleteClientRateLimit(r *http.Request) (int, any, error) {
 	return enveloped(s.rateLimitChanged(s.svc.ClearClientRateLimit(r.Context(), principal(r.Context()), r.PathValue("clientId"))))
 }

@@ -251,6 +251,7 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("POST /admin/v1/clients/{clientId}/enable", s.admin(s.endpoint(s.setClientDisabled(false))))
 	mux.HandleFunc("PUT /admin/v1/clients/{clientId}/rate-limit", s.admin(bodyEndpoint(s, adminBody, s.putClientRateLimit)))
 	mux.HandleFunc("DELETE /admin/v1/clients/{clientId}/rate-limit", s.admin(s.endpoint(s.deleteClientRateLimit)))
+	mux.HandleFunc("PUT /admin/v1/clients/{clientId}/redirect-uris", s.admin(bodyEndpoint(s, adminBody, s.putClientRedirectURIs)))
 	mux.HandleFunc("POST /admin/v1/people", s.admin(bodyEndpoint(s, adminBody, s.createPerson)))
 	mux.HandleFunc("GET /admin/v1/people", s.admin(s.endpoint(s.listPeople)))
 	mux.HandleFunc("GET /admin/v1/people/{personId}", s.admin(s.endpoint(s.getPerson)))
