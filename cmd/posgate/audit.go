@@ -6,11 +6,12 @@ import (
 	"fmt"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/client"
 	"github.com/posgate/posgate/internal/service"
 )
 
-// The audit log's command (docs/api.md §22): the operator's list, as the
-// local operator, who reaches every entry.
+// The audit log's command (docs/api.md §22): the operator API's list, as far
+// as the CLI's operator client reaches.
 
 func cmdAuditList(ctx context.Context, env *cli, args []string) error {
 	var req service.ListAuditRequest
@@ -27,9 +28,10 @@ func cmdAuditList(ctx context.Context, env *cli, args []string) error {
 		f.StringVar(&req.To, "to", "", "only changes before this time (RFC 3339)")
 		f.StringVar(&req.Cursor, "cursor", "", "continue after an earlier page (its next cursor)")
 		size = f.Int("limit", service.DefaultAuditPageSize, fmt.Sprintf("entries per page (1–%d), newest first", service.MaxAuditPageSize))
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		req.PageSize = size
-		page, err := svc.ListAudit(ctx, op, &req)
+	}, func(a *client.Admin, _ []string) error {
+		page, err := answer[*service.AuditPage](a.ListAuditEntries(ctx, client.AuditQuery{Actor: req.Actor, Action: req.Action,
+			TargetType: req.TargetType, TargetID: req.TargetID, PosSystemID: req.POSSystemID, PosCompanyID: req.CompanyID,
+			PosLocationID: req.LocationID, From: req.From, To: req.To, Cursor: req.Cursor, PageSize: *size}))
 		if err != nil {
 			return err
 		}

@@ -18,7 +18,7 @@ func TestAuditListCommand(t *testing.T) {
 		mustFail(t, env, "status", "company", "update", "acme", "--pos", "pax", "--status", "Sleeping")
 
 		out := mustCLI(t, env, "audit", "list")
-		row := regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ +cli +posgate-cli +(\S+) +(\S+ \S+) +(\S*)\s*$`)
+		row := regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ +api +test-operator +(\S+) +(\S+ \S+) +(\S*)\s*$`)
 		var got []string
 		for _, m := range row.FindAllStringSubmatch(out, -1) {
 			got = append(got, m[1]+" "+m[2]+" "+m[3])
@@ -46,7 +46,9 @@ func TestAuditListCommand(t *testing.T) {
 			t.Fatalf("audit list --output json: %v\n%s", err, out)
 		}
 		e := es[0]
-		if e.Channel != "cli" || e.Actor.Kind != "local" || e.Actor.ClientID != "posgate-cli" || e.UserAgent != "posgate-cli" ||
+		// The CLI is a client of the operator API like any other: channel
+		// api, its operator client, and its own User-Agent.
+		if e.Channel != "api" || e.Actor.Kind != "client" || e.Actor.ClientID != "test-operator" || !strings.HasPrefix(e.UserAgent, "posgate-cli/") ||
 			e.Before.Name != "Acme" || !e.Before.Features.Carousel || e.After.Name != "Acme Corp" || e.After.Features.Carousel {
 			t.Fatalf("audit list --output json: %+v\n%s", e, out)
 		}

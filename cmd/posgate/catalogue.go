@@ -14,6 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/client"
 	"github.com/posgate/posgate/internal/service"
 )
 
@@ -123,9 +124,9 @@ func cmdProductsList(ctx context.Context, env *cli, args []string) error {
 	return operatorCommand(ctx, env, "products list", args, 0, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
 		company = fs.String("company", "", "company id (required)")
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+	}, func(a *client.Admin, _ []string) error {
 		all, err := allPages(func(page, size int) ([]*posgate.Product, int, error) {
-			got, err := svc.ListProducts(ctx, op, *posID, *company, &service.CataloguePageRequest{Page: &page, PageSize: &size})
+			got, err := answer[*service.ProductPage](a.ListProducts(ctx, *posID, *company, client.PageOptions{Page: page, PageSize: size}))
 			if err != nil {
 				return nil, 0, err
 			}
@@ -150,9 +151,9 @@ func cmdCategoriesList(ctx context.Context, env *cli, args []string) error {
 	return operatorCommand(ctx, env, "categories list", args, 0, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
 		company = fs.String("company", "", "company id (required)")
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+	}, func(a *client.Admin, _ []string) error {
 		all, err := allPages(func(page, size int) ([]*posgate.Category, int, error) {
-			got, err := svc.ListCategories(ctx, op, *posID, *company, &service.CataloguePageRequest{Page: &page, PageSize: &size})
+			got, err := answer[*service.CategoryPage](a.ListCategories(ctx, *posID, *company, client.PageOptions{Page: page, PageSize: size}))
 			if err != nil {
 				return nil, 0, err
 			}

@@ -11,7 +11,7 @@ import (
 // them from the store.
 func TestImportCatalogueCommands(t *testing.T) {
 	base, db := serveDemo(t)
-	env := map[string]string{"POSGATE_BASE_URL": base, "POSGATE_CLIENT_ID": "demo-pos", "POSGATE_CLIENT_SECRET": "demo-pos-secret", "POSGATE_DATABASE": db}
+	env := map[string]string{"POSGATE_SERVER": base, "POSGATE_CLIENT_ID": "demo-pos", "POSGATE_CLIENT_SECRET": "demo-pos-secret", "POSGATE_DATABASE": db}
 
 	cats := writeFile(t, "categories.csv", "\ufeffposProductCategoryId,name,posProductParentCategoryId\n"+
 		"TEA,Tea,DRINKS\nDRINKS,Drinks,\nLOOP,Loop,LOOP\n")
@@ -44,11 +44,12 @@ func TestImportCatalogueCommands(t *testing.T) {
 		t.Fatal("a wrong secret imported")
 	}
 
-	list := mustCLI(t, env, "products", "list", "--pos", "clover", "--company", "demo-company")
+	ops := map[string]string{"POSGATE_SERVER": env["POSGATE_SERVER"]} // the demo operator, by default on a loopback server
+	list := mustCLI(t, ops, "products", "list", "--pos", "clover", "--company", "demo-company")
 	if !regexp.MustCompile(`SKU-TEA\s+Tea, green\s+TEA\s+-?\s*2\.00`).MatchString(list) || !regexp.MustCompile(`SKU-CROISSANT\s+Croissant\s+PASTRY\s+Demo Bakery\s+2\.50`).MatchString(list) {
 		t.Fatalf("products list:\n%s", list)
 	}
-	list = mustCLI(t, env, "categories", "list", "--pos", "clover", "--company", "demo-company")
+	list = mustCLI(t, ops, "categories", "list", "--pos", "clover", "--company", "demo-company")
 	if !regexp.MustCompile(`PASTRY\s+Pastry\s+BAKERY`).MatchString(list) || !regexp.MustCompile(`TEA\s+Tea\s+DRINKS`).MatchString(list) {
 		t.Fatalf("categories list:\n%s", list)
 	}

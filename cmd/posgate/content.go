@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/client"
 	"github.com/posgate/posgate/internal/service"
 )
 
@@ -50,9 +51,9 @@ func cmdSlideAdd(ctx context.Context, env *cli, args []string) error {
 		company = fs.String("company", "", "company id (required)")
 		id = fs.String("id", "", "slide id (generated when empty)")
 		sf = addSlideFlags(fs)
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		s, err := svc.CreateSlide(ctx, op, *posID, *company, &service.CreateSlideRequest{ID: *id, Position: sf.position,
-			ImageURL: *sf.image, Title: *sf.title, Text: *sf.text, DurationSeconds: sf.duration})
+	}, func(a *client.Admin, _ []string) error {
+		s, err := answer[*posgate.Slide](a.CreateSlide(ctx, *posID, *company, conv[client.CreateSlideRequest](&service.CreateSlideRequest{ID: *id, Position: sf.position,
+			ImageURL: *sf.image, Title: *sf.title, Text: *sf.text, DurationSeconds: sf.duration})))
 		if err != nil {
 			return err
 		}
@@ -66,8 +67,8 @@ func cmdSlideList(ctx context.Context, env *cli, args []string) error {
 	return operatorCommand(ctx, env, "slide list", args, 0, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
 		company = fs.String("company", "", "company id (required)")
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		ss, err := svc.ListSlides(ctx, op, *posID, *company)
+	}, func(a *client.Admin, _ []string) error {
+		ss, err := answer[[]*posgate.Slide](a.ListSlides(ctx, *posID, *company))
 		if err != nil {
 			return err
 		}
@@ -94,7 +95,7 @@ func cmdSlideUpdate(ctx context.Context, env *cli, args []string) error {
 		posID = f.String("pos", "", "POS system id (required)")
 		company = f.String("company", "", "company id (required)")
 		sf = addSlideFlags(f)
-	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+	}, func(a *client.Admin, pos []string) error {
 		var upd service.UpdateSlideRequest
 		if env.isSet(fs, "image") {
 			upd.ImageURL = sf.image
@@ -111,7 +112,7 @@ func cmdSlideUpdate(ctx context.Context, env *cli, args []string) error {
 		if env.isSet(fs, "position") {
 			upd.Position = sf.position
 		}
-		s, err := svc.UpdateSlide(ctx, op, *posID, *company, pos[0], &upd)
+		s, err := answer[*posgate.Slide](a.UpdateSlide(ctx, *posID, *company, pos[0], conv[client.UpdateSlideRequest](&upd)))
 		if err != nil {
 			return err
 		}
@@ -125,8 +126,8 @@ func cmdSlideRemove(ctx context.Context, env *cli, args []string) error {
 	return operatorCommand(ctx, env, "slide remove", args, 1, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
 		company = fs.String("company", "", "company id (required)")
-	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
-		s, err := svc.DeleteSlide(ctx, op, *posID, *company, pos[0])
+	}, func(a *client.Admin, pos []string) error {
+		s, err := answer[*posgate.Slide](a.DeleteSlide(ctx, *posID, *company, pos[0]))
 		if err != nil {
 			return err
 		}
@@ -145,7 +146,7 @@ func cmdCarouselTemplate(ctx context.Context, env *cli, args []string) error {
 		company = f.String("company", "", "company id (required)")
 		set = f.String("set", "", "the external carousel URL template; placeholders {posSystemId} {posCompanyId} {posLocationId} {terminalId}")
 		clear = f.Bool("clear", false, "use posgate's own carousel page again")
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+	}, func(a *client.Admin, _ []string) error {
 		var c *service.CarouselSettings
 		var err error
 		none := ""
@@ -153,11 +154,11 @@ func cmdCarouselTemplate(ctx context.Context, env *cli, args []string) error {
 		case *clear && env.isSet(fs, "set"):
 			return fmt.Errorf("give --set or --clear, not both")
 		case *clear:
-			c, err = svc.PutCarouselSettings(ctx, op, *posID, *company, &service.PutCarouselSettingsRequest{URLTemplate: &none})
+			c, err = answer[*service.CarouselSettings](a.PutCarouselSettings(ctx, *posID, *company, conv[client.PutCarouselSettingsRequest](&service.PutCarouselSettingsRequest{URLTemplate: &none})))
 		case env.isSet(fs, "set"):
-			c, err = svc.PutCarouselSettings(ctx, op, *posID, *company, &service.PutCarouselSettingsRequest{URLTemplate: set})
+			c, err = answer[*service.CarouselSettings](a.PutCarouselSettings(ctx, *posID, *company, conv[client.PutCarouselSettingsRequest](&service.PutCarouselSettingsRequest{URLTemplate: set})))
 		default:
-			c, err = svc.FindCarouselSettings(ctx, op, *posID, *company)
+			c, err = answer[*service.CarouselSettings](a.GetCarouselSettings(ctx, *posID, *company))
 		}
 		if err != nil {
 			return err
@@ -193,9 +194,20 @@ func cmdReceiptSet(ctx context.Context, env *cli, args []string) error {
 		primary = fs.String("primary", "", "first line (required)")
 		secondary = fs.String("secondary", "", "second line")
 		target = fs.String("target", "", "the URL the QR code leads to (required)")
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		p, err := svc.PutReceiptPromotion(ctx, op, *posID, *company, *location,
-			&service.PutReceiptPromotionRequest{PrimaryText: *primary, SecondaryText: *secondary, TargetURL: *target})
+	}, func(a *client.Admin, _ []string) error {
+		req := conv[client.PutReceiptPromotionRequest](&service.PutReceiptPromotionRequest{PrimaryText: *primary, SecondaryText: *secondary, TargetURL: *target})
+		if err := locationOf(ctx, a, *posID, *company, *location); err != nil {
+			return err
+		}
+		put := func() (*client.ReceiptPromotion, error) {
+			return a.PutCompanyReceiptPromotion(ctx, *posID, *company, req)
+		}
+		if *location != "" {
+			put = func() (*client.ReceiptPromotion, error) {
+				return a.PutLocationReceiptPromotion(ctx, *posID, *location, req)
+			}
+		}
+		p, err := answer[*service.ReceiptPromotionView](put())
 		if err != nil {
 			return err
 		}
@@ -209,8 +221,8 @@ func cmdReceiptList(ctx context.Context, env *cli, args []string) error {
 	return operatorCommand(ctx, env, "receipt-promotion list", args, 0, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
 		company = fs.String("company", "", "company id (required)")
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		ps, err := svc.ListReceiptPromotions(ctx, op, *posID, *company)
+	}, func(a *client.Admin, _ []string) error {
+		ps, err := answer[[]*service.ReceiptPromotionView](a.ListReceiptPromotions(ctx, *posID, *company))
 		if err != nil {
 			return err
 		}
@@ -228,8 +240,19 @@ func cmdReceiptRemove(ctx context.Context, env *cli, args []string) error {
 	var posID, company, location *string
 	return operatorCommand(ctx, env, "receipt-promotion remove", args, 0, func(fs *flag.FlagSet) {
 		posID, company, location = receiptPlaceFlags(fs)
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		p, err := svc.DeleteReceiptPromotion(ctx, op, *posID, *company, *location)
+	}, func(a *client.Admin, _ []string) error {
+		if err := locationOf(ctx, a, *posID, *company, *location); err != nil {
+			return err
+		}
+		del := func() (*client.ReceiptPromotion, error) {
+			return a.DeleteCompanyReceiptPromotion(ctx, *posID, *company)
+		}
+		if *location != "" {
+			del = func() (*client.ReceiptPromotion, error) {
+				return a.DeleteLocationReceiptPromotion(ctx, *posID, *location)
+			}
+		}
+		p, err := answer[*service.ReceiptPromotionView](del())
 		if err != nil {
 			return err
 		}
@@ -247,8 +270,8 @@ func cmdImpressions(ctx context.Context, env *cli, args []string) error {
 		to = fs.String("to", "", "last UTC day, YYYY-MM-DD (default: today)")
 		location = fs.String("location", "", "only this location")
 		terminal = fs.String("terminal", "", "only terminals with this id")
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		rep, err := svc.Impressions(ctx, op, *posID, *company, &service.ImpressionsRequest{From: *from, To: *to, LocationID: *location, TerminalID: *terminal})
+	}, func(a *client.Admin, _ []string) error {
+		rep, err := answer[*service.ImpressionReport](a.GetImpressions(ctx, *posID, *company, client.ImpressionQuery{From: *from, To: *to, PosLocationID: *location, TerminalID: *terminal}))
 		if err != nil {
 			return err
 		}
@@ -264,4 +287,21 @@ func cmdImpressions(ctx context.Context, env *cli, args []string) error {
 		}
 		return table(env, []string{"LOCATION", "TERMINAL", "TOTAL", "SLIDE", "IMPRESSIONS"}, rows, func(r []string) []string { return r })
 	})
+}
+
+// locationOf checks that a location given with its company belongs to
+// it: the API's location routes name no company, and a location of another
+// company is not found, as it was for the company's own use case.
+func locationOf(ctx context.Context, a *client.Admin, posID, company, location string) error {
+	if company == "" || location == "" {
+		return nil
+	}
+	l, err := a.GetLocation(ctx, posID, location)
+	if err != nil {
+		return err
+	}
+	if l.PosCompanyID != company {
+		return posgate.Errorf(posgate.ENOTFOUND, "location %q not found", location)
+	}
+	return nil
 }

@@ -9,7 +9,7 @@ import (
 )
 
 func TestContentCommands(t *testing.T) {
-	env := map[string]string{"POSGATE_DATABASE": filepath.Join(t.TempDir(), "content.db")}
+	env := startServer(t, filepath.Join(t.TempDir(), "content.db"), false).env(t)
 	mustCLI(t, env, "pos-system", "create", "pax")
 	mustCLI(t, env, "company", "create", "acme", "--pos", "pax")
 	mustCLI(t, env, "location", "create", "S1", "--pos", "pax", "--company", "acme")
@@ -29,7 +29,7 @@ func TestContentCommands(t *testing.T) {
 		!strings.Contains(describe(err), "durationSeconds: The durationSeconds field must be between 5 and 15.") {
 		t.Fatalf("slide add with 16 s: %v", err)
 	}
-	if _, err := runCLI(t, env, "slide", "add", "--pos", "pax", "--company", "nope", "--title", "x"); err == nil || describe(err) != `company "nope" not found (database `+env["POSGATE_DATABASE"]+`)` {
+	if _, err := runCLI(t, env, "slide", "add", "--pos", "pax", "--company", "nope", "--title", "x"); err == nil || describe(err) != `company "nope" not found (server `+env["POSGATE_SERVER"]+`)` {
 		t.Fatalf("slide add to an unknown company: %v", err)
 	}
 	mustCLI(t, env, "slide", "update", "hello", "--pos", "pax", "--company", "acme", "--position", "9", "--text", "World")
@@ -40,7 +40,7 @@ func TestContentCommands(t *testing.T) {
 	if out := mustCLI(t, env, "slide", "remove", "hello", "--pos", "pax", "--company", "acme"); out != "removed slide hello of pax/acme\n" {
 		t.Fatalf("slide remove: %q", out)
 	}
-	if _, err := runCLI(t, env, "slide", "remove", "hello", "--pos", "pax", "--company", "acme"); err == nil || describe(err) != `slide "hello" not found (database `+env["POSGATE_DATABASE"]+`)` {
+	if _, err := runCLI(t, env, "slide", "remove", "hello", "--pos", "pax", "--company", "acme"); err == nil || describe(err) != `slide "hello" not found (server `+env["POSGATE_SERVER"]+`)` {
 		t.Fatalf("slide remove again: %v", err)
 	}
 
@@ -66,7 +66,7 @@ func TestContentCommands(t *testing.T) {
 	if out := mustCLI(t, env, "receipt-promotion", "set", "--pos", "pax", "--location", "S2", "--primary", "S2 only", "--secondary", "Scan", "--target", "https://example.com/s2"); out != "receipt promotion of location S2 set: QR code of https://example.com/s2\n" {
 		t.Fatalf("receipt-promotion set (location): %q", out)
 	}
-	if _, err := runCLI(t, env, "receipt-promotion", "set", "--pos", "pax", "--company", "acme", "--location", "O1", "--primary", "x", "--target", "https://example.com/x"); err == nil || describe(err) != `location "O1" not found (database `+env["POSGATE_DATABASE"]+`)` {
+	if _, err := runCLI(t, env, "receipt-promotion", "set", "--pos", "pax", "--company", "acme", "--location", "O1", "--primary", "x", "--target", "https://example.com/x"); err == nil || describe(err) != `location "O1" not found (server `+env["POSGATE_SERVER"]+`)` {
 		t.Fatalf("a location of another company: %v", err)
 	}
 	if _, err := runCLI(t, env, "receipt-promotion", "set", "--pos", "pax", "--company", "acme", "--primary", "x", "--target", "mailto:x@example.com"); err == nil ||

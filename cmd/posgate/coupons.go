@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/client"
 	"github.com/posgate/posgate/internal/coupongen"
 	"github.com/posgate/posgate/internal/service"
 )
@@ -153,7 +154,7 @@ func cmdCouponIssue(ctx context.Context, env *cli, args []string) error {
 		phone = f.String("phone", "", "owner phone of the coupon's own")
 		locations = f.String("locations", "", "locations where it is usable, comma-separated (every location when empty)")
 		info = f.String("info", "", `info sections as JSON, e.g. '[{"title":"Terms","items":{"minimumSpend":"20.00"}}]'`)
-	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+	}, func(a *client.Admin, pos []string) error {
 		in := &service.CouponInput{Code: pos[0], RewardProvider: posgate.RewardProvider(*provider), Status: posgate.CouponStatus(*status),
 			UserID: *user, Email: *email, Phone: *phone, LocationIDs: splitList(*locations)}
 		for _, o := range []struct {
@@ -177,7 +178,7 @@ func cmdCouponIssue(ctx context.Context, env *cli, args []string) error {
 				return fmt.Errorf("--info is not a JSON array of {title, items}: %w", err)
 			}
 		}
-		c, err := svc.IssueCoupon(ctx, op, *cf.pos, *cf.company, in)
+		c, err := answer[*service.CouponView](a.CreateCoupon(ctx, *cf.pos, *cf.company, conv[client.CreateCouponRequest](in)))
 		if err != nil {
 			return err
 		}
@@ -192,7 +193,7 @@ func cmdCouponImport(ctx context.Context, env *cli, args []string) error {
 	return operatorCommand(ctx, env, "coupon import", args, 1, func(f *flag.FlagSet) {
 		cf = addCompanyFlags(f)
 		format = f.String("format", "", "csv or json (default: from the file name, csv unless it ends in .json)")
-	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+	}, func(a *client.Admin, pos []string) error {
 		file, err := os.Open(pos[0])
 		if err != nil {
 			return err
@@ -214,10 +215,24 @@ func cmdCouponImport(ctx context.Context, env *cli, args []string) error {
 			return fmt.Errorf("--format %q: want csv or json", *format)
 		}
 		start := time.Now()
-		n, err := svc.ImportCoupons(ctx, op, *cf.pos, *cf.company, progress(env, "coupons read", 10_000, inputs))
+		// The file is read and checked whole first, so that every bad line
+		// is named by its number before anything is sent.
+		checked, err := service.CheckCoupons(*cf.pos, *cf.company, progress(env, "coupons read", 10_000, inputs))
 		if err != nil {
 			return nothingImported(err)
 		}
+		items := make([]client.CreateCouponRequest, len(checked))
+		for i, in := range checked {
+			items[i] = conv[client.CreateCouponRequest](in)
+		}
+		if env.terminal {
+			fmt.Fprintf(env.stderr, "  sending %d coupons…\n", len(items))
+		}
+		res, err := a.ImportCoupons(ctx, *cf.pos, *cf.company, client.ImportCouponsRequest{Items: items})
+		if err != nil {
+			return nothingImported(err)
+		}
+		n := res.CreatedCount
 		env.say(map[string]int{"createdCount": n}, "imported %d coupons into %s/%s in %s\n", n, *cf.pos, *cf.company, time.Since(start).Round(time.Millisecond))
 		return nil
 	})
@@ -230,14 +245,18 @@ func nothingImported(err error) error {
 	if errors.As(err, &e) {
 		return &posgate.Error{Code: e.Code, Message: "nothing was imported: " + e.Message, Fields: e.Fields}
 	}
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		return fmt.Errorf("nothing was imported: %s", describeAPI(ce))
+	}
 	return fmt.Errorf("nothing was imported: %w", err)
 }
 
 func cmdCouponShow(ctx context.Context, env *cli, args []string) error {
 	var cf companyFlags
 	return operatorCommand(ctx, env, "coupon show", args, 1, func(f *flag.FlagSet) { cf = addCompanyFlags(f) },
-		func(svc *service.Service, op *posgate.Principal, pos []string) error {
-			c, err := svc.FindCoupon(ctx, op, *cf.pos, *cf.company, pos[0])
+		func(a *client.Admin, pos []string) error {
+			c, err := answer[*service.CouponView](a.GetCoupon(ctx, *cf.pos, *cf.company, pos[0]))
 			if err != nil {
 				return err
 			}
@@ -254,8 +273,12 @@ func cmdCouponChange(to posgate.CouponStatus) func(ctx context.Context, env *cli
 	return func(ctx context.Context, env *cli, args []string) error {
 		var cf companyFlags
 		return operatorCommand(ctx, env, name, args, 1, func(f *flag.FlagSet) { cf = addCompanyFlags(f) },
-			func(svc *service.Service, op *posgate.Principal, pos []string) error {
-				c, err := svc.SetCouponStatus(ctx, op, *cf.pos, *cf.company, pos[0], to)
+			func(a *client.Admin, pos []string) error {
+				set := a.RedeemCoupon
+				if to == posgate.CouponCancelled {
+					set = a.CancelCoupon
+				}
+				c, err := answer[*service.CouponView](set(ctx, *cf.pos, *cf.company, pos[0]))
 				if err != nil {
 					return err
 				}
@@ -288,12 +311,12 @@ func cmdLoyaltyUserCreate(ctx context.Context, env *cli, args []string) error {
 		id = f.String("id", "", "user id (generated when empty)")
 		stamps = f.Int("stamps", 0, "initial stamps")
 		points = f.Int("points", 0, "initial points")
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+	}, func(a *client.Admin, _ []string) error {
 		if *stamps < 0 || *stamps > math.MaxInt32 || *points < 0 || *points > math.MaxInt32 {
 			return fmt.Errorf("--stamps and --points must be 0–%d", math.MaxInt32)
 		}
-		u, err := svc.CreateLoyaltyUser(ctx, op, *cf.pos, *cf.company, &posgate.LoyaltyCard{ID: *id, FirstName: *uf.first, LastName: *uf.last,
-			Gender: *uf.gender, Phone: *uf.phone, Email: *uf.email, Stamps: int32(*stamps), Points: int32(*points)})
+		u, err := answer[*posgate.LoyaltyUser](a.CreateLoyaltyUser(ctx, *cf.pos, *cf.company, client.CreateLoyaltyUserRequest{ID: *id, FirstName: *uf.first, LastName: *uf.last,
+			Gender: *uf.gender, Phone: *uf.phone, Email: *uf.email, Stamps: stamps, Points: points}))
 		if err != nil {
 			return err
 		}
@@ -309,7 +332,7 @@ func cmdLoyaltyUserUpdate(ctx context.Context, env *cli, args []string) error {
 	var fs *flag.FlagSet
 	return operatorCommand(ctx, env, "loyalty-user update", args, 1, func(f *flag.FlagSet) {
 		fs, cf, uf = f, addCompanyFlags(f), addUserFlags(f)
-	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+	}, func(a *client.Admin, pos []string) error {
 		var upd service.UpdateLoyaltyUserRequest
 		for _, o := range []struct {
 			flag string
@@ -321,7 +344,7 @@ func cmdLoyaltyUserUpdate(ctx context.Context, env *cli, args []string) error {
 				*o.dst = o.v
 			}
 		}
-		u, err := svc.UpdateLoyaltyUser(ctx, op, *cf.pos, *cf.company, pos[0], &upd)
+		u, err := answer[*posgate.LoyaltyUser](a.UpdateLoyaltyUser(ctx, *cf.pos, *cf.company, pos[0], conv[client.UpdateLoyaltyUserRequest](&upd)))
 		if err != nil {
 			return err
 		}
@@ -338,14 +361,14 @@ func cmdLoyaltyUserAdjust(ctx context.Context, env *cli, args []string) error {
 		cf = addCompanyFlags(f)
 		stamps = f.Int("stamps", 0, "stamps to add (negative to take)")
 		points = f.Int("points", 0, "points to add (negative to take)")
-	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+	}, func(a *client.Admin, pos []string) error {
 		if *stamps == 0 && *points == 0 {
 			return fmt.Errorf("give --stamps or --points")
 		}
 		if *stamps < math.MinInt32 || *stamps > math.MaxInt32 || *points < math.MinInt32 || *points > math.MaxInt32 {
 			return fmt.Errorf("--stamps and --points must fit in 32 bits")
 		}
-		u, err := svc.UpdateLoyaltyUser(ctx, op, *cf.pos, *cf.company, pos[0], &service.UpdateLoyaltyUserRequest{StampsDelta: int32(*stamps), PointsDelta: int32(*points)})
+		u, err := answer[*posgate.LoyaltyUser](a.UpdateLoyaltyUser(ctx, *cf.pos, *cf.company, pos[0], conv[client.UpdateLoyaltyUserRequest](&service.UpdateLoyaltyUserRequest{StampsDelta: int32(*stamps), PointsDelta: int32(*points)})))
 		if err != nil {
 			return err
 		}
@@ -358,8 +381,8 @@ func cmdLoyaltyUserAdjust(ctx context.Context, env *cli, args []string) error {
 func cmdLoyaltyUserShow(ctx context.Context, env *cli, args []string) error {
 	var cf companyFlags
 	return operatorCommand(ctx, env, "loyalty-user show", args, 1, func(f *flag.FlagSet) { cf = addCompanyFlags(f) },
-		func(svc *service.Service, op *posgate.Principal, pos []string) error {
-			u, err := svc.FindLoyaltyUser(ctx, op, *cf.pos, *cf.company, pos[0])
+		func(a *client.Admin, pos []string) error {
+			u, err := answer[*service.LoyaltyUserView](a.GetLoyaltyUser(ctx, *cf.pos, *cf.company, pos[0]))
 			if err != nil {
 				return err
 			}

@@ -2,24 +2,18 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/posgate/posgate/internal/coupongen"
-	"github.com/posgate/posgate/internal/pgtest"
 )
 
-// forEachDatabase runs fn with the environment of a fresh SQLite file and,
-// when configured, a fresh PostgreSQL schema.
+// forEachDatabase runs fn with the environment of the CLI against a fresh
+// server on a SQLite file and, when configured, one on a fresh PostgreSQL
+// schema (forEachStore).
 func forEachDatabase(t *testing.T, fn func(t *testing.T, env map[string]string)) {
-	t.Run("sqlite", func(t *testing.T) {
-		fn(t, map[string]string{"POSGATE_DATABASE": filepath.Join(t.TempDir(), "coupons.db")})
-	})
-	t.Run("postgres", func(t *testing.T) {
-		fn(t, map[string]string{"POSGATE_DATABASE": pgtest.DSN(t)})
-	})
+	forEachStore(t, false, func(t *testing.T, _ *server, env map[string]string) { fn(t, env) })
 }
 
 // mustFail runs a command that must fail with a message containing want.
@@ -74,7 +68,7 @@ func TestCouponCommands(t *testing.T) {
 				t.Fatalf("issue: %q", out)
 			}
 			out := mustCLI(t, env, with("coupon", "show", "c-1")...)
-			for _, want := range []string{"code:            C-1", "status:          Issued", "name:            Ten", "title:           \n",
+			for _, want := range []string{"code:            C-1", "status:          Issued", "name:            Ten", "title:           -\n", // the API takes no empty title: absent
 				"pictureUrl:      -", "availableUntil:  2098-12-31T23:00:00Z", `info:            [{"title":"Terms","items":{"a":"b","c":null}}]`,
 				"userId:          u1", "email:           -", "locations:       S1,S2"} {
 				if !strings.Contains(out, want) {

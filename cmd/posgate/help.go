@@ -15,9 +15,10 @@ import (
 	"github.com/posgate/posgate/internal/service"
 )
 
-// demoFlags are the flags every example uses: the demo's data set, in the
-// demo's database (`posgate serve --demo`).
-const demoFlags = "--pos clover --company demo-company --database posgate-demo.db"
+// demoFlags are the flags every example uses: the demo's data set, on the
+// demo server (`posgate serve --demo`, which the operator commands reach
+// at http://localhost:8080 with the demo's operator client by default).
+const demoFlags = "--pos clover --company demo-company"
 
 // examples holds one working command line per command, shown by its help
 // (TestEveryCommandHasHelp requires one for each). They run against the
@@ -27,8 +28,31 @@ var examples = map[string]string{
 	"migrate":                  "posgate migrate --database postgres://posgate@db.internal/posgate",
 	"demo load":                "posgate demo load             # into posgate-demo.db, adding only what is absent",
 	"demo reset":               "posgate demo reset            # posgate-demo.db back to the demo data set",
-	"sandbox clock":            "posgate sandbox clock advance 24h --base-url http://127.0.0.1:8080",
-	"webhook add":              "posgate webhook add " + demoFlags + " --url http://127.0.0.1:9000/hooks --events transaction.recorded,loyalty.balance_changed --allow-private",
+	"sandbox clock":            "posgate sandbox clock advance 24h --server http://127.0.0.1:8080",
+	"audit list":               "posgate audit list --company demo-company --action company.update",
+	"pos-system create":        "posgate pos-system create pax --name 'PAX (test)'",
+	"pos-system list":          "posgate pos-system list --output json",
+	"company create":           "posgate company create acme --pos clover --name 'Acme Coffee' --features coupons,transactions",
+	"company list":             "posgate company list --pos clover",
+	"company update":           "posgate company update demo-company --pos clover --disable carousel",
+	"location create":          "posgate location create LOC789 --pos clover --company demo-company --name 'Demo Store Mall'",
+	"location list":            "posgate location list --pos clover --company demo-company",
+	"location disable":         "posgate location disable LOC456 --pos clover",
+	"location enable":          "posgate location enable LOC456 --pos clover",
+	"terminal register":        "posgate terminal register TERM-08 --pos clover --location LOC456",
+	"terminal list":            "posgate terminal list --pos clover --location LOC123",
+	"terminal disable":         "posgate terminal disable TERM-06 --pos clover --location LOC123",
+	"terminal enable":          "posgate terminal enable TERM-99 --pos clover --location LOC123",
+	"client bootstrap":         "posgate client bootstrap --id ops --database postgres://posgate@db.internal/posgate",
+	"login":                    "posgate login --server https://posgate.example.com --client-id ops --client-secret \"$SECRET\"",
+	"client create":            "posgate client create --pos clover --scopes pos_integration --id my-till",
+	"client list":              "posgate client list --output json",
+	"client disable":           "posgate client disable demo-pos",
+	"client enable":            "posgate client enable demo-pos",
+	"client rate-limit":        "posgate client rate-limit demo-pos --rps 20",
+	"keys rotate":              "posgate keys rotate --server http://localhost:8080",
+	"keys list":                "posgate keys list --output json",
+	"webhook add":              "posgate webhook add " + demoFlags + " --url https://hooks.example.com/posgate --events transaction.recorded,loyalty.balance_changed",
 	"webhook list":             "posgate webhook list " + demoFlags,
 	"webhook update":           "posgate webhook update wh_0123456789abcdef " + demoFlags + " --disable",
 	"webhook remove":           "posgate webhook remove wh_0123456789abcdef " + demoFlags,
@@ -36,33 +60,12 @@ var examples = map[string]string{
 	"webhook deliveries":       "posgate webhook deliveries wh_0123456789abcdef " + demoFlags + " --status Dead",
 	"webhook redeliver":        "posgate webhook redeliver wh_0123456789abcdef " + demoFlags,
 	"webhook test":             "posgate webhook test wh_0123456789abcdef " + demoFlags,
-	"audit list":               "posgate audit list --company demo-company --action company.update --database posgate-demo.db",
-	"pos-system create":        "posgate pos-system create pax --name 'PAX (test)' --database posgate-demo.db",
-	"pos-system list":          "posgate pos-system list --database posgate-demo.db --output json",
-	"company create":           "posgate company create acme --pos clover --name 'Acme Coffee' --features coupons,transactions --database posgate-demo.db",
-	"company list":             "posgate company list --pos clover --database posgate-demo.db",
-	"company update":           "posgate company update demo-company --pos clover --disable carousel --database posgate-demo.db",
-	"location create":          "posgate location create LOC789 --pos clover --company demo-company --name 'Demo Store Mall' --database posgate-demo.db",
-	"location list":            "posgate location list --pos clover --company demo-company --database posgate-demo.db",
-	"location disable":         "posgate location disable LOC456 --pos clover --database posgate-demo.db",
-	"location enable":          "posgate location enable LOC456 --pos clover --database posgate-demo.db",
-	"terminal register":        "posgate terminal register TERM-08 --pos clover --location LOC456 --database posgate-demo.db",
-	"terminal list":            "posgate terminal list --pos clover --location LOC123 --database posgate-demo.db",
-	"terminal disable":         "posgate terminal disable TERM-06 --pos clover --location LOC123 --database posgate-demo.db",
-	"terminal enable":          "posgate terminal enable TERM-99 --pos clover --location LOC123 --database posgate-demo.db",
-	"client create":            "posgate client create --pos clover --scopes pos_integration --id my-till --database posgate-demo.db",
-	"client list":              "posgate client list --database posgate-demo.db",
-	"client disable":           "posgate client disable demo-pos --database posgate-demo.db",
-	"client rotate-secret":     "posgate client rotate-secret demo-pos --database posgate-demo.db",
-	"client enable":            "posgate client enable demo-pos --database posgate-demo.db",
-	"client redirect-uris":     "posgate client redirect-uris swagger-ui --uris http://localhost:8080/swagger/oauth2-redirect.html,https://posgate.example.com/swagger/oauth2-redirect.html --database posgate-demo.db",
-	"user create":              "posgate user create jane@example.com --role location-manager --pos clover --locations LOC456 --name 'Jane Doe' --password-file jane-password.txt --database posgate-demo.db",
-	"user list":                "posgate user list --database posgate-demo.db",
-	"user disable":             "posgate user disable manager@demo.posgate --database posgate-demo.db",
-	"user enable":              "posgate user enable manager@demo.posgate --database posgate-demo.db",
-	"client rate-limit":        "posgate client rate-limit demo-pos --rps 20 --database posgate-demo.db",
-	"keys rotate":              "posgate keys rotate --database posgate-demo.db",
-	"keys list":                "posgate keys list --database posgate-demo.db",
+	"client redirect-uris":     "posgate client redirect-uris swagger-ui --uris http://localhost:8080/swagger/oauth2-redirect.html,https://posgate.example.com/swagger/oauth2-redirect.html",
+	"user create":              "posgate user create jane@example.com --role location-manager --pos clover --locations LOC456 --name 'Jane Doe' --password-file jane-password.txt",
+	"user list":                "posgate user list --output json",
+	"user disable":             "posgate user disable manager@demo.posgate",
+	"user enable":              "posgate user enable manager@demo.posgate",
+	"client rotate-secret":     "posgate client rotate-secret demo-pos",
 	"coupon issue":             "posgate coupon issue WELCOME5 " + demoFlags + " --user john-doe --name '$5 off' --until 2099-12-31T23:59:59Z",
 	"coupon import":            "posgate coupon import coupons.csv " + demoFlags + "   # header: code,name,userId,…",
 	"coupon show":              "posgate coupon show 10OFFmq8kl8 " + demoFlags,
@@ -77,7 +80,7 @@ var examples = map[string]string{
 	"transaction list":         "posgate transaction list " + demoFlags + " --day 2026-11-25",
 	"transaction show":         "posgate transaction show CHK-1001 " + demoFlags,
 	"transaction refund":       "posgate transaction refund CHK-1001 " + demoFlags + " --id CHK-1001-R1 --amount 12.50",
-	"generate coupons":         "posgate generate coupons " + demoFlags + " --users 1000 --coupons 1000",
+	"generate coupons":         "posgate generate coupons " + demoFlags + " --database posgate-demo.db --users 1000 --coupons 1000",
 	"import promotions":        "posgate import promotions promotions.csv --company demo-company --client-id demo-pos --client-secret demo-pos-secret",
 	"promotions list":          "posgate promotions list " + demoFlags + " --location LOC123",
 	"catalogue set":            "posgate catalogue set " + demoFlags + " --categories drinks,food --products latte,bagel",
@@ -91,9 +94,9 @@ var examples = map[string]string{
 	"slide update":             "posgate slide update slide-1 " + demoFlags + " --duration 12",
 	"slide remove":             "posgate slide remove slide-1 " + demoFlags,
 	"carousel template":        "posgate carousel template " + demoFlags + " --set 'https://ads.example.com/{posLocationId}/{terminalId}'",
-	"receipt-promotion set":    "posgate receipt-promotion set --pos clover --location LOC123 --primary 'Rate us' --target https://example.com/rate --database posgate-demo.db",
+	"receipt-promotion set":    "posgate receipt-promotion set --pos clover --location LOC123 --primary 'Rate us' --target https://example.com/rate",
 	"receipt-promotion list":   "posgate receipt-promotion list " + demoFlags,
-	"receipt-promotion remove": "posgate receipt-promotion remove --pos clover --location LOC123 --database posgate-demo.db",
+	"receipt-promotion remove": "posgate receipt-promotion remove --pos clover --location LOC123",
 	"impressions":              "posgate impressions " + demoFlags + " --from 2026-11-01 --to 2026-11-30",
 }
 
@@ -157,7 +160,9 @@ func (env *cli) topUsage(w io.Writer, cmds []command) {
 		fmt.Fprintf(w, "  %-18s %s\n", g, strings.Join(subs, ", "))
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Every flag can also be set as POSGATE_<FLAG> (e.g. POSGATE_DATABASE); --output json prints data for programs.")
+	fmt.Fprintln(w, "Operator commands talk to a running posgate (--server, default "+defaultServer+"; credentials from")
+	fmt.Fprintln(w, "--client-id/--client-secret or 'posgate login'); serve, migrate, demo, generate and client bootstrap use --database.")
+	fmt.Fprintln(w, "Every flag can also be set as POSGATE_<FLAG> (e.g. POSGATE_SERVER); --output json prints data for programs.")
 	fmt.Fprintln(w, "Run 'posgate help COMMAND' (or 'posgate COMMAND --help') for a command's flags and an example.")
 }
 
@@ -193,6 +198,13 @@ func commandHelp(w io.Writer, fs *flag.FlagSet, name string) {
 	fmt.Fprintf(w, "usage: posgate %s %s\n\n%s\n", name, synopsis, strings.ToUpper(d[:1])+d[1:]+".")
 	if ex := examples[name]; ex != "" {
 		fmt.Fprintf(w, "\nExample:\n  %s\n", ex)
+	}
+	if fs.Lookup("server") != nil && fs.Lookup("database") == nil && name != "login" {
+		fmt.Fprintln(w, "\nTalks to a running posgate through its operator API: --server (default "+defaultServer+"), with\n"+
+			"--client-id/--client-secret, else the login saved by 'posgate login', else, on a loopback\n"+
+			"server, the demo's operator client. Errors name the server.")
+	} else if fs.Lookup("database") != nil {
+		fmt.Fprintln(w, "\nActs on the store named by --database itself, not through a server. Errors name the database.")
 	}
 	fmt.Fprintln(w, "\nFlags (each also POSGATE_<FLAG>):")
 	out := fs.Output()

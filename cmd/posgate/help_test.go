@@ -57,7 +57,7 @@ func TestHelpExitsZero(t *testing.T) {
 	for _, args := range [][]string{{"loyalty-user", "adjust", "--help"}, {"help", "loyalty-user", "adjust"}, {"loyalty-user", "adjust", "-h"}} {
 		code, out, errOut := runBinary(t, dir, args...)
 		want := "usage: posgate loyalty-user adjust ID --pos P --company C [--stamps N] [--points N]\n\nAdd or take stamps and points.\n\n" +
-			"Example:\n  posgate loyalty-user adjust john-doe --pos clover --company demo-company --database posgate-demo.db --points 50 --stamps -1\n"
+			"Example:\n  posgate loyalty-user adjust john-doe --pos clover --company demo-company --points 50 --stamps -1\n"
 		if code != 0 || errOut != "" || !strings.HasPrefix(out, want) || !strings.Contains(out, "  -stamps int\n") || !strings.Contains(out, "  -output string\n") {
 			t.Fatalf("posgate %v: exit %d, stderr %q:\n%s", args, code, errOut, out)
 		}
@@ -115,17 +115,17 @@ func TestErrorsNameTheDatabase(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "posgate-demo.db")); err != nil {
 		t.Fatalf("demo load did not use posgate-demo.db: %v", err)
 	}
-	code, _, errOut := runBinary(t, dir, "loyalty-user", "show", "john-doe", "--pos", "clover", "--company", "demo-company")
+	code, _, errOut := runBinary(t, dir, "generate", "coupons", "--pos", "clover", "--company", "demo-company", "--users", "1", "--coupons", "1")
 	want := "posgate: company \"demo-company\" not found (database posgate.db)\n(the demo's data is in posgate-demo.db: add --database posgate-demo.db)\n"
 	if code != 1 || errOut != want {
 		t.Fatalf("exit %d, stderr:\n%s\nwant:\n%s", code, errOut, want)
 	}
-	code, out, errOut := runBinary(t, dir, "loyalty-user", "show", "john-doe", "--pos", "clover", "--company", "demo-company", "--database", "posgate-demo.db")
-	if code != 0 || !strings.HasPrefix(out, "loyalty user john-doe of clover/demo-company: John Doe") {
+	code, out, errOut := runBinary(t, dir, "generate", "coupons", "--pos", "clover", "--company", "demo-company", "--users", "1", "--coupons", "1", "--database", "posgate-demo.db")
+	if code != 0 || !strings.HasPrefix(out, "generated 1 loyalty users in ") {
 		t.Fatalf("with --database: exit %d %q %q", code, out, errOut)
 	}
 	// A PostgreSQL URL is named without its password.
-	_, err := runCLI(t, nil, "company", "list", "--pos", "x", "--database", "postgres://u:hunter2@127.0.0.1:1/db?connect_timeout=1")
+	_, err := runCLI(t, nil, "client", "bootstrap", "--database", "postgres://u:hunter2@127.0.0.1:1/db?connect_timeout=1")
 	if got := describe(err); err == nil || strings.Contains(got, "hunter2") || !strings.Contains(got, "(database postgres://u:xxxxx@127.0.0.1:1/db?connect_timeout=1)") {
 		t.Fatalf("postgres error: %q", got)
 	}
@@ -156,8 +156,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 // TestOutputJSON: the commands that print data print JSON under --output
 // json (the operator API's shapes), tables otherwise.
 func TestOutputJSON(t *testing.T) {
-	env := map[string]string{"POSGATE_DATABASE": filepath.Join(t.TempDir(), "json.db")}
-	mustCLI(t, env, "demo", "load")
+	env := startServer(t, filepath.Join(t.TempDir(), "json.db"), true).env(t)
 	var companies []map[string]any
 	if err := json.Unmarshal([]byte(mustCLI(t, env, "company", "list", "--pos", "clover", "--output", "json")), &companies); err != nil ||
 		len(companies) != 1 || companies[0]["posCompanyId"] != "demo-company" || companies[0]["status"] != "Active" {
@@ -172,12 +171,13 @@ func TestOutputJSON(t *testing.T) {
 		t.Fatalf("adjust --output json: %s %v", out, err)
 	}
 	var coupon map[string]any
-	out = mustCLI(t, map[string]string{"POSGATE_DATABASE": env["POSGATE_DATABASE"], "POSGATE_OUTPUT": "json"}, "coupon", "show", "SUMMER24", "--pos", "clover", "--company", "demo-company")
+	env["POSGATE_OUTPUT"] = "json"
+	out = mustCLI(t, env, "coupon", "show", "SUMMER24", "--pos", "clover", "--company", "demo-company")
 	if err := json.Unmarshal([]byte(out), &coupon); err != nil || coupon["code"] != "SUMMER24" || coupon["status"] != "Expired" {
 		t.Fatalf("coupon show (POSGATE_OUTPUT=json): %s %v", out, err)
 	}
 	var empty []any
-	out = mustCLI(t, map[string]string{"POSGATE_DATABASE": filepath.Join(t.TempDir(), "empty.db")}, "pos-system", "list", "--output", "json")
+	out = mustCLI(t, startServer(t, filepath.Join(t.TempDir(), "empty.db"), false).env(t), "pos-system", "list", "--output", "json")
 	if err := json.Unmarshal([]byte(out), &empty); err != nil || empty == nil || len(empty) != 0 {
 		t.Fatalf("an empty list is []: %q", out)
 	}

@@ -1,5 +1,7 @@
 // Command posgate is the posgate service (`posgate serve`) and its operator
-// commands, which act directly on the store named by --database.
+// commands. The operator commands are clients of a running posgate's
+// operator API (--server); only serve, migrate, demo load and reset, client
+// bootstrap and generate act on the store named by --database.
 package main
 
 import (
@@ -16,6 +18,7 @@ import (
 	"syscall"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/client"
 )
 
 // command is one subcommand; group commands ("terminal register") are
@@ -45,7 +48,7 @@ func commands() []command {
 		{"migrate", "bring the store's schema up to date and exit", cmdMigrate},
 		{"demo load", "load the fixed demo data set into the store (objects that exist are left as they are)", cmdDemoLoad},
 		{"demo reset", "make the store hold exactly the demo data set again: everything else is deleted", cmdDemoReset},
-		{"sandbox clock", "show, set or advance a demo server's sandbox clock: [set TIME | advance DURATION] [--base-url U]", cmdSandboxClock},
+		{"sandbox clock", "show, set or advance a demo server's sandbox clock: [set TIME | advance DURATION] [--server U]", cmdSandboxClock},
 		{"pos-system create", "create a POS system: ID [--name N]", cmdPOSSystemCreate},
 		{"pos-system list", "list POS systems", cmdPOSSystemList},
 		{"company create", "create a company: ID --pos P [--name N] [--features all|none|f1,f2] [--disabled]", cmdCompanyCreate},
@@ -59,6 +62,8 @@ func commands() []command {
 		{"terminal list", "list terminals: --pos P [--location L]", cmdTerminalList},
 		{"terminal disable", "disable a terminal: ID --pos P --location L", cmdTerminalStatus(posgate.StatusDisabled)},
 		{"terminal enable", "enable a terminal: ID --pos P --location L", cmdTerminalStatus(posgate.StatusActive)},
+		{"client bootstrap", "create an operator client (scope admin) directly in the database, for a new installation, and print its secret once: [--id ID] [--name N] [--database D]", cmdClientBootstrap},
+		{"login", "check operator credentials against a server and save them for later commands: --server URL --client-id I --client-secret S", cmdLogin},
 		{"client create", "create an API client and print its secret once: --scopes s1,s2 [--pos P] [--id ID] [--name N] [--companies c1,c2]", cmdClientCreate},
 		{"client list", "list API clients", cmdClientList},
 		{"client rotate-secret", "give an API client a new secret and print it once (the old one stops working): ID", cmdClientRotateSecret},
@@ -83,12 +88,12 @@ func commands() []command {
 		{"transaction show", "show a transaction: TRANSACTION-ID --pos P --company C", cmdTransactionShow},
 		{"transaction refund", "refund (part of) a sale: TRANSACTION-ID --pos P --company C --id REFUND-ID [--amount N]", cmdTransactionRefund},
 		{"generate coupons", "load generated loyalty users and coupons into a company, for tests and benchmarks: --pos P --company C [--users N] [--coupons N] [--seed S]", cmdGenerateCoupons},
-		{"import promotions", "send a JSON or CSV file of promotions to a running posgate's API: FILE --company C [--base-url U] --client-id I --client-secret S", cmdImportPromotions},
+		{"import promotions", "send a JSON or CSV file of promotions to a running posgate's API: FILE --company C [--server U] --client-id I --client-secret S", cmdImportPromotions},
 		{"promotions list", "list a company's promotions: --pos P --company C [--location L] [--valid-at T]", cmdPromotionsList},
 		{"catalogue set", "make a company's categories and products exactly these ids (kept ones keep their fields): --pos P --company C [--categories a,b] [--products x,y] [--file F]", cmdCatalogueSet},
 		{"catalogue show", "show the ids of a company's categories and products: --pos P --company C", cmdCatalogueShow},
-		{"import products", "send a JSON or CSV file of products to a running posgate's API: FILE --company C [--base-url U] --client-id I --client-secret S", cmdImportProducts},
-		{"import productCategories", "send a JSON or CSV file of product categories to a running posgate's API: FILE --company C [--base-url U] --client-id I --client-secret S", cmdImportCategories},
+		{"import products", "send a JSON or CSV file of products to a running posgate's API: FILE --company C [--server U] --client-id I --client-secret S", cmdImportProducts},
+		{"import productCategories", "send a JSON or CSV file of product categories to a running posgate's API: FILE --company C [--server U] --client-id I --client-secret S", cmdImportCategories},
 		{"products list", "list a company's products: --pos P --company C", cmdProductsList},
 		{"categories list", "list a company's product categories: --pos P --company C", cmdCategoriesList},
 		{"audit list", "list the audit log of operator writes, newest first: [--actor A] [--action A] [--target-type T] [--target-id I] [--pos P] [--company C] [--location L] [--from T] [--to T] [--limit N] [--cursor C]", cmdAuditList},
@@ -150,6 +155,14 @@ func describe(err error) string {
 	var db *databaseError
 	if errors.As(err, &db) {
 		return db.describe()
+	}
+	var srv *serverError
+	if errors.As(err, &srv) {
+		return srv.describe()
+	}
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		return describeAPI(ce)
 	}
 	var e *posgate.Error
 	if !errors.As(err, &e) {
@@ -258,9 +271,10 @@ func (env *cli) newFlags(name string) *flag.FlagSet {
 	return fs
 }
 
-// argCount checks a command's positional arguments.
+// argCount checks a command's positional arguments (any number when want
+// is negative: the command checks them itself).
 func argCount(name string, pos []string, want int) error {
-	if len(pos) == want {
+	if len(pos) == want || want < 0 {
 		return nil
 	}
 	return usagef("%s takes %d argument(s), got %d (see 'posgate %s --help')", name, want, len(pos), name)

@@ -28,7 +28,13 @@ const onTerminal = "(stderr is a terminal)"
 func runCLI(t *testing.T, env map[string]string, args ...string) (string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	c := &cli{stdout: &out, stderr: &errOut, getenv: func(k string) string { return env[k] }, terminal: env[onTerminal] != ""}
+	getenv := func(k string) string {
+		if v, ok := env[k]; ok || k != "POSGATE_CREDENTIALS" {
+			return v
+		}
+		return filepath.Join(os.TempDir(), "posgate-test-no-such-dir", "credentials.json") // never the user's saved login
+	}
+	c := &cli{stdout: &out, stderr: &errOut, getenv: getenv, terminal: env[onTerminal] != ""}
 	err := c.run(context.Background(), args)
 	return out.String() + errOut.String(), err
 }
@@ -43,7 +49,7 @@ func mustCLI(t *testing.T, env map[string]string, args ...string) string {
 }
 
 func TestOperatorCommands(t *testing.T) {
-	env := map[string]string{"POSGATE_DATABASE": filepath.Join(t.TempDir(), "ops.db")}
+	env := startServer(t, filepath.Join(t.TempDir(), "ops.db"), false).env(t)
 	mustCLI(t, env, "pos-system", "create", "pax", "--name", "PAX")
 	mustCLI(t, env, "company", "create", "acme", "--pos", "pax", "--features", "coupons,transactions")
 	mustCLI(t, env, "location", "create", "S1", "--pos", "pax", "--company", "acme")
@@ -84,7 +90,7 @@ func TestOperatorCommands(t *testing.T) {
 	}
 	mustCLI(t, env, "keys", "rotate")
 	mustCLI(t, env, "keys", "rotate")
-	if out := mustCLI(t, env, "keys", "list"); strings.Count(out, "ES256") != 2 || strings.Count(out, "true") != 1 {
+	if out := mustCLI(t, env, "keys", "list"); strings.Count(out, "ES256") != 3 || strings.Count(out, "true") != 1 { // the server's first key and two rotations
 		t.Fatalf("keys list: %s", out)
 	}
 
@@ -109,7 +115,7 @@ func TestOperatorCommands(t *testing.T) {
 		t.Fatalf("duplicate terminal error: %q", got)
 	}
 	_, err = runCLI(t, env, "company", "create", "x", "--pos", "pax", "--features", "teleport")
-	if got := describe(err); got != `unknown feature "teleport" (known: coupons, receiptPromotion, carousel, promotionImport, transactions, productsImport) (database `+env["POSGATE_DATABASE"]+`)` {
+	if got := describe(err); got != `unknown feature "teleport" (known: coupons, receiptPromotion, carousel, promotionImport, transactions, productsImport) (server `+env["POSGATE_SERVER"]+`)` {
 		t.Fatalf("feature error: %q", got)
 	}
 	if after := mustCLI(t, env, "terminal", "list", "--pos", "pax"); after != before {
@@ -365,7 +371,7 @@ func TestSIGTERMDrains(t *testing.T) {
 // TestClientRateLimitCommand sets, shows and removes a client's own rate
 // limit from the command line, and refuses bad values.
 func TestClientRateLimitCommand(t *testing.T) {
-	env := map[string]string{"POSGATE_DATABASE": filepath.Join(t.TempDir(), "rl.db")}
+	env := startServer(t, filepath.Join(t.TempDir(), "rl.db"), false).env(t)
 	mustCLI(t, env, "pos-system", "create", "pax", "--name", "PAX")
 	mustCLI(t, env, "client", "create", "--pos", "pax", "--scopes", "pos_integration", "--id", "till")
 	if out := mustCLI(t, env, "client", "rate-limit", "till", "--rps", "2.5"); out != "client till may send 2.5 requests per second in bursts of up to 5 (servers apply it within a second)\n" {

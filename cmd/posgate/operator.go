@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/client"
 	"github.com/posgate/posgate/internal/app"
-	"github.com/posgate/posgate/internal/auth"
 	"github.com/posgate/posgate/internal/demo"
 	"github.com/posgate/posgate/internal/service"
 )
@@ -26,24 +26,16 @@ func (f storeFlags) open(ctx context.Context) (posgate.Store, error) {
 	return app.OpenStore(ctx, *f.database, false, nil)
 }
 
-// operatorCommand parses flags (wanting exactly nargs positional arguments),
-// opens the store, and runs fn with the use cases over it and the local
-// operator's principal: the CLI applies the same rules and messages as the
-// operator API.
-func operatorCommand(ctx context.Context, env *cli, name string, args []string, nargs int, define func(fs *flag.FlagSet),
-	fn func(svc *service.Service, op *posgate.Principal, pos []string) error) error {
-	return storeCommand(ctx, env, name, args, nargs, define, func(st posgate.Store, pos []string) error {
-		return fn(service.New(st, service.Config{Origin: cliOrigin}), posgate.LocalOperator(), pos)
-	})
-}
+// cliOrigin is what the audit log records of the writes the command line
+// makes on the store itself (client bootstrap, docs/api.md §22): channel
+// "cli", and the program as the user agent.
+var cliOrigin = posgate.AuditOrigin{Channel: posgate.ChannelCLI, UserAgent: "posgate-cli/" + cliVersion}
 
-// cliOrigin is what the audit log records of the command line's writes
-// (docs/api.md §22): channel "cli", and the program as the user agent.
-var cliOrigin = posgate.AuditOrigin{Channel: posgate.ChannelCLI, UserAgent: "posgate-cli"}
-
-// storeCommand is operatorCommand with the store itself, for the commands
-// that are not operator use cases: serve's neighbours migrate and demo
-// load, bulk test data, and key rotation (which needs its own KeyRotator).
+// storeCommand parses flags, opens the store named by --database and runs
+// fn with it, for the few commands that act on the store itself: serve's
+// neighbours migrate and demo load and reset, client bootstrap (the first
+// operator client, before any can call the API) and bulk test data. Every
+// error names the database.
 func storeCommand(ctx context.Context, env *cli, name string, args []string, nargs int, define func(fs *flag.FlagSet),
 	fn func(st posgate.Store, pos []string) error) error {
 	fs := env.newFlags(name)
@@ -87,8 +79,8 @@ func cmdPOSSystemCreate(ctx context.Context, env *cli, args []string) error {
 	var name *string
 	return operatorCommand(ctx, env, "pos-system create", args, 1, func(fs *flag.FlagSet) {
 		name = fs.String("name", "", "display name")
-	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
-		p, err := svc.CreatePOSSystem(ctx, op, &service.CreatePOSSystemRequest{ID: pos[0], Name: *name})
+	}, func(a *client.Admin, pos []string) error {
+		p, err := answer[*posgate.POSSystem](a.CreatePosSystem(ctx, client.CreatePosSystemRequest{ID: pos[0], Name: *name}))
 		if err != nil {
 			return err
 		}
@@ -98,8 +90,8 @@ func cmdPOSSystemCreate(ctx context.Context, env *cli, args []string) error {
 }
 
 func cmdPOSSystemList(ctx context.Context, env *cli, args []string) error {
-	return operatorCommand(ctx, env, "pos-system list", args, 0, nil, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		ps, err := svc.ListPOSSystems(ctx, op)
+	return operatorCommand(ctx, env, "pos-system list", args, 0, nil, func(a *client.Admin, _ []string) error {
+		ps, err := answer[[]*posgate.POSSystem](a.ListPosSystems(ctx))
 		if err != nil {
 			return err
 		}
@@ -117,13 +109,13 @@ func cmdCompanyCreate(ctx context.Context, env *cli, args []string) error {
 		name = fs.String("name", "", "display name")
 		features = fs.String("features", "all", "features switched on: all, none, or a list of "+featureList())
 		disabled = fs.Bool("disabled", false, "create the company disabled")
-	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+	}, func(a *client.Admin, pos []string) error {
 		f, err := posgate.ParseFeatures(*features)
 		if err != nil {
 			return err
 		}
 		status := statusOf(*disabled)
-		c, err := svc.CreateCompany(ctx, op, *posID, &service.CreateCompanyRequest{ID: pos[0], Name: *name, Status: &status, Features: service.FeaturesPatch(f)})
+		c, err := answer[*posgate.Company](a.CreateCompany(ctx, *posID, conv[client.CreateCompanyRequest](&service.CreateCompanyRequest{ID: pos[0], Name: *name, Status: &status, Features: service.FeaturesPatch(f)})))
 		if err != nil {
 			return err
 		}
@@ -136,8 +128,8 @@ func cmdCompanyList(ctx context.Context, env *cli, args []string) error {
 	var posID *string
 	return operatorCommand(ctx, env, "company list", args, 0, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		cs, err := svc.ListCompanies(ctx, op, *posID)
+	}, func(a *client.Admin, _ []string) error {
+		cs, err := answer[[]*posgate.Company](a.ListCompanies(ctx, *posID))
 		if err != nil {
 			return err
 		}
@@ -157,7 +149,7 @@ func cmdCompanyUpdate(ctx context.Context, env *cli, args []string) error {
 		status = f.String("status", "", "Active or Disabled")
 		enable = f.String("enable", "", "features to switch on: "+featureList())
 		disable = f.String("disable", "", "features to switch off")
-	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+	}, func(a *client.Admin, pos []string) error {
 		var upd service.UpdateCompanyRequest
 		if env.isSet(fs, "name") {
 			upd.Name = name
@@ -170,7 +162,7 @@ func cmdCompanyUpdate(ctx context.Context, env *cli, args []string) error {
 		if upd.Features, err = featurePatch(*enable, *disable); err != nil {
 			return err
 		}
-		c, err := svc.UpdateCompany(ctx, op, *posID, pos[0], &upd)
+		c, err := answer[*posgate.Company](a.UpdateCompany(ctx, *posID, pos[0], conv[client.UpdateCompanyRequest](&upd)))
 		if err != nil {
 			return err
 		}
@@ -210,9 +202,9 @@ func cmdLocationCreate(ctx context.Context, env *cli, args []string) error {
 		company = fs.String("company", "", "company id (required)")
 		name = fs.String("name", "", "display name")
 		disabled = fs.Bool("disabled", false, "create the location disabled")
-	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+	}, func(a *client.Admin, pos []string) error {
 		status := statusOf(*disabled)
-		l, err := svc.CreateLocation(ctx, op, *posID, &service.CreateLocationRequest{ID: pos[0], CompanyID: *company, Name: *name, Status: &status})
+		l, err := answer[*posgate.Location](a.CreateLocation(ctx, *posID, conv[client.CreateLocationRequest](&service.CreateLocationRequest{ID: pos[0], CompanyID: *company, Name: *name, Status: &status})))
 		if err != nil {
 			return err
 		}
@@ -226,8 +218,8 @@ func cmdLocationList(ctx context.Context, env *cli, args []string) error {
 	return operatorCommand(ctx, env, "location list", args, 0, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
 		company = fs.String("company", "", "only this company's locations")
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		ls, err := svc.ListLocations(ctx, op, *posID, *company)
+	}, func(a *client.Admin, _ []string) error {
+		ls, err := answer[[]*posgate.Location](a.ListLocations(ctx, *posID, *company))
 		if err != nil {
 			return err
 		}
@@ -242,8 +234,8 @@ func cmdLocationStatus(status posgate.Status) func(ctx context.Context, env *cli
 		var posID *string
 		return operatorCommand(ctx, env, "location "+verb(status), args, 1, func(fs *flag.FlagSet) {
 			posID = fs.String("pos", "", "POS system id (required)")
-		}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
-			l, err := svc.UpdateLocation(ctx, op, *posID, pos[0], &service.UpdateLocationRequest{Status: &status})
+		}, func(a *client.Admin, pos []string) error {
+			l, err := answer[*posgate.Location](a.UpdateLocation(ctx, *posID, pos[0], conv[client.UpdateLocationRequest](&service.UpdateLocationRequest{Status: &status})))
 			if err != nil {
 				return err
 			}
@@ -259,8 +251,8 @@ func cmdTerminalRegister(ctx context.Context, env *cli, args []string) error {
 		posID = fs.String("pos", "", "POS system id (required)")
 		location = fs.String("location", "", "location id (required)")
 		name = fs.String("name", "", "display name")
-	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
-		t, err := svc.CreateTerminal(ctx, op, *posID, *location, &service.CreateTerminalRequest{ID: pos[0], Name: *name})
+	}, func(a *client.Admin, pos []string) error {
+		t, err := answer[*posgate.Terminal](a.CreateTerminal(ctx, *posID, *location, conv[client.CreateTerminalRequest](&service.CreateTerminalRequest{ID: pos[0], Name: *name})))
 		if err != nil {
 			return err
 		}
@@ -274,8 +266,29 @@ func cmdTerminalList(ctx context.Context, env *cli, args []string) error {
 	return operatorCommand(ctx, env, "terminal list", args, 0, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
 		location = fs.String("location", "", "only this location's terminals")
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		ts, err := svc.ListTerminals(ctx, op, *posID, *location)
+	}, func(a *client.Admin, _ []string) error {
+		// The API lists a location's terminals: without --location, every
+		// location's in turn.
+		locs := []string{*location}
+		if *location == "" {
+			ls, err := a.ListLocations(ctx, *posID, "")
+			if err != nil {
+				return err
+			}
+			locs = locs[:0]
+			for _, l := range ls {
+				locs = append(locs, l.PosLocationID)
+			}
+		}
+		var ts []*posgate.Terminal
+		for _, l := range locs {
+			got, err := answer[[]*posgate.Terminal](a.ListTerminals(ctx, *posID, l))
+			if err != nil {
+				return err
+			}
+			ts = append(ts, got...)
+		}
+		var err error
 		if err != nil {
 			return err
 		}
@@ -291,8 +304,12 @@ func cmdTerminalStatus(status posgate.Status) func(ctx context.Context, env *cli
 		return operatorCommand(ctx, env, "terminal "+verb(status), args, 1, func(fs *flag.FlagSet) {
 			posID = fs.String("pos", "", "POS system id (required)")
 			location = fs.String("location", "", "location id (required)")
-		}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
-			t, err := svc.SetTerminalStatus(ctx, op, *posID, *location, pos[0], status)
+		}, func(a *client.Admin, pos []string) error {
+			set := a.EnableTerminal
+			if status == posgate.StatusDisabled {
+				set = a.DisableTerminal
+			}
+			t, err := answer[*posgate.Terminal](set(ctx, *posID, *location, pos[0]))
 			if err != nil {
 				return err
 			}
@@ -310,8 +327,8 @@ func cmdClientCreate(ctx context.Context, env *cli, args []string) error {
 		posID = fs.String("pos", "", "POS system the client is bound to (required for POS scopes)")
 		scopes = fs.String("scopes", posgate.ScopePOSIntegration, "allowed scopes, comma-separated: "+strings.Join(posgate.KnownScopes, ", "))
 		companies = fs.String("companies", "", "restrict the client to these companies, comma-separated")
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		c, err := svc.CreateClient(ctx, op, &service.CreateClientRequest{ID: *id, Name: *name, POSSystemID: *posID, Scopes: splitList(*scopes), CompanyIDs: splitList(*companies)})
+	}, func(a *client.Admin, _ []string) error {
+		c, err := answer[*service.ClientView](a.CreateClient(ctx, conv[client.CreateAPIClientRequest](&service.CreateClientRequest{ID: *id, Name: *name, POSSystemID: *posID, Scopes: splitList(*scopes), CompanyIDs: splitList(*companies)})))
 		if err != nil {
 			return err
 		}
@@ -321,8 +338,8 @@ func cmdClientCreate(ctx context.Context, env *cli, args []string) error {
 }
 
 func cmdClientList(ctx context.Context, env *cli, args []string) error {
-	return operatorCommand(ctx, env, "client list", args, 0, nil, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		cs, err := svc.ListClients(ctx, op)
+	return operatorCommand(ctx, env, "client list", args, 0, nil, func(a *client.Admin, _ []string) error {
+		cs, err := answer[[]*service.ClientView](a.ListClients(ctx))
 		if err != nil {
 			return err
 		}
@@ -338,8 +355,12 @@ func cmdClientDisabled(disabled bool) func(ctx context.Context, env *cli, args [
 		if disabled {
 			name = "client disable"
 		}
-		return operatorCommand(ctx, env, name, args, 1, nil, func(svc *service.Service, op *posgate.Principal, pos []string) error {
-			c, err := svc.SetClientDisabled(ctx, op, pos[0], disabled)
+		return operatorCommand(ctx, env, name, args, 1, nil, func(a *client.Admin, pos []string) error {
+			set := a.EnableClient
+			if disabled {
+				set = a.DisableClient
+			}
+			c, err := answer[*service.ClientView](set(ctx, pos[0]))
 			if err != nil {
 				return err
 			}
@@ -352,8 +373,8 @@ func cmdClientDisabled(disabled bool) func(ctx context.Context, env *cli, args [
 // cmdClientRotateSecret replaces a client's secret (a leaked one, or a
 // routine change) and prints the new one once.
 func cmdClientRotateSecret(ctx context.Context, env *cli, args []string) error {
-	return operatorCommand(ctx, env, "client rotate-secret", args, 1, nil, func(svc *service.Service, op *posgate.Principal, pos []string) error {
-		c, err := svc.RotateClientSecret(ctx, op, pos[0])
+	return operatorCommand(ctx, env, "client rotate-secret", args, 1, nil, func(a *client.Admin, pos []string) error {
+		c, err := answer[*service.ClientView](a.RotateClientSecret(ctx, pos[0]))
 		if err != nil {
 			return err
 		}
@@ -370,20 +391,20 @@ func cmdClientRateLimit(ctx context.Context, env *cli, args []string) error {
 		rps = fs.Float64("rps", 0, "requests per second the client may send (on each instance)")
 		burst = fs.Int("burst", 0, "largest burst of requests (default: twice --rps, at least 1)")
 		def = fs.Bool("default", false, "remove the client's own rate limit: the server's --rate-limit applies")
-	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+	}, func(a *client.Admin, pos []string) error {
 		var c *service.ClientView
 		var err error
 		switch {
 		case *def && (*rps != 0 || *burst != 0):
 			return fmt.Errorf("--default takes no --rps or --burst")
 		case *def:
-			c, err = svc.ClearClientRateLimit(ctx, op, pos[0])
+			c, err = answer[*service.ClientView](a.DeleteClientRateLimit(ctx, pos[0]))
 		default:
 			b := *burst
 			if b == 0 {
 				b = max(1, int(2**rps))
 			}
-			c, err = svc.SetClientRateLimit(ctx, op, pos[0], &posgate.RateLimit{RequestsPerSecond: *rps, Burst: b})
+			c, err = answer[*service.ClientView](a.PutClientRateLimit(ctx, pos[0], client.RateLimit{RequestsPerSecond: *rps, Burst: b}))
 		}
 		if err != nil {
 			return err
@@ -399,23 +420,19 @@ func cmdClientRateLimit(ctx context.Context, env *cli, args []string) error {
 }
 
 func cmdKeysRotate(ctx context.Context, env *cli, args []string) error {
-	var ttl *time.Duration
-	return storeCommand(ctx, env, "keys rotate", args, 0, func(fs *flag.FlagSet) {
-		ttl = fs.Duration("token-ttl", time.Hour, "the servers' --token-ttl: older keys are kept until their tokens have expired")
-	}, func(st posgate.Store, _ []string) error {
-		svc := service.New(st, service.Config{Keys: storeRotator{store: st, ttl: *ttl}, Origin: cliOrigin})
-		k, err := svc.RotateKey(ctx, posgate.LocalOperator())
+	return operatorCommand(ctx, env, "keys rotate", args, 0, nil, func(a *client.Admin, _ []string) error {
+		k, err := answer[*service.KeyView](a.RotateSigningKey(ctx))
 		if err != nil {
 			return err
 		}
-		env.say(k, "new signing key %s; running servers sign with it after their next key refresh\n", k.Kid)
+		env.say(k, "new signing key %s; the server signs with it now, other instances after their next key refresh\n", k.Kid)
 		return nil
 	})
 }
 
 func cmdKeysList(ctx context.Context, env *cli, args []string) error {
-	return operatorCommand(ctx, env, "keys list", args, 0, nil, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		ks, err := svc.ListKeys(ctx, op)
+	return operatorCommand(ctx, env, "keys list", args, 0, nil, func(a *client.Admin, _ []string) error {
+		ks, err := answer[[]service.KeyView](a.ListSigningKeys(ctx))
 		if err != nil {
 			return err
 		}
@@ -425,17 +442,23 @@ func cmdKeysList(ctx context.Context, env *cli, args []string) error {
 	})
 }
 
-// storeRotator rotates the signing key on the store alone (auth.Rotate):
-// the CLI has no identity provider running; servers pick the new key up at
-// their next key refresh.
-type storeRotator struct {
-	store posgate.Store
-	ttl   time.Duration
-}
-
-// Rotate implements service.KeyRotator.
-func (r storeRotator) Rotate(ctx context.Context) (*posgate.SigningKey, error) {
-	return auth.Rotate(ctx, r.store, time.Now().UTC(), r.ttl)
+// cmdClientBootstrap creates an operator client on the store itself: the
+// first one, which no API call can create since every call needs one. It
+// is audited as the command line's (channel cli).
+func cmdClientBootstrap(ctx context.Context, env *cli, args []string) error {
+	var id, name *string
+	return storeCommand(ctx, env, "client bootstrap", args, 0, func(fs *flag.FlagSet) {
+		id = fs.String("id", "", "client id (generated when empty)")
+		name = fs.String("name", "Operator", "display name")
+	}, func(st posgate.Store, _ []string) error {
+		svc := service.New(st, service.Config{Origin: cliOrigin})
+		c, err := svc.CreateClient(ctx, posgate.LocalOperator(), &service.CreateClientRequest{ID: *id, Name: *name, Scopes: []string{posgate.ScopeAdmin}})
+		if err != nil {
+			return err
+		}
+		env.say(c, "client_id:     %s\nclient_secret: %s\n\nThe secret is shown only now; posgate keeps only its hash.\nUse it with: posgate login --server URL --client-id %s --client-secret …\n", c.ID, c.ClientSecret, c.ID)
+		return nil
+	})
 }
 
 // table prints rows aligned under a header, or under --output json the

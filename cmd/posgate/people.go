@@ -11,12 +11,16 @@ import (
 	"strings"
 
 	"github.com/posgate/posgate"
-	"github.com/posgate/posgate/internal/service"
+	"github.com/posgate/posgate/client"
 )
 
 // peopleCommands are the commands for people, the operators who sign in
-// (docs/api.md §21.1): `posgate user create` makes the first admin, who then
-// adds the others in the portal or through the operator API.
+// (docs/api.md §21.1), and for a browser client's redirect URIs. They talk
+// to a running posgate like every operator command: an installation's
+// first person is made with the operator client that `posgate client
+// bootstrap` creates on the database (the demo's operator on a demo
+// server), and that person then adds the others in the portal or through
+// the operator API.
 func peopleCommands() []command {
 	return []command{
 		{"user create", "create a person who signs in: EMAIL --role admin|pos-admin|company-admin|location-manager [--name N] [--pos P] [--companies c1,c2] [--locations l1,l2] --password-file F (- for stdin)", cmdUserCreate},
@@ -36,7 +40,7 @@ func cmdUserCreate(ctx context.Context, env *cli, args []string) error {
 		companies = fs.String("companies", "", "a company-admin's companies, comma-separated")
 		locations = fs.String("locations", "", "a location-manager's locations, comma-separated")
 		passwordFile = fs.String("password-file", "", "file whose first line is the password (at least 10 characters); - reads it from stdin")
-	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+	}, func(a *client.Admin, pos []string) error {
 		password, err := readPassword(*passwordFile)
 		if err != nil {
 			return err
@@ -45,12 +49,12 @@ func cmdUserCreate(ctx context.Context, env *cli, args []string) error {
 		if n == "" {
 			n = posgate.NormalizeEmail(pos[0])
 		}
-		p, err := svc.CreatePerson(ctx, op, &service.CreatePersonRequest{Email: pos[0], Name: n, Password: password, Role: posgate.Role(*role),
-			POSSystemID: *posID, CompanyIDs: splitList(*companies), LocationIDs: splitList(*locations)})
+		p, err := a.CreatePerson(ctx, client.CreatePersonRequest{Email: pos[0], Name: n, Password: password, Role: *role,
+			PosSystemID: *posID, CompanyIds: splitList(*companies), LocationIds: splitList(*locations)})
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "person %s (%s) created: role %s\n", p.Email, p.ID, p.Role)
+		fmt.Fprintf(env.stdout, "person %s (%s) created: role %s\n", p.Email, p.PersonID, p.Role)
 		return nil
 	})
 }
@@ -81,13 +85,13 @@ func readPassword(file string) (string, error) {
 }
 
 func cmdUserList(ctx context.Context, env *cli, args []string) error {
-	return operatorCommand(ctx, env, "user list", args, 0, nil, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		ps, err := svc.ListPeople(ctx, op)
+	return operatorCommand(ctx, env, "user list", args, 0, nil, func(a *client.Admin, _ []string) error {
+		ps, err := a.ListPeople(ctx)
 		if err != nil {
 			return err
 		}
-		return table(env, []string{"EMAIL", "NAME", "ROLE", "POS", "COMPANIES", "LOCATIONS", "DISABLED"}, ps, func(p *service.PersonView) []string {
-			return []string{p.Email, p.Name, string(p.Role), p.POSSystemID, strings.Join(p.CompanyIDs, ","), strings.Join(p.LocationIDs, ","), fmt.Sprint(p.Disabled)}
+		return table(env, []string{"EMAIL", "NAME", "ROLE", "POS", "COMPANIES", "LOCATIONS", "DISABLED"}, ps, func(p client.Person) []string {
+			return []string{p.Email, p.Name, p.Role, p.PosSystemID, strings.Join(p.CompanyIds, ","), strings.Join(p.LocationIds, ","), fmt.Sprint(p.Disabled)}
 		})
 	})
 }
@@ -98,8 +102,12 @@ func cmdUserDisabled(disabled bool) func(ctx context.Context, env *cli, args []s
 		if disabled {
 			name = "user disable"
 		}
-		return operatorCommand(ctx, env, name, args, 1, nil, func(svc *service.Service, op *posgate.Principal, pos []string) error {
-			p, err := svc.SetPersonDisabled(ctx, op, pos[0], disabled)
+		return operatorCommand(ctx, env, name, args, 1, nil, func(a *client.Admin, pos []string) error {
+			set := a.EnablePerson
+			if disabled {
+				set = a.DisablePerson
+			}
+			p, err := set(ctx, pos[0])
 			if err != nil {
 				return err
 			}
@@ -113,11 +121,12 @@ func cmdClientRedirectURIs(ctx context.Context, env *cli, args []string) error {
 	var uris *string
 	return operatorCommand(ctx, env, "client redirect-uris", args, 1, func(fs *flag.FlagSet) {
 		uris = fs.String("uris", "", "the redirect URIs, comma-separated (empty: the client leaves the browser flows)")
-	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
-		got, err := svc.SetClientRedirectURIs(ctx, op, pos[0], splitList(*uris))
+	}, func(a *client.Admin, pos []string) error {
+		r, err := a.PutClientRedirectURIs(ctx, pos[0], client.PutClientRedirectURIsRequest{RedirectURIs: splitList(*uris)})
 		if err != nil {
 			return err
 		}
+		got := r.RedirectURIs
 		fmt.Fprintf(env.stdout, "client %s: %d redirect URIs\n", pos[0], len(got))
 		for _, u := range got {
 			fmt.Fprintln(env.stdout, "  "+u)

@@ -8,11 +8,18 @@ import (
 	"testing"
 )
 
-// TestUserCommands creates the first admin and a location manager, lists,
-// disables and enables them, and shows the refusals of bad input.
+// TestUserCommands creates an installation's first person (an admin)
+// through the API with the operator client that client bootstrap made on
+// the database, then a location manager; lists, disables and enables them,
+// and shows the refusals of bad input; registers a browser client's
+// redirect URIs.
 func TestUserCommands(t *testing.T) {
 	dir := t.TempDir()
-	env := map[string]string{"POSGATE_DATABASE": filepath.Join(dir, "people.db")}
+	srv := startServer(t, filepath.Join(dir, "people.db"), false)
+	env := srv.env(t)
+	if out := mustCLI(t, env, "user", "list"); out != "EMAIL  NAME  ROLE  POS  COMPANIES  LOCATIONS  DISABLED\n" {
+		t.Fatalf("user list before anyone: %q", out)
+	}
 	pw := filepath.Join(dir, "pw")
 	if err := os.WriteFile(pw, []byte("a long enough secret\n"), 0o600); err != nil {
 		t.Fatal(err)

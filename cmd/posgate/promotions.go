@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/client"
 	"github.com/posgate/posgate/internal/codec"
 	"github.com/posgate/posgate/internal/service"
 )
@@ -45,9 +46,26 @@ type importKind struct {
 // runImport is the import commands' one implementation (promotions,
 // products, productCategories).
 func runImport(ctx context.Context, env *cli, args []string, k importKind) error {
+	server := defaultServer
+	err := runImportOn(ctx, env, args, k, &server)
+	var se *serverError
+	if err == nil || errors.Is(err, flag.ErrHelp) || errors.As(err, &se) || server == "" {
+		return err
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		return err
+	}
+	return &serverError{server: strings.TrimSuffix(server, "/"), err: err}
+}
+
+// runImportOn is runImport; it sets *server once it knows it, so that its
+// errors name the server.
+func runImportOn(ctx context.Context, env *cli, args []string, k importKind, server *string) error {
+	*server = ""
 	fs := env.newFlags("import " + k.name)
-	baseURL := fs.String("base-url", "http://localhost:8080", "address of the posgate API")
-	authURL := fs.String("auth-url", "", "address of the identity provider (default --base-url)")
+	baseURL := fs.String("server", defaultServer, "address of the running posgate's API")
+	authURL := fs.String("auth-url", "", "address of the identity provider (default --server)")
 	clientID := fs.String("client-id", "", "client id of a POS client (scope pos_integration)")
 	clientSecret := fs.String("client-secret", "", "its secret")
 	posID := fs.String("pos", "", "POS system id (default: the client's, from its token)")
@@ -70,6 +88,7 @@ func runImport(ctx context.Context, env *cli, args []string, k importKind) error
 		return errors.New("--client-id and --client-secret (or POSGATE_CLIENT_ID and POSGATE_CLIENT_SECRET) are required")
 	}
 	file := pos[0]
+	*server = *baseURL
 	kind := strings.ToLower(*format)
 	if kind == "" {
 		kind = "json"
@@ -147,6 +166,7 @@ func runImport(ctx context.Context, env *cli, args []string, k importKind) error
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("User-Agent", "posgate-cli/"+cliVersion)
 	resp, err := http.DefaultClient.Do(req)
 	stop()
 	if err != nil {
@@ -573,20 +593,19 @@ func cmdPromotionsList(ctx context.Context, env *cli, args []string) error {
 		company = fs.String("company", "", "company id (required)")
 		location = fs.String("location", "", "only those that apply at this location (now, unless --valid-at)")
 		validAt = fs.String("valid-at", "", "only those that apply at this date-time (ISO 8601)")
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+	}, func(a *client.Admin, _ []string) error {
+		q := client.PromotionQuery{PosLocationID: *location}
 		if *validAt != "" {
-			if _, err := codec.ParseDateTime(*validAt); err != nil {
+			t, err := codec.ParseDateTime(*validAt)
+			if err != nil {
 				return fmt.Errorf("--valid-at %q is not an ISO 8601 date-time", *validAt)
 			}
-		}
-		req := &service.ListPromotionsRequest{LocationID: *location}
-		if *validAt != "" {
-			req.ValidAt = validAt
+			q.ValidAt = t
 		}
 		// Every page: the command lists the company's promotions whole.
 		ps, err := allPages(func(page, size int) ([]*posgate.Promotion, int, error) {
-			req.Page, req.PageSize = &page, &size
-			got, err := svc.ListPromotions(ctx, op, *posID, *company, req)
+			q.Page, q.PageSize = page, size
+			got, err := answer[*service.PromotionPage](a.ListPromotions(ctx, *posID, *company, q))
 			if err != nil {
 				return nil, 0, err
 			}
@@ -618,7 +637,7 @@ func cmdCatalogueSet(ctx context.Context, env *cli, args []string) error {
 		categories = fs.String("categories", "", "category ids, comma-separated")
 		products = fs.String("products", "", "product ids, comma-separated")
 		file = fs.String("file", "", `a JSON file {"categoryIds":[…],"productIds":[…]} instead of the lists`)
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+	}, func(a *client.Admin, _ []string) error {
 		c := &service.ReplaceCatalogueRequest{CategoryIDs: splitList(*categories), ProductIDs: splitList(*products)}
 		if *file != "" {
 			if *categories != "" || *products != "" {
@@ -639,7 +658,7 @@ func cmdCatalogueSet(ctx context.Context, env *cli, args []string) error {
 			}
 			c.CategoryIDs, c.ProductIDs = lists.CategoryIDs, lists.ProductIDs
 		}
-		cat, err := svc.ReplaceCatalogue(ctx, op, *posID, *company, c)
+		cat, err := answer[*posgate.Catalogue](a.ReplaceCatalogue(ctx, *posID, *company, conv[client.ReplaceCatalogueRequest](c)))
 		if err != nil {
 			return err
 		}
@@ -654,8 +673,8 @@ func cmdCatalogueShow(ctx context.Context, env *cli, args []string) error {
 	return operatorCommand(ctx, env, "catalogue show", args, 0, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
 		company = fs.String("company", "", "company id (required)")
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		c, err := svc.FindCatalogue(ctx, op, *posID, *company)
+	}, func(a *client.Admin, _ []string) error {
+		c, err := answer[*posgate.Catalogue](a.GetCatalogue(ctx, *posID, *company))
 		if err != nil {
 			return err
 		}

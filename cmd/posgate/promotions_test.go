@@ -47,7 +47,7 @@ func writeFile(t *testing.T, name, content string) string {
 
 func TestImportPromotionsCommand(t *testing.T) {
 	base, db := serveDemo(t)
-	env := map[string]string{"POSGATE_BASE_URL": base, "POSGATE_CLIENT_ID": "demo-pos", "POSGATE_CLIENT_SECRET": "demo-pos-secret", "POSGATE_DATABASE": db}
+	env := map[string]string{"POSGATE_SERVER": base, "POSGATE_CLIENT_ID": "demo-pos", "POSGATE_CLIENT_SECRET": "demo-pos-secret", "POSGATE_DATABASE": db}
 
 	csvFile := writeFile(t, "promotions.csv", "\ufeffid,name,useForAllProducts,locationIds,categoryIds,startDate,endDate,daysOfWeek,recurrenceStartDate,recurrenceEndDate,promotionType,value\n"+
 		"P1,Two validities,true,LOC123;LOC456,COFFEE,2030-01-01T00:00:00Z,2030-06-30T23:59:59Z,,,,Amount,2.5\n"+
@@ -73,30 +73,33 @@ func TestImportPromotionsCommand(t *testing.T) {
 			t.Fatalf("output does not match %s:\n%s", re, out)
 		}
 	}
-	list := mustCLI(t, env, "promotions", "list", "--pos", "clover", "--company", "demo-company")
+	// The operator commands: the demo's operator, by default on a
+	// loopback server.
+	ops := map[string]string{"POSGATE_SERVER": base}
+	list := mustCLI(t, ops, "promotions", "list", "--pos", "clover", "--company", "demo-company")
 	if !regexp.MustCompile(`P1\s+Two validities\s+LOC123,LOC456\s+2\s+Amount 2.5,Percentage 10`).MatchString(list) ||
 		!regexp.MustCompile(`P4\s+Fine\s+all\s+0`).MatchString(list) {
 		t.Fatalf("promotions list:\n%s", list)
 	}
 	// Saturday 2030-07-06 09:00 at LOC456: P1 (its weekend window) and P4.
-	list = mustCLI(t, env, "promotions", "list", "--pos", "clover", "--company", "demo-company", "--location", "LOC456", "--valid-at", "2030-07-06T09:00:00Z")
+	list = mustCLI(t, ops, "promotions", "list", "--pos", "clover", "--company", "demo-company", "--location", "LOC456", "--valid-at", "2030-07-06T09:00:00Z")
 	if !strings.Contains(list, "P1") || !strings.Contains(list, "P4") {
 		t.Fatalf("valid at:\n%s", list)
 	}
-	list = mustCLI(t, env, "promotions", "list", "--pos", "clover", "--company", "demo-company", "--location", "LOC456", "--valid-at", "2030-07-06T13:00:00Z")
+	list = mustCLI(t, ops, "promotions", "list", "--pos", "clover", "--company", "demo-company", "--location", "LOC456", "--valid-at", "2030-07-06T13:00:00Z")
 	if strings.Contains(list, "P1") || !strings.Contains(list, "P4") {
 		t.Fatalf("valid after the window:\n%s", list)
 	}
 
 	// JSON, flags instead of the environment, no progress bar; with a
 	// catalogue, warnings.
-	mustCLI(t, env, "catalogue", "set", "--pos", "clover", "--company", "demo-company", "--categories", "C1,C2", "--products", "S1")
-	if out := mustCLI(t, env, "catalogue", "show", "--pos", "clover", "--company", "demo-company"); !regexp.MustCompile(`(?s)category\s+C1\n.*category\s+C2\n.*product\s+S1`).MatchString(out) {
+	mustCLI(t, ops, "catalogue", "set", "--pos", "clover", "--company", "demo-company", "--categories", "C1,C2", "--products", "S1")
+	if out := mustCLI(t, ops, "catalogue", "show", "--pos", "clover", "--company", "demo-company"); !regexp.MustCompile(`(?s)category\s+C1\n.*category\s+C2\n.*product\s+S1`).MatchString(out) {
 		t.Fatalf("catalogue show:\n%s", out)
 	}
 	jsonFile := writeFile(t, "promotions.json", `{"items":[{"id":"P4","name":"Fine","categoryIds":["C3"]},{"id":"P5","name":"new"}]}`)
 	out = mustCLI(t, map[string]string{"POSGATE_DATABASE": db}, "import", "promotions", jsonFile, "--company", "demo-company", "--quiet",
-		"--base-url", base, "--client-id", "demo-pos", "--client-secret", "demo-pos-secret", "--pos", "clover")
+		"--server", base, "--client-id", "demo-pos", "--client-secret", "demo-pos-secret", "--pos", "clover")
 	if strings.Contains(out, "[#") || !strings.Contains(out, "status:   Completed\ncreated:  1\nupdated:  1\nerrors:   0\nwarnings: 1\n") ||
 		!regexp.MustCompile(`ROW\s+ID\s+WARNING\s+DETAILS\n1\s+P4\s+The promotion names categories .*categoryIds: "C3"`).MatchString(out) {
 		t.Fatalf("JSON import:\n%s", out)
@@ -130,11 +133,11 @@ func TestImportPromotionsCommand(t *testing.T) {
 	if got := describe(err); !strings.Contains(got, "400 Bad Request") || !strings.Contains(got, "items[0].id: The items[0].id field must be a string.") {
 		t.Fatalf("malformed JSON: %s", got)
 	}
-	_, err = runCLI(t, map[string]string{"POSGATE_BASE_URL": base}, "import", "promotions", csvFile, "--company", "demo-company")
+	_, err = runCLI(t, map[string]string{"POSGATE_SERVER": base}, "import", "promotions", csvFile, "--company", "demo-company")
 	if err == nil || !strings.Contains(err.Error(), "--client-id and --client-secret") {
 		t.Fatalf("no credentials: %v", err)
 	}
-	_, err = runCLI(t, map[string]string{"POSGATE_BASE_URL": base, "POSGATE_CLIENT_ID": "demo-pos", "POSGATE_CLIENT_SECRET": "wrong"}, "import", "promotions", csvFile, "--company", "demo-company")
+	_, err = runCLI(t, map[string]string{"POSGATE_SERVER": base, "POSGATE_CLIENT_ID": "demo-pos", "POSGATE_CLIENT_SECRET": "wrong"}, "import", "promotions", csvFile, "--company", "demo-company")
 	if err == nil || !strings.Contains(err.Error(), "invalid_client") {
 		t.Fatalf("wrong secret: %v", err)
 	}

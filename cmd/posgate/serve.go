@@ -209,7 +209,7 @@ func printDemo(env *cli, a app.Addrs, db string) {
 	fmt.Fprintf(w, "  Swagger UI:       %s/swagger (Authorize, sign in, Try it out)\n", a.BaseURL)
 	fmt.Fprintf(w, "  portal:           %s/portal (sign in as one of the people)\n", a.BaseURL)
 	fmt.Fprintf(w, "  company %s, locations LOC123 (TERM-05, TERM-06, TERM-99 disabled) and LOC456 (TERM-07)\n\n", demo.CompanyID)
-	fmt.Fprintf(w, "  sandbox clock:    posgate sandbox clock advance 24h --base-url %s   (expiry without waiting)\n\n", a.BaseURL)
+	fmt.Fprintf(w, "  sandbox clock:    posgate sandbox clock advance 24h --server %s   (expiry without waiting)\n\n", a.BaseURL)
 	fmt.Fprintf(w, "Get a token:\n  curl -s -u %s:%s -d grant_type=client_credentials -d scope=pos_integration %s/connect/token\n",
 		demo.POSClientID, demo.POSSecret, strings.TrimSuffix(a.AuthURL, "/"))
 }

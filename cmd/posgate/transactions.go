@@ -2,16 +2,19 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/client"
 	"github.com/posgate/posgate/internal/service"
 )
 
-// The loyalty-program and transaction commands (docs/api.md §13.8): the
-// operator's use cases, as the local operator.
+// The loyalty-program and transaction commands (docs/api.md §13.8),
+// through the operator API.
 
 func printProgram(env *cli, p *posgate.LoyaltyProgram) {
 	set := "defaults (never set)"
@@ -25,8 +28,8 @@ func printProgram(env *cli, p *posgate.LoyaltyProgram) {
 func cmdLoyaltyProgramShow(ctx context.Context, env *cli, args []string) error {
 	var cf companyFlags
 	return operatorCommand(ctx, env, "loyalty-program show", args, 0, func(f *flag.FlagSet) { cf = addCompanyFlags(f) },
-		func(svc *service.Service, op *posgate.Principal, _ []string) error {
-			p, err := svc.FindLoyaltyProgram(ctx, op, *cf.pos, *cf.company)
+		func(a *client.Admin, _ []string) error {
+			p, err := answer[*posgate.LoyaltyProgram](a.GetLoyaltyProgram(ctx, *cf.pos, *cf.company))
 			if err != nil {
 				return err
 			}
@@ -46,7 +49,7 @@ func cmdLoyaltyProgramSet(ctx context.Context, env *cli, args []string) error {
 		stamps = f.Int("stamps-per-sale", 1, "stamps per sale")
 		minimum = f.String("minimum-for-stamp", "0", "smallest sale amount that earns stamps")
 		enroll = f.Bool("auto-enroll", false, "enrol a customer no loyalty user matches")
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
+	}, func(a *client.Admin, _ []string) error {
 		req := &service.PutLoyaltyProgramRequest{AutoEnroll: enroll}
 		r, err := posgate.ParseAmount(*rate)
 		if err != nil {
@@ -61,7 +64,7 @@ func cmdLoyaltyProgramSet(ctx context.Context, env *cli, args []string) error {
 			return fmt.Errorf("--stamps-per-sale %d is out of range", *stamps)
 		}
 		req.PointsPerCurrencyUnit, req.MinimumAmountForStamp, req.StampsPerSale = &r, &m, &n
-		p, err := svc.PutLoyaltyProgram(ctx, op, *cf.pos, *cf.company, req)
+		p, err := answer[*posgate.LoyaltyProgram](a.PutLoyaltyProgram(ctx, *cf.pos, *cf.company, conv[client.PutLoyaltyProgramRequest](req)))
 		if err != nil {
 			return err
 		}
@@ -102,9 +105,9 @@ func cmdTransactionList(ctx context.Context, env *cli, args []string) error {
 		day = f.String("day", "", "only those dated on this UTC day (YYYY-MM-DD)")
 		page = f.Int("page", 1, "page, from 1")
 		size = f.Int("page-size", service.DefaultTransactionPageSize, "transactions per page")
-	}, func(svc *service.Service, op *posgate.Principal, _ []string) error {
-		res, err := svc.ListTransactions(ctx, op, *cf.pos, *cf.company, &service.ListTransactionsRequest{
-			PosLocationID: *location, UserID: *user, Day: *day, Page: page, PageSize: size})
+	}, func(a *client.Admin, _ []string) error {
+		res, err := answer[*service.TransactionPage](a.ListTransactions(ctx, *cf.pos, *cf.company, client.TransactionQuery{
+			PosLocationID: *location, UserID: *user, Day: *day, PageOptions: client.PageOptions{Page: *page, PageSize: *size}}))
 		if err != nil {
 			return err
 		}
@@ -122,8 +125,8 @@ func cmdTransactionList(ctx context.Context, env *cli, args []string) error {
 func cmdTransactionShow(ctx context.Context, env *cli, args []string) error {
 	var cf companyFlags
 	return operatorCommand(ctx, env, "transaction show", args, 1, func(f *flag.FlagSet) { cf = addCompanyFlags(f) },
-		func(svc *service.Service, op *posgate.Principal, pos []string) error {
-			t, err := svc.FindTransaction(ctx, op, *cf.pos, *cf.company, pos[0])
+		func(a *client.Admin, pos []string) error {
+			t, err := answer[*posgate.Transaction](a.GetTransaction(ctx, *cf.pos, *cf.company, pos[0]))
 			if err != nil {
 				return err
 			}
@@ -140,7 +143,7 @@ func cmdTransactionRefund(ctx context.Context, env *cli, args []string) error {
 		cf = addCompanyFlags(f)
 		id = f.String("id", "", "the refund's own transaction id (required; the same id again changes nothing)")
 		amount = f.String("amount", "", "amount to refund (default: what is left of the sale)")
-	}, func(svc *service.Service, op *posgate.Principal, pos []string) error {
+	}, func(a *client.Admin, pos []string) error {
 		req := &service.OperatorRefundRequest{TransactionID: id}
 		if *amount != "" {
 			a, err := posgate.ParseAmount(*amount)
@@ -149,14 +152,23 @@ func cmdTransactionRefund(ctx context.Context, env *cli, args []string) error {
 			}
 			req.Amount = &a
 		}
-		res, err := svc.RefundTransaction(ctx, op, *cf.pos, *cf.company, pos[0], req)
+		// The API answers a refund recorded before as it answered it then
+		// (docs/api.md §13.8): whether it was is asked first, to say so.
+		lookErr := client.ErrNotFound
+		if *id != "" {
+			_, lookErr = a.GetTransaction(ctx, *cf.pos, *cf.company, *id)
+			if lookErr != nil && !errors.Is(lookErr, client.ErrNotFound) {
+				return lookErr
+			}
+		}
+		res, err := answer[json.RawMessage](a.RefundTransaction(ctx, *cf.pos, *cf.company, pos[0], conv[client.RefundTransactionRequest](req)))
 		if err != nil {
 			return err
 		}
-		if res.Replayed {
+		if lookErr == nil {
 			env.human("already refunded (nothing changed): ")
 		}
-		env.say(res.Data, "%s\n", res.Data)
+		env.say(res, "%s\n", res)
 		return nil
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/client"
 	"github.com/posgate/posgate/internal/service"
 )
 
@@ -16,9 +17,9 @@ import (
 // deliveries (docs/api.md §19); commands() lists them.
 func webhookCommands() []command {
 	return []command{
-		{"webhook add", "register a webhook endpoint and print its secret once: --pos P --company C --url U --events t1,t2 [--disabled] [--allow-private]", cmdWebhookAdd},
+		{"webhook add", "register a webhook endpoint and print its secret once: --pos P --company C --url U --events t1,t2 [--disabled]", cmdWebhookAdd},
 		{"webhook list", "list a company's webhook endpoints: --pos P --company C", cmdWebhookList},
-		{"webhook update", "change a webhook endpoint: ID --pos P --company C [--url U] [--events t1,t2] [--enable | --disable] [--allow-private]", cmdWebhookUpdate},
+		{"webhook update", "change a webhook endpoint: ID --pos P --company C [--url U] [--events t1,t2] [--enable | --disable]", cmdWebhookUpdate},
 		{"webhook remove", "remove a webhook endpoint and its deliveries: ID --pos P --company C", cmdWebhookRemove},
 		{"webhook rotate-secret", "give a webhook endpoint a new secret (the old one signs beside it for 24 h) and print it once: ID --pos P --company C", cmdWebhookRotate},
 		{"webhook deliveries", "list a webhook endpoint's deliveries, newest first: ID --pos P --company C [--status Pending|Delivered|Dead] [--page N] [--page-size N]", cmdWebhookDeliveries},
@@ -27,22 +28,21 @@ func webhookCommands() []command {
 	}
 }
 
-// webhookCommand is operatorCommand with the webhook flags every command
-// takes, and a service that allows private addresses when asked.
+// webhookCommand is operatorCommand with the flags every webhook command
+// takes. Whether a URL on a private or loopback address is accepted is the
+// server's to say (serve --webhooks-allow-private), since it is the server
+// that sends.
 func webhookCommand(ctx context.Context, env *cli, name string, args []string, nargs int, define func(fs *flag.FlagSet),
-	fn func(svc *service.Service, op *posgate.Principal, posID, company string, pos []string) error) error {
+	fn func(a *client.Admin, posID, company string, pos []string) error) error {
 	var posID, company *string
-	var allowPrivate *bool
-	return storeCommand(ctx, env, name, args, nargs, func(fs *flag.FlagSet) {
+	return operatorCommand(ctx, env, name, args, nargs, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
 		company = fs.String("company", "", "company id (required)")
-		allowPrivate = fs.Bool("allow-private", false, "accept a URL on a private or loopback address (the instances that send need --webhooks-allow-private too)")
 		if define != nil {
 			define(fs)
 		}
-	}, func(st posgate.Store, pos []string) error {
-		svc := service.New(st, service.Config{WebhookAllowPrivate: *allowPrivate})
-		return fn(svc, posgate.LocalOperator(), *posID, *company, pos)
+	}, func(a *client.Admin, pos []string) error {
+		return fn(a, *posID, *company, pos)
 	})
 }
 
@@ -57,12 +57,12 @@ func eventList(s string) []string {
 	return out
 }
 
-func printEndpoint(env *cli, verb string, e *posgate.WebhookEndpoint, secret string) {
+func printEndpoint(env *cli, verb string, e *client.WebhookEndpoint, secret string) {
 	state := "enabled"
 	if !e.Enabled {
 		state = "disabled"
 	}
-	fmt.Fprintf(env.stdout, "%s webhook endpoint %s of %s/%s (%s): %s for %s\n", verb, e.ID, e.POSSystemID, e.CompanyID, state, e.URL,
+	fmt.Fprintf(env.stdout, "%s webhook endpoint %s of %s/%s (%s): %s for %s\n", verb, e.ID, e.PosSystemID, e.PosCompanyID, state, e.URL,
 		strings.Join(e.EventTypes, ", "))
 	if secret != "" {
 		fmt.Fprintf(env.stdout, "signing secret (shown once): %s\n", secret)
@@ -76,25 +76,25 @@ func cmdWebhookAdd(ctx context.Context, env *cli, args []string) error {
 		url = fs.String("url", "", "the receiver's URL, http or https (required)")
 		events = fs.String("events", "", "comma-separated event types (required): "+strings.Join(posgate.EventTypes, ", "))
 		disabled = fs.Bool("disabled", false, "register it disabled")
-	}, func(svc *service.Service, op *posgate.Principal, posID, company string, _ []string) error {
+	}, func(a *client.Admin, posID, company string, _ []string) error {
 		enabled := !*disabled
-		e, err := svc.CreateWebhookEndpoint(ctx, op, posID, company, &service.CreateWebhookEndpointRequest{URL: *url,
+		e, err := a.CreateWebhookEndpoint(ctx, posID, company, client.CreateWebhookEndpointRequest{URL: *url,
 			EventTypes: eventList(*events), Enabled: &enabled})
 		if err != nil {
 			return err
 		}
-		printEndpoint(env, "registered", e.WebhookEndpoint, e.Secret)
+		printEndpoint(env, "registered", &e.WebhookEndpoint, e.Secret)
 		return nil
 	})
 }
 
 func cmdWebhookList(ctx context.Context, env *cli, args []string) error {
-	return webhookCommand(ctx, env, "webhook list", args, 0, nil, func(svc *service.Service, op *posgate.Principal, posID, company string, _ []string) error {
-		list, err := svc.ListWebhookEndpoints(ctx, op, posID, company)
+	return webhookCommand(ctx, env, "webhook list", args, 0, nil, func(a *client.Admin, posID, company string, _ []string) error {
+		list, err := a.ListWebhookEndpoints(ctx, posID, company)
 		if err != nil {
 			return err
 		}
-		return table(env, []string{"ID", "ENABLED", "URL", "EVENTS", "NOTE"}, list, func(e *posgate.WebhookEndpoint) []string {
+		return table(env, []string{"ID", "ENABLED", "URL", "EVENTS", "NOTE"}, list, func(e client.WebhookEndpoint) []string {
 			return []string{e.ID, strconv.FormatBool(e.Enabled), e.URL, strings.Join(e.EventTypes, ","), e.DisabledReason}
 		})
 	})
@@ -110,11 +110,11 @@ func cmdWebhookUpdate(ctx context.Context, env *cli, args []string) error {
 		events = fs.String("events", "", "the new comma-separated event types")
 		enable = fs.Bool("enable", false, "enable the endpoint (clears the reason posgate disabled it for)")
 		disable = fs.Bool("disable", false, "disable the endpoint: it receives no new events")
-	}, func(svc *service.Service, op *posgate.Principal, posID, company string, pos []string) error {
+	}, func(a *client.Admin, posID, company string, pos []string) error {
 		if *enable && *disable {
 			return fmt.Errorf("--enable and --disable exclude each other")
 		}
-		req := &service.UpdateWebhookEndpointRequest{}
+		req := client.UpdateWebhookEndpointRequest{}
 		if env.isSet(fs, "url") {
 			req.URL = url
 		}
@@ -127,7 +127,7 @@ func cmdWebhookUpdate(ctx context.Context, env *cli, args []string) error {
 		if *enable || *disable {
 			req.Enabled = enable
 		}
-		e, err := svc.UpdateWebhookEndpoint(ctx, op, posID, company, pos[0], req)
+		e, err := a.UpdateWebhookEndpoint(ctx, posID, company, pos[0], req)
 		if err != nil {
 			return err
 		}
@@ -137,8 +137,8 @@ func cmdWebhookUpdate(ctx context.Context, env *cli, args []string) error {
 }
 
 func cmdWebhookRemove(ctx context.Context, env *cli, args []string) error {
-	return webhookCommand(ctx, env, "webhook remove", args, 1, nil, func(svc *service.Service, op *posgate.Principal, posID, company string, pos []string) error {
-		e, err := svc.DeleteWebhookEndpoint(ctx, op, posID, company, pos[0])
+	return webhookCommand(ctx, env, "webhook remove", args, 1, nil, func(a *client.Admin, posID, company string, pos []string) error {
+		e, err := a.DeleteWebhookEndpoint(ctx, posID, company, pos[0])
 		if err != nil {
 			return err
 		}
@@ -148,8 +148,8 @@ func cmdWebhookRemove(ctx context.Context, env *cli, args []string) error {
 }
 
 func cmdWebhookRotate(ctx context.Context, env *cli, args []string) error {
-	return webhookCommand(ctx, env, "webhook rotate-secret", args, 1, nil, func(svc *service.Service, op *posgate.Principal, posID, company string, pos []string) error {
-		e, err := svc.RotateWebhookSecret(ctx, op, posID, company, pos[0])
+	return webhookCommand(ctx, env, "webhook rotate-secret", args, 1, nil, func(a *client.Admin, posID, company string, pos []string) error {
+		e, err := a.RotateWebhookSecret(ctx, posID, company, pos[0])
 		if err != nil {
 			return err
 		}
@@ -166,12 +166,12 @@ func cmdWebhookDeliveries(ctx context.Context, env *cli, args []string) error {
 		status = fs.String("status", "", "only Pending, Delivered or Dead deliveries")
 		page = fs.Int("page", 1, "page, from 1")
 		size = fs.Int("page-size", service.DefaultDeliveryPageSize, "deliveries per page")
-	}, func(svc *service.Service, op *posgate.Principal, posID, company string, pos []string) error {
-		p, err := svc.ListWebhookDeliveries(ctx, op, posID, company, pos[0], &service.ListWebhookDeliveriesRequest{Status: *status, Page: page, PageSize: size})
+	}, func(a *client.Admin, posID, company string, pos []string) error {
+		p, err := a.ListWebhookDeliveries(ctx, posID, company, pos[0], client.DeliveryQuery{Status: *status, PageOptions: client.PageOptions{Page: *page, PageSize: *size}})
 		if err != nil {
 			return err
 		}
-		err = table(env, []string{"ID", "EVENT", "TYPE", "USER", "STATUS", "ATTEMPTS", "LAST", "CODE", "NEXT", "ERROR"}, p.Deliveries, func(d *posgate.WebhookDelivery) []string {
+		err = table(env, []string{"ID", "EVENT", "TYPE", "USER", "STATUS", "ATTEMPTS", "LAST", "CODE", "NEXT", "ERROR"}, p.Deliveries, func(d client.WebhookDelivery) []string {
 			return []string{strconv.FormatInt(d.ID, 10), d.EventID, d.EventType, d.UserID, d.Status, strconv.Itoa(d.Attempts), timeOrDash(d.LastAttemptAt),
 				strconv.Itoa(d.LastStatusCode), timeOrDash(d.NextAttemptAt), shorten(d.LastError, 60)}
 		})
@@ -194,8 +194,14 @@ func cmdWebhookRedeliver(ctx context.Context, env *cli, args []string) error {
 	var delivery *int64
 	return webhookCommand(ctx, env, "webhook redeliver", args, 1, func(fs *flag.FlagSet) {
 		delivery = fs.Int64("delivery", 0, "the dead delivery to send again (0: every dead one)")
-	}, func(svc *service.Service, op *posgate.Principal, posID, company string, pos []string) error {
-		r, err := svc.RedeliverWebhooks(ctx, op, posID, company, pos[0], *delivery)
+	}, func(a *client.Admin, posID, company string, pos []string) error {
+		var r *client.WebhookRedelivered
+		var err error
+		if *delivery != 0 {
+			r, err = a.RedeliverWebhook(ctx, posID, company, pos[0], *delivery)
+		} else {
+			r, err = a.RedeliverDeadWebhooks(ctx, posID, company, pos[0])
+		}
 		if err != nil {
 			return err
 		}
@@ -205,8 +211,8 @@ func cmdWebhookRedeliver(ctx context.Context, env *cli, args []string) error {
 }
 
 func cmdWebhookTest(ctx context.Context, env *cli, args []string) error {
-	return webhookCommand(ctx, env, "webhook test", args, 1, nil, func(svc *service.Service, op *posgate.Principal, posID, company string, pos []string) error {
-		r, err := svc.SendTestWebhook(ctx, op, posID, company, pos[0])
+	return webhookCommand(ctx, env, "webhook test", args, 1, nil, func(a *client.Admin, posID, company string, pos []string) error {
+		r, err := a.SendTestWebhook(ctx, posID, company, pos[0])
 		if err != nil {
 			return err
 		}

@@ -1,100 +1,113 @@
 package e2e
 
 import (
-	"encoding/json"
-	"net/url"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/posgate/posgate/client"
 )
 
 func TestOperatorAPI(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
 		s := start(t, dsn)
 		admin := s.adminToken(t)
+		op := s.api(t, admin)
+		a, ctx := op.Admin, t.Context()
 		call := func(method, path, body string) response {
 			t.Helper()
-			q := req{Method: method, Path: path, Token: admin, Body: body}
-			if body != "" {
-				q.ContentType = "application/json"
-			}
-			return s.do(t, q)
-		}
-		data := func(r response) map[string]any {
-			t.Helper()
-			return r.JSON(t)["data"].(map[string]any)
+			return s.admin(t, admin, method, path, body)
 		}
 
 		t.Run("POS token is forbidden", func(t *testing.T) {
-			r := s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems", Token: s.posToken(t)})
-			mustProblem(t, r, 403, "The access token lacks the scope this operation needs (admin).", nil)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems"}), 401, "*", nil)
+			pos := s.posAPI(t)
+			_, err := pos.Admin.ListPosSystems(ctx)
+			mustProblem(t, pos.answer(err), 403, "The access token lacks the scope this operation needs (admin).", nil)
+			noToken := s.api(t, "")
+			_, err = noToken.Admin.ListPosSystems(ctx)
+			mustProblem(t, noToken.answer(err), 401, "*", nil)
 		})
 		t.Run("create and list the tenancy", func(t *testing.T) {
-			r := call("POST", "/admin/v1/pos-systems", `{"id":"cova","name":"Cova"}`)
-			mustStatus(t, r, 201)
-			if d := data(r); d["id"] != "cova" || d["name"] != "Cova" || d["createdAt"] != s.clock.Now().Format("2006-01-02T15:04:05Z") {
-				t.Fatalf("pos system %s", r.Body)
+			sys, err := a.CreatePosSystem(ctx, client.CreatePosSystemRequest{ID: "cova", Name: "Cova"})
+			mustStatus(t, op.answer(err), 201)
+			if sys.ID != "cova" || sys.Name != "Cova" || !sys.CreatedAt.Equal(s.clock.Now()) {
+				t.Fatalf("pos system %s", op.answer(nil).Body)
 			}
-			r = call("POST", "/admin/v1/pos-systems/cova/companies", `{"posCompanyId":"acme","name":"Acme","features":{"carousel":false}}`)
-			mustStatus(t, r, 201)
-			f := data(r)["features"].(map[string]any)
-			if f["carousel"] != false || f["coupons"] != true || data(r)["status"] != "Active" {
-				t.Fatalf("company %s", r.Body)
+			off := false
+			co, err := a.CreateCompany(ctx, "cova", client.CreateCompanyRequest{PosCompanyID: "acme", Name: "Acme", Features: &client.FeaturesUpdate{Carousel: &off}})
+			mustStatus(t, op.answer(err), 201)
+			if co.Features.Carousel || !co.Features.Coupons || co.Status != client.StatusActive {
+				t.Fatalf("company %s", op.answer(nil).Body)
 			}
-			mustStatus(t, call("POST", "/admin/v1/pos-systems/cova/locations", `{"posLocationId":"S1","posCompanyId":"acme","name":"Shop 1"}`), 201)
-			mustStatus(t, call("POST", "/admin/v1/pos-systems/cova/locations", `{"posLocationId":"S2","posCompanyId":"acme","status":"Disabled"}`), 201)
-			r = call("POST", "/admin/v1/pos-systems/cova/locations/S1/terminals", `{"terminalId":"T1","name":"Till 1"}`)
-			mustStatus(t, r, 201)
-			if d := data(r); d["terminalId"] != "T1" || d["posLocationId"] != "S1" || d["status"] != "Active" {
-				t.Fatalf("terminal %s", r.Body)
+			_, err = a.CreateLocation(ctx, "cova", client.CreateLocationRequest{PosLocationID: "S1", PosCompanyID: "acme", Name: "Shop 1"})
+			mustStatus(t, op.answer(err), 201)
+			_, err = a.CreateLocation(ctx, "cova", client.CreateLocationRequest{PosLocationID: "S2", PosCompanyID: "acme", Status: client.StatusDisabled})
+			mustStatus(t, op.answer(err), 201)
+			term, err := a.CreateTerminal(ctx, "cova", "S1", client.CreateTerminalRequest{TerminalID: "T1", Name: "Till 1"})
+			mustStatus(t, op.answer(err), 201)
+			if term.TerminalID != "T1" || term.PosLocationID != "S1" || term.Status != client.StatusActive {
+				t.Fatalf("terminal %s", op.answer(nil).Body)
 			}
 
-			r = call("GET", "/admin/v1/pos-systems", "")
-			mustStatus(t, r, 200)
-			if n := len(r.JSON(t)["data"].([]any)); n != 2 {
-				t.Fatalf("%d POS systems: %s", n, r.Body)
+			systems, err := a.ListPosSystems(ctx)
+			if op.ok(err); len(systems) != 2 {
+				t.Fatalf("%d POS systems: %s", len(systems), op.answer(nil).Body)
 			}
-			r = call("GET", "/admin/v1/pos-systems/cova/locations?posCompanyId=acme", "")
-			mustStatus(t, r, 200)
-			if !strings.Contains(string(r.Body), `"posLocationId":"S1"`) || !strings.Contains(string(r.Body), `"posLocationId":"S2"`) {
-				t.Fatalf("locations %s", r.Body)
+			locs, err := a.ListLocations(ctx, "cova", "acme")
+			if op.ok(err); len(locs) != 2 || locs[0].PosLocationID != "S1" || locs[1].PosLocationID != "S2" {
+				t.Fatalf("locations %s", op.answer(nil).Body)
 			}
-			r = call("GET", "/admin/v1/pos-systems/cova/locations/S1/terminals", "")
-			mustStatus(t, r, 200)
-			if n := len(r.JSON(t)["data"].([]any)); n != 1 {
-				t.Fatalf("terminals %s", r.Body)
+			terms, err := a.ListTerminals(ctx, "cova", "S1")
+			if op.ok(err); len(terms) != 1 {
+				t.Fatalf("terminals %s", op.answer(nil).Body)
 			}
-			mustStatus(t, call("GET", "/admin/v1/pos-systems/cova/companies/acme", ""), 200)
-			mustStatus(t, call("GET", "/admin/v1/pos-systems/cova", ""), 200)
-			mustStatus(t, call("GET", "/admin/v1/pos-systems/cova/locations/S1/terminals/T1", ""), 200)
-			r = call("GET", "/admin/v1/pos-systems/cova/companies", "")
-			mustStatus(t, r, 200)
+			_, err = a.GetCompany(ctx, "cova", "acme")
+			op.ok(err)
+			_, err = a.GetPosSystem(ctx, "cova")
+			op.ok(err)
+			_, err = a.GetTerminal(ctx, "cova", "S1", "T1")
+			op.ok(err)
+			_, err = a.ListCompanies(ctx, "cova")
+			op.ok(err)
 		})
 		t.Run("empty lists are arrays", func(t *testing.T) {
-			mustStatus(t, call("POST", "/admin/v1/pos-systems", `{"id":"empty"}`), 201)
-			r := call("GET", "/admin/v1/pos-systems/empty/companies", "")
-			mustStatus(t, r, 200)
-			if string(r.Body) != `{"data":[]}` {
-				t.Fatalf("body %s", r.Body)
-			}
+			_, err := a.CreatePosSystem(ctx, client.CreatePosSystemRequest{ID: "empty"})
+			mustStatus(t, op.answer(err), 201)
+			_, err = a.ListCompanies(ctx, "empty")
+			mustBody(t, op.ok(err), `{"data":[]}`)
 		})
 		t.Run("conflicts", func(t *testing.T) {
-			mustProblem(t, call("POST", "/admin/v1/pos-systems", `{"id":"clover"}`), 409, "*", nil)
-			mustProblem(t, call("POST", "/admin/v1/pos-systems/clover/companies", `{"posCompanyId":"demo-company"}`), 409, "*", nil)
-			mustProblem(t, call("POST", "/admin/v1/pos-systems/clover/locations", `{"posLocationId":"LOC123","posCompanyId":"demo-company"}`), 409, "*", nil)
-			mustProblem(t, call("POST", "/admin/v1/pos-systems/clover/locations/LOC123/terminals", `{"terminalId":"TERM-05"}`), 409, "*", nil)
-			mustProblem(t, call("POST", "/admin/v1/clients", `{"clientId":"demo-pos","posSystemId":"clover","scopes":["pos_integration"]}`), 409, "*", nil)
+			_, err := a.CreatePosSystem(ctx, client.CreatePosSystemRequest{ID: "clover"})
+			mustProblem(t, op.answer(err), 409, "*", nil)
+			_, err = a.CreateCompany(ctx, "clover", client.CreateCompanyRequest{PosCompanyID: "demo-company"})
+			mustProblem(t, op.answer(err), 409, "*", nil)
+			_, err = a.CreateLocation(ctx, "clover", client.CreateLocationRequest{PosLocationID: "LOC123", PosCompanyID: "demo-company"})
+			mustProblem(t, op.answer(err), 409, "*", nil)
+			_, err = a.CreateTerminal(ctx, "clover", "LOC123", client.CreateTerminalRequest{TerminalID: "TERM-05"})
+			mustProblem(t, op.answer(err), 409, "*", nil)
+			_, err = a.CreateClient(ctx, client.CreateAPIClientRequest{ClientID: "demo-pos", PosSystemID: "clover", Scopes: []client.Scope{client.ScopePosIntegration}})
+			mustProblem(t, op.answer(err), 409, "*", nil)
 		})
 		t.Run("missing parents", func(t *testing.T) {
-			mustProblem(t, call("POST", "/admin/v1/pos-systems/nope/companies", `{"posCompanyId":"a"}`), 404, "*", nil)
-			mustProblem(t, call("POST", "/admin/v1/pos-systems/clover/locations", `{"posLocationId":"L","posCompanyId":"nope"}`), 404, "*", nil)
-			mustProblem(t, call("POST", "/admin/v1/pos-systems/clover/locations/NOPE/terminals", `{"terminalId":"T"}`), 404, "*", nil)
-			mustProblem(t, call("GET", "/admin/v1/pos-systems/clover/locations/NOPE/terminals", ""), 404, "*", nil)
-			mustProblem(t, call("POST", "/admin/v1/clients", `{"posSystemId":"nope","scopes":["pos_integration"]}`), 404, "POS system 'nope' not found.", nil)
-			mustProblem(t, call("POST", "/admin/v1/clients", `{"posSystemId":"clover","scopes":["pos_integration"],"companyIds":["nope"]}`), 404, "Company 'nope' of POS system 'clover' not found.", nil)
-			mustProblem(t, call("PATCH", "/admin/v1/pos-systems/clover/companies/nope", `{"status":"Disabled"}`), 404, "*", nil)
-			mustProblem(t, call("POST", "/admin/v1/pos-systems/clover/locations/LOC123/terminals/NOPE/disable", ""), 404, "*", nil)
-			mustProblem(t, call("POST", "/admin/v1/clients/nope/disable", ""), 404, "*", nil)
+			_, err := a.CreateCompany(ctx, "nope", client.CreateCompanyRequest{PosCompanyID: "a"})
+			mustProblem(t, op.answer(err), 404, "*", nil)
+			_, err = a.CreateLocation(ctx, "clover", client.CreateLocationRequest{PosLocationID: "L", PosCompanyID: "nope"})
+			mustProblem(t, op.answer(err), 404, "*", nil)
+			_, err = a.CreateTerminal(ctx, "clover", "NOPE", client.CreateTerminalRequest{TerminalID: "T"})
+			mustProblem(t, op.answer(err), 404, "*", nil)
+			_, err = a.ListTerminals(ctx, "clover", "NOPE")
+			mustProblem(t, op.answer(err), 404, "*", nil)
+			_, err = a.CreateClient(ctx, client.CreateAPIClientRequest{PosSystemID: "nope", Scopes: []client.Scope{client.ScopePosIntegration}})
+			mustProblem(t, op.answer(err), 404, "POS system 'nope' not found.", nil)
+			_, err = a.CreateClient(ctx, client.CreateAPIClientRequest{PosSystemID: "clover", Scopes: []client.Scope{client.ScopePosIntegration}, CompanyIds: []string{"nope"}})
+			mustProblem(t, op.answer(err), 404, "Company 'nope' of POS system 'clover' not found.", nil)
+			disabled := client.StatusDisabled
+			_, err = a.UpdateCompany(ctx, "clover", "nope", client.UpdateCompanyRequest{Status: &disabled})
+			mustProblem(t, op.answer(err), 404, "*", nil)
+			_, err = a.DisableTerminal(ctx, "clover", "LOC123", "NOPE")
+			mustProblem(t, op.answer(err), 404, "*", nil)
+			_, err = a.DisableClient(ctx, "nope")
+			mustProblem(t, op.answer(err), 404, "*", nil)
 		})
 		t.Run("bad input changes nothing", func(t *testing.T) {
 			before := call("GET", "/admin/v1/pos-systems/clover/companies", "").Body
@@ -121,75 +134,78 @@ func TestOperatorAPI(t *testing.T) {
 			mustProblem(t, r, 415, "*", nil)
 		})
 		t.Run("clients", func(t *testing.T) {
-			r := call("POST", "/admin/v1/clients", `{"name":"Till app","posSystemId":"clover","scopes":["pos_integration","pos_integration"]}`)
-			mustStatus(t, r, 201)
-			d := data(r)
-			id, secret := d["clientId"].(string), d["clientSecret"].(string)
-			if !strings.HasPrefix(id, "client-") || len(secret) < 43 || d["scopes"].([]any)[0] != "pos_integration" || len(d["scopes"].([]any)) != 1 {
-				t.Fatalf("created client %s", r.Body)
+			cl, err := a.CreateClient(ctx, client.CreateAPIClientRequest{Name: "Till app", PosSystemID: "clover",
+				Scopes: []client.Scope{client.ScopePosIntegration, client.ScopePosIntegration}})
+			mustStatus(t, op.answer(err), 201)
+			id, secret := cl.ClientID, cl.ClientSecret
+			if !strings.HasPrefix(id, "client-") || len(secret) < 43 || len(cl.Scopes) != 1 || cl.Scopes[0] != client.ScopePosIntegration {
+				t.Fatalf("created client %s", op.answer(nil).Body)
 			}
 			// The secret is never shown again.
-			for _, path := range []string{"/admin/v1/clients", "/admin/v1/clients/" + id} {
-				got := call("GET", path, "")
-				mustStatus(t, got, 200)
+			_, err = a.ListClients(ctx)
+			list := op.ok(err)
+			_, err = a.GetClient(ctx, id)
+			one := op.ok(err)
+			for _, got := range []response{list, one} {
 				if strings.Contains(string(got.Body), secret) || strings.Contains(string(got.Body), "ecret") {
-					t.Fatalf("%s shows a secret: %s", path, got.Body)
+					t.Fatalf("a secret is shown: %s", got.Body)
 				}
 			}
-			tok := s.token(t, id, secret, "pos_integration")
-			mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Accepted")
-			mustStatus(t, call("POST", "/admin/v1/clients/"+id+"/disable", ""), 200)
-			r = s.tokenRequest(t, url.Values{"grant_type": {"client_credentials"}}, id, secret)
-			mustStatus(t, r, 401)
-			mustStatus(t, call("POST", "/admin/v1/clients/"+id+"/enable", ""), 200)
+			// The client fetches its own token.
+			till, err := client.New(s.base, client.WithHTTPClient(s.http), client.WithCredentials(id, secret, "pos_integration"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res, err := till.StartInteraction(ctx, "clover", client.StartInteractionRequest{TerminalID: "TERM-05", PosLocationID: "LOC123"}); err != nil || res.PosStatus != client.PosStatusAccepted {
+				t.Fatalf("%+v %v", res, err)
+			}
+			_, err = a.DisableClient(ctx, id)
+			op.ok(err)
+			_, err = till.RequestToken(ctx, client.TokenRequest{ClientID: id, ClientSecret: secret})
+			var pe *client.Error
+			if !errors.As(err, &pe) || pe.StatusCode != 401 || pe.OAuthError != "invalid_client" {
+				t.Fatalf("token of a disabled client: %v", err)
+			}
+			_, err = a.EnableClient(ctx, id)
+			op.ok(err)
 			s.token(t, id, secret, "pos_integration")
 		})
 		t.Run("key rotation", func(t *testing.T) {
 			old := s.posToken(t)
 			oldKid, _ := claimsOf(t, old)
-			r := call("POST", "/admin/v1/keys/rotate", "")
-			mustStatus(t, r, 201)
-			newKid := data(r)["kid"].(string)
+			key, err := a.RotateSigningKey(ctx)
+			mustStatus(t, op.answer(err), 201)
+			newKid := key.Kid
 			if newKid == oldKid["kid"] {
 				t.Fatal("rotation kept the kid")
 			}
-			r = call("GET", "/admin/v1/keys", "")
-			var keys struct {
-				Data []struct {
-					Kid     string `json:"kid"`
-					Signing bool   `json:"signing"`
-				} `json:"data"`
+			keys, err := a.ListSigningKeys(ctx)
+			if op.ok(err); len(keys) != 2 || keys[1].Kid != newKid || !keys[1].Signing || keys[0].Signing {
+				t.Fatalf("keys %s", op.answer(nil).Body)
 			}
-			json.Unmarshal(r.Body, &keys)
-			if len(keys.Data) != 2 || keys.Data[1].Kid != newKid || !keys.Data[1].Signing || keys.Data[0].Signing {
-				t.Fatalf("keys %s", r.Body)
-			}
-			jwks := string(s.do(t, req{Method: "GET", Path: "/.well-known/openid-configuration/jwks"}).Body)
-			if !strings.Contains(jwks, oldKid["kid"].(string)) || !strings.Contains(jwks, newKid) {
-				t.Fatalf("JWKS %s", jwks)
+			jwks, err := op.GetJWKS(ctx)
+			op.ok(err)
+			if len(jwks.Keys) != 2 || jwks.Keys[0].Kid != newKid || jwks.Keys[1].Kid != oldKid["kid"] {
+				t.Fatalf("JWKS %s", op.answer(nil).Body)
 			}
 			fresh := s.posToken(t)
 			if h, _ := claimsOf(t, fresh); h["kid"] != newKid {
 				t.Fatalf("new token signed with %v", h["kid"])
 			}
-			mustStatus(t, s.do(t, startReq(old, "TERM-05", "LOC123")), 200)
-			mustStatus(t, s.do(t, startReq(fresh, "TERM-05", "LOC123")), 200)
+			mustStatus(t, s.api(t, old).start("TERM-05", "LOC123"), 200)
+			mustStatus(t, s.api(t, fresh).start("TERM-05", "LOC123"), 200)
 		})
 	})
 }
 
 func TestHealthAndDocument(t *testing.T) {
 	s := start(t, t.TempDir()+"/p.db")
-	r := s.do(t, req{Method: "GET", Path: "/healthz"})
-	mustStatus(t, r, 200)
-	if string(r.Body) != `{"status":"ok"}` {
-		t.Fatalf("healthz %s", r.Body)
-	}
-	r = s.do(t, req{Method: "GET", Path: "/readyz"})
-	if r.Status != 200 || string(r.Body) != `{"status":"ready"}` {
-		t.Fatalf("readyz %d %s", r.Status, r.Body)
-	}
-	r = s.do(t, req{Method: "GET", Path: "/swagger/v1/swagger.json", Undocumented: true})
+	c := s.api(t, "")
+	_, err := c.GetHealth(t.Context())
+	mustBody(t, c.ok(err), `{"status":"ok"}`)
+	_, err = c.GetReadiness(t.Context())
+	mustBody(t, c.ok(err), `{"status":"ready"}`)
+	r := s.do(t, req{Method: "GET", Path: "/swagger/v1/swagger.json", Undocumented: true})
 	mustStatus(t, r, 200)
 	doc := r.JSON(t)
 	if doc["openapi"] != "3.0.1" || doc["info"].(map[string]any)["version"] != "v1" {

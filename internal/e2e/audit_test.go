@@ -108,8 +108,11 @@ func TestAuditLog(t *testing.T) {
 			t.Fatalf("after refused writes: %d entries, want 1", len(entries))
 		}
 
-		// Through the CLI, on the same store while the server runs.
-		out, err := exec.Command(bin, "company", "update", "demo-company", "--pos", "clover", "--name", "Renamed by CLI", "--database", dsn).CombinedOutput()
+		// Through the CLI, a client of the operator API: its change is the
+		// API's (channel api), by its operator client, and names the CLI
+		// in its User-Agent.
+		cliFlags := []string{"--server", s.base, "--client-id", "demo-admin", "--client-secret", "demo-admin-secret"}
+		out, err := exec.Command(bin, append([]string{"company", "update", "demo-company", "--pos", "clover", "--name", "Renamed by CLI"}, cliFlags...)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("posgate company update: %v\n%s", err, out)
 		}
@@ -118,12 +121,12 @@ func TestAuditLog(t *testing.T) {
 			t.Fatalf("after the CLI change: %d entries, want 2", len(entries))
 		}
 		cli := entries[0]
-		if cli.Channel != "cli" || cli.Actor.Subject != "posgate-cli" || cli.Actor.Kind != "local" || cli.UserAgent != "posgate-cli" ||
-			cli.TraceID != "" || cli.Target.ID != "demo-company" || name(t, cli.Before) != "Renamed by API" || name(t, cli.After) != "Renamed by CLI" {
+		if cli.Channel != "api" || cli.Actor.ClientID != "demo-admin" || cli.Actor.Kind != "client" || !strings.HasPrefix(cli.UserAgent, "posgate-cli/") ||
+			cli.TraceID == "" || cli.Target.ID != "demo-company" || name(t, cli.Before) != "Renamed by API" || name(t, cli.After) != "Renamed by CLI" {
 			t.Fatalf("CLI entry: %+v (before %s, after %s)", cli, cli.Before, cli.After)
 		}
 		// The CLI lists them too.
-		out, err = exec.Command(bin, "audit", "list", "--action", "company.update", "--output", "json", "--database", dsn).Output()
+		out, err = exec.Command(bin, append([]string{"audit", "list", "--action", "company.update", "--output", "json"}, cliFlags...)...).Output()
 		if err != nil {
 			t.Fatalf("posgate audit list: %v\n%s", err, out)
 		}
@@ -131,7 +134,7 @@ func TestAuditLog(t *testing.T) {
 			Channel string
 			After   struct{ Name string }
 		}
-		if err := json.Unmarshal(out, &listed); err != nil || len(listed) != 2 || listed[0].Channel != "cli" ||
+		if err := json.Unmarshal(out, &listed); err != nil || len(listed) != 2 || listed[0].Channel != "api" || listed[0].After.Name != "Renamed by CLI" ||
 			listed[1].Channel != "api" || listed[1].After.Name != "Renamed by API" {
 			t.Fatalf("posgate audit list --output json: %v\n%s", err, out)
 		}
@@ -153,7 +156,7 @@ func TestAuditLog(t *testing.T) {
 		}
 		restricted := s.token(t, "ops-demo", secret, "admin")
 		mine, _ := auditPage(t, s, restricted, "")
-		if len(mine) != 2 || mine[0].Channel != "cli" || mine[1].Channel != "api" {
+		if len(mine) != 2 || !strings.HasPrefix(mine[0].UserAgent, "posgate-cli/") || mine[1].Channel != "api" {
 			t.Fatalf("restricted operator's log: %+v", mine)
 		}
 		if other, _ := auditPage(t, s, restricted, "?posCompanyId=other-co"); len(other) != 0 {
@@ -162,7 +165,7 @@ func TestAuditLog(t *testing.T) {
 
 		// Filters and paging.
 		for q, want := range map[string]int{
-			"?actor=posgate-cli": 1, "?actor=demo-admin": 3, "?targetType=company&targetId=other-co": 1,
+			"?actor=ops-demo": 0, "?actor=demo-admin": 4, "?targetType=company&targetId=other-co": 1,
 			"?posSystemId=clover&posCompanyId=demo-company": 2, "?from=" + at.Format(time.RFC3339Nano): 4,
 			"?to=" + at.Format(time.RFC3339Nano): 0, "?action=nothing.ever": 0,
 		} {

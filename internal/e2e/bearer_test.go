@@ -156,8 +156,7 @@ func TestBearerAuthentication(t *testing.T) {
 			mustProblem(t, r, 403, "The access token lacks the scope this operation needs (pos_integration or service_api).", nil)
 		})
 		t.Run("other POS system", func(t *testing.T) {
-			r := s.do(t, req{Method: "POST", Path: "/pos/pax/startInteraction", Token: good, ContentType: "application/json",
-				Body: `{"terminalId":"TERM-05","posLocationId":"LOC123"}`})
+			r := s.call(t, good, "POST", "/pos/pax/startInteraction", `{"terminalId":"TERM-05","posLocationId":"LOC123"}`)
 			mustProblem(t, r, 403, "The access token belongs to another POS system.", nil)
 		})
 		t.Run("expired by the clock", func(t *testing.T) {

@@ -95,7 +95,7 @@ func TestDeclaredOversizedBody(t *testing.T) {
 			}
 		})
 		// Nothing was created by any of them.
-		r := s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems", Token: admin})
+		r := s.call(t, admin, "GET", "/admin/v1/pos-systems", "")
 		if mustStatus(t, r, 200); strings.Count(string(r.Body), `"id"`) != 1 {
 			t.Errorf("POS systems: %s", r.Body)
 		}
@@ -110,14 +110,12 @@ func TestHiddenLocationAnswersAsUnknown(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
 		s := start(t, dsn, func(c *app.Config) { c.CacheTTL = time.Hour })
 		admin := s.adminToken(t)
-		mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/clover/companies", Token: admin, ContentType: "application/json",
-			Body: `{"posCompanyId":"other-co","name":"Other"}`}), 201)
-		r := s.do(t, req{Method: "POST", Path: "/admin/v1/clients", Token: admin, ContentType: "application/json",
-			Body: `{"clientId":"restricted","posSystemId":"clover","scopes":["pos_integration"],"companyIds":["other-co"]}`})
+		mustStatus(t, s.call(t, admin, "POST", "/admin/v1/pos-systems/clover/companies", `{"posCompanyId":"other-co","name":"Other"}`), 201)
+		r := s.call(t, admin, "POST", "/admin/v1/clients", `{"clientId":"restricted","posSystemId":"clover","scopes":["pos_integration"],"companyIds":["other-co"]}`)
 		mustStatus(t, r, 201)
 		tok := s.token(t, "restricted", r.JSON(t)["data"].(map[string]any)["clientSecret"].(string), "pos_integration")
 		// demo-pos sees LOC123, so it is in the lookup cache.
-		mustStatus(t, s.do(t, startReq(s.posToken(t), "TERM-05", "LOC123")), 200)
+		mustStatus(t, s.api(t, s.posToken(t)).start("TERM-05", "LOC123"), 200)
 
 		const n = 300
 		times := map[string][]time.Duration{}
@@ -150,12 +148,12 @@ func TestCarouselPromotionBound(t *testing.T) {
 				"promotionValidities":[{"endDate":%q}]}`, i, i, end.Add(time.Duration(i)*time.Minute).Format(time.RFC3339)))
 		}
 		objs = append(objs, `{"id":"ZZ-OWN","name":"Own","locationIds":["LOC123"]}`)
-		res := mustImport(t, s.do(t, importReq(tok, "demo-company", "application/json", items(objs...))))
+		res := mustImport(t, s.request(t, importReq(tok, "demo-company", "application/json", items(objs...))))
 		if res.Status != "Completed" {
 			t.Fatalf("import %+v", res)
 		}
 		page := s.pathOf(t, s.carouselURL(t, tok, "TERM-05", "LOC123"))
-		r := s.do(t, req{Method: "GET", Path: contentPath(page, "content")})
+		r := s.call(t, "", "GET", contentPath(page, "content"), "")
 		mustStatus(t, r, 200)
 		var env struct {
 			Data struct {

@@ -36,7 +36,7 @@ func TestCarouselInBrowser(t *testing.T) {
 		admin := s.adminToken(t)
 		slides := "/admin/v1/pos-systems/clover/companies/demo-company/slides/"
 		for _, id := range []string{"welcome", "coffee", "loyalty"} {
-			mustStatus(t, s.do(t, req{Method: "PATCH", Path: slides + id, Token: admin, ContentType: "application/json", Body: `{"durationSeconds":5}`}), 200)
+			mustStatus(t, s.call(t, admin, "PATCH", slides+id, `{"durationSeconds":5}`), 200)
 		}
 		pageURL := s.carouselURL(t, s.posToken(t), "TERM-05", "LOC123")
 
@@ -94,7 +94,7 @@ func TestCarouselInBrowser(t *testing.T) {
 
 		// An operator's change reaches the open page at its next poll.
 		version := attr("data-content-version")
-		mustStatus(t, s.do(t, req{Method: "PATCH", Path: slides + "loyalty", Token: admin, ContentType: "application/json", Body: `{"title":"Changed by the operator"}`}), 200)
+		mustStatus(t, s.call(t, admin, "PATCH", slides+"loyalty", `{"title":"Changed by the operator"}`), 200)
 		waitFor("the changed content", 4*time.Second, func() bool { return attr("data-content-version") != version })
 
 		// The two slides shown are in the operator API's impressions.
@@ -112,7 +112,7 @@ func TestCarouselInBrowser(t *testing.T) {
 		}
 		var got []string
 		waitFor("the impressions", 3*time.Second, func() bool {
-			r := s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/demo-company/impressions", Token: admin})
+			r := s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/demo-company/impressions", "")
 			mustStatus(t, r, 200)
 			if err := json.Unmarshal(r.Body, &report); err != nil {
 				t.Fatal(err)

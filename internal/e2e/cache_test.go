@@ -19,31 +19,31 @@ func TestLookupCacheStaleness(t *testing.T) {
 		tok, admin := s.posToken(t), s.adminToken(t)
 		terminalURL := "/admin/v1/pos-systems/clover/locations/LOC123/terminals/TERM-05"
 
-		mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Accepted") // cached now
+		mustInteraction(t, s.api(t, tok).start("TERM-05", "LOC123"), "TERM-05", "LOC123", "Accepted") // cached now
 
 		// Through the operator API: at once, both ways.
-		mustStatus(t, s.do(t, req{Method: "POST", Path: terminalURL + "/disable", Token: admin}), 200)
-		mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Disabled")
-		mustStatus(t, s.do(t, req{Method: "POST", Path: terminalURL + "/enable", Token: admin}), 200)
-		mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Accepted")
+		mustStatus(t, s.call(t, admin, "POST", terminalURL+"/disable", ""), 200)
+		mustInteraction(t, s.api(t, tok).start("TERM-05", "LOC123"), "TERM-05", "LOC123", "Disabled")
+		mustStatus(t, s.call(t, admin, "POST", terminalURL+"/enable", ""), 200)
+		mustInteraction(t, s.api(t, tok).start("TERM-05", "LOC123"), "TERM-05", "LOC123", "Accepted")
 
 		// Behind its back: seen once the entry is a TTL old.
 		disabled := posgate.StatusDisabled
 		if _, err := s.openStore(t).UpdateTerminal(context.Background(), "clover", "LOC123", "TERM-05", posgate.TerminalUpdate{Status: &disabled}); err != nil {
 			t.Fatal(err)
 		}
-		mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Accepted")
+		mustInteraction(t, s.api(t, tok).start("TERM-05", "LOC123"), "TERM-05", "LOC123", "Accepted")
 		s.clock.Advance(time.Second)
-		mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Disabled")
+		mustInteraction(t, s.api(t, tok).start("TERM-05", "LOC123"), "TERM-05", "LOC123", "Disabled")
 
 		// A terminal registered behind its back is usable at once: "not
 		// found" is never cached.
-		mustProblemStatus(t, s.do(t, startReq(tok, "TERM-NEW", "LOC123")), 404)
+		mustProblemStatus(t, s.api(t, tok).start("TERM-NEW", "LOC123"), 404)
 		if err := s.openStore(t).CreateTerminal(context.Background(), &posgate.Terminal{POSSystemID: "clover", LocationID: "LOC123",
 			ID: "TERM-NEW", Status: posgate.StatusActive}); err != nil {
 			t.Fatal(err)
 		}
-		mustInteraction(t, s.do(t, startReq(tok, "TERM-NEW", "LOC123")), "TERM-NEW", "LOC123", "Accepted")
+		mustInteraction(t, s.api(t, tok).start("TERM-NEW", "LOC123"), "TERM-NEW", "LOC123", "Accepted")
 	})
 }
 

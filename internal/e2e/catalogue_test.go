@@ -20,7 +20,7 @@ func categoriesPath(company string) string {
 // operator API (kind "products" or "categories").
 func (s *server) catalogueIDs(t *testing.T, admin, company, kind string) string {
 	t.Helper()
-	r := s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/" + company + "/" + kind + "?pageSize=1000", Token: admin})
+	r := s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/"+company+"/"+kind+"?pageSize=1000", "")
 	mustStatus(t, r, 200)
 	var ids []string
 	key := "productId"
@@ -40,10 +40,9 @@ func TestProductImport(t *testing.T) {
 		s.company(t, admin, "shop", "S1")
 		imp := func(ct, body string) response {
 			t.Helper()
-			return s.do(t, req{Method: "POST", Path: productsPath("shop"), Token: tok, ContentType: ct, Body: body})
+			return s.request(t, req{Method: "POST", Path: productsPath("shop"), Token: tok, ContentType: ct, Body: body})
 		}
-		mustImport(t, s.do(t, req{Method: "POST", Path: categoriesPath("shop"), Token: tok, ContentType: "application/json",
-			Body: items(`{"posProductCategoryId":"PASTRY","name":"Pastry"}`)}))
+		mustImport(t, s.call(t, tok, "POST", categoriesPath("shop"), items(`{"posProductCategoryId":"PASTRY","name":"Pastry"}`)))
 
 		// Errors, a warning, and what is stored.
 		r := imp("application/json", items(
@@ -67,7 +66,7 @@ func TestProductImport(t *testing.T) {
 		}, Warnings: []importWarning{
 			{"P4", 7, "The product's category is not in the catalogue of company 'shop'; the product is imported anyway.", `productCategoryId: "NOPE"`},
 		}})
-		r = s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/shop/products?pageSize=2", Token: admin})
+		r = s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/shop/products?pageSize=2", "")
 		mustStatus(t, r, 200)
 		// 2.505 rounds half to even to 2.50; 0.125 to 0.12 (exactly, not through float64).
 		got := string(r.Body)
@@ -76,7 +75,7 @@ func TestProductImport(t *testing.T) {
 			!strings.HasSuffix(got, `"page":{"page":1,"pageSize":2,"total":3}}`) {
 			t.Fatalf("products: %s", got)
 		}
-		r = s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/shop/products?page=2&pageSize=2", Token: admin})
+		r = s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/shop/products?page=2&pageSize=2", "")
 		if !strings.Contains(string(r.Body), `"productId":"P6",`) || !strings.Contains(string(r.Body), `"price":0.12,`) {
 			t.Fatalf("page 2: %s", r.Body)
 		}
@@ -89,7 +88,7 @@ func TestProductImport(t *testing.T) {
 			t.Fatalf("products after XML: %s", got)
 		}
 		// The catalogue's ids follow the imports; promotions are checked against them.
-		r = s.do(t, importReq(tok, "shop", "application/json", items(`{"id":"X","name":"x","productIds":["P1","P99"],"categoryIds":["PASTRY","C9"]}`)))
+		r = s.request(t, importReq(tok, "shop", "application/json", items(`{"id":"X","name":"x","productIds":["P1","P99"],"categoryIds":["PASTRY","C9"]}`)))
 		checkResult(t, mustImport(t, r), importResult{Status: "Completed", CreatedCount: 1, Warnings: []importWarning{{"X", 1,
 			"The promotion names categories or products that are not in the catalogue of company 'shop'; it is imported anyway.",
 			`categoryIds: "C9"; productIds: "P99"`}}})
@@ -109,30 +108,30 @@ func TestProductImport(t *testing.T) {
 		}
 
 		// The company: unknown, hidden, disabled, switched off; the token.
-		mustProblem(t, s.do(t, req{Method: "POST", Path: productsPath("nope"), Token: tok, ContentType: "application/json", Body: `{}`}), 404, "Company 'nope' is not registered.", nil)
+		mustProblem(t, s.call(t, tok, "POST", productsPath("nope"), `{}`), 404, "Company 'nope' is not registered.", nil)
 		other := restrictedClient(t, s, admin)
-		mustProblem(t, s.do(t, req{Method: "POST", Path: productsPath("shop"), Token: other, ContentType: "application/json", Body: `{}`}), 404, "Company 'shop' is not registered.", nil)
-		mustStatus(t, s.do(t, req{Method: "POST", Path: productsPath("other-co"), Token: other, ContentType: "application/json", Body: `{}`}), 200)
+		mustProblem(t, s.call(t, other, "POST", productsPath("shop"), `{}`), 404, "Company 'shop' is not registered.", nil)
+		mustStatus(t, s.call(t, other, "POST", productsPath("other-co"), `{}`), 200)
 		patch := func(body string) {
-			mustStatus(t, s.do(t, req{Method: "PATCH", Path: "/admin/v1/pos-systems/clover/companies/shop", Token: admin, ContentType: "application/json", Body: body}), 200)
+			mustStatus(t, s.call(t, admin, "PATCH", "/admin/v1/pos-systems/clover/companies/shop", body), 200)
 		}
 		patch(`{"features":{"productsImport":false}}`)
 		mustProblem(t, imp("application/json", `{}`), 403, "Products import is switched off for company 'shop'.", nil)
-		mustProblem(t, s.do(t, req{Method: "POST", Path: categoriesPath("shop"), Token: tok, ContentType: "application/json", Body: `{}`}), 403,
+		mustProblem(t, s.call(t, tok, "POST", categoriesPath("shop"), `{}`), 403,
 			"Products import is switched off for company 'shop'.", nil)
 		patch(`{"features":{"productsImport":true},"status":"Disabled"}`)
 		mustProblem(t, imp("application/json", `{}`), 403, "Company 'shop' is disabled: its catalogue cannot be imported.", nil)
 		patch(`{"status":"Active"}`)
-		mustProblem(t, s.do(t, req{Method: "POST", Path: productsPath("shop"), ContentType: "application/json", Body: `{}`}), 401, "*", nil)
-		mustProblem(t, s.do(t, req{Method: "POST", Path: productsPath("shop"), Token: admin, ContentType: "application/json", Body: `{}`}), 403, "*", nil)
+		mustProblem(t, s.call(t, "", "POST", productsPath("shop"), `{}`), 401, "*", nil)
+		mustProblem(t, s.call(t, admin, "POST", productsPath("shop"), `{}`), 403, "*", nil)
 		checkResult(t, mustImport(t, imp("application/json", `{"items":null}`)), importResult{Status: "Completed"})
 
 		// Operator lists: paging bounds, another company, a restricted operator.
 		msg := "The pageSize parameter must be an integer from 1 to 1000."
-		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/shop/products?pageSize=0", Token: admin}), 400, msg,
+		mustProblem(t, s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/shop/products?pageSize=0", ""), 400, msg,
 			map[string][]string{"pageSize": {msg}})
-		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/nope/categories", Token: admin}), 404, `company "nope" not found`, nil)
-		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/shop/products", Token: tok}), 403, "*", nil)
+		mustProblem(t, s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/nope/categories", ""), 404, `company "nope" not found`, nil)
+		mustProblem(t, s.call(t, tok, "GET", "/admin/v1/pos-systems/clover/companies/shop/products", ""), 403, "*", nil)
 		if got := s.catalogueIDs(t, admin, "other-co", "products"); got != "" {
 			t.Fatalf("other-co's products: %q", got)
 		}
@@ -146,7 +145,7 @@ func TestCategoryImport(t *testing.T) {
 		s.company(t, admin, "shop", "S1")
 		imp := func(body string) response {
 			t.Helper()
-			return s.do(t, req{Method: "POST", Path: categoriesPath("shop"), Token: tok, ContentType: "application/json", Body: body})
+			return s.call(t, tok, "POST", categoriesPath("shop"), body)
 		}
 		// A tree whose parent comes later in the request, and one stored.
 		checkResult(t, mustImport(t, imp(items(
@@ -183,7 +182,7 @@ func TestCategoryImport(t *testing.T) {
 		checkResult(t, mustImport(t, r), importResult{Status: "CompletedWithErrors", CreatedCount: 1, Errors: []importError{
 			{"BAKERY", 1, cycle, `posProductParentCategoryId: "BAKERY" > "CAKE" > "PASTRY" > "BAKERY"`},
 		}})
-		r = s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/shop/categories?pageSize=2&page=2", Token: admin})
+		r = s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/shop/categories?pageSize=2&page=2", "")
 		mustStatus(t, r, 200)
 		if !strings.Contains(string(r.Body), `"posProductCategoryId":"PASTRY","name":"Pastry","posProductParentCategoryId":"BAKERY","posCatalogId":"main"`) ||
 			!strings.HasSuffix(string(r.Body), `"page":{"page":2,"pageSize":2,"total":4}}`) {
@@ -203,13 +202,13 @@ func TestCategoryImport(t *testing.T) {
 		// entries keep their fields, a kept child of a removed parent is 409.
 		cat := "/admin/v1/pos-systems/clover/companies/shop/catalogue"
 		put := func(body string) response {
-			return s.do(t, req{Method: "PUT", Path: cat, Token: admin, ContentType: "application/json", Body: body})
+			return s.call(t, admin, "PUT", cat, body)
 		}
 		mustProblem(t, put(`{"categoryIds":["CAKE","PASTRY","TEA"]}`), 409,
 			"Category 'PASTRY' has the parent 'BAKERY', which the catalogue would no longer hold; list 'BAKERY' too, or re-import the categories.", nil)
 		mustBody(t, put(`{"categoryIds":["BAKERY","PASTRY","CAKE","NEW"],"productIds":["SKU-1"]}`),
 			`{"data":{"posSystemId":"clover","posCompanyId":"shop","categoryIds":["BAKERY","CAKE","NEW","PASTRY"],"productIds":["SKU-1"]}}`)
-		r = s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/shop/categories", Token: admin})
+		r = s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/shop/categories", "")
 		if !strings.Contains(string(r.Body), `"posProductCategoryId":"CAKE","name":"Cake","posProductParentCategoryId":"PASTRY"`) ||
 			!strings.Contains(string(r.Body), `"posProductCategoryId":"NEW","name":"","posProductParentCategoryId":"","posCatalogId":""`) ||
 			strings.Contains(string(r.Body), `"TEA"`) {

@@ -18,11 +18,7 @@ func TestContentOperatorAPI(t *testing.T) {
 		admin := s.adminToken(t)
 		call := func(method, path, body string) response {
 			t.Helper()
-			q := req{Method: method, Path: path, Token: admin, Body: body}
-			if body != "" {
-				q.ContentType = "application/json"
-			}
-			return s.do(t, q)
+			return s.admin(t, admin, method, path, body)
 		}
 		now := s.clock.Now().UTC().Format(time.RFC3339)
 		slides := "/admin/v1/pos-systems/clover/companies/demo-company/slides"
@@ -83,8 +79,8 @@ func TestContentOperatorAPI(t *testing.T) {
 			mustProblem(t, r, 400, "*", r400Fields(t, r))
 			mustProblem(t, s.do(t, req{Method: "POST", Path: slides, Token: admin, ContentType: "application/xml", Body: `<a><title>x</title></a>`}), 415, "*", nil)
 			mustProblem(t, call("POST", slides, `{"title":"`+strings.Repeat("x", 70<<10)+`"}`), 413, "*", nil)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: slides, Token: s.posToken(t)}), 403, "*", nil)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: slides}), 401, "*", nil)
+			mustProblem(t, s.call(t, s.posToken(t), "GET", slides, ""), 403, "*", nil)
+			mustProblem(t, s.call(t, "", "GET", slides, ""), 401, "*", nil)
 			// Nothing of the above was stored.
 			r = call("GET", slides, "")
 			if n := strings.Count(string(r.Body), `"slideId"`); n != 4 {
@@ -122,7 +118,7 @@ func TestContentOperatorAPI(t *testing.T) {
 			if !strings.HasPrefix(body, prefix) {
 				t.Fatalf("PUT location promotion:\n got %s\nwant prefix %s", body, prefix)
 			}
-			if got := decodeQR(t, s.do(t, req{Method: "GET", Path: s.pathOf(t, r.JSON(t)["data"].(map[string]any)["imageUrl"].(string))}).Body, 384); got != "https://example.com/fly" {
+			if got := decodeQR(t, s.call(t, "", "GET", s.pathOf(t, r.JSON(t)["data"].(map[string]any)["imageUrl"].(string)), "").Body, 384); got != "https://example.com/fly" {
 				t.Fatalf("QR of the operator's view decodes to %q", got)
 			}
 			mustBody(t, call("GET", loc, ""), body)
@@ -156,10 +152,8 @@ func TestDemoContentIsLoadedOnce(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
 		s := start(t, dsn)
 		admin := s.adminToken(t)
-		mustStatus(t, s.do(t, req{Method: "PATCH", Path: "/admin/v1/pos-systems/clover/companies/demo-company/slides/welcome", Token: admin,
-			ContentType: "application/json", Body: `{"title":"Changed"}`}), 200)
-		mustStatus(t, s.do(t, req{Method: "PUT", Path: "/admin/v1/pos-systems/clover/locations/LOC123/receipt-promotion", Token: admin,
-			ContentType: "application/json", Body: `{"primaryText":"Changed","targetUrl":"https://example.com/changed"}`}), 200)
+		mustStatus(t, s.call(t, admin, "PATCH", "/admin/v1/pos-systems/clover/companies/demo-company/slides/welcome", `{"title":"Changed"}`), 200)
+		mustStatus(t, s.call(t, admin, "PUT", "/admin/v1/pos-systems/clover/locations/LOC123/receipt-promotion", `{"primaryText":"Changed","targetUrl":"https://example.com/changed"}`), 200)
 		s.restart(t) // loads the demo data set again
 		st := s.openStore(t)
 		ctx := context.Background()

@@ -38,7 +38,7 @@ func mustBody(t *testing.T, r response, want string) {
 // answer.
 func (s *server) carouselURL(t *testing.T, token, terminal, location string) string {
 	t.Helper()
-	r := s.do(t, carouselReq(token, terminal, location))
+	r := s.request(t, carouselReq(token, terminal, location))
 	mustStatus(t, r, 200)
 	var env struct {
 		Data struct {
@@ -153,7 +153,7 @@ func TestCarousel(t *testing.T) {
 		st := s.openStore(t)
 		patch := func(path, body string) {
 			t.Helper()
-			mustStatus(t, s.do(t, req{Method: "PATCH", Path: path, Token: admin, ContentType: "application/json", Body: body}), 200)
+			mustStatus(t, s.call(t, admin, "PATCH", path, body), 200)
 		}
 
 		t.Run("accepted: a signed page URL that serves the page and the slides", func(t *testing.T) {
@@ -164,7 +164,7 @@ func TestCarousel(t *testing.T) {
 				q.Get("location") != "LOC123" || q.Get("terminal") != "TERM-05" || q.Get("expires") != strconv.FormatInt(exp, 10) || len(q.Get("sig")) != 43 {
 				t.Fatalf("carousel URL %s", page)
 			}
-			r := s.do(t, req{Method: "GET", Path: page})
+			r := s.call(t, "", "GET", page, "")
 			mustStatus(t, r, 200)
 			if ct := r.Header.Get("Content-Type"); ct != "text/html; charset=utf-8" {
 				t.Fatalf("page content type %q", ct)
@@ -176,7 +176,7 @@ func TestCarousel(t *testing.T) {
 			if !strings.Contains(string(r.Body), "<script>") || strings.Contains(string(r.Body), "http://") || strings.Contains(string(r.Body), "https://") {
 				t.Fatal("the page is not self-contained")
 			}
-			content := s.do(t, req{Method: "GET", Path: contentPath(page, "content")})
+			content := s.call(t, "", "GET", contentPath(page, "content"), "")
 			mustBody(t, content, expectedContent(t, s, st, "Accepted", 2))
 			// The demo's always-valid promotion is on the carousel.
 			if !strings.Contains(string(content.Body), `{"slideId":"promotion:DEMO-COFFEE-2OFF","imageUrl":"","title":"2 off any large coffee","text":"2.00 off","durationSeconds":8}`) {
@@ -194,50 +194,49 @@ func TestCarousel(t *testing.T) {
 		t.Run("missing, empty and mistyped fields", func(t *testing.T) {
 			bad := func(body string, errs map[string][]string) {
 				t.Helper()
-				r := s.do(t, req{Method: "POST", Path: "/v2/pos/clover/carousel", Token: tok, ContentType: "application/json", Body: body})
+				r := s.call(t, tok, "POST", "/v2/pos/clover/carousel", body)
 				mustProblem(t, r, 400, "*", errs)
 			}
 			bad(`{}`, map[string][]string{"posLocationId": {"The posLocationId field is required."}, "terminalId": {"The terminalId field is required."}})
 			bad(`{"posLocationId":"","terminalId":"TERM-05"}`, map[string][]string{"posLocationId": {"The posLocationId field is required."}})
 			bad(`{"posLocationId":"LOC123","terminalId":null}`, map[string][]string{"terminalId": {"The terminalId field is required."}})
 			bad(`{"posLocationId":123,"terminalId":"TERM-05"}`, map[string][]string{"posLocationId": {"The posLocationId field must be a string."}})
-			r := s.do(t, req{Method: "POST", Path: "/v2/pos/clover/carousel", Token: tok, ContentType: "application/json", Body: `{"posLocationId":`})
+			r := s.call(t, tok, "POST", "/v2/pos/clover/carousel", `{"posLocationId":`)
 			mustProblem(t, r, 400, "*", r400Fields(t, r))
 			r = s.do(t, req{Method: "POST", Path: "/v2/pos/clover/carousel", Token: tok, ContentType: "text/plain", Body: `{}`})
 			mustProblem(t, r, 415, "*", nil)
-			r = s.do(t, req{Method: "POST", Path: "/v2/pos/clover/carousel", Token: tok, ContentType: "application/json",
-				Body: `{"posLocationId":"LOC123","terminalId":"TERM-05","pad":"` + strings.Repeat("x", 70<<10) + `"}`})
+			r = s.call(t, tok, "POST", "/v2/pos/clover/carousel", `{"posLocationId":"LOC123","terminalId":"TERM-05","pad":"`+strings.Repeat("x", 70<<10)+`"}`)
 			mustProblem(t, r, 413, "*", nil)
 		})
 		t.Run("unknown location, unregistered terminal", func(t *testing.T) {
-			mustProblem(t, s.do(t, carouselReq(tok, "TERM-05", "LOC999")), 404, "Location 'LOC999' is not registered.", nil)
-			mustProblem(t, s.do(t, carouselReq(tok, "TERM-404", "LOC123")), 404, "Terminal 'TERM-404' is not registered at location 'LOC123'.", nil)
-			mustProblem(t, s.do(t, carouselReq(tok, "TERM-07", "LOC123")), 404, "Terminal 'TERM-07' is not registered at location 'LOC123'.", nil)
+			mustProblem(t, s.request(t, carouselReq(tok, "TERM-05", "LOC999")), 404, "Location 'LOC999' is not registered.", nil)
+			mustProblem(t, s.request(t, carouselReq(tok, "TERM-404", "LOC123")), 404, "Terminal 'TERM-404' is not registered at location 'LOC123'.", nil)
+			mustProblem(t, s.request(t, carouselReq(tok, "TERM-07", "LOC123")), 404, "Terminal 'TERM-07' is not registered at location 'LOC123'.", nil)
 		})
 		t.Run("no or foreign token", func(t *testing.T) {
 			q := carouselReq("", "TERM-05", "LOC123")
-			mustProblem(t, s.do(t, q), 401, "*", nil)
-			mustProblem(t, s.do(t, carouselReq(admin, "TERM-05", "LOC123")), 403, "*", nil)
+			mustProblem(t, s.request(t, q), 401, "*", nil)
+			mustProblem(t, s.request(t, carouselReq(admin, "TERM-05", "LOC123")), 403, "*", nil)
 		})
 		t.Run("disabled", func(t *testing.T) {
 			const disabled = `{"data":{"url":"","posStatus":"Disabled"}}`
-			mustBody(t, s.do(t, carouselReq(tok, "TERM-99", "LOC123")), disabled)
+			mustBody(t, s.request(t, carouselReq(tok, "TERM-99", "LOC123")), disabled)
 			page := s.pathOf(t, s.carouselURL(t, tok, "TERM-05", "LOC123"))
 			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"features":{"carousel":false}}`)
-			mustBody(t, s.do(t, carouselReq(tok, "TERM-05", "LOC123")), disabled)
+			mustBody(t, s.request(t, carouselReq(tok, "TERM-05", "LOC123")), disabled)
 			// A page already open shows nothing and counts nothing.
-			mustBody(t, s.do(t, req{Method: "GET", Path: contentPath(page, "content")}), expectedContent(t, s, st, "Disabled", 2))
-			mustBody(t, s.do(t, req{Method: "POST", Path: contentPath(page, "impressions"), ContentType: "application/json", Body: `{"slideId":"welcome"}`}),
+			mustBody(t, s.call(t, "", "GET", contentPath(page, "content"), ""), expectedContent(t, s, st, "Disabled", 2))
+			mustBody(t, s.call(t, "", "POST", contentPath(page, "impressions"), `{"slideId":"welcome"}`),
 				`{"data":{"slideId":"welcome","recorded":false}}`)
 			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"features":{"carousel":true}}`)
 			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"status":"Disabled"}`)
-			mustBody(t, s.do(t, carouselReq(tok, "TERM-05", "LOC123")), disabled)
+			mustBody(t, s.request(t, carouselReq(tok, "TERM-05", "LOC123")), disabled)
 			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"status":"Active"}`)
 			patch("/admin/v1/pos-systems/clover/locations/LOC456", `{"status":"Disabled"}`)
-			mustBody(t, s.do(t, carouselReq(tok, "TERM-07", "LOC456")), disabled)
+			mustBody(t, s.request(t, carouselReq(tok, "TERM-07", "LOC456")), disabled)
 			patch("/admin/v1/pos-systems/clover/locations/LOC456", `{"status":"Active"}`)
 			s.carouselURL(t, tok, "TERM-07", "LOC456")
-			mustBody(t, s.do(t, req{Method: "GET", Path: contentPath(page, "content")}), expectedContent(t, s, st, "Accepted", 2))
+			mustBody(t, s.call(t, "", "GET", contentPath(page, "content"), ""), expectedContent(t, s, st, "Accepted", 2))
 		})
 		t.Run("tampered links are refused", func(t *testing.T) {
 			page := s.pathOf(t, s.carouselURL(t, tok, "TERM-05", "LOC123"))
@@ -251,33 +250,32 @@ func TestCarousel(t *testing.T) {
 				"no terminal":     withQuery(t, page, "terminal", ""),
 				"sig given twice": page + "&sig=x",
 			} {
-				r := s.do(t, req{Method: "GET", Path: p})
+				r := s.call(t, "", "GET", p, "")
 				mustStatus(t, r, 403)
 				if ct := r.Header.Get("Content-Type"); ct != "text/html; charset=utf-8" || !strings.Contains(string(r.Body), "This carousel link is not valid.") {
 					t.Fatalf("%s: %s %s", name, ct, r.Body)
 				}
-				mustProblem(t, s.do(t, req{Method: "GET", Path: contentPath(p, "content")}), 403, "This carousel link is not valid. Ask the POS for a new one.", nil)
-				mustProblem(t, s.do(t, req{Method: "POST", Path: contentPath(p, "impressions"), ContentType: "application/json", Body: `{"slideId":"welcome"}`}),
+				mustProblem(t, s.call(t, "", "GET", contentPath(p, "content"), ""), 403, "This carousel link is not valid. Ask the POS for a new one.", nil)
+				mustProblem(t, s.call(t, "", "POST", contentPath(p, "impressions"), `{"slideId":"welcome"}`),
 					403, "This carousel link is not valid. Ask the POS for a new one.", nil)
 			}
 		})
 		t.Run("another instance sharing the store verifies the link", func(t *testing.T) {
 			page := s.pathOf(t, s.carouselURL(t, tok, "TERM-05", "LOC123"))
 			other := start(t, dsn, func(c *app.Config) { c.Demo = false; c.Now = s.clock.Now; c.CarouselPoll = 2 * time.Second })
-			mustStatus(t, other.do(t, req{Method: "GET", Path: page}), 200)
-			mustBody(t, other.do(t, req{Method: "GET", Path: contentPath(page, "content")}), expectedContent(t, s, st, "Accepted", 2))
+			mustStatus(t, other.call(t, "", "GET", page, ""), 200)
+			mustBody(t, other.call(t, "", "GET", contentPath(page, "content"), ""), expectedContent(t, s, st, "Accepted", 2))
 		})
 		t.Run("operator changes reach the page", func(t *testing.T) {
 			page := s.pathOf(t, s.carouselURL(t, tok, "TERM-05", "LOC123"))
-			r := s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/clover/companies/demo-company/slides", Token: admin, ContentType: "application/json",
-				Body: `{"slideId":"first","position":1,"title":"Now first","durationSeconds":5}`})
+			r := s.call(t, admin, "POST", "/admin/v1/pos-systems/clover/companies/demo-company/slides", `{"slideId":"first","position":1,"title":"Now first","durationSeconds":5}`)
 			mustStatus(t, r, 201)
-			body := string(s.do(t, req{Method: "GET", Path: contentPath(page, "content")}).Body)
+			body := string(s.call(t, "", "GET", contentPath(page, "content"), "").Body)
 			if !strings.HasPrefix(body, `{"data":{"posStatus":"Accepted","pollSeconds":2,"slides":[{"slideId":"first","imageUrl":"","title":"Now first","text":"","durationSeconds":5},`) {
 				t.Fatalf("content after adding a slide: %s", body)
 			}
-			mustStatus(t, s.do(t, req{Method: "DELETE", Path: "/admin/v1/pos-systems/clover/companies/demo-company/slides/first", Token: admin}), 200)
-			mustBody(t, s.do(t, req{Method: "GET", Path: contentPath(page, "content")}), expectedContent(t, s, st, "Accepted", 2))
+			mustStatus(t, s.call(t, admin, "DELETE", "/admin/v1/pos-systems/clover/companies/demo-company/slides/first", ""), 200)
+			mustBody(t, s.call(t, "", "GET", contentPath(page, "content"), ""), expectedContent(t, s, st, "Accepted", 2))
 		})
 		t.Run("impressions", func(t *testing.T) {
 			day := s.clock.Now().UTC().Format("2006-01-02")
@@ -285,59 +283,59 @@ func TestCarousel(t *testing.T) {
 			p7 := s.pathOf(t, s.carouselURL(t, tok, "TERM-07", "LOC456"))
 			show := func(page, slide string) {
 				t.Helper()
-				mustBody(t, s.do(t, req{Method: "POST", Path: contentPath(page, "impressions"), ContentType: "application/json", Body: `{"slideId":"` + slide + `"}`}),
+				mustBody(t, s.call(t, "", "POST", contentPath(page, "impressions"), `{"slideId":"`+slide+`"}`),
 					`{"data":{"slideId":"`+slide+`","recorded":true}}`)
 			}
 			show(p5, "welcome")
 			show(p5, "welcome")
 			show(p5, "coffee")
 			show(p7, "loyalty")
-			mustProblem(t, s.do(t, req{Method: "POST", Path: contentPath(p5, "impressions"), ContentType: "application/json", Body: `{"slideId":"nope"}`}),
+			mustProblem(t, s.call(t, "", "POST", contentPath(p5, "impressions"), `{"slideId":"nope"}`),
 				404, "Slide 'nope' is not in this carousel.", nil)
-			r := s.do(t, req{Method: "POST", Path: contentPath(p5, "impressions"), ContentType: "application/json", Body: `{}`})
+			r := s.call(t, "", "POST", contentPath(p5, "impressions"), `{}`)
 			mustProblem(t, r, 400, "*", map[string][]string{"slideId": {"The slideId field is required."}})
-			r = s.do(t, req{Method: "POST", Path: contentPath(p5, "impressions"), ContentType: "application/json", Body: `{"slideId":"welcome","x":1}`})
+			r = s.call(t, "", "POST", contentPath(p5, "impressions"), `{"slideId":"welcome","x":1}`)
 			mustProblem(t, r, 400, "*", r400Fields(t, r))
 			r = s.do(t, req{Method: "POST", Path: contentPath(p5, "impressions"), ContentType: "application/xml", Body: `<a><slideId>welcome</slideId></a>`})
 			mustProblem(t, r, 415, "*", nil)
 
 			report := "/admin/v1/pos-systems/clover/companies/demo-company/impressions"
-			mustBody(t, s.do(t, req{Method: "GET", Path: report + "?from=" + day + "&to=" + day, Token: admin}),
+			mustBody(t, s.call(t, admin, "GET", report+"?from="+day+"&to="+day, ""),
 				`{"data":{"posSystemId":"clover","posCompanyId":"demo-company","from":"`+day+`","to":"`+day+`","impressions":4,"terminals":[`+
 					`{"posLocationId":"LOC123","terminalId":"TERM-05","impressions":3,"slides":[{"slideId":"coffee","impressions":1},{"slideId":"welcome","impressions":2}]},`+
 					`{"posLocationId":"LOC456","terminalId":"TERM-07","impressions":1,"slides":[{"slideId":"loyalty","impressions":1}]}]}}`)
-			mustBody(t, s.do(t, req{Method: "GET", Path: report + "?posLocationId=LOC456", Token: admin}),
+			mustBody(t, s.call(t, admin, "GET", report+"?posLocationId=LOC456", ""),
 				`{"data":{"posSystemId":"clover","posCompanyId":"demo-company","from":"`+s.clock.Now().AddDate(0, 0, -29).UTC().Format("2006-01-02")+`","to":"`+day+`","impressions":1,"terminals":[`+
 					`{"posLocationId":"LOC456","terminalId":"TERM-07","impressions":1,"slides":[{"slideId":"loyalty","impressions":1}]}]}}`)
 			tomorrow := s.clock.Now().AddDate(0, 0, 1).UTC().Format("2006-01-02")
-			mustBody(t, s.do(t, req{Method: "GET", Path: report + "?from=" + tomorrow + "&to=" + tomorrow, Token: admin}),
+			mustBody(t, s.call(t, admin, "GET", report+"?from="+tomorrow+"&to="+tomorrow, ""),
 				`{"data":{"posSystemId":"clover","posCompanyId":"demo-company","from":"`+tomorrow+`","to":"`+tomorrow+`","impressions":0,"terminals":[]}}`)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: report + "?from=2030-02-02&to=2030-02-01", Token: admin}), 400, "*",
+			mustProblem(t, s.call(t, admin, "GET", report+"?from=2030-02-02&to=2030-02-01", ""), 400, "*",
 				map[string][]string{"from": {"The from date must not be after the to date."}})
-			mustProblem(t, s.do(t, req{Method: "GET", Path: report + "?from=2030-02-31", Token: admin}), 400, "*",
+			mustProblem(t, s.call(t, admin, "GET", report+"?from=2030-02-31", ""), 400, "*",
 				map[string][]string{"from": {"The from field must be a date written YYYY-MM-DD."}})
-			mustProblem(t, s.do(t, req{Method: "GET", Path: report + "?from=2020-01-01&to=2030-01-01", Token: admin}), 400, "*",
+			mustProblem(t, s.call(t, admin, "GET", report+"?from=2020-01-01&to=2030-01-01", ""), 400, "*",
 				map[string][]string{"from": {"A report covers at most 366 days."}})
-			mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/nope/impressions", Token: admin}), 404, `company "nope" not found`, nil)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: report, Token: tok}), 403, "*", nil)
+			mustProblem(t, s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/nope/impressions", ""), 404, `company "nope" not found`, nil)
+			mustProblem(t, s.call(t, tok, "GET", report, ""), 403, "*", nil)
 		})
 		t.Run("external carousel template", func(t *testing.T) {
 			put := func(body string) response {
-				return s.do(t, req{Method: "PUT", Path: "/admin/v1/pos-systems/clover/companies/demo-company/carousel", Token: admin, ContentType: "application/json", Body: body})
+				return s.call(t, admin, "PUT", "/admin/v1/pos-systems/clover/companies/demo-company/carousel", body)
 			}
 			r := put(`{"urlTemplate":"https://ads.example.com/screens/{posCompanyId}/{posLocationId}?t={terminalId}&pos={posSystemId}"}`)
 			mustStatus(t, r, 200)
-			mustBody(t, s.do(t, carouselReq(tok, "TERM-05", "LOC123")),
+			mustBody(t, s.request(t, carouselReq(tok, "TERM-05", "LOC123")),
 				`{"data":{"url":"https://ads.example.com/screens/demo-company/LOC123?t=TERM-05&pos=clover","posStatus":"Accepted"}}`)
 			mustProblem(t, put(`{"urlTemplate":"https://ads.example.com/{store}"}`), 400, "*",
 				map[string][]string{"urlTemplate": {"The urlTemplate field may only hold the placeholders {posSystemId} {posCompanyId} {posLocationId} {terminalId}."}})
 			mustProblem(t, put(`{"urlTemplate":"ftp://ads.example.com/{terminalId}"}`), 400, "*",
 				map[string][]string{"urlTemplate": {"The urlTemplate field must be an absolute http or https URL."}})
 			mustProblem(t, put(`{}`), 400, "*", map[string][]string{"urlTemplate": {`The urlTemplate field is required ("" to use posgate's own carousel page).`}})
-			mustProblem(t, s.do(t, req{Method: "PUT", Path: "/admin/v1/pos-systems/clover/companies/nope/carousel", Token: admin, ContentType: "application/json", Body: `{"urlTemplate":""}`}),
+			mustProblem(t, s.call(t, admin, "PUT", "/admin/v1/pos-systems/clover/companies/nope/carousel", `{"urlTemplate":""}`),
 				404, `company "nope" not found`, nil)
 			mustStatus(t, put(`{"urlTemplate":""}`), 200)
-			r = s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/demo-company/carousel", Token: admin})
+			r = s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/demo-company/carousel", "")
 			mustBody(t, r, `{"data":{"posSystemId":"clover","posCompanyId":"demo-company","urlTemplate":"","updatedAt":"`+s.clock.Now().UTC().Format(time.RFC3339)+`"}}`)
 			if u := s.carouselURL(t, tok, "TERM-05", "LOC123"); !strings.HasPrefix(u, s.base+"/carousel?") {
 				t.Fatalf("after clearing the template: %s", u)
@@ -345,21 +343,21 @@ func TestCarousel(t *testing.T) {
 		})
 		t.Run("another company's location is absent", func(t *testing.T) {
 			rt := restrictedClient(t, s, admin)
-			mustProblem(t, s.do(t, carouselReq(rt, "TERM-05", "LOC123")), 404, "Location 'LOC123' is not registered.", nil)
+			mustProblem(t, s.request(t, carouselReq(rt, "TERM-05", "LOC123")), 404, "Location 'LOC123' is not registered.", nil)
 		})
 		t.Run("expired links are refused", func(t *testing.T) { // last: it moves the clock past the tokens' lifetime
 			page := s.pathOf(t, s.carouselURL(t, tok, "TERM-06", "LOC123"))
 			s.clock.Advance(24*time.Hour - time.Second)
-			mustStatus(t, s.do(t, req{Method: "GET", Path: page}), 200)
+			mustStatus(t, s.call(t, "", "GET", page, ""), 200)
 			s.clock.Advance(time.Second)
-			r := s.do(t, req{Method: "GET", Path: page})
+			r := s.call(t, "", "GET", page, "")
 			mustStatus(t, r, 403)
 			if !strings.Contains(string(r.Body), "This carousel link has expired.") || strings.Contains(string(r.Body), "slideId") {
 				t.Fatalf("expired page: %s", r.Body)
 			}
-			mustProblem(t, s.do(t, req{Method: "GET", Path: contentPath(page, "content")}), 403, "This carousel link has expired. Ask the POS for a new one.", nil)
+			mustProblem(t, s.call(t, "", "GET", contentPath(page, "content"), ""), 403, "This carousel link has expired. Ask the POS for a new one.", nil)
 			// A new link works again.
-			mustStatus(t, s.do(t, req{Method: "GET", Path: s.pathOf(t, s.carouselURL(t, s.posToken(t), "TERM-06", "LOC123"))}), 200)
+			mustStatus(t, s.call(t, "", "GET", s.pathOf(t, s.carouselURL(t, s.posToken(t), "TERM-06", "LOC123")), ""), 200)
 		})
 	})
 }
@@ -370,7 +368,7 @@ func restrictedClient(t *testing.T, s *server, admin string) string {
 	t.Helper()
 	post := func(path, body string) map[string]any {
 		t.Helper()
-		r := s.do(t, req{Method: "POST", Path: path, Token: admin, ContentType: "application/json", Body: body})
+		r := s.call(t, admin, "POST", path, body)
 		mustStatus(t, r, 201)
 		return r.JSON(t)["data"].(map[string]any)
 	}
@@ -411,7 +409,7 @@ func TestReceiptPromotion(t *testing.T) {
 		admin := s.adminToken(t)
 		patch := func(path, body string) {
 			t.Helper()
-			mustStatus(t, s.do(t, req{Method: "PATCH", Path: path, Token: admin, ContentType: "application/json", Body: body}), 200)
+			mustStatus(t, s.call(t, admin, "PATCH", path, body), 200)
 		}
 		type result struct {
 			PrimaryText   string `json:"primaryText"`
@@ -421,7 +419,7 @@ func TestReceiptPromotion(t *testing.T) {
 		}
 		get := func(location string) result {
 			t.Helper()
-			r := s.do(t, req{Method: "GET", Path: receiptPath(location), Token: tok})
+			r := s.call(t, tok, "GET", receiptPath(location), "")
 			mustStatus(t, r, 200)
 			var env struct {
 				Data result `json:"data"`
@@ -441,7 +439,7 @@ func TestReceiptPromotion(t *testing.T) {
 				t.Fatalf("receipt promotion %+v", got)
 			}
 			img := s.pathOf(t, got.ImageURL)
-			r := s.do(t, req{Method: "GET", Path: img})
+			r := s.call(t, "", "GET", img, "")
 			mustStatus(t, r, 200)
 			if r.Header.Get("Content-Type") != "image/png" || r.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" || r.Header.Get("ETag") == "" {
 				t.Fatalf("QR headers %v", r.Header)
@@ -449,7 +447,7 @@ func TestReceiptPromotion(t *testing.T) {
 			if text := decodeQR(t, r.Body, 384); text != demo.ReceiptTarget {
 				t.Fatalf("QR decodes to %q, want %q", text, demo.ReceiptTarget)
 			}
-			r80 := s.do(t, req{Method: "GET", Path: img + "&size=80mm"})
+			r80 := s.call(t, "", "GET", img+"&size=80mm", "")
 			mustStatus(t, r80, 200)
 			if text := decodeQR(t, r80.Body, 576); text != demo.ReceiptTarget {
 				t.Fatalf("80 mm QR decodes to %q", text)
@@ -461,19 +459,19 @@ func TestReceiptPromotion(t *testing.T) {
 			if r304.Status != 304 || len(r304.Body) != 0 || r304.Header.Get("ETag") != r.Header.Get("ETag") {
 				t.Fatalf("If-None-Match: %d %v", r304.Status, r304.Header)
 			}
-			mustProblem(t, s.do(t, req{Method: "GET", Path: img + "&size=A4"}), 400, "The size parameter must be 58mm or 80mm.",
+			mustProblem(t, s.call(t, "", "GET", img+"&size=A4", ""), 400, "The size parameter must be 58mm or 80mm.",
 				map[string][]string{"size": {"The size parameter must be 58mm or 80mm."}})
 			forged := withQuery(t, img, "d", "aHR0cHM6Ly9ldmlsLmV4YW1wbGUv") // https://evil.example/
-			mustProblem(t, s.do(t, req{Method: "GET", Path: forged}), 403, "This QR code link is not valid.", nil)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: withQuery(t, img, "sig", "")}), 403, "This QR code link is not valid.", nil)
+			mustProblem(t, s.call(t, "", "GET", forged, ""), 403, "This QR code link is not valid.", nil)
+			mustProblem(t, s.call(t, "", "GET", withQuery(t, img, "sig", ""), ""), 403, "This QR code link is not valid.", nil)
 		})
 		t.Run("nothing configured", func(t *testing.T) {
-			mustBody(t, s.do(t, req{Method: "GET", Path: receiptPath("LOC456"), Token: tok}),
+			mustBody(t, s.call(t, tok, "GET", receiptPath("LOC456"), ""),
 				`{"data":{"primaryText":"","secondaryText":"","imageUrl":"","posStatus":"NotAvailable"}}`)
 		})
 		t.Run("company default and location override", func(t *testing.T) {
 			put := func(path, body string) response {
-				return s.do(t, req{Method: "PUT", Path: path, Token: admin, ContentType: "application/json", Body: body})
+				return s.call(t, admin, "PUT", path, body)
 			}
 			company := "/admin/v1/pos-systems/clover/companies/demo-company/receipt-promotion"
 			r := put(company, `{"primaryText":"Company-wide","secondaryText":"","targetUrl":"https://example.com/all?a=1&b=2"}`)
@@ -482,48 +480,48 @@ func TestReceiptPromotion(t *testing.T) {
 			if def.PrimaryText != "Company-wide" || def.SecondaryText != "" || def.PosStatus != "Accepted" {
 				t.Fatalf("LOC456 with a company default: %+v", def)
 			}
-			if got := decodeQR(t, s.do(t, req{Method: "GET", Path: s.pathOf(t, def.ImageURL)}).Body, 384); got != "https://example.com/all?a=1&b=2" {
+			if got := decodeQR(t, s.call(t, "", "GET", s.pathOf(t, def.ImageURL), "").Body, 384); got != "https://example.com/all?a=1&b=2" {
 				t.Fatalf("default QR decodes to %q", got)
 			}
 			if own := get("LOC123"); own.PrimaryText != "Thank you for shopping at Demo Store Downtown!" {
 				t.Fatalf("LOC123 lost its own promotion: %+v", own)
 			}
 			loc := "/admin/v1/pos-systems/clover/locations/LOC123/receipt-promotion"
-			mustStatus(t, s.do(t, req{Method: "DELETE", Path: loc, Token: admin}), 200)
+			mustStatus(t, s.call(t, admin, "DELETE", loc, ""), 200)
 			if got := get("LOC123"); got.PrimaryText != "Company-wide" {
 				t.Fatalf("LOC123 after removing its own: %+v", got)
 			}
-			mustProblem(t, s.do(t, req{Method: "GET", Path: loc, Token: admin}), 404, `receipt promotion of location "LOC123" not found`, nil)
+			mustProblem(t, s.call(t, admin, "GET", loc, ""), 404, `receipt promotion of location "LOC123" not found`, nil)
 			mustStatus(t, put(loc, `{"primaryText":"Thank you for shopping at Demo Store Downtown!","secondaryText":"Scan the code for 10% off your next visit.","targetUrl":"`+demo.ReceiptTarget+`"}`), 200)
-			mustStatus(t, s.do(t, req{Method: "DELETE", Path: company, Token: admin}), 200)
-			mustBody(t, s.do(t, req{Method: "GET", Path: receiptPath("LOC456"), Token: tok}),
+			mustStatus(t, s.call(t, admin, "DELETE", company, ""), 200)
+			mustBody(t, s.call(t, tok, "GET", receiptPath("LOC456"), ""),
 				`{"data":{"primaryText":"","secondaryText":"","imageUrl":"","posStatus":"NotAvailable"}}`)
 		})
 		t.Run("disabled", func(t *testing.T) {
 			const disabled = `{"data":{"primaryText":"","secondaryText":"","imageUrl":"","posStatus":"Disabled"}}`
 			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"features":{"receiptPromotion":false}}`)
-			mustBody(t, s.do(t, req{Method: "GET", Path: receiptPath("LOC123"), Token: tok}), disabled)
-			mustBody(t, s.do(t, req{Method: "GET", Path: receiptPath("LOC456"), Token: tok}), disabled)
+			mustBody(t, s.call(t, tok, "GET", receiptPath("LOC123"), ""), disabled)
+			mustBody(t, s.call(t, tok, "GET", receiptPath("LOC456"), ""), disabled)
 			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"features":{"receiptPromotion":true}}`)
 			patch("/admin/v1/pos-systems/clover/locations/LOC123", `{"status":"Disabled"}`)
-			mustBody(t, s.do(t, req{Method: "GET", Path: receiptPath("LOC123"), Token: tok}), disabled)
+			mustBody(t, s.call(t, tok, "GET", receiptPath("LOC123"), ""), disabled)
 			patch("/admin/v1/pos-systems/clover/locations/LOC123", `{"status":"Active"}`)
 			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"status":"Disabled"}`)
-			mustBody(t, s.do(t, req{Method: "GET", Path: receiptPath("LOC123"), Token: tok}), disabled)
+			mustBody(t, s.call(t, tok, "GET", receiptPath("LOC123"), ""), disabled)
 			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"status":"Active"}`)
 			if got := get("LOC123"); got.PosStatus != "Accepted" {
 				t.Fatalf("after re-enabling: %+v", got)
 			}
 		})
 		t.Run("errors", func(t *testing.T) {
-			mustProblem(t, s.do(t, req{Method: "GET", Path: receiptPath("LOC999"), Token: tok}), 404, "Location 'LOC999' is not registered.", nil)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: receiptPath("loc123"), Token: tok}), 404, "Location 'loc123' is not registered.", nil)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: receiptPath("LOC123")}), 401, "*", nil)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: receiptPath("LOC123"), Token: admin}), 403, "*", nil)
+			mustProblem(t, s.call(t, tok, "GET", receiptPath("LOC999"), ""), 404, "Location 'LOC999' is not registered.", nil)
+			mustProblem(t, s.call(t, tok, "GET", receiptPath("loc123"), ""), 404, "Location 'loc123' is not registered.", nil)
+			mustProblem(t, s.call(t, "", "GET", receiptPath("LOC123"), ""), 401, "*", nil)
+			mustProblem(t, s.call(t, admin, "GET", receiptPath("LOC123"), ""), 403, "*", nil)
 			mustProblem(t, s.do(t, req{Method: "POST", Path: receiptPath("LOC123"), Token: tok, Undocumented: true}), 405, "*", nil)
 			rt := restrictedClient(t, s, admin)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: receiptPath("LOC123"), Token: rt}), 404, "Location 'LOC123' is not registered.", nil)
-			mustBody(t, s.do(t, req{Method: "GET", Path: receiptPath("OTHER-1"), Token: rt}),
+			mustProblem(t, s.call(t, rt, "GET", receiptPath("LOC123"), ""), 404, "Location 'LOC123' is not registered.", nil)
+			mustBody(t, s.call(t, rt, "GET", receiptPath("OTHER-1"), ""),
 				`{"data":{"primaryText":"","secondaryText":"","imageUrl":"","posStatus":"NotAvailable"}}`)
 		})
 	})

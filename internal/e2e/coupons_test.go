@@ -76,7 +76,7 @@ func TestCouponSearch(t *testing.T) {
 		pos := s.posToken(t)
 		search := func(query, body string) response {
 			t.Helper()
-			return s.do(t, posJSON(pos, searchPath+query, body))
+			return s.pos(t, pos, searchPath+query, body)
 		}
 		all := searchBody(demoCoupons(johnsCoupons...), 1, 20, 4, "Accepted")
 
@@ -176,10 +176,10 @@ func TestCouponSearch(t *testing.T) {
 			}
 		})
 		t.Run("401 403 413 415", func(t *testing.T) {
-			mustProblem(t, s.do(t, req{Method: "POST", Path: searchPath, ContentType: "application/json", Body: `{"code":"x"}`}), 401, "*", nil)
-			mustProblem(t, s.do(t, posJSON("not-a-token", searchPath, `{"code":"x"}`)), 401, "*", nil)
-			mustProblem(t, s.do(t, posJSON(s.adminToken(t), searchPath, `{"code":"x"}`)), 403, "*", nil)
-			mustProblem(t, s.do(t, posJSON(pos, "/pos/pax/coupon/couponCode/search", `{"code":"x"}`)), 403, "The access token belongs to another POS system.", nil)
+			mustProblem(t, s.call(t, "", "POST", searchPath, `{"code":"x"}`), 401, "*", nil)
+			mustProblem(t, s.pos(t, "not-a-token", searchPath, `{"code":"x"}`), 401, "*", nil)
+			mustProblem(t, s.pos(t, s.adminToken(t), searchPath, `{"code":"x"}`), 403, "*", nil)
+			mustProblem(t, s.pos(t, pos, "/pos/pax/coupon/couponCode/search", `{"code":"x"}`), 403, "The access token belongs to another POS system.", nil)
 			mustProblem(t, search("", `{"code":"`+strings.Repeat("x", 70<<10)+`"}`), 413, "*", nil)
 			mustProblem(t, s.do(t, req{Method: "POST", Path: searchPath, Token: pos, ContentType: "text/csv", Body: "code\nx"}), 415, "*", nil)
 			mustProblem(t, s.do(t, req{Method: "POST", Path: searchPath, Token: pos, Body: `{"code":"x"}`}), 415, "*", nil)
@@ -194,7 +194,7 @@ func TestCouponLookup(t *testing.T) {
 		pos := s.posToken(t)
 		lookup := func(body string) response {
 			t.Helper()
-			return s.do(t, posJSON(pos, lookupPath, body))
+			return s.pos(t, pos, lookupPath, body)
 		}
 		for _, code := range []string{"10OFFmq8kl8", "10offmq8kl8", "10OFFMQ8KL8"} {
 			mustBody(t, lookup(`{"posLocationId":"LOC123","code":"`+code+`"}`), lookupBody(demoCouponJSON["10OFFmq8kl8"]))
@@ -227,8 +227,8 @@ func TestCouponLookup(t *testing.T) {
 		mustProblem(t, lookup(`{}`), 400, "*", map[string][]string{"posLocationId": locReq["posLocationId"], "code": codeReq["code"]})
 		mustProblem(t, lookup(`{"posLocationId":123,"code":"x"}`), 400, "*", map[string][]string{"posLocationId": {"The posLocationId field must be a string."}})
 		mustProblem(t, lookup(`{"posLocationId":"NOPE","code":"Sl75Ev"}`), 404, "Location 'NOPE' is not registered.", nil)
-		mustProblem(t, s.do(t, req{Method: "POST", Path: lookupPath, ContentType: "application/json", Body: `{}`}), 401, "*", nil)
-		mustProblem(t, s.do(t, posJSON(s.adminToken(t), lookupPath, `{"posLocationId":"LOC123","code":"x"}`)), 403, "*", nil)
+		mustProblem(t, s.call(t, "", "POST", lookupPath, `{}`), 401, "*", nil)
+		mustProblem(t, s.pos(t, s.adminToken(t), lookupPath, `{"posLocationId":"LOC123","code":"x"}`), 403, "*", nil)
 		mustProblem(t, lookup(`{"posLocationId":"LOC123","code":"`+strings.Repeat("x", 70<<10)+`"}`), 413, "*", nil)
 		mustProblem(t, s.do(t, req{Method: "POST", Path: lookupPath, Token: pos, ContentType: "text/plain", Body: `{}`}), 415, "*", nil)
 	})
@@ -242,7 +242,7 @@ func TestLoyaltyUserLookup(t *testing.T) {
 		pos := s.posToken(t)
 		lookup := func(keyword string) response {
 			t.Helper()
-			return s.do(t, posJSON(pos, usersPath, `{"posLocationId":"LOC123","keyword":"`+keyword+`"}`))
+			return s.pos(t, pos, usersPath, `{"posLocationId":"LOC123","keyword":"`+keyword+`"}`)
 		}
 		// Exact matches first (by last name, first name), then substrings.
 		mustBody(t, lookup("doe"), usersBody("jane-doe", "john-doe", "ava-doerr"))
@@ -256,7 +256,7 @@ func TestLoyaltyUserLookup(t *testing.T) {
 		mustBody(t, lookup("555 555"), usersBody("johnny-appleseed", "jane-doe", "john-doe"))
 		mustBody(t, lookup("zzz"), usersBody())
 		// Unknown properties are ignored; XML works.
-		mustBody(t, s.do(t, posJSON(pos, usersPath, `{"posLocationId":"LOC456","keyword":"ava","x":1}`)), usersBody("ava-doerr"))
+		mustBody(t, s.pos(t, pos, usersPath, `{"posLocationId":"LOC456","keyword":"ava","x":1}`), usersBody("ava-doerr"))
 		r := s.do(t, req{Method: "POST", Path: usersPath, Token: pos, ContentType: "application/xml",
 			Body: `<LookupLoyaltyUsersDto><posLocationId>LOC123</posLocationId><keyword>mary</keyword></LookupLoyaltyUsersDto>`})
 		mustBody(t, r, usersBody("mary-johnson"))
@@ -265,26 +265,24 @@ func TestLoyaltyUserLookup(t *testing.T) {
 		for _, k := range []string{"", "jo", "  jo  ", "é1"} {
 			mustProblem(t, lookup(k), 400, short["keyword"][0], short)
 		}
-		mustProblem(t, s.do(t, posJSON(pos, usersPath, `{"posLocationId":"LOC123"}`)), 400, "The keyword field is required.",
+		mustProblem(t, s.pos(t, pos, usersPath, `{"posLocationId":"LOC123"}`), 400, "The keyword field is required.",
 			map[string][]string{"keyword": {"The keyword field is required."}})
-		mustProblem(t, s.do(t, posJSON(pos, usersPath, `{"keyword":"john"}`)), 400, "The posLocationId field is required.",
+		mustProblem(t, s.pos(t, pos, usersPath, `{"keyword":"john"}`), 400, "The posLocationId field is required.",
 			map[string][]string{"posLocationId": {"The posLocationId field is required."}})
-		mustProblem(t, s.do(t, posJSON(pos, usersPath, `{"posLocationId":"LOC123","keyword":7}`)), 400, "*",
+		mustProblem(t, s.pos(t, pos, usersPath, `{"posLocationId":"LOC123","keyword":7}`), 400, "*",
 			map[string][]string{"keyword": {"The keyword field must be a string."}})
-		mustProblem(t, s.do(t, posJSON(pos, usersPath, `{"posLocationId":"NOPE","keyword":"john"}`)), 404, "Location 'NOPE' is not registered.", nil)
-		mustProblem(t, s.do(t, req{Method: "POST", Path: usersPath, ContentType: "application/json", Body: `{}`}), 401, "*", nil)
-		mustProblem(t, s.do(t, posJSON(s.adminToken(t), usersPath, `{"posLocationId":"LOC123","keyword":"john"}`)), 403, "*", nil)
+		mustProblem(t, s.pos(t, pos, usersPath, `{"posLocationId":"NOPE","keyword":"john"}`), 404, "Location 'NOPE' is not registered.", nil)
+		mustProblem(t, s.call(t, "", "POST", usersPath, `{}`), 401, "*", nil)
+		mustProblem(t, s.pos(t, s.adminToken(t), usersPath, `{"posLocationId":"LOC123","keyword":"john"}`), 403, "*", nil)
 		mustProblem(t, lookup(strings.Repeat("x", 70<<10)), 413, "*", nil)
 		mustProblem(t, s.do(t, req{Method: "POST", Path: usersPath, Token: pos, ContentType: "application/x-www-form-urlencoded", Body: "keyword=john"}), 415, "*", nil)
 
 		// At most 50, exact matches first even when more match.
 		admin := s.adminToken(t)
 		for i := range 60 {
-			mustStatus(t, s.do(t, req{Method: "POST", Path: demoCompanyPath + "/loyalty-users", Token: admin, ContentType: "application/json",
-				Body: `{"id":"many-` + strconv.Itoa(i) + `","firstName":"Manyfold","lastName":"M` + strconv.Itoa(100+i) + `"}`}), 201)
+			mustStatus(t, s.call(t, admin, "POST", demoCompanyPath+"/loyalty-users", `{"id":"many-`+strconv.Itoa(i)+`","firstName":"Manyfold","lastName":"M`+strconv.Itoa(100+i)+`"}`), 201)
 		}
-		mustStatus(t, s.do(t, req{Method: "POST", Path: demoCompanyPath + "/loyalty-users", Token: admin, ContentType: "application/json",
-			Body: `{"id":"zz-many","firstName":"Many","lastName":"Zz"}`}), 201)
+		mustStatus(t, s.call(t, admin, "POST", demoCompanyPath+"/loyalty-users", `{"id":"zz-many","firstName":"Many","lastName":"Zz"}`), 201)
 		r = lookup("many")
 		mustStatus(t, r, 200)
 		users := r.JSON(t)["data"].(map[string]any)["users"].([]any)
@@ -304,11 +302,7 @@ func TestCouponTenancy(t *testing.T) {
 		admin := s.adminToken(t)
 		call := func(method, path, body string) response {
 			t.Helper()
-			q := req{Method: method, Path: path, Token: admin, Body: body}
-			if body != "" {
-				q.ContentType = "application/json"
-			}
-			return s.do(t, q)
+			return s.admin(t, admin, method, path, body)
 		}
 		other := restrictedClient(t, s, admin) // other-co with OTHER-1, and a client that sees only it
 		otherPath := "/admin/v1/pos-systems/clover/companies/other-co"
@@ -320,56 +314,56 @@ func TestCouponTenancy(t *testing.T) {
 		otherJohn := `{"id":"other-john","firstName":"John","lastName":"Other","gender":"","phone":"+15555551234","email":"john.doe@example.com","stamps":0,"points":0}`
 
 		t.Run("restricted client", func(t *testing.T) {
-			mustBody(t, s.do(t, posJSON(other, searchPath, `{"email":"john.doe@example.com"}`)), searchBody([]string{otherSame, otherOnly}, 1, 20, 2, "Accepted"))
-			mustBody(t, s.do(t, posJSON(other, searchPath, `{"code":"Sl75Ev"}`)), searchBody(nil, 1, 20, 0, "Accepted"))
-			mustBody(t, s.do(t, posJSON(other, searchPath, `{"code":"10OFFMQ8KL8","posLocationId":"OTHER-1"}`)), searchBody([]string{otherSame}, 1, 20, 1, "Accepted"))
+			mustBody(t, s.pos(t, other, searchPath, `{"email":"john.doe@example.com"}`), searchBody([]string{otherSame, otherOnly}, 1, 20, 2, "Accepted"))
+			mustBody(t, s.pos(t, other, searchPath, `{"code":"Sl75Ev"}`), searchBody(nil, 1, 20, 0, "Accepted"))
+			mustBody(t, s.pos(t, other, searchPath, `{"code":"10OFFMQ8KL8","posLocationId":"OTHER-1"}`), searchBody([]string{otherSame}, 1, 20, 1, "Accepted"))
 			for _, path := range []string{searchPath, lookupPath} {
-				mustProblem(t, s.do(t, posJSON(other, path, `{"code":"Sl75Ev","posLocationId":"LOC123"}`)), 404, "Location 'LOC123' is not registered.", nil)
+				mustProblem(t, s.pos(t, other, path, `{"code":"Sl75Ev","posLocationId":"LOC123"}`), 404, "Location 'LOC123' is not registered.", nil)
 			}
-			mustProblem(t, s.do(t, posJSON(other, usersPath, `{"keyword":"john","posLocationId":"LOC123"}`)), 404, "Location 'LOC123' is not registered.", nil)
-			mustBody(t, s.do(t, posJSON(other, lookupPath, `{"code":"sl75ev","posLocationId":"OTHER-1"}`)), lookupBody())
-			mustBody(t, s.do(t, posJSON(other, lookupPath, `{"code":"10OFFmq8kl8","posLocationId":"OTHER-1"}`)), lookupBody(otherSame))
-			mustBody(t, s.do(t, posJSON(other, usersPath, `{"keyword":"john","posLocationId":"OTHER-1"}`)), `{"data":{"users":[`+otherJohn+`]}}`)
-			mustBody(t, s.do(t, posJSON(other, usersPath, `{"keyword":"doe","posLocationId":"OTHER-1"}`)), `{"data":{"users":[`+otherJohn+`]}}`)
+			mustProblem(t, s.pos(t, other, usersPath, `{"keyword":"john","posLocationId":"LOC123"}`), 404, "Location 'LOC123' is not registered.", nil)
+			mustBody(t, s.pos(t, other, lookupPath, `{"code":"sl75ev","posLocationId":"OTHER-1"}`), lookupBody())
+			mustBody(t, s.pos(t, other, lookupPath, `{"code":"10OFFmq8kl8","posLocationId":"OTHER-1"}`), lookupBody(otherSame))
+			mustBody(t, s.pos(t, other, usersPath, `{"keyword":"john","posLocationId":"OTHER-1"}`), `{"data":{"users":[`+otherJohn+`]}}`)
+			mustBody(t, s.pos(t, other, usersPath, `{"keyword":"doe","posLocationId":"OTHER-1"}`), `{"data":{"users":[`+otherJohn+`]}}`)
 		})
 		t.Run("unrestricted client", func(t *testing.T) {
 			// Without a location every company it may see is searched, ordered by code, then company.
-			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"code":"10OFFmq8kl8"}`)), searchBody([]string{demoCouponJSON["10OFFmq8kl8"], otherSame}, 1, 20, 2, "Accepted"))
+			mustBody(t, s.pos(t, pos, searchPath, `{"code":"10OFFmq8kl8"}`), searchBody([]string{demoCouponJSON["10OFFmq8kl8"], otherSame}, 1, 20, 2, "Accepted"))
 			// With one, only that location's company.
-			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"email":"john.doe@example.com","posLocationId":"LOC123"}`)), searchBody(demoCoupons(johnsCoupons...), 1, 20, 4, "Accepted"))
-			mustBody(t, s.do(t, posJSON(pos, lookupPath, `{"code":"other-only","posLocationId":"LOC123"}`)), lookupBody())
-			mustBody(t, s.do(t, posJSON(pos, usersPath, `{"keyword":"other","posLocationId":"LOC123"}`)), usersBody())
-			mustBody(t, s.do(t, posJSON(pos, usersPath, `{"keyword":"+1 555 555 1234","posLocationId":"LOC123"}`)), usersBody("john-doe"))
+			mustBody(t, s.pos(t, pos, searchPath, `{"email":"john.doe@example.com","posLocationId":"LOC123"}`), searchBody(demoCoupons(johnsCoupons...), 1, 20, 4, "Accepted"))
+			mustBody(t, s.pos(t, pos, lookupPath, `{"code":"other-only","posLocationId":"LOC123"}`), lookupBody())
+			mustBody(t, s.pos(t, pos, usersPath, `{"keyword":"other","posLocationId":"LOC123"}`), usersBody())
+			mustBody(t, s.pos(t, pos, usersPath, `{"keyword":"+1 555 555 1234","posLocationId":"LOC123"}`), usersBody("john-doe"))
 		})
 		t.Run("coupons switched off", func(t *testing.T) {
 			mustStatus(t, call("PATCH", demoCompanyPath, `{"features":{"coupons":false}}`), 200)
-			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"email":"john.doe@example.com","posLocationId":"LOC123"}`)), searchBody(nil, 1, 20, 0, "Disabled"))
-			mustBody(t, s.do(t, posJSON(pos, searchPath+"?page=2&pageSize=5", `{"code":"sl75ev","posLocationId":"LOC456"}`)), searchBody(nil, 2, 5, 0, "Disabled"))
-			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"email":"john.doe@example.com"}`)), searchBody([]string{otherSame, otherOnly}, 1, 20, 2, "Accepted"))
-			mustBody(t, s.do(t, posJSON(pos, lookupPath, `{"code":"sl75ev","posLocationId":"LOC123"}`)), lookupBody())
-			mustBody(t, s.do(t, posJSON(pos, usersPath, `{"keyword":"john","posLocationId":"LOC123"}`)), usersBody())
+			mustBody(t, s.pos(t, pos, searchPath, `{"email":"john.doe@example.com","posLocationId":"LOC123"}`), searchBody(nil, 1, 20, 0, "Disabled"))
+			mustBody(t, s.pos(t, pos, searchPath+"?page=2&pageSize=5", `{"code":"sl75ev","posLocationId":"LOC456"}`), searchBody(nil, 2, 5, 0, "Disabled"))
+			mustBody(t, s.pos(t, pos, searchPath, `{"email":"john.doe@example.com"}`), searchBody([]string{otherSame, otherOnly}, 1, 20, 2, "Accepted"))
+			mustBody(t, s.pos(t, pos, lookupPath, `{"code":"sl75ev","posLocationId":"LOC123"}`), lookupBody())
+			mustBody(t, s.pos(t, pos, usersPath, `{"keyword":"john","posLocationId":"LOC123"}`), usersBody())
 			// Bad input is still bad input.
-			mustProblem(t, s.do(t, posJSON(pos, searchPath, `{"posLocationId":"LOC123"}`)), 400, "*", map[string][]string{"code": {"One of code, email and phone is required."}, "email": {"One of code, email and phone is required."}, "phone": {"One of code, email and phone is required."}})
+			mustProblem(t, s.pos(t, pos, searchPath, `{"posLocationId":"LOC123"}`), 400, "*", map[string][]string{"code": {"One of code, email and phone is required."}, "email": {"One of code, email and phone is required."}, "phone": {"One of code, email and phone is required."}})
 			mustStatus(t, call("PATCH", demoCompanyPath, `{"features":{"coupons":true}}`), 200)
-			mustBody(t, s.do(t, posJSON(pos, lookupPath, `{"code":"sl75ev","posLocationId":"LOC123"}`)), lookupBody(demoCouponJSON["Sl75Ev"]))
+			mustBody(t, s.pos(t, pos, lookupPath, `{"code":"sl75ev","posLocationId":"LOC123"}`), lookupBody(demoCouponJSON["Sl75Ev"]))
 		})
 		t.Run("disabled location", func(t *testing.T) {
 			mustStatus(t, call("PATCH", "/admin/v1/pos-systems/clover/locations/LOC123", `{"status":"Disabled"}`), 200)
-			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"code":"sl75ev","posLocationId":"LOC123"}`)), searchBody(nil, 1, 20, 0, "Disabled"))
-			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"code":"sl75ev","posLocationId":"LOC456"}`)), searchBody(demoCoupons("Sl75Ev"), 1, 20, 1, "Accepted"))
-			mustBody(t, s.do(t, posJSON(pos, lookupPath, `{"code":"sl75ev","posLocationId":"LOC123"}`)), lookupBody())
-			mustBody(t, s.do(t, posJSON(pos, usersPath, `{"keyword":"john","posLocationId":"LOC123"}`)), usersBody())
-			mustBody(t, s.do(t, posJSON(pos, usersPath, `{"keyword":"ava","posLocationId":"LOC456"}`)), usersBody("ava-doerr"))
+			mustBody(t, s.pos(t, pos, searchPath, `{"code":"sl75ev","posLocationId":"LOC123"}`), searchBody(nil, 1, 20, 0, "Disabled"))
+			mustBody(t, s.pos(t, pos, searchPath, `{"code":"sl75ev","posLocationId":"LOC456"}`), searchBody(demoCoupons("Sl75Ev"), 1, 20, 1, "Accepted"))
+			mustBody(t, s.pos(t, pos, lookupPath, `{"code":"sl75ev","posLocationId":"LOC123"}`), lookupBody())
+			mustBody(t, s.pos(t, pos, usersPath, `{"keyword":"john","posLocationId":"LOC123"}`), usersBody())
+			mustBody(t, s.pos(t, pos, usersPath, `{"keyword":"ava","posLocationId":"LOC456"}`), usersBody("ava-doerr"))
 			mustStatus(t, call("PATCH", "/admin/v1/pos-systems/clover/locations/LOC123", `{"status":"Active"}`), 200)
 		})
 		t.Run("disabled company", func(t *testing.T) {
 			mustStatus(t, call("PATCH", demoCompanyPath, `{"status":"Disabled"}`), 200)
-			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"code":"sl75ev","posLocationId":"LOC456"}`)), searchBody(nil, 1, 20, 0, "Disabled"))
-			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"code":"sl75ev"}`)), searchBody(nil, 1, 20, 0, "Accepted"))
-			mustBody(t, s.do(t, posJSON(pos, lookupPath, `{"code":"sl75ev","posLocationId":"LOC456"}`)), lookupBody())
-			mustBody(t, s.do(t, posJSON(pos, usersPath, `{"keyword":"ava","posLocationId":"LOC456"}`)), usersBody())
+			mustBody(t, s.pos(t, pos, searchPath, `{"code":"sl75ev","posLocationId":"LOC456"}`), searchBody(nil, 1, 20, 0, "Disabled"))
+			mustBody(t, s.pos(t, pos, searchPath, `{"code":"sl75ev"}`), searchBody(nil, 1, 20, 0, "Accepted"))
+			mustBody(t, s.pos(t, pos, lookupPath, `{"code":"sl75ev","posLocationId":"LOC456"}`), lookupBody())
+			mustBody(t, s.pos(t, pos, usersPath, `{"keyword":"ava","posLocationId":"LOC456"}`), usersBody())
 			mustStatus(t, call("PATCH", demoCompanyPath, `{"status":"Active"}`), 200)
-			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"code":"sl75ev"}`)), searchBody(demoCoupons("Sl75Ev"), 1, 20, 1, "Accepted"))
+			mustBody(t, s.pos(t, pos, searchPath, `{"code":"sl75ev"}`), searchBody(demoCoupons("Sl75Ev"), 1, 20, 1, "Accepted"))
 		})
 	})
 }
@@ -383,11 +377,7 @@ func TestCouponOperatorAPI(t *testing.T) {
 		pos := s.posToken(t)
 		call := func(method, path, body string) response {
 			t.Helper()
-			q := req{Method: method, Path: path, Token: admin, Body: body}
-			if body != "" {
-				q.ContentType = "application/json"
-			}
-			return s.do(t, q)
+			return s.admin(t, admin, method, path, body)
 		}
 		coupons := demoCompanyPath + "/coupons"
 		users := demoCompanyPath + "/loyalty-users"
@@ -407,7 +397,7 @@ func TestCouponOperatorAPI(t *testing.T) {
 			body := `{"code":"SOON1","rewardProvider":"PJM","name":"Soon gone","availableUntil":"` + until + `","info":[{"title":null,"items":null}],"userId":"john-doe","locationIds":["LOC456","LOC123","LOC456"]}`
 			mustCreated(t, call("POST", coupons, body), couponJSON("SOON1", "Issued", "Issued", now, now))
 			mustBody(t, call("GET", coupons+"/soon1", ""), couponJSON("SOON1", "Issued", "Issued", now, now))
-			mustBody(t, s.do(t, posJSON(pos, lookupPath, `{"posLocationId":"LOC456","code":"soon1"}`)), lookupBody(display("SOON1", "Issued")))
+			mustBody(t, s.pos(t, pos, lookupPath, `{"posLocationId":"LOC456","code":"soon1"}`), lookupBody(display("SOON1", "Issued")))
 			mustStatus(t, call("POST", coupons, strings.Replace(body, "SOON1", "SOON2", 1)), 201)
 			mustStatus(t, call("POST", coupons, strings.Replace(body, "SOON1", "SOON3", 1)), 201)
 
@@ -424,8 +414,8 @@ func TestCouponOperatorAPI(t *testing.T) {
 			s.clock.Advance(time.Hour)
 			admin, pos = s.adminToken(t), s.posToken(t) // the old ones have expired too
 			mustBody(t, call("GET", coupons+"/SOON1", ""), couponJSON("SOON1", "Expired", "Issued", now, now))
-			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"code":"soon1"}`)), searchBody([]string{display("SOON1", "Expired")}, 1, 20, 1, "Accepted"))
-			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"email":"john.doe@example.com","posLocationId":"LOC456"}`)),
+			mustBody(t, s.pos(t, pos, searchPath, `{"code":"soon1"}`), searchBody([]string{display("SOON1", "Expired")}, 1, 20, 1, "Accepted"))
+			mustBody(t, s.pos(t, pos, searchPath, `{"email":"john.doe@example.com","posLocationId":"LOC456"}`),
 				searchBody(append(demoCoupons("5OFFcx21pq", "FREECOFFEE1"), display("SOON1", "Expired"), display("SOON2", "Redeemed"), display("SOON3", "Cancelled"), demoCouponJSON["SUMMER24"]), 1, 20, 6, "Accepted"))
 			mustProblem(t, call("POST", coupons+"/SOON1/redeem", ""), 409, `coupon "SOON1" is Expired; only an Issued coupon can be redeemed`, nil)
 			mustProblem(t, call("POST", coupons+"/SOON1/cancel", ""), 409, `coupon "SOON1" is Expired; only an Issued coupon can be cancelled`, nil)
@@ -447,14 +437,14 @@ func TestCouponOperatorAPI(t *testing.T) {
 			mustProblem(t, call("POST", coupons, `{"code":"N1","color":"red"}`), 400, "The property 'color' is not allowed.", map[string][]string{"color": {"The property 'color' is not allowed."}})
 			mustProblem(t, s.do(t, req{Method: "POST", Path: coupons, Token: admin, ContentType: "application/xml", Body: `<c><code>N1</code></c>`}), 415, "Send the body as application/json.", nil)
 			mustProblem(t, call("POST", coupons, `{"code":"`+strings.Repeat("x", 70<<10)+`"}`), 413, "*", nil)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: coupons + "/Sl75Ev"}), 401, "*", nil)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: coupons + "/Sl75Ev", Token: pos}), 403, "*", nil)
-			mustProblem(t, s.do(t, req{Method: "POST", Path: coupons + "/Sl75Ev/cancel", Token: pos}), 403, "*", nil)
+			mustProblem(t, s.call(t, "", "GET", coupons+"/Sl75Ev", ""), 401, "*", nil)
+			mustProblem(t, s.call(t, pos, "GET", coupons+"/Sl75Ev", ""), 403, "*", nil)
+			mustProblem(t, s.call(t, pos, "POST", coupons+"/Sl75Ev/cancel", ""), 403, "*", nil)
 		})
 		t.Run("bulk issue", func(t *testing.T) {
 			imp := coupons + "/import"
 			mustCreated(t, call("POST", imp, `{"items":[{"code":"BULK1"},{"code":"BULK2","email":"Bulk@Example.com","locationIds":["LOC456"]}]}`), `{"data":{"createdCount":2}}`)
-			mustBody(t, s.do(t, posJSON(pos, searchPath, `{"email":"bulk@example.COM"}`)),
+			mustBody(t, s.pos(t, pos, searchPath, `{"email":"bulk@example.COM"}`),
 				searchBody([]string{`{"rewardProvider":"TwoReward","code":"BULK2","name":null,"title":null,"pictureUrl":null,"availableUntil":null,"status":"Issued","info":null}`}, 1, 20, 1, "Accepted"))
 			// All or nothing: BULK3 is not stored when a later item fails.
 			mustProblem(t, call("POST", imp, `{"items":[{"code":"BULK3"},{"code":"bulk1"}]}`), 409, `Item 2: coupon "bulk1" already exists`, nil)
@@ -471,7 +461,7 @@ func TestCouponOperatorAPI(t *testing.T) {
 			mustProblem(t, call("POST", imp, `{"items":[]}`), 400, "*", map[string][]string{"items": {"The items field must hold at least one coupon."}})
 			mustProblem(t, call("GET", coupons+"/BULK3", ""), 404, `coupon "BULK3" not found`, nil)
 			mustProblem(t, s.do(t, req{Method: "POST", Path: imp, Token: admin, ContentType: "text/xml", Body: `<x/>`}), 415, "Send the body as application/json.", nil)
-			mustProblem(t, s.do(t, req{Method: "POST", Path: imp, Token: pos, ContentType: "application/json", Body: `{"items":[]}`}), 403, "*", nil)
+			mustProblem(t, s.call(t, pos, "POST", imp, `{"items":[]}`), 403, "*", nil)
 			// A batch may exceed the ordinary body cap (64 KiB), not 100,000 items.
 			var b strings.Builder
 			b.WriteString(`{"items":[`)
@@ -504,7 +494,7 @@ func TestCouponOperatorAPI(t *testing.T) {
 			mustBody(t, call("PATCH", users+"/u-1", `{"firstName":"Uma","stampsDelta":-2,"pointsDelta":15}`), userJSON("Uma", 0, 15, created, updated))
 			mustProblem(t, call("PATCH", users+"/u-1", `{"firstName":"Ida","stampsDelta":-1,"pointsDelta":50}`), 409, "Loyalty user u-1 has 0 stamps: taking 1 would leave -1, below 0. Nothing was changed.", nil)
 			mustBody(t, call("GET", users+"/u-1", ""), userJSON("Uma", 0, 15, created, updated))
-			mustBody(t, s.do(t, posJSON(pos, usersPath, `{"posLocationId":"LOC123","keyword":"5550001111"}`)),
+			mustBody(t, s.pos(t, pos, usersPath, `{"posLocationId":"LOC123","keyword":"5550001111"}`),
 				`{"data":{"users":[{"id":"u-1","firstName":"Uma","lastName":"Tester","gender":"X","phone":"+1 555 000 1111","email":"u1@example.com","stamps":0,"points":15}]}}`)
 			mustProblem(t, call("POST", users, `{"id":"john-doe"}`), 409, `loyalty user "john-doe" already exists`, nil)
 			mustProblem(t, call("GET", users+"/nobody", ""), 404, `loyalty user "nobody" not found`, nil)
@@ -520,8 +510,8 @@ func TestCouponOperatorAPI(t *testing.T) {
 			mustProblem(t, call("PATCH", users+"/u-1", `{"pointsDelta":`+strings.Repeat("9", 12)+`}`), 400, "*", map[string][]string{"pointsDelta": {"The pointsDelta field must be an integer."}})
 			mustProblem(t, s.do(t, req{Method: "PATCH", Path: users + "/u-1", Token: admin, ContentType: "text/xml", Body: `<x/>`}), 415, "Send the body as application/json.", nil)
 			mustProblem(t, call("POST", users, `{"id":"`+strings.Repeat("x", 70<<10)+`"}`), 413, "*", nil)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: users + "/u-1", Token: pos}), 403, "*", nil)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: users + "/u-1"}), 401, "*", nil)
+			mustProblem(t, s.call(t, pos, "GET", users+"/u-1", ""), 403, "*", nil)
+			mustProblem(t, s.call(t, "", "GET", users+"/u-1", ""), 401, "*", nil)
 		})
 		// Last: the restarted server belongs to this subtest.
 		t.Run("demo data survives a reload", func(t *testing.T) {
@@ -529,11 +519,11 @@ func TestCouponOperatorAPI(t *testing.T) {
 			mustStatus(t, call("PATCH", users+"/jane-doe", `{"pointsDelta":5}`), 200)
 			s.restart(t) // loads the demo data set again
 			admin, pos = s.adminToken(t), s.posToken(t)
-			mustBody(t, s.do(t, posJSON(pos, lookupPath, `{"posLocationId":"LOC123","code":"10OFFmq8kl8"}`)),
+			mustBody(t, s.pos(t, pos, lookupPath, `{"posLocationId":"LOC123","code":"10OFFmq8kl8"}`),
 				lookupBody(strings.Replace(demoCouponJSON["10OFFmq8kl8"], `"status":"Issued"`, `"status":"Redeemed"`, 1)))
-			mustBody(t, s.do(t, posJSON(pos, usersPath, `{"posLocationId":"LOC123","keyword":"jane"}`)),
+			mustBody(t, s.pos(t, pos, usersPath, `{"posLocationId":"LOC123","keyword":"jane"}`),
 				strings.Replace(usersBody("jane-doe"), `"points":45`, `"points":50`, 1))
-			mustBody(t, s.do(t, posJSON(pos, lookupPath, `{"posLocationId":"LOC123","code":"Sl75Ev"}`)), lookupBody(demoCouponJSON["Sl75Ev"]))
+			mustBody(t, s.pos(t, pos, lookupPath, `{"posLocationId":"LOC123","code":"Sl75Ev"}`), lookupBody(demoCouponJSON["Sl75Ev"]))
 		})
 	})
 }

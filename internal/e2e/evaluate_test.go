@@ -23,12 +23,11 @@ func TestPromotionEvaluate(t *testing.T) {
 		s.company(t, admin, "shop", "S1", "S2")
 		s.company(t, admin, "rival", "R1")
 		for _, l := range []string{"S1", "S2"} {
-			mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/clover/locations/" + l + "/terminals", Token: admin,
-				ContentType: "application/json", Body: `{"terminalId":"T1"}`}), 201)
+			mustStatus(t, s.call(t, admin, "POST", "/admin/v1/pos-systems/clover/locations/"+l+"/terminals", `{"terminalId":"T1"}`), 201)
 		}
 		post := func(path, body string) {
 			t.Helper()
-			mustImport(t, s.do(t, req{Method: "POST", Path: path, Token: tok, ContentType: "application/json", Body: body}))
+			mustImport(t, s.call(t, tok, "POST", path, body))
 		}
 		post(categoriesPath("shop"), items(`{"posProductCategoryId":"FOOD","name":"Food"}`,
 			`{"posProductCategoryId":"BAKERY","name":"Bakery","posProductParentCategoryId":"FOOD"}`,
@@ -53,7 +52,7 @@ func TestPromotionEvaluate(t *testing.T) {
 
 		eval := func(body string) response {
 			t.Helper()
-			return s.do(t, posJSON(tok, evaluatePath, body))
+			return s.pos(t, tok, evaluatePath, body)
 		}
 		// The basket: the croissants' category comes from the catalogue
 		// (PASTRY, under BAKERY), the tea's from the request.
@@ -139,7 +138,7 @@ func TestPromotionEvaluate(t *testing.T) {
 		// Coupons, checked as a sale would redeem them, and the customer.
 		adm := func(method, path, body string, want int) {
 			t.Helper()
-			mustStatus(t, s.do(t, req{Method: method, Path: "/admin/v1/pos-systems/clover/companies/shop/" + path, Token: admin, ContentType: "application/json", Body: body}), want)
+			mustStatus(t, s.call(t, admin, method, "/admin/v1/pos-systems/clover/companies/shop/"+path, body), want)
 		}
 		adm("POST", "loyalty-users", `{"id":"ann","firstName":"Ann","email":"ann@example.com"}`, 201)
 		adm("PATCH", "loyalty-users/ann", `{"pointsDelta":40,"stampsDelta":2}`, 200)
@@ -177,8 +176,7 @@ func TestPromotionEvaluate(t *testing.T) {
 			`{"data":{"posStatus":"Accepted","promotions":[{"id":"B-BAKERY","name":"10% off bakery at S1","promotionType":"Percentage","value":10,"discount":1.00,"productIds":["P-CROISSANT"]}],`+
 				`"subtotal":10.00,"totalDiscount":1.00,"coupons":`+coupons(true)+`,"loyalty":{"userId":"ann","points":40,"stamps":2,"pointsToEarn":9}}}`)
 		// The company's loyalty program decides: at 2.5 points per unit, 9.00 earns 22.
-		mustStatus(t, s.do(t, req{Method: "PUT", Path: "/admin/v1/pos-systems/clover/companies/shop/loyalty-program", Token: admin,
-			ContentType: "application/json", Body: `{"pointsPerCurrencyUnit":2.5}`}), 200)
+		mustStatus(t, s.call(t, admin, "PUT", "/admin/v1/pos-systems/clover/companies/shop/loyalty-program", `{"pointsPerCurrencyUnit":2.5}`), 200)
 		if r := eval(`{"posLocationId":"S1","terminalId":"T1","transactionDate":"2030-06-03T12:00:00Z","loyalty":{"cardNumber":"ann"},` +
 			`"products":[{"productId":"P-CROISSANT","quantity":4,"price":2.50}]}`); !strings.Contains(string(r.Body), `"pointsToEarn":22}`) {
 			t.Fatalf("pointsToEarn at 2.5 points per unit: %s", r.Body)
@@ -186,7 +184,7 @@ func TestPromotionEvaluate(t *testing.T) {
 		mustBody(t, eval(`{"posLocationId":"S1","transactionDate":"2030-06-03T12:00:00Z",`+codes+`,"loyalty":{"cardNumber":"nobody"}}`),
 			`{"data":{"posStatus":"Accepted","promotions":[],"subtotal":0.00,"totalDiscount":0.00,"coupons":`+coupons(false)+`,"loyalty":null}}`)
 		// Nothing was redeemed.
-		r := s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/shop/coupons/FREE1", Token: admin})
+		r := s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/shop/coupons/FREE1", "")
 		if !strings.Contains(string(r.Body), `"storedStatus":"Issued"`) {
 			t.Fatalf("FREE1 after evaluations: %s", r.Body)
 		}
@@ -194,16 +192,16 @@ func TestPromotionEvaluate(t *testing.T) {
 		// A disabled place: Disabled and nothing else (validation still first).
 		disabled := `{"data":{"posStatus":"Disabled","promotions":[],"subtotal":0.00,"totalDiscount":0.00,"coupons":[],"loyalty":null}}`
 		one := `"products":[{"productId":"P-TEA","price":3}],"couponCodes":["FREE1"]`
-		mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/clover/locations/S2/terminals/T1/disable", Token: admin}), 200)
+		mustStatus(t, s.call(t, admin, "POST", "/admin/v1/pos-systems/clover/locations/S2/terminals/T1/disable", ""), 200)
 		mustBody(t, eval(`{"posLocationId":"S2","terminalId":"T1",`+one+`}`), disabled)
 		if r := eval(`{"posLocationId":"S2",` + one + `}`); !strings.Contains(string(r.Body), `"posStatus":"Accepted"`) {
 			t.Fatalf("S2 without the disabled terminal: %s", r.Body)
 		}
-		mustStatus(t, s.do(t, req{Method: "PATCH", Path: "/admin/v1/pos-systems/clover/locations/S2", Token: admin, ContentType: "application/json", Body: `{"status":"Disabled"}`}), 200)
+		mustStatus(t, s.call(t, admin, "PATCH", "/admin/v1/pos-systems/clover/locations/S2", `{"status":"Disabled"}`), 200)
 		mustBody(t, eval(`{"posLocationId":"S2",`+one+`}`), disabled)
-		mustStatus(t, s.do(t, req{Method: "PATCH", Path: "/admin/v1/pos-systems/clover/companies/shop", Token: admin, ContentType: "application/json", Body: `{"status":"Disabled"}`}), 200)
+		mustStatus(t, s.call(t, admin, "PATCH", "/admin/v1/pos-systems/clover/companies/shop", `{"status":"Disabled"}`), 200)
 		mustBody(t, eval(`{"posLocationId":"S1",`+one+`}`), disabled)
-		mustStatus(t, s.do(t, req{Method: "PATCH", Path: "/admin/v1/pos-systems/clover/companies/shop", Token: admin, ContentType: "application/json", Body: `{"status":"Active"}`}), 200)
+		mustStatus(t, s.call(t, admin, "PATCH", "/admin/v1/pos-systems/clover/companies/shop", `{"status":"Active"}`), 200)
 
 		// Bad input: 400 naming every field; unknown places 404; tokens.
 		bad := func(body string, errs map[string][]string) {
@@ -223,9 +221,9 @@ func TestPromotionEvaluate(t *testing.T) {
 		mustProblem(t, eval(`{"posLocationId":"NOPE"}`), 404, "Location 'NOPE' is not registered.", nil)
 		mustProblem(t, eval(`{"posLocationId":"S1","terminalId":"T9"}`), 404, "Terminal 'T9' is not registered at location 'S1'.", nil)
 		other := restrictedClient(t, s, admin)
-		mustProblem(t, s.do(t, posJSON(other, evaluatePath, `{"posLocationId":"S1"}`)), 404, "Location 'S1' is not registered.", nil)
-		mustProblem(t, s.do(t, posJSON(admin, evaluatePath, `{"posLocationId":"S1"}`)), 403, "*", nil)
-		mustProblem(t, s.do(t, req{Method: "POST", Path: evaluatePath, ContentType: "application/json", Body: `{}`}), 401, "*", nil)
+		mustProblem(t, s.pos(t, other, evaluatePath, `{"posLocationId":"S1"}`), 404, "Location 'S1' is not registered.", nil)
+		mustProblem(t, s.pos(t, admin, evaluatePath, `{"posLocationId":"S1"}`), 403, "*", nil)
+		mustProblem(t, s.call(t, "", "POST", evaluatePath, `{}`), 401, "*", nil)
 		mustProblem(t, s.do(t, req{Method: "POST", Path: evaluatePath, Token: tok, ContentType: "text/csv", Body: `x`}), 415, "*", nil)
 		mustProblem(t, eval(`{"posLocationId":"S1","products":[`+strings.Repeat(`{"productId":"A","price":1},`, 3000)+`{}]}`), 413, "*", nil)
 	})
@@ -247,7 +245,7 @@ func TestPromotionEvaluateCache(t *testing.T) {
 		}
 		best := func() string {
 			t.Helper()
-			r := s.do(t, posJSON(tok, evaluatePath, `{"posLocationId":"C1","products":[{"productId":"X","productCategory":"K","price":10}]}`))
+			r := s.pos(t, tok, evaluatePath, `{"posLocationId":"C1","products":[{"productId":"X","productCategory":"K","price":10}]}`)
 			mustStatus(t, r, 200)
 			ps := r.JSON(t)["data"].(map[string]any)["promotions"].([]any)
 			if len(ps) == 0 {
@@ -258,11 +256,11 @@ func TestPromotionEvaluateCache(t *testing.T) {
 		if got := best(); got != "" {
 			t.Fatalf("no promotions yet: %s", got)
 		}
-		mustImport(t, s.do(t, importReq(tok, "cc", "application/json", items(promo("A", 10)))))
+		mustImport(t, s.request(t, importReq(tok, "cc", "application/json", items(promo("A", 10)))))
 		if got := best(); got != "A" {
 			t.Fatalf("after importing A here: %q", got)
 		}
-		mustImport(t, s.do(t, importReq(tok, "cc", "application/json", items(promo("B", 20)))))
+		mustImport(t, s.request(t, importReq(tok, "cc", "application/json", items(promo("B", 20)))))
 		if got := best(); got != "B" {
 			t.Fatalf("after importing B here: %q", got)
 		}

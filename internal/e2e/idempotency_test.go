@@ -126,43 +126,43 @@ func TestIdempotencyKey(t *testing.T) {
 
 		t.Run("a retry gets the first answer, which ran once", func(t *testing.T) {
 			body := `{"code":"IDEM-1","name":"Once"}`
-			first := mustFirst(t, s.do(t, keyed(adminJSON(coupons, body), "k-replay")), 201)
-			mustReplay(t, s.do(t, keyed(adminJSON(coupons, body), "k-replay")), first)
+			first := mustFirst(t, s.request(t, keyed(adminJSON(coupons, body), "k-replay")), 201)
+			mustReplay(t, s.request(t, keyed(adminJSON(coupons, body), "k-replay")), first)
 			// The same key as a Structured Field String is the same key.
-			mustReplay(t, s.do(t, keyed(adminJSON(coupons, body), `"k-replay"`)), first)
+			mustReplay(t, s.request(t, keyed(adminJSON(coupons, body), `"k-replay"`)), first)
 			// Without the key the request runs, and finds the coupon made once.
-			mustProblem(t, s.do(t, adminJSON(coupons, body)), 409, `coupon "IDEM-1" already exists`, nil)
+			mustProblem(t, s.request(t, adminJSON(coupons, body)), 409, `coupon "IDEM-1" already exists`, nil)
 
 			// A POS request, in XML: one session, replayed.
 			xml := req{Method: "POST", Path: "/pos/clover/startInteraction", Token: pos, ContentType: "application/xml",
 				Body: `<StartInteractionDto><terminalId>TERM-05</terminalId><posLocationId>LOC123</posLocationId></StartInteractionDto>`}
-			firstPOS := mustFirst(t, s.do(t, keyed(xml, "pos-1")), 200)
-			mustReplay(t, s.do(t, keyed(xml, "pos-1")), firstPOS)
+			firstPOS := mustFirst(t, s.request(t, keyed(xml, "pos-1")), 200)
+			mustReplay(t, s.request(t, keyed(xml, "pos-1")), firstPOS)
 			if other := sessionOf(t, mustFirst(t, s.do(t, xml), 200)); other == sessionOf(t, firstPOS) {
 				t.Fatal("a request without a key was answered from the key's record")
 			}
 
 			// A POST without a body (redeem) is replayed too.
-			mustStatus(t, s.do(t, adminJSON(coupons, `{"code":"IDEM-R"}`)), 201)
+			mustStatus(t, s.request(t, adminJSON(coupons, `{"code":"IDEM-R"}`)), 201)
 			redeem := req{Method: "POST", Path: coupons + "/IDEM-R/redeem", Token: admin}
-			firstRedeem := mustFirst(t, s.do(t, keyed(redeem, "k-redeem")), 200)
-			mustReplay(t, s.do(t, keyed(redeem, "k-redeem")), firstRedeem)
+			firstRedeem := mustFirst(t, s.request(t, keyed(redeem, "k-redeem")), 200)
+			mustReplay(t, s.request(t, keyed(redeem, "k-redeem")), firstRedeem)
 		})
 
 		t.Run("a 4xx answer is stored and replayed as it was", func(t *testing.T) {
 			q := keyed(adminJSON(coupons, `{"code":"sl75EV"}`), "k-4xx")
-			first := mustFirst(t, s.do(t, q), 409)
+			first := mustFirst(t, s.request(t, q), 409)
 			mustProblem(t, first, 409, `coupon "sl75EV" already exists`, nil)
 			// The very bytes, trace id included: the request did not run again.
-			mustReplay(t, s.do(t, q), first)
+			mustReplay(t, s.request(t, q), first)
 
 			bad := keyed(adminJSON(coupons, `{"code":"IDEM-400","status":"Expired"}`), "k-400")
-			first = mustFirst(t, s.do(t, bad), 400)
-			mustReplay(t, s.do(t, bad), first)
+			first = mustFirst(t, s.request(t, bad), 400)
+			mustReplay(t, s.request(t, bad), first)
 		})
 
 		t.Run("the same key with another request is 422", func(t *testing.T) {
-			mustFirst(t, s.do(t, keyed(adminJSON(coupons, `{"code":"IDEM-2"}`), "k-other")), 201)
+			mustFirst(t, s.request(t, keyed(adminJSON(coupons, `{"code":"IDEM-2"}`), "k-other")), 201)
 			for name, q := range map[string]req{
 				"other body":         adminJSON(coupons, `{"code":"IDEM-3"}`),
 				"body with more":     adminJSON(coupons, `{"code":"IDEM-2"} `),
@@ -172,10 +172,10 @@ func TestIdempotencyKey(t *testing.T) {
 				"other content type": {Method: "POST", Path: coupons, Token: admin, ContentType: "application/json; charset=utf-8", Body: `{"code":"IDEM-2"}`},
 			} {
 				t.Run(name, func(t *testing.T) {
-					mustProblem(t, s.do(t, keyed(q, "k-other")), 422, msgKeyReused, nil)
+					mustProblem(t, s.request(t, keyed(q, "k-other")), 422, msgKeyReused, nil)
 				})
 			}
-			mustProblem(t, s.do(t, req{Method: "GET", Path: coupons + "/IDEM-3", Token: admin}), 404, `coupon "IDEM-3" not found`, nil)
+			mustProblem(t, s.call(t, admin, "GET", coupons+"/IDEM-3", ""), 404, `coupon "IDEM-3" not found`, nil)
 		})
 
 		t.Run("a retry while the first runs is 409 with Retry-After", func(t *testing.T) {
@@ -217,7 +217,7 @@ func TestIdempotencyKey(t *testing.T) {
 				time.Sleep(5 * time.Millisecond)
 			}
 			for _, retry := range []req{adminJSON(coupons, body), adminJSON(coupons, `{"code":"IDEM-SLOW-2"}`)} {
-				r := s.do(t, keyed(retry, "k-slow"))
+				r := s.request(t, keyed(retry, "k-slow"))
 				mustProblem(t, r, 409, msgKeyInFlight, nil)
 				if got := r.Header.Get("Retry-After"); got != "1" {
 					t.Fatalf("Retry-After %q, want 1", got)
@@ -231,7 +231,7 @@ func TestIdempotencyKey(t *testing.T) {
 			if res.err != nil || res.status != 201 {
 				t.Fatalf("the first request: %d %s %v", res.status, res.body, res.err)
 			}
-			replay := s.do(t, keyed(adminJSON(coupons, body), "k-slow"))
+			replay := s.request(t, keyed(adminJSON(coupons, body), "k-slow"))
 			mustReplay(t, replay, response{Status: 201, Header: replay.Header, Body: res.body})
 		})
 
@@ -243,44 +243,44 @@ func TestIdempotencyKey(t *testing.T) {
 			} else {
 				s.execSQL(t, `CREATE TRIGGER idem_fail BEFORE INSERT ON loyalty_users BEGIN SELECT RAISE(ABORT, 'broken store'); END`)
 			}
-			mustProblem(t, mustFirst(t, s.do(t, keyed(adminJSON(users, body), "k-5xx")), 500), 500, "Internal error.", nil)
+			mustProblem(t, mustFirst(t, s.request(t, keyed(adminJSON(users, body), "k-5xx")), 500), 500, "Internal error.", nil)
 			if app.IsPostgres(dsn) {
 				s.execSQL(t, `DROP TRIGGER idem_fail ON loyalty_users`)
 			} else {
 				s.execSQL(t, `DROP TRIGGER idem_fail`)
 			}
-			first := mustFirst(t, s.do(t, keyed(adminJSON(users, body), "k-5xx")), 201)
-			mustReplay(t, s.do(t, keyed(adminJSON(users, body), "k-5xx")), first)
+			first := mustFirst(t, s.request(t, keyed(adminJSON(users, body), "k-5xx")), 201)
+			mustReplay(t, s.request(t, keyed(adminJSON(users, body), "k-5xx")), first)
 		})
 
 		t.Run("keys are per client", func(t *testing.T) {
-			r := s.do(t, adminJSON("/admin/v1/clients", `{"posSystemId":"clover","scopes":["pos_integration"]}`))
+			r := s.request(t, adminJSON("/admin/v1/clients", `{"posSystemId":"clover","scopes":["pos_integration"]}`))
 			mustStatus(t, r, 201)
 			d := r.JSON(t)["data"].(map[string]any)
 			other := s.token(t, d["clientId"].(string), d["clientSecret"].(string), "pos_integration")
-			mine := mustFirst(t, s.do(t, keyed(interaction(pos, till), "shared")), 200)
-			theirs := mustFirst(t, s.do(t, keyed(interaction(other, till), "shared")), 200)
+			mine := mustFirst(t, s.request(t, keyed(interaction(pos, till), "shared")), 200)
+			theirs := mustFirst(t, s.request(t, keyed(interaction(other, till), "shared")), 200)
 			if sessionOf(t, mine) == sessionOf(t, theirs) {
 				t.Fatal("another client's request with the same key was answered from the first client's record")
 			}
 			// Another body under the same text is no reuse for another client either.
-			mustFirst(t, s.do(t, keyed(interaction(other, `{"terminalId":"TERM-06","posLocationId":"LOC123"}`), "only-mine")), 200)
-			mustFirst(t, s.do(t, keyed(interaction(pos, till), "only-mine")), 200)
-			mustReplay(t, s.do(t, keyed(interaction(pos, till), "shared")), mine)
+			mustFirst(t, s.request(t, keyed(interaction(other, `{"terminalId":"TERM-06","posLocationId":"LOC123"}`), "only-mine")), 200)
+			mustFirst(t, s.request(t, keyed(interaction(pos, till), "only-mine")), 200)
+			mustReplay(t, s.request(t, keyed(interaction(pos, till), "shared")), mine)
 		})
 
 		t.Run("a key expires after 24 hours", func(t *testing.T) {
-			first := mustFirst(t, s.do(t, keyed(interaction(pos, till), "k-day")), 200)
+			first := mustFirst(t, s.request(t, keyed(interaction(pos, till), "k-day")), 200)
 			s.clock.Advance(24*time.Hour - time.Second)
 			tok := s.posToken(t)
-			mustReplay(t, s.do(t, keyed(interaction(tok, till), "k-day")), first)
+			mustReplay(t, s.request(t, keyed(interaction(tok, till), "k-day")), first)
 			s.clock.Advance(time.Second)
-			again := mustFirst(t, s.do(t, keyed(interaction(tok, till), "k-day")), 200)
+			again := mustFirst(t, s.request(t, keyed(interaction(tok, till), "k-day")), 200)
 			if sessionOf(t, again) == sessionOf(t, first) {
 				t.Fatal("an expired key was replayed")
 			}
 			// The new answer is the key's for the next 24 hours.
-			mustReplay(t, s.do(t, keyed(interaction(tok, till), "k-day")), again)
+			mustReplay(t, s.request(t, keyed(interaction(tok, till), "k-day")), again)
 			admin, pos = s.adminToken(t), s.posToken(t)
 		})
 
@@ -342,7 +342,7 @@ func TestIdempotencyKey(t *testing.T) {
 				}
 			}
 			t.Logf("50 requests: 1 ran, %d replayed, %d found it in flight", replayed, busy)
-			mustReplay(t, s.do(t, keyed(adminJSON(coupons, body), "k-race")), *first)
+			mustReplay(t, s.request(t, keyed(adminJSON(coupons, body), "k-race")), *first)
 		})
 
 		t.Run("a bad key is 400 and changes nothing", func(t *testing.T) {
@@ -358,7 +358,7 @@ func TestIdempotencyKey(t *testing.T) {
 				"257 quoted bytes": `"` + strings.Repeat("k", 256) + `"`,
 			} {
 				t.Run(name, func(t *testing.T) {
-					mustProblem(t, s.do(t, keyed(q, key)), 400, msgBadKey, map[string][]string{"Idempotency-Key": {msgBadKey}})
+					mustProblem(t, s.request(t, keyed(q, key)), 400, msgBadKey, map[string][]string{"Idempotency-Key": {msgBadKey}})
 				})
 			}
 			hreq, _ := http.NewRequest("POST", s.base+coupons, strings.NewReader(q.Body))
@@ -373,26 +373,26 @@ func TestIdempotencyKey(t *testing.T) {
 			b, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			mustProblem(t, response{Status: resp.StatusCode, Header: resp.Header, Body: b}, 400, msgKeyOnce, map[string][]string{"Idempotency-Key": {msgKeyOnce}})
-			mustProblem(t, s.do(t, req{Method: "GET", Path: coupons + "/IDEM-BAD", Token: admin}), 404, `coupon "IDEM-BAD" not found`, nil)
+			mustProblem(t, s.call(t, admin, "GET", coupons+"/IDEM-BAD", ""), 404, `coupon "IDEM-BAD" not found`, nil)
 			// 255 characters, and escapes in a quoted key, are fine.
-			mustFirst(t, s.do(t, keyed(q, strings.Repeat("k", 255))), 201)
-			first := mustFirst(t, s.do(t, keyed(adminJSON(coupons, `{"code":"IDEM-Q"}`), `"a \"quoted\" \\ key"`)), 201)
-			mustReplay(t, s.do(t, keyed(adminJSON(coupons, `{"code":"IDEM-Q"}`), `a "quoted" \ key`)), first)
+			mustFirst(t, s.request(t, keyed(q, strings.Repeat("k", 255))), 201)
+			first := mustFirst(t, s.request(t, keyed(adminJSON(coupons, `{"code":"IDEM-Q"}`), `"a \"quoted\" \\ key"`)), 201)
+			mustReplay(t, s.request(t, keyed(adminJSON(coupons, `{"code":"IDEM-Q"}`), `a "quoted" \ key`)), first)
 		})
 
 		t.Run("promotion import: replayed, fingerprinted while streamed", func(t *testing.T) {
 			body := items(`{"id":"IDEM-P1","name":"one"}`, `{"id":"IDEM-P2","name":"two"}`)
 			q := keyed(importReq(pos, "demo-company", "application/json", body), "k-import")
-			first := mustFirst(t, s.do(t, q), 200)
-			mustReplay(t, s.do(t, q), first)
-			mustProblem(t, s.do(t, keyed(importReq(pos, "demo-company", "application/json", items(`{"id":"IDEM-P1","name":"uno"}`)), "k-import")),
+			first := mustFirst(t, s.request(t, q), 200)
+			mustReplay(t, s.request(t, q), first)
+			mustProblem(t, s.request(t, keyed(importReq(pos, "demo-company", "application/json", items(`{"id":"IDEM-P1","name":"uno"}`)), "k-import")),
 				422, msgKeyReused, nil)
 			// An answer given before a body longer than the ordinary cap was
 			// read (an unknown company) is not stored: fingerprinting it
 			// would mean reading it all. The retry runs again.
 			big := items(`{"id":"X","name":"` + strings.Repeat("x", 100<<10) + `"}`)
 			for _, b := range []string{big, big + " "} {
-				mustProblem(t, mustFirst(t, s.do(t, keyed(importReq(pos, "nope", "application/json", b), "k-big")), 404), 404,
+				mustProblem(t, mustFirst(t, s.request(t, keyed(importReq(pos, "nope", "application/json", b), "k-big")), 404), 404,
 					"Company 'nope' is not registered.", nil)
 			}
 		})

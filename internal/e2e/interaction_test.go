@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/client"
 )
 
 func startReq(token, terminal, location string) req {
@@ -58,7 +59,7 @@ func TestStartInteraction(t *testing.T) {
 		ctx := context.Background()
 
 		t.Run("accepted and persisted", func(t *testing.T) {
-			d := mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Accepted")
+			d := mustInteraction(t, s.api(t, tok).start("TERM-05", "LOC123"), "TERM-05", "LOC123", "Accepted")
 			sess, err := st.FindSession(ctx, *d.SessionID)
 			if err != nil {
 				t.Fatal(err)
@@ -67,13 +68,14 @@ func TestStartInteraction(t *testing.T) {
 				!sess.CreatedAt.Equal(s.clock.Now()) || sess.ExpiresAt.Sub(sess.CreatedAt).Hours() != 24 {
 				t.Fatalf("stored session %+v", sess)
 			}
-			r := s.do(t, req{Method: "GET", Path: "/admin/v1/sessions/" + *d.SessionID, Token: admin})
-			mustStatus(t, r, 200)
-			if got := r.JSON(t)["data"].(map[string]any); got["sessionId"] != *d.SessionID || got["terminalId"] != "TERM-05" || got["posCompanyId"] != "demo-company" {
-				t.Fatalf("session via the operator API: %s", r.Body)
+			op := s.api(t, admin)
+			got, err := op.Admin.GetSession(ctx, *d.SessionID)
+			if op.ok(err); got.SessionID != *d.SessionID || got.TerminalID != "TERM-05" || got.PosCompanyID != "demo-company" {
+				t.Fatalf("session via the operator API: %s", op.answer(nil).Body)
 			}
-			mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/sessions/nope", Token: admin}), 404, "*", nil)
-			d2 := mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Accepted")
+			_, err = op.Admin.GetSession(ctx, "nope")
+			mustProblem(t, op.answer(err), 404, "*", nil)
+			d2 := mustInteraction(t, s.api(t, tok).start("TERM-05", "LOC123"), "TERM-05", "LOC123", "Accepted")
 			if *d2.SessionID == *d.SessionID {
 				t.Fatal("two interactions got the same session")
 			}
@@ -115,29 +117,28 @@ func TestStartInteraction(t *testing.T) {
 				}
 			}
 		})
-		t.Run("unknown properties are ignored", func(t *testing.T) {
-			r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: "application/json",
-				Body: `{"terminalId":"TERM-05","posLocationId":"LOC123","cashier":"ann"}`})
+		t.Run("unknown properties are ignored", func(t *testing.T) { // raw: the client sends none
+			r := s.call(t, tok, "POST", "/pos/clover/startInteraction", `{"terminalId":"TERM-05","posLocationId":"LOC123","cashier":"ann"}`)
 			mustInteraction(t, r, "TERM-05", "LOC123", "Accepted")
 		})
 		t.Run("disabled terminal", func(t *testing.T) {
-			mustInteraction(t, s.do(t, startReq(tok, "TERM-99", "LOC123")), "TERM-99", "LOC123", "Disabled")
+			mustInteraction(t, s.api(t, tok).start("TERM-99", "LOC123"), "TERM-99", "LOC123", "Disabled")
 		})
 		t.Run("unregistered terminal", func(t *testing.T) {
-			mustProblem(t, s.do(t, startReq(tok, "TERM-404", "LOC123")), 404, "Terminal 'TERM-404' is not registered at location 'LOC123'.", nil)
+			mustProblem(t, s.api(t, tok).start("TERM-404", "LOC123"), 404, "Terminal 'TERM-404' is not registered at location 'LOC123'.", nil)
 		})
 		t.Run("terminal of another location", func(t *testing.T) {
-			mustProblem(t, s.do(t, startReq(tok, "TERM-07", "LOC123")), 404, "Terminal 'TERM-07' is not registered at location 'LOC123'.", nil)
+			mustProblem(t, s.api(t, tok).start("TERM-07", "LOC123"), 404, "Terminal 'TERM-07' is not registered at location 'LOC123'.", nil)
 		})
 		t.Run("ids are case-sensitive", func(t *testing.T) {
-			mustProblem(t, s.do(t, startReq(tok, "term-05", "LOC123")), 404, "Terminal 'term-05' is not registered at location 'LOC123'.", nil)
+			mustProblem(t, s.api(t, tok).start("term-05", "LOC123"), 404, "Terminal 'term-05' is not registered at location 'LOC123'.", nil)
 		})
 		t.Run("unknown location", func(t *testing.T) {
-			mustProblem(t, s.do(t, startReq(tok, "TERM-05", "LOC999")), 404, "Location 'LOC999' is not registered.", nil)
+			mustProblem(t, s.api(t, tok).start("TERM-05", "LOC999"), 404, "Location 'LOC999' is not registered.", nil)
 		})
 		bad := func(body string, errs map[string][]string) {
 			t.Helper()
-			r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: "application/json", Body: body})
+			r := s.call(t, tok, "POST", "/pos/clover/startInteraction", body)
 			mustProblem(t, r, 400, "*", errs)
 		}
 		t.Run("missing fields", func(t *testing.T) {
@@ -157,7 +158,7 @@ func TestStartInteraction(t *testing.T) {
 		})
 		t.Run("malformed bodies", func(t *testing.T) {
 			for _, body := range []string{`{"terminalId":"TERM-05"`, `[]`, `"x"`, `{"terminalId":"TERM-05","posLocationId":"LOC123"} {}`, `{"terminalId":"A","terminalId":"B","posLocationId":"LOC123"}`} {
-				r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: "application/json", Body: body})
+				r := s.call(t, tok, "POST", "/pos/clover/startInteraction", body)
 				mustProblem(t, r, 400, "*", r400Fields(t, r))
 			}
 			r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: "application/xml", Body: `<a><terminalId>x</a>`})
@@ -180,7 +181,7 @@ func TestStartInteraction(t *testing.T) {
 		})
 		t.Run("body too large", func(t *testing.T) {
 			body := `{"terminalId":"TERM-05","posLocationId":"LOC123","pad":"` + strings.Repeat("x", 70<<10) + `"}`
-			r := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: tok, ContentType: "application/json", Body: body})
+			r := s.call(t, tok, "POST", "/pos/clover/startInteraction", body)
 			mustProblem(t, r, 413, "*", nil)
 		})
 		t.Run("wrong method", func(t *testing.T) {
@@ -188,60 +189,71 @@ func TestStartInteraction(t *testing.T) {
 			mustProblem(t, r, 405, "*", nil)
 		})
 		t.Run("disabled location, company and feature", func(t *testing.T) {
-			patch := func(path, body string) {
-				t.Helper()
-				mustStatus(t, s.do(t, req{Method: "PATCH", Path: path, Token: admin, ContentType: "application/json", Body: body}), 200)
-			}
-			mustInteraction(t, s.do(t, startReq(tok, "TERM-07", "LOC456")), "TERM-07", "LOC456", "Accepted")
-			patch("/admin/v1/pos-systems/clover/locations/LOC456", `{"status":"Disabled"}`)
-			mustInteraction(t, s.do(t, startReq(tok, "TERM-07", "LOC456")), "TERM-07", "LOC456", "Disabled")
-			patch("/admin/v1/pos-systems/clover/locations/LOC456", `{"status":"Active"}`)
+			op := s.api(t, admin)
+			status := func(st client.Status) *client.Status { return &st }
+			flag := func(b bool) *bool { return &b }
+			_, err := op.Admin.UpdateLocation(ctx, "clover", "LOC456", client.UpdateLocationRequest{Status: status(client.StatusDisabled)})
+			op.ok(err)
+			mustInteraction(t, s.api(t, tok).start("TERM-07", "LOC456"), "TERM-07", "LOC456", "Disabled")
+			_, err = op.Admin.UpdateLocation(ctx, "clover", "LOC456", client.UpdateLocationRequest{Status: status(client.StatusActive)})
+			op.ok(err)
+			mustInteraction(t, s.api(t, tok).start("TERM-07", "LOC456"), "TERM-07", "LOC456", "Accepted")
 
-			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"features":{"transactions":false}}`)
-			mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Disabled")
-			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"features":{"transactions":true}}`)
+			_, err = op.Admin.UpdateCompany(ctx, "clover", "demo-company", client.UpdateCompanyRequest{Features: &client.FeaturesUpdate{Transactions: flag(false)}})
+			op.ok(err)
+			mustInteraction(t, s.api(t, tok).start("TERM-05", "LOC123"), "TERM-05", "LOC123", "Disabled")
+			_, err = op.Admin.UpdateCompany(ctx, "clover", "demo-company", client.UpdateCompanyRequest{Features: &client.FeaturesUpdate{Transactions: flag(true)}})
+			op.ok(err)
 
-			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"status":"Disabled"}`)
-			mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Disabled")
-			patch("/admin/v1/pos-systems/clover/companies/demo-company", `{"status":"Active"}`)
-			mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Accepted")
+			_, err = op.Admin.UpdateCompany(ctx, "clover", "demo-company", client.UpdateCompanyRequest{Status: status(client.StatusDisabled)})
+			op.ok(err)
+			mustInteraction(t, s.api(t, tok).start("TERM-05", "LOC123"), "TERM-05", "LOC123", "Disabled")
+			_, err = op.Admin.UpdateCompany(ctx, "clover", "demo-company", client.UpdateCompanyRequest{Status: status(client.StatusActive)})
+			op.ok(err)
+			mustInteraction(t, s.api(t, tok).start("TERM-05", "LOC123"), "TERM-05", "LOC123", "Accepted")
 
-			mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/clover/locations/LOC123/terminals/TERM-06/disable", Token: admin}), 200)
-			mustInteraction(t, s.do(t, startReq(tok, "TERM-06", "LOC123")), "TERM-06", "LOC123", "Disabled")
-			mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/clover/locations/LOC123/terminals/TERM-06/enable", Token: admin}), 200)
-			mustInteraction(t, s.do(t, startReq(tok, "TERM-06", "LOC123")), "TERM-06", "LOC123", "Accepted")
+			_, err = op.Admin.DisableTerminal(ctx, "clover", "LOC123", "TERM-06")
+			op.ok(err)
+			mustInteraction(t, s.api(t, tok).start("TERM-06", "LOC123"), "TERM-06", "LOC123", "Disabled")
+			_, err = op.Admin.EnableTerminal(ctx, "clover", "LOC123", "TERM-06")
+			op.ok(err)
+			mustInteraction(t, s.api(t, tok).start("TERM-06", "LOC123"), "TERM-06", "LOC123", "Accepted")
 		})
 		t.Run("another tenant", func(t *testing.T) {
 			// A second POS system with the same location and terminal ids, and
 			// a client restricted to another company of clover.
-			post := func(path, body string) map[string]any {
+			a := s.api(t, admin).Admin
+			must := func(_ any, err error) {
 				t.Helper()
-				r := s.do(t, req{Method: "POST", Path: path, Token: admin, ContentType: "application/json", Body: body})
-				mustStatus(t, r, 201)
-				return r.JSON(t)["data"].(map[string]any)
+				if err != nil {
+					t.Fatal(err)
+				}
 			}
-			post("/admin/v1/pos-systems", `{"id":"pax","name":"PAX"}`)
-			post("/admin/v1/pos-systems/pax/companies", `{"posCompanyId":"demo-company"}`)
-			post("/admin/v1/pos-systems/pax/locations", `{"posLocationId":"LOC123","posCompanyId":"demo-company"}`)
-			post("/admin/v1/pos-systems/pax/locations/LOC123/terminals", `{"terminalId":"TERM-X"}`)
-			paxSecret := post("/admin/v1/clients", `{"clientId":"pax-pos","posSystemId":"pax","scopes":["pos_integration"]}`)["clientSecret"].(string)
-			pax := s.token(t, "pax-pos", paxSecret, "pos_integration")
+			pos := []client.Scope{client.ScopePosIntegration}
+			must(a.CreatePosSystem(ctx, client.CreatePosSystemRequest{ID: "pax", Name: "PAX"}))
+			must(a.CreateCompany(ctx, "pax", client.CreateCompanyRequest{PosCompanyID: "demo-company"}))
+			must(a.CreateLocation(ctx, "pax", client.CreateLocationRequest{PosLocationID: "LOC123", PosCompanyID: "demo-company"}))
+			must(a.CreateTerminal(ctx, "pax", "LOC123", client.CreateTerminalRequest{TerminalID: "TERM-X"}))
+			paxClient, err := a.CreateClient(ctx, client.CreateAPIClientRequest{ClientID: "pax-pos", PosSystemID: "pax", Scopes: pos})
+			must(paxClient, err)
+			pax := s.api(t, s.token(t, "pax-pos", paxClient.ClientSecret, "pos_integration"))
 			// pax's LOC123 knows only TERM-X; clover's TERM-05 is not there.
-			r := s.do(t, req{Method: "POST", Path: "/pos/pax/startInteraction", Token: pax, ContentType: "application/json", Body: `{"terminalId":"TERM-05","posLocationId":"LOC123"}`})
-			mustProblem(t, r, 404, "Terminal 'TERM-05' is not registered at location 'LOC123'.", nil)
-			r = s.do(t, req{Method: "POST", Path: "/pos/pax/startInteraction", Token: pax, ContentType: "application/json", Body: `{"terminalId":"TERM-X","posLocationId":"LOC123"}`})
-			mustInteraction(t, r, "TERM-X", "LOC123", "Accepted")
+			_, err = pax.StartInteraction(ctx, "pax", client.StartInteractionRequest{TerminalID: "TERM-05", PosLocationID: "LOC123"})
+			mustProblem(t, pax.answer(err), 404, "Terminal 'TERM-05' is not registered at location 'LOC123'.", nil)
+			_, err = pax.StartInteraction(ctx, "pax", client.StartInteractionRequest{TerminalID: "TERM-X", PosLocationID: "LOC123"})
+			mustInteraction(t, pax.answer(err), "TERM-X", "LOC123", "Accepted")
 			// pax's token on clover's path is forbidden.
-			mustProblem(t, s.do(t, startReq(pax, "TERM-05", "LOC123")), 403, "*", nil)
+			mustProblem(t, pax.start("TERM-05", "LOC123"), 403, "*", nil)
 
-			post("/admin/v1/pos-systems/clover/companies", `{"posCompanyId":"other-co"}`)
-			post("/admin/v1/pos-systems/clover/locations", `{"posLocationId":"OTHER-1","posCompanyId":"other-co"}`)
-			post("/admin/v1/pos-systems/clover/locations/OTHER-1/terminals", `{"terminalId":"T1"}`)
-			restricted := post("/admin/v1/clients", `{"clientId":"only-other","posSystemId":"clover","scopes":["pos_integration"],"companyIds":["other-co"]}`)["clientSecret"].(string)
-			rt := s.token(t, "only-other", restricted, "pos_integration")
-			mustInteraction(t, s.do(t, startReq(rt, "T1", "OTHER-1")), "T1", "OTHER-1", "Accepted")
+			must(a.CreateCompany(ctx, "clover", client.CreateCompanyRequest{PosCompanyID: "other-co"}))
+			must(a.CreateLocation(ctx, "clover", client.CreateLocationRequest{PosLocationID: "OTHER-1", PosCompanyID: "other-co"}))
+			must(a.CreateTerminal(ctx, "clover", "OTHER-1", client.CreateTerminalRequest{TerminalID: "T1"}))
+			restricted, err := a.CreateClient(ctx, client.CreateAPIClientRequest{ClientID: "only-other", PosSystemID: "clover", Scopes: pos, CompanyIds: []string{"other-co"}})
+			must(restricted, err)
+			rt := s.token(t, "only-other", restricted.ClientSecret, "pos_integration")
+			mustInteraction(t, s.api(t, rt).start("T1", "OTHER-1"), "T1", "OTHER-1", "Accepted")
 			// demo-company's location is as absent as an unknown one: 404, not 403.
-			mustProblem(t, s.do(t, startReq(rt, "TERM-05", "LOC123")), 404, "Location 'LOC123' is not registered.", nil)
+			mustProblem(t, s.api(t, rt).start("TERM-05", "LOC123"), 404, "Location 'LOC123' is not registered.", nil)
 		})
 	})
 }
@@ -264,9 +276,9 @@ func TestRestart(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
 		s := start(t, dsn)
 		tok := s.posToken(t)
-		d := mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Accepted")
+		d := mustInteraction(t, s.api(t, tok).start("TERM-05", "LOC123"), "TERM-05", "LOC123", "Accepted")
 		s.restart(t)
-		mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Accepted")
+		mustInteraction(t, s.api(t, tok).start("TERM-05", "LOC123"), "TERM-05", "LOC123", "Accepted")
 		sess, err := s.openStore(t).FindSession(context.Background(), *d.SessionID)
 		if err != nil || sess.TerminalID != "TERM-05" {
 			t.Fatalf("session after restart: %+v %v", sess, err)

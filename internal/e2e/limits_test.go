@@ -34,13 +34,13 @@ func TestRateLimit(t *testing.T) {
 		pos, admin := s.posToken(t), s.adminToken(t)
 		const policy = `"client";q=3;w=3`
 
-		mustRateLimit(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), policy, `"client";r=2;t=1`)
-		bad := s.do(t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: pos, ContentType: "application/json", Body: `{"terminalId":5}`})
+		mustRateLimit(t, s.api(t, pos).start("TERM-05", "LOC123"), policy, `"client";r=2;t=1`)
+		bad := s.call(t, pos, "POST", "/pos/clover/startInteraction", `{"terminalId":5}`)
 		mustStatus(t, bad, 400)
 		mustRateLimit(t, bad, policy, `"client";r=1;t=2`)
-		mustRateLimit(t, s.do(t, req{Method: "GET", Path: "/pos/clover/receipt/promotion/location/LOC123", Token: pos}), policy, `"client";r=0;t=3`)
+		mustRateLimit(t, s.call(t, pos, "GET", "/pos/clover/receipt/promotion/location/LOC123", ""), policy, `"client";r=0;t=3`)
 
-		over := s.do(t, startReq(pos, "TERM-05", "LOC123"))
+		over := s.api(t, pos).start("TERM-05", "LOC123")
 		mustProblem(t, over, 429, "This client's rate limit is 1 requests per second in bursts of up to 3; retry after 1 s.", nil)
 		mustRateLimit(t, over, policy, `"client";r=0;t=3`)
 		if got := over.Header.Get("Retry-After"); got != "1" {
@@ -48,22 +48,22 @@ func TestRateLimit(t *testing.T) {
 		}
 		// Refused requests do not drain the bucket further, and a POS
 		// request of another POS system is counted before it is refused.
-		mustStatus(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), 429)
-		mustStatus(t, s.do(t, req{Method: "POST", Path: "/pos/pax/startInteraction", Token: pos, ContentType: "application/json", Body: `{}`}), 429)
+		mustStatus(t, s.api(t, pos).start("TERM-05", "LOC123"), 429)
+		mustStatus(t, s.call(t, pos, "POST", "/pos/pax/startInteraction", `{}`), 429)
 
 		// Another client is not affected; no token, no client: no fields.
-		mustRateLimit(t, s.do(t, req{Method: "GET", Path: "/admin/v1/clients", Token: admin}), policy, `"client";r=2;t=1`)
-		anon := s.do(t, startReq("", "TERM-05", "LOC123"))
+		mustRateLimit(t, s.call(t, admin, "GET", "/admin/v1/clients", ""), policy, `"client";r=2;t=1`)
+		anon := s.api(t, "").start("TERM-05", "LOC123")
 		mustStatus(t, anon, 401)
 		if anon.Header.Get("RateLimit") != "" || anon.Header.Get("RateLimit-Policy") != "" {
 			t.Fatalf("401 without a token carries RateLimit fields: %v", anon.Header)
 		}
 
 		s.clock.Advance(time.Second)
-		mustRateLimit(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), policy, `"client";r=0;t=3`)
-		mustStatus(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), 429)
+		mustRateLimit(t, s.api(t, pos).start("TERM-05", "LOC123"), policy, `"client";r=0;t=3`)
+		mustStatus(t, s.api(t, pos).start("TERM-05", "LOC123"), 429)
 		s.clock.Advance(3 * time.Second)
-		mustRateLimit(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), policy, `"client";r=2;t=1`)
+		mustRateLimit(t, s.api(t, pos).start("TERM-05", "LOC123"), policy, `"client";r=2;t=1`)
 	})
 }
 
@@ -77,9 +77,9 @@ func TestClientRateLimitOverride(t *testing.T) {
 		pos, admin := s.posToken(t), s.adminToken(t)
 		const path = "/admin/v1/clients/demo-pos/rate-limit"
 		put := func(tok, body string) response {
-			return s.do(t, req{Method: "PUT", Path: path, Token: tok, ContentType: "application/json", Body: body})
+			return s.call(t, tok, "PUT", path, body)
 		}
-		mustRateLimit(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), `"client";q=200;w=2`, `"client";r=199;t=1`)
+		mustRateLimit(t, s.api(t, pos).start("TERM-05", "LOC123"), `"client";q=200;w=2`, `"client";r=199;t=1`)
 
 		for _, tc := range []struct {
 			body   string
@@ -105,20 +105,18 @@ func TestClientRateLimitOverride(t *testing.T) {
 		mustProblem(t, s.do(t, req{Method: "PUT", Path: path, Token: admin, ContentType: "application/xml",
 			Body: `<RateLimit><requestsPerSecond>5</requestsPerSecond><burst>2</burst></RateLimit>`}), 415, "Send the body as application/json.", nil)
 		mustStatus(t, put(pos, `{"requestsPerSecond":5,"burst":2}`), 403)
-		mustProblem(t, s.do(t, req{Method: "PUT", Path: "/admin/v1/clients/nobody/rate-limit", Token: admin, ContentType: "application/json",
-			Body: `{"requestsPerSecond":5,"burst":2}`}), 404, "*", nil)
+		mustProblem(t, s.call(t, admin, "PUT", "/admin/v1/clients/nobody/rate-limit", `{"requestsPerSecond":5,"burst":2}`), 404, "*", nil)
 		// An operator restricted to one company may not change clients.
-		created := s.do(t, req{Method: "POST", Path: "/admin/v1/clients", Token: admin, ContentType: "application/json",
-			Body: `{"clientId":"shop-admin","posSystemId":"clover","scopes":["admin"],"companyIds":["demo-company"]}`})
+		created := s.call(t, admin, "POST", "/admin/v1/clients", `{"clientId":"shop-admin","posSystemId":"clover","scopes":["admin"],"companyIds":["demo-company"]}`)
 		mustStatus(t, created, 201)
 		secret := created.JSON(t)["data"].(map[string]any)["clientSecret"].(string)
 		restricted := s.token(t, "shop-admin", secret, "admin")
 		mustStatus(t, put(restricted, `{"requestsPerSecond":5,"burst":2}`), 403)
-		if got := s.do(t, req{Method: "GET", Path: "/admin/v1/clients/demo-pos", Token: admin}).JSON(t)["data"].(map[string]any)["rateLimit"]; got != nil {
+		if got := s.call(t, admin, "GET", "/admin/v1/clients/demo-pos", "").JSON(t)["data"].(map[string]any)["rateLimit"]; got != nil {
 			t.Fatalf("rate limit after refused changes: %v", got)
 		}
 		// The POS client's refused PUT counted against its own bucket.
-		mustRateLimit(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), `"client";q=200;w=2`, `"client";r=197;t=1`)
+		mustRateLimit(t, s.api(t, pos).start("TERM-05", "LOC123"), `"client";q=200;w=2`, `"client";r=197;t=1`)
 
 		r := put(admin, `{"requestsPerSecond":0.5,"burst":2}`)
 		mustStatus(t, r, 200)
@@ -126,27 +124,27 @@ func TestClientRateLimitOverride(t *testing.T) {
 		if rl, _ := data["rateLimit"].(map[string]any); data["clientId"] != "demo-pos" || rl["requestsPerSecond"] != 0.5 || rl["burst"] != 2.0 {
 			t.Fatalf("PUT answer: %s", r.Body)
 		}
-		if got := s.do(t, req{Method: "GET", Path: "/admin/v1/clients/demo-pos", Token: admin}).JSON(t)["data"].(map[string]any)["rateLimit"]; got == nil {
+		if got := s.call(t, admin, "GET", "/admin/v1/clients/demo-pos", "").JSON(t)["data"].(map[string]any)["rateLimit"]; got == nil {
 			t.Fatal("GET does not show the rate limit")
 		}
-		mustRateLimit(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), `"client";q=2;w=4`, `"client";r=1;t=2`)
-		mustRateLimit(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), `"client";q=2;w=4`, `"client";r=0;t=4`)
-		over := s.do(t, startReq(pos, "TERM-05", "LOC123"))
+		mustRateLimit(t, s.api(t, pos).start("TERM-05", "LOC123"), `"client";q=2;w=4`, `"client";r=1;t=2`)
+		mustRateLimit(t, s.api(t, pos).start("TERM-05", "LOC123"), `"client";q=2;w=4`, `"client";r=0;t=4`)
+		over := s.api(t, pos).start("TERM-05", "LOC123")
 		mustProblem(t, over, 429, "This client's rate limit is 0.5 requests per second in bursts of up to 2; retry after 2 s.", nil)
 		if over.Header.Get("Retry-After") != "2" {
 			t.Fatalf("Retry-After %q, want 2", over.Header.Get("Retry-After"))
 		}
 		// The operator's own client keeps the default; its 12 requests so
 		// far (refused ones too) and this one came out of its bucket.
-		mustRateLimit(t, s.do(t, req{Method: "GET", Path: "/admin/v1/clients", Token: admin}), `"client";q=200;w=2`, `"client";r=187;t=1`)
+		mustRateLimit(t, s.call(t, admin, "GET", "/admin/v1/clients", ""), `"client";q=200;w=2`, `"client";r=187;t=1`)
 
-		r = s.do(t, req{Method: "DELETE", Path: path, Token: admin})
+		r = s.call(t, admin, "DELETE", path, "")
 		mustStatus(t, r, 200)
 		if d := r.JSON(t)["data"].(map[string]any); d["rateLimit"] != nil || d["clientId"] != "demo-pos" {
 			t.Fatalf("DELETE answer: %s", r.Body)
 		}
-		mustRateLimit(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), `"client";q=200;w=2`, `"client";r=199;t=1`)
-		mustProblem(t, s.do(t, req{Method: "DELETE", Path: "/admin/v1/clients/nobody/rate-limit", Token: admin}), 404, "*", nil)
+		mustRateLimit(t, s.api(t, pos).start("TERM-05", "LOC123"), `"client";q=200;w=2`, `"client";r=199;t=1`)
+		mustProblem(t, s.call(t, admin, "DELETE", "/admin/v1/clients/nobody/rate-limit", ""), 404, "*", nil)
 	})
 }
 
@@ -241,7 +239,7 @@ func TestShedding(t *testing.T) {
 		pos := s.posToken(t)
 		release, status := hold(t, s, "/pos/clover/startInteraction", pos)
 		waitMetric(t, s, "posgate_http_requests_in_flight 1")
-		shed := s.do(t, startReq(pos, "TERM-05", "LOC123"))
+		shed := s.api(t, pos).start("TERM-05", "LOC123")
 		mustProblem(t, shed, 503, "posgate is at capacity; retry in a second.", nil)
 		if shed.Header.Get("Retry-After") != "1" {
 			t.Fatalf("Retry-After %q", shed.Header.Get("Retry-After"))
@@ -251,13 +249,13 @@ func TestShedding(t *testing.T) {
 		if tok.Header.Get("Retry-After") != "1" {
 			t.Fatalf("token endpoint Retry-After %q", tok.Header.Get("Retry-After"))
 		}
-		mustStatus(t, s.do(t, req{Method: "GET", Path: "/healthz"}), 200)
-		mustStatus(t, s.do(t, req{Method: "GET", Path: "/readyz"}), 200)
+		mustStatus(t, s.call(t, "", "GET", "/healthz", ""), 200)
+		mustStatus(t, s.call(t, "", "GET", "/readyz", ""), 200)
 		release(`{"terminalId":"TERM-05","posLocationId":"LOC123"}`)
 		if st := <-status; st != 200 {
 			t.Fatalf("held request: %d", st)
 		}
-		mustStatus(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), 200)
+		mustStatus(t, s.api(t, pos).start("TERM-05", "LOC123"), 200)
 	})
 	t.Run("wait", func(t *testing.T) {
 		s := start(t, t.TempDir()+"/posgate.db", func(c *app.Config) {
@@ -270,7 +268,7 @@ func TestShedding(t *testing.T) {
 		go func() { waiter <- doTo(t, http.DefaultClient, s.base, startReq(pos, "TERM-05", "LOC123")).Status }()
 		waitMetric(t, s, "posgate_http_requests_waiting 1")
 		// The waiter takes the one place in the queue: a third request is shed at once.
-		r := s.do(t, startReq(pos, "TERM-05", "LOC123"))
+		r := s.api(t, pos).start("TERM-05", "LOC123")
 		mustProblem(t, r, 503, "posgate is at capacity; retry in a second.", nil)
 		release(`{"terminalId":"TERM-05","posLocationId":"LOC123"}`)
 		if a, b := <-held, <-waiter; a != 200 || b != 200 {
@@ -292,17 +290,17 @@ func TestImportCap(t *testing.T) {
 		waitMetric(t, s, "posgate_http_requests_in_flight 0")
 		second := req{Method: "POST", Path: "/pos/clover/company/demo-company/import/promotions", Token: pos, ContentType: "application/json",
 			Body: `{"items":[{"id":"P-CAP","name":"Capped"}]}`}
-		mustProblem(t, s.do(t, second), 503, "Too many imports are running on this instance; retry in a second.", nil)
-		r := s.do(t, req{Method: "POST", Path: coupons, Token: admin, ContentType: "application/json", Body: `{"items":[{"code":"CAP-2"}]}`})
+		mustProblem(t, s.request(t, second), 503, "Too many imports are running on this instance; retry in a second.", nil)
+		r := s.call(t, admin, "POST", coupons, `{"items":[{"code":"CAP-2"}]}`)
 		mustProblem(t, r, 503, "Too many imports are running on this instance; retry in a second.", nil)
-		mustStatus(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), 200)
+		mustStatus(t, s.api(t, pos).start("TERM-05", "LOC123"), 200)
 		release(`{"items":[{"code":"CAP-1"}]}`)
 		if st := <-status; st != 201 {
 			t.Fatalf("held import: %d", st)
 		}
-		mustStatus(t, s.do(t, second), 200)
-		mustStatus(t, s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/demo-company/coupons/CAP-1", Token: admin}), 200)
-		mustStatus(t, s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/demo-company/coupons/CAP-2", Token: admin}), 404)
+		mustStatus(t, s.request(t, second), 200)
+		mustStatus(t, s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/demo-company/coupons/CAP-1", ""), 200)
+		mustStatus(t, s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/demo-company/coupons/CAP-2", ""), 404)
 	})
 }
 
@@ -316,7 +314,7 @@ func TestDrain(t *testing.T) {
 	go func() { s.stop(t); close(stopped) }()
 	var ready response
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if ready = s.do(t, req{Method: "GET", Path: "/readyz"}); ready.Status == 503 {
+		if ready = s.call(t, "", "GET", "/readyz", ""); ready.Status == 503 {
 			break
 		}
 	}
@@ -324,7 +322,7 @@ func TestDrain(t *testing.T) {
 	if string(ready.Body) != `{"status":"draining"}` {
 		t.Fatalf("readyz while draining: %s", ready.Body)
 	}
-	r := s.do(t, startReq(pos, "TERM-05", "LOC123"))
+	r := s.api(t, pos).start("TERM-05", "LOC123")
 	mustStatus(t, r, 200)
 	if !r.Close {
 		t.Fatal("no Connection: close during the drain")
@@ -346,11 +344,11 @@ func TestMetrics(t *testing.T) {
 			c.MetricsListen, c.RateLimit, c.RateBurst, c.MaxInFlight, c.CacheTTL = "127.0.0.1:0", 1, 3, 64, time.Second
 		})
 		pos := s.posToken(t)
-		mustStatus(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), 200)
-		mustStatus(t, s.do(t, startReq(pos, "TERM-404", "LOC123")), 404)
-		mustStatus(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), 200)
-		mustStatus(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), 429)
-		mustStatus(t, s.do(t, startReq("", "TERM-05", "LOC123")), 401)
+		mustStatus(t, s.api(t, pos).start("TERM-05", "LOC123"), 200)
+		mustStatus(t, s.api(t, pos).start("TERM-404", "LOC123"), 404)
+		mustStatus(t, s.api(t, pos).start("TERM-05", "LOC123"), 200)
+		mustStatus(t, s.api(t, pos).start("TERM-05", "LOC123"), 429)
+		mustStatus(t, s.api(t, "").start("TERM-05", "LOC123"), 401)
 		mustStatus(t, s.do(t, req{Method: "GET", Path: "/pos/clover/nope", Undocumented: true}), 404)
 		mustStatus(t, s.do(t, req{Method: "GET", Path: "/metrics", Undocumented: true}), 404)
 

@@ -22,7 +22,7 @@ func TestRestrictedOperator(t *testing.T) {
 			if body != "" {
 				q.ContentType = "application/json"
 			}
-			return s.do(t, q)
+			return s.request(t, q)
 		}
 		setup := func(method, path, body string) map[string]any {
 			t.Helper()
@@ -48,7 +48,7 @@ func TestRestrictedOperator(t *testing.T) {
 		pos := s.posToken(t)
 		session := func(terminal, location string) string {
 			t.Helper()
-			r := s.do(t, startReq(pos, terminal, location))
+			r := s.api(t, pos).start(terminal, location)
 			mustStatus(t, r, 200)
 			return r.JSON(t)["data"].(map[string]any)["sessionId"].(string)
 		}

@@ -758,3 +758,110 @@ func TestPersonReachByRole(t *testing.T) {
 		mustStatus(t, s.do(t, startReq(co, "T-O", "LOC-O")), 401)
 	})
 }
+
+// TestClientRedirectURIsOperatorAPI: PUT /admin/v1/clients/{id}/redirect-uris
+// registers a browser client's redirect URIs (audited), which the browser
+// flows then accept, and an empty list takes the client out of them; the
+// refusals of bad input, other principals and unknown clients.
+func TestClientRedirectURIsOperatorAPI(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		admin := s.adminToken(t)
+		put := func(tok, id, body string) response {
+			return s.do(t, req{Method: "PUT", Path: "/admin/v1/clients/" + id + "/redirect-uris", Token: tok, ContentType: "application/json", Body: body})
+		}
+		mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/clients", Token: admin, ContentType: "application/json",
+			Body: `{"clientId":"web","scopes":["admin"]}`}), 201)
+
+		r := put(admin, "web", `{"redirectUris":["http://localhost:3000/cb","https://app.example/cb","http://localhost:3000/cb"]}`)
+		mustStatus(t, r, 200)
+		if string(r.Body) != `{"data":{"clientId":"web","redirectUris":["http://localhost:3000/cb","https://app.example/cb"]}}` {
+			t.Fatalf("put: %s", r.Body)
+		}
+		log := s.do(t, req{Method: "GET", Path: "/admin/v1/audit?action=client.redirect-uris.set", Token: admin})
+		mustStatus(t, log, 200)
+		if !strings.Contains(string(log.Body), `"after":{"clientId":"web","redirectUris":["http://localhost:3000/cb","https://app.example/cb"]}`) ||
+			!strings.Contains(string(log.Body), `"before":{"clientId":"web","redirectUris":[]}`) {
+			t.Fatalf("audit: %s", log.Body)
+		}
+
+		// The browser flows take the client now, with a person signed in.
+		a := newAgent(t, s)
+		a.signIn(t, demo.AdminEmail, demo.AdminPassword)
+		q := url.Values{"response_type": {"token"}, "client_id": {"web"}, "redirect_uri": {"http://localhost:3000/cb"}, "scope": {"admin"}, "state": {"w"}}
+		if frag := redirectParams(t, a.authorize(t, q), "http://localhost:3000/cb", true); frag.Get("access_token") == "" || frag.Get("state") != "w" {
+			t.Fatalf("implicit flow of web: %v", frag)
+		}
+		r = put(admin, "web", `{"redirectUris":[]}`)
+		mustStatus(t, r, 200)
+		if string(r.Body) != `{"data":{"clientId":"web","redirectUris":[]}}` {
+			t.Fatalf("put []: %s", r.Body)
+		}
+		if r := a.authorize(t, q); r.Status != 400 || !strings.Contains(string(r.Body), "The client &#39;web&#39; is not registered for the browser flows.") {
+			t.Fatalf("authorize after the URIs were removed: %d %s", r.Status, r.Body)
+		}
+
+		mustProblem(t, put(admin, "web", `{"redirectUris":["http://app.example/cb","https://app.example/cb#x"]}`), 400, "*", map[string][]string{
+			"redirectUris": {"'http://app.example/cb' is not an absolute https URL (http only on localhost) without a fragment.",
+				"'https://app.example/cb#x' is not an absolute https URL (http only on localhost) without a fragment."}})
+		mustProblem(t, put(admin, "web", `{}`), 400, "*", map[string][]string{"redirectUris": {"The redirectUris field is required."}})
+		mustProblemStatus(t, put(admin, "web", `{"redirectUris":[],"x":1}`), 400)
+		mustProblemStatus(t, put(admin, "web", `{"redirectUris":"https://app.example/cb"}`), 400)
+		mustProblemStatus(t, s.do(t, req{Method: "PUT", Path: "/admin/v1/clients/web/redirect-uris", Token: admin, ContentType: "application/xml",
+			Body: `<redirectUris/>`}), 415)
+		mustProblem(t, put(admin, "nope", `{"redirectUris":["https://app.example/cb"]}`), 404, "Client 'nope' not found.", nil)
+		mustProblemStatus(t, put("", "web", `{"redirectUris":[]}`), 401)
+		mustProblemStatus(t, put(s.posToken(t), "web", `{"redirectUris":[]}`), 403)
+		r = s.do(t, req{Method: "POST", Path: "/admin/v1/clients", Token: admin, ContentType: "application/json",
+			Body: `{"clientId":"ops-co","scopes":["admin"],"posSystemId":"clover","companyIds":["demo-company"]}`})
+		mustStatus(t, r, 201)
+		restricted := s.token(t, "ops-co", r.JSON(t)["data"].(map[string]any)["clientSecret"].(string), "admin")
+		mustProblemStatus(t, put(restricted, "web", `{"redirectUris":["https://app.example/cb"]}`), 403)
+	})
+}
+
+// TestRotateClientSecret: the operator API's way to the use case the portal
+// and the CLI share (docs/api.md §10): the new secret is answered once, the
+// old one stops working at once, the change is audited without either.
+func TestRotateClientSecret(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		admin := s.adminToken(t)
+		rotate := func(tok, id string) response {
+			return s.do(t, req{Method: "POST", Path: "/admin/v1/clients/" + id + "/rotate-secret", Token: tok})
+		}
+		r := s.do(t, req{Method: "POST", Path: "/admin/v1/clients", Token: admin, ContentType: "application/json",
+			Body: `{"clientId":"till-9","scopes":["pos_integration"],"posSystemId":"clover"}`})
+		mustStatus(t, r, 201)
+		old := r.JSON(t)["data"].(map[string]any)["clientSecret"].(string)
+
+		r = rotate(admin, "till-9")
+		mustStatus(t, r, 200)
+		data := r.JSON(t)["data"].(map[string]any)
+		fresh, _ := data["clientSecret"].(string)
+		if data["clientId"] != "till-9" || fresh == "" || fresh == old {
+			t.Fatalf("rotate: %s", r.Body)
+		}
+		if tok := s.token(t, "till-9", fresh, "pos_integration"); tok == "" {
+			t.Fatal("no token with the new secret")
+		}
+		form := url.Values{"grant_type": {"client_credentials"}, "scope": {"pos_integration"}}
+		if r := s.tokenRequest(t, form, "till-9", old); r.Status != 401 || !strings.Contains(string(r.Body), `"error":"invalid_client"`) {
+			t.Fatalf("old secret: %d %s", r.Status, r.Body)
+		}
+		log := s.do(t, req{Method: "GET", Path: "/admin/v1/audit?action=client.secret.rotate&targetId=till-9", Token: admin})
+		mustStatus(t, log, 200)
+		if strings.Count(string(log.Body), `"action":"client.secret.rotate"`) != 1 || strings.Contains(string(log.Body), fresh) || strings.Contains(string(log.Body), old) {
+			t.Fatalf("audit: %s", log.Body)
+		}
+
+		mustProblem(t, rotate(admin, "nope"), 404, "Client 'nope' not found.", nil)
+		mustProblemStatus(t, rotate("", "till-9"), 401)
+		mustProblemStatus(t, rotate(s.posToken(t), "till-9"), 403)
+		r = s.do(t, req{Method: "POST", Path: "/admin/v1/clients", Token: admin, ContentType: "application/json",
+			Body: `{"clientId":"ops-co","scopes":["admin"],"posSystemId":"clover","companyIds":["demo-company"]}`})
+		mustStatus(t, r, 201)
+		restricted := s.token(t, "ops-co", r.JSON(t)["data"].(map[string]any)["clientSecret"].(string), "admin")
+		mustProblemStatus(t, rotate(restricted, "till-9"), 403)
+	})
+}

@@ -165,14 +165,21 @@ func TestPortalInBrowser(t *testing.T) {
 		// A change through the API and one through the CLI.
 		mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/clover/locations/LOC456/terminals", Token: s.adminToken(t),
 			ContentType: "application/json", Body: `{"terminalId":"TERM-API"}`}), 201)
-		if out, err := exec.Command(bin, "terminal", "register", "TERM-CLI", "--pos", "clover", "--location", "LOC456", "--database", dsn).CombinedOutput(); err != nil {
+		// The CLI talks to the server through the operator API (docs/api.md
+		// §10): its entry is an API one, told apart by its User-Agent.
+		if out, err := exec.Command(bin, "terminal", "register", "TERM-CLI", "--pos", "clover", "--location", "LOC456",
+			"--server", s.base, "--client-id", "demo-admin", "--client-secret", "demo-admin-secret").CombinedOutput(); err != nil {
 			t.Fatalf("posgate terminal register: %v\n%s", err, out)
+		}
+		if r := s.do(t, req{Method: "GET", Path: "/admin/v1/audit?targetId=LOC456/TERM-CLI", Token: s.adminToken(t)}); r.Status != 200 ||
+			!strings.Contains(string(r.Body), `"userAgent":"posgate-cli/`) {
+			t.Fatalf("the CLI's entry: %d %s", r.Status, r.Body)
 		}
 		b.navigate(s.base + "/portal/audit?targetType=terminal")
 		b.waitFor("the entries", 5*time.Second, `document.querySelector("#entries") ? "yes" : "no"`)
 		rows := b.eval("the entries", `[...document.querySelectorAll("tr.entry")].map(r => r.dataset.channel + " " + r.dataset.action + " " + r.cells[2].innerText.trim() + " " + r.cells[4].innerText.trim()).join("\n")`)
 		want := []string{
-			"cli terminal.create local posgate-cli terminal LOC456/TERM-CLI",
+			"api terminal.create client demo-admin terminal LOC456/TERM-CLI",
 			"api terminal.create client demo-admin terminal LOC456/TERM-API",
 			"portal terminal.disable person demo-admin-person via portal terminal LOC123/TERM-P1",
 			"portal terminal.create person demo-admin-person via portal terminal LOC123/TERM-P1",

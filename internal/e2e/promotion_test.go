@@ -80,18 +80,16 @@ func checkResult(t *testing.T, got importResult, want importResult) {
 // API.
 func (s *server) company(t *testing.T, admin, id string, locations ...string) {
 	t.Helper()
-	mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/clover/companies", Token: admin, ContentType: "application/json",
-		Body: `{"posCompanyId":"` + id + `"}`}), 201)
+	mustStatus(t, s.call(t, admin, "POST", "/admin/v1/pos-systems/clover/companies", `{"posCompanyId":"`+id+`"}`), 201)
 	for _, l := range locations {
-		mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/clover/locations", Token: admin, ContentType: "application/json",
-			Body: `{"posLocationId":"` + l + `","posCompanyId":"` + id + `"}`}), 201)
+		mustStatus(t, s.call(t, admin, "POST", "/admin/v1/pos-systems/clover/locations", `{"posLocationId":"`+l+`","posCompanyId":"`+id+`"}`), 201)
 	}
 }
 
 // promotionIDs lists a company's promotion ids through the operator API.
 func (s *server) promotionIDs(t *testing.T, admin, company, query string) []string {
 	t.Helper()
-	r := s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/" + company + "/promotions?pageSize=1000" + query, Token: admin})
+	r := s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/"+company+"/promotions?pageSize=1000"+query, "")
 	mustStatus(t, r, 200)
 	var page struct {
 		Data []struct {
@@ -124,12 +122,12 @@ func TestPromotionImport(t *testing.T) {
 					"recurrence":{"daysOfWeek":["Sunday","Saturday"],"startDate":"2030-05-01T08:00:00","endDate":"2030-05-01T11:00:00Z"}}],
 				"promotionResults":[{"promotionType":"Amount","value":2},{"promotionType":"Percentage","value":12.5}],
 				"unknownProperty":{"is":"ignored"}}`
-			r := s.do(t, importReq(tok, "cum", js, items(full, `{"id":"P2","name":"second"}`)))
+			r := s.request(t, importReq(tok, "cum", js, items(full, `{"id":"P2","name":"second"}`)))
 			if string(r.Body) != `{"data":{"status":"Completed","createdCount":2,"updatedCount":0,"errors":[],"warnings":[]}}` {
 				t.Fatalf("first import: %d %s", r.Status, r.Body)
 			}
 			created := s.clock.Now()
-			r = s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/cum/promotions/P1", Token: admin})
+			r = s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/cum/promotions/P1", "")
 			mustStatus(t, r, 200)
 			stamp := created.Format("2006-01-02T15:04:05Z07:00")
 			want := `{"data":{"posSystemId":"clover","posCompanyId":"cum","id":"P1","name":"2 off coffee","useForAllCategories":false,"useForAllProducts":true,` +
@@ -145,20 +143,20 @@ func TestPromotionImport(t *testing.T) {
 			// Replace P1 (its lists are replaced, not merged), keep P2 as it
 			// is, create P3, and fail P4.
 			s.clock.Advance(60e9)
-			r = s.do(t, importReq(tok, "cum", js, items(
+			r = s.request(t, importReq(tok, "cum", js, items(
 				`{"id":"P1","name":"renamed","locationIds":["CUM-2"],"productIds":[]}`,
 				`{"id":"P2","name":"second"}`,
 				`{"id":"P3","name":"third","locationIds":["CUM-1"]}`,
 				`{"id":"P4"}`)))
 			checkResult(t, mustImport(t, r), importResult{Status: "CompletedWithErrors", CreatedCount: 1, UpdatedCount: 2,
 				Errors: []importError{{"P4", 4, "The name field is required.", "name: missing or empty"}}})
-			r = s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/cum/promotions/P1", Token: admin})
+			r = s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/cum/promotions/P1", "")
 			p1 := r.JSON(t)["data"].(map[string]any)
 			if p1["name"] != "renamed" || fmt.Sprint(p1["locationIds"]) != "[CUM-2]" || fmt.Sprint(p1["productIds"]) != "[]" ||
 				fmt.Sprint(p1["promotionValidities"]) != "[]" || fmt.Sprint(p1["categoryIds"]) != "[]" || p1["createdAt"] != stamp || p1["updatedAt"] == stamp {
 				t.Fatalf("P1 after its replacement: %s", r.Body)
 			}
-			p2 := s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/cum/promotions/P2", Token: admin}).JSON(t)["data"].(map[string]any)
+			p2 := s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/cum/promotions/P2", "").JSON(t)["data"].(map[string]any)
 			if p2["updatedAt"] != stamp {
 				t.Fatalf("unchanged P2 was rewritten: %v", p2)
 			}
@@ -169,7 +167,7 @@ func TestPromotionImport(t *testing.T) {
 				t.Fatalf("promotions at CUM-1 after P1 left it: %v", got)
 			}
 			// Re-sending the same body creates nothing and updates each item once.
-			r = s.do(t, importReq(tok, "cum", js, items(`{"id":"P2","name":"second"}`, `{"id":"P3","name":"third","locationIds":["CUM-1"]}`)))
+			r = s.request(t, importReq(tok, "cum", js, items(`{"id":"P2","name":"second"}`, `{"id":"P3","name":"third","locationIds":["CUM-1"]}`)))
 			checkResult(t, mustImport(t, r), importResult{Status: "Completed", UpdatedCount: 2})
 			// Accept: text/json gets the same JSON under that type.
 			q := importReq(tok, "cum", "text/json; charset=utf-8", items(`{"id":"P2","name":"second"}`))
@@ -183,7 +181,7 @@ func TestPromotionImport(t *testing.T) {
 
 		t.Run("each check", func(t *testing.T) {
 			s.company(t, admin, "chk", "CHK-1")
-			r := s.do(t, importReq(tok, "chk", js, items(
+			r := s.request(t, importReq(tok, "chk", js, items(
 				`{"name":"no id"}`,
 				`{"id":"a/b","name":"slash"}`,
 				`{"id":"N1","name":""}`,
@@ -221,7 +219,7 @@ func TestPromotionImport(t *testing.T) {
 				t.Fatalf("stored %v", got)
 			}
 			// Every item failing: Failed, nothing stored.
-			r = s.do(t, importReq(tok, "chk", js, items(`{"id":"X"}`, `{"name":"y"}`)))
+			r = s.request(t, importReq(tok, "chk", js, items(`{"id":"X"}`, `{"name":"y"}`)))
 			checkResult(t, mustImport(t, r), importResult{Status: "Failed", Errors: []importError{
 				{"X", 1, "The name field is required.", "name: missing or empty"},
 				{"", 2, "The id field is required.", "id: missing or empty"},
@@ -233,7 +231,7 @@ func TestPromotionImport(t *testing.T) {
 
 		t.Run("duplicate ids", func(t *testing.T) {
 			s.company(t, admin, "dup")
-			r := s.do(t, importReq(tok, "dup", js, items(
+			r := s.request(t, importReq(tok, "dup", js, items(
 				`{"id":"A","name":"first A"}`, `{"id":"B"}`, `{"id":"A","name":"second A"}`, `{"id":"B","name":"valid B after a failed B"}`, `{"id":"A","name":"third A"}`)))
 			checkResult(t, mustImport(t, r), importResult{Status: "CompletedWithErrors", CreatedCount: 1, Errors: []importError{
 				{"B", 2, "The name field is required.", "name: missing or empty"},
@@ -241,7 +239,7 @@ func TestPromotionImport(t *testing.T) {
 				{"B", 4, "The id 'B' is given more than once in this request; only its first item (row 2) is imported.", `id: "B" also on row 2`},
 				{"A", 5, "The id 'A' is given more than once in this request; only its first item (row 1) is imported.", `id: "A" also on row 1`},
 			}})
-			r = s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/dup/promotions/A", Token: admin})
+			r = s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/dup/promotions/A", "")
 			if r.JSON(t)["data"].(map[string]any)["name"] != "first A" {
 				t.Fatalf("A: %s", r.Body)
 			}
@@ -251,19 +249,17 @@ func TestPromotionImport(t *testing.T) {
 			s.company(t, admin, "wrn")
 			body := items(`{"id":"W1","name":"w","categoryIds":["C1","C9","C9"],"productIds":["S1","S8","S9"]}`, `{"id":"W2","name":"fine","categoryIds":["C1"]}`)
 			// No catalogue: no warnings.
-			checkResult(t, mustImport(t, s.do(t, importReq(tok, "wrn", js, body))), importResult{Status: "Completed", CreatedCount: 2})
-			r := s.do(t, req{Method: "PUT", Path: "/admin/v1/pos-systems/clover/companies/wrn/catalogue", Token: admin, ContentType: "application/json",
-				Body: `{"categoryIds":["C2","C1","C2"],"productIds":["S1"]}`})
+			checkResult(t, mustImport(t, s.request(t, importReq(tok, "wrn", js, body))), importResult{Status: "Completed", CreatedCount: 2})
+			r := s.call(t, admin, "PUT", "/admin/v1/pos-systems/clover/companies/wrn/catalogue", `{"categoryIds":["C2","C1","C2"],"productIds":["S1"]}`)
 			if string(r.Body) != `{"data":{"posSystemId":"clover","posCompanyId":"wrn","categoryIds":["C1","C2"],"productIds":["S1"]}}` {
 				t.Fatalf("PUT catalogue: %d %s", r.Status, r.Body)
 			}
-			checkResult(t, mustImport(t, s.do(t, importReq(tok, "wrn", js, body))), importResult{Status: "Completed", UpdatedCount: 2,
+			checkResult(t, mustImport(t, s.request(t, importReq(tok, "wrn", js, body))), importResult{Status: "Completed", UpdatedCount: 2,
 				Warnings: []importWarning{{"W1", 1, "The promotion names categories or products that are not in the catalogue of company 'wrn'; it is imported anyway.",
 					`categoryIds: "C9"; productIds: "S8", "S9"`}}})
 			// Only products in the catalogue: categories are not checked.
-			mustStatus(t, s.do(t, req{Method: "PUT", Path: "/admin/v1/pos-systems/clover/companies/wrn/catalogue", Token: admin, ContentType: "application/json",
-				Body: `{"productIds":["S1","S8","S9"]}`}), 200)
-			checkResult(t, mustImport(t, s.do(t, importReq(tok, "wrn", js, body))), importResult{Status: "Completed", UpdatedCount: 2})
+			mustStatus(t, s.call(t, admin, "PUT", "/admin/v1/pos-systems/clover/companies/wrn/catalogue", `{"productIds":["S1","S8","S9"]}`), 200)
+			checkResult(t, mustImport(t, s.request(t, importReq(tok, "wrn", js, body))), importResult{Status: "Completed", UpdatedCount: 2})
 		})
 
 		t.Run("empty items", func(t *testing.T) {
@@ -272,7 +268,7 @@ func TestPromotionImport(t *testing.T) {
 				if body[0] == '<' {
 					ct = xs
 				}
-				r := s.do(t, importReq(tok, "demo-company", ct, body))
+				r := s.request(t, importReq(tok, "demo-company", ct, body))
 				if string(r.Body) != `{"data":{"status":"Completed","createdCount":0,"updatedCount":0,"errors":[],"warnings":[]}}` {
 					t.Fatalf("%s: %d %s", body, r.Status, r.Body)
 				}
@@ -289,9 +285,9 @@ func TestPromotionImport(t *testing.T) {
 				`<promotionResults><promotionType>Percentage</promotionType><value>10</value></promotionResults></items>` +
 				`<items><id>X2</id><name>second</name><promotionResults><promotionType>Amount</promotionType><value>-1</value></promotionResults></items>` +
 				`</PromotionImportDto>`
-			checkResult(t, mustImport(t, s.do(t, importReq(tok, "xml", "text/xml; charset=utf-8", body))), importResult{Status: "CompletedWithErrors", CreatedCount: 1,
+			checkResult(t, mustImport(t, s.request(t, importReq(tok, "xml", "text/xml; charset=utf-8", body))), importResult{Status: "CompletedWithErrors", CreatedCount: 1,
 				Errors: []importError{{"X2", 2, "The value must not be negative.", "promotionResults[0].value: -1"}}})
-			r := s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/xml/promotions/X1", Token: admin})
+			r := s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/xml/promotions/X1", "")
 			p := r.JSON(t)["data"].(map[string]any)
 			if p["name"] != "XML & more" || p["useForAllCategories"] != true || fmt.Sprint(p["locationIds"]) != "[XML-1 XML-2]" ||
 				fmt.Sprint(p["promotionValidities"]) != "[map[endDate:<nil> recurrence:map[daysOfWeek:[Monday Friday] endDate:<nil> startDate:<nil>] startDate:2030-01-01T00:00:00Z]]" ||
@@ -299,7 +295,7 @@ func TestPromotionImport(t *testing.T) {
 				t.Fatalf("X1 from XML: %s", r.Body)
 			}
 			// A malformed XML body stores nothing.
-			r = s.do(t, importReq(tok, "xml", xs, `<PromotionImportDto><items><id>X3</id><name>n</name></items><items><id>X4</id>`))
+			r = s.request(t, importReq(tok, "xml", xs, `<PromotionImportDto><items><id>X3</id><name>n</name></items><items><id>X4</id>`))
 			msg := "The request body is not valid XML: unexpected EOF (line 1)."
 			mustProblem(t, r, 400, msg, map[string][]string{"$": {msg}})
 			if got := s.promotionIDs(t, admin, "xml", ""); fmt.Sprint(got) != "[X1]" {
@@ -322,7 +318,7 @@ func TestPromotionImport(t *testing.T) {
 				{`[{"id":"A"}]`, "$", "The request body must be a JSON object."},
 				{``, "$", "The request body is empty."},
 			} {
-				r := s.do(t, importReq(tok, "bad", js, tc.body))
+				r := s.request(t, importReq(tok, "bad", js, tc.body))
 				mustProblem(t, r, 400, tc.msg, map[string][]string{tc.field: {tc.msg}})
 			}
 			// Malformed JSON at the very end of a large body: nothing stored.
@@ -335,19 +331,19 @@ func TestPromotionImport(t *testing.T) {
 				fmt.Fprintf(&b, `{"id":"P%05d","name":"promotion %d","promotionResults":[{"promotionType":"Amount","value":1}]}`, i, i)
 			}
 			b.WriteString(`]`) // the closing brace is missing
-			r := s.do(t, importReq(tok, "bad", js, b.String()))
+			r := s.request(t, importReq(tok, "bad", js, b.String()))
 			mustProblem(t, r, 400, "The request body is not valid JSON: unexpected end of input.", map[string][]string{"$": {"The request body is not valid JSON: unexpected end of input."}})
-			r = s.do(t, importReq(tok, "bad", js, b.String()+`}x`))
+			r = s.request(t, importReq(tok, "bad", js, b.String()+`}x`))
 			msg := fmt.Sprintf("The request body is not valid JSON: invalid character 'x' after top-level value at byte offset %d.", b.Len()+1)
 			mustProblem(t, r, 400, msg, map[string][]string{"$": {msg}})
 			if got := s.promotionIDs(t, admin, "bad", ""); len(got) != 0 {
 				t.Fatalf("a malformed body stored %d promotions", len(got))
 			}
 			// The same body, well-formed, stores them all.
-			checkResult(t, mustImport(t, s.do(t, importReq(tok, "bad", js, b.String()+`}`))), importResult{Status: "Completed", CreatedCount: 20_000})
+			checkResult(t, mustImport(t, s.request(t, importReq(tok, "bad", js, b.String()+`}`))), importResult{Status: "Completed", CreatedCount: 20_000})
 			// Unsupported content type: 415 before anything else.
-			mustProblem(t, s.do(t, importReq(tok, "bad", "text/plain", `{"items":[]}`)), 415, "*", nil)
-			mustProblem(t, s.do(t, importReq(tok, "nope", "text/csv", `{"items":[]}`)), 415, "*", nil)
+			mustProblem(t, s.request(t, importReq(tok, "bad", "text/plain", `{"items":[]}`)), 415, "*", nil)
+			mustProblem(t, s.request(t, importReq(tok, "nope", "text/csv", `{"items":[]}`)), 415, "*", nil)
 		})
 
 		t.Run("too many items", func(t *testing.T) {
@@ -361,7 +357,7 @@ func TestPromotionImport(t *testing.T) {
 				fmt.Fprintf(&b, `{"id":"P%06d","name":"n"}`, i)
 			}
 			b.WriteString(`]}`)
-			r := s.do(t, importReq(tok, "many", js, b.String()))
+			r := s.request(t, importReq(tok, "many", js, b.String()))
 			mustProblem(t, r, 413, "The import holds more than 100000 items; send at most 100000 per request.", nil)
 			if got := s.promotionIDs(t, admin, "many", ""); len(got) != 0 {
 				t.Fatalf("an oversized import stored %d promotions", len(got))
@@ -370,27 +366,25 @@ func TestPromotionImport(t *testing.T) {
 
 		t.Run("tenants, switches and tokens", func(t *testing.T) {
 			body := items(`{"id":"T1","name":"t"}`)
-			mustProblem(t, s.do(t, importReq("", "demo-company", js, body)), 401, "*", nil)
-			mustProblem(t, s.do(t, importReq(admin, "demo-company", js, body)), 403, "*", nil)
-			mustProblem(t, s.do(t, importReq(tok, "nope", js, body)), 404, "Company 'nope' is not registered.", nil)
+			mustProblem(t, s.request(t, importReq("", "demo-company", js, body)), 401, "*", nil)
+			mustProblem(t, s.request(t, importReq(admin, "demo-company", js, body)), 403, "*", nil)
+			mustProblem(t, s.request(t, importReq(tok, "nope", js, body)), 404, "Company 'nope' is not registered.", nil)
 
 			s.company(t, admin, "restricted-co", "R-1")
-			secret := s.do(t, req{Method: "POST", Path: "/admin/v1/clients", Token: admin, ContentType: "application/json",
-				Body: `{"clientId":"only-restricted","posSystemId":"clover","scopes":["pos_integration"],"companyIds":["restricted-co"]}`}).JSON(t)["data"].(map[string]any)["clientSecret"].(string)
+			secret := s.call(t, admin, "POST", "/admin/v1/clients", `{"clientId":"only-restricted","posSystemId":"clover","scopes":["pos_integration"],"companyIds":["restricted-co"]}`).JSON(t)["data"].(map[string]any)["clientSecret"].(string)
 			rt := s.token(t, "only-restricted", secret, "pos_integration")
-			checkResult(t, mustImport(t, s.do(t, importReq(rt, "restricted-co", js, body))), importResult{Status: "Completed", CreatedCount: 1})
+			checkResult(t, mustImport(t, s.request(t, importReq(rt, "restricted-co", js, body))), importResult{Status: "Completed", CreatedCount: 1})
 			// demo-company is as absent to that client as an unknown company.
-			mustProblem(t, s.do(t, importReq(rt, "demo-company", js, body)), 404, "Company 'demo-company' is not registered.", nil)
+			mustProblem(t, s.request(t, importReq(rt, "demo-company", js, body)), 404, "Company 'demo-company' is not registered.", nil)
 
 			// A token of another POS system: 403, whatever the company.
-			mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems", Token: admin, ContentType: "application/json", Body: `{"id":"pax"}`}), 201)
-			mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/pax/companies", Token: admin, ContentType: "application/json", Body: `{"posCompanyId":"demo-company"}`}), 201)
-			paxSecret := s.do(t, req{Method: "POST", Path: "/admin/v1/clients", Token: admin, ContentType: "application/json",
-				Body: `{"clientId":"pax-importer","posSystemId":"pax","scopes":["pos_integration"]}`}).JSON(t)["data"].(map[string]any)["clientSecret"].(string)
+			mustStatus(t, s.call(t, admin, "POST", "/admin/v1/pos-systems", `{"id":"pax"}`), 201)
+			mustStatus(t, s.call(t, admin, "POST", "/admin/v1/pos-systems/pax/companies", `{"posCompanyId":"demo-company"}`), 201)
+			paxSecret := s.call(t, admin, "POST", "/admin/v1/clients", `{"clientId":"pax-importer","posSystemId":"pax","scopes":["pos_integration"]}`).JSON(t)["data"].(map[string]any)["clientSecret"].(string)
 			pax := s.token(t, "pax-importer", paxSecret, "pos_integration")
-			mustProblem(t, s.do(t, importReq(pax, "demo-company", js, body)), 403, "The access token belongs to another POS system.", nil)
+			mustProblem(t, s.request(t, importReq(pax, "demo-company", js, body)), 403, "The access token belongs to another POS system.", nil)
 			// pax's own company of the same id is another company.
-			r := s.do(t, req{Method: "POST", Path: "/pos/pax/company/demo-company/import/promotions", Token: pax, ContentType: js, Body: body})
+			r := s.call(t, pax, "POST", "/pos/pax/company/demo-company/import/promotions", body)
 			checkResult(t, mustImport(t, r), importResult{Status: "Completed", CreatedCount: 1})
 			if got := s.promotionIDs(t, admin, "demo-company", ""); strings.Contains(fmt.Sprint(got), "T1") {
 				t.Fatalf("pax's import reached clover's demo-company: %v", got)
@@ -399,14 +393,14 @@ func TestPromotionImport(t *testing.T) {
 			// The feature switch and the company's status.
 			patch := func(body string) {
 				t.Helper()
-				mustStatus(t, s.do(t, req{Method: "PATCH", Path: "/admin/v1/pos-systems/clover/companies/restricted-co", Token: admin, ContentType: js, Body: body}), 200)
+				mustStatus(t, s.call(t, admin, "PATCH", "/admin/v1/pos-systems/clover/companies/restricted-co", body), 200)
 			}
 			patch(`{"features":{"promotionImport":false}}`)
-			mustProblem(t, s.do(t, importReq(rt, "restricted-co", js, body)), 403, "Promotion import is switched off for company 'restricted-co'.", nil)
+			mustProblem(t, s.request(t, importReq(rt, "restricted-co", js, body)), 403, "Promotion import is switched off for company 'restricted-co'.", nil)
 			patch(`{"features":{"promotionImport":true},"status":"Disabled"}`)
-			mustProblem(t, s.do(t, importReq(rt, "restricted-co", js, body)), 403, "Company 'restricted-co' is disabled: its promotions cannot be imported.", nil)
+			mustProblem(t, s.request(t, importReq(rt, "restricted-co", js, body)), 403, "Company 'restricted-co' is disabled: its promotions cannot be imported.", nil)
 			patch(`{"status":"Active"}`)
-			checkResult(t, mustImport(t, s.do(t, importReq(rt, "restricted-co", js, body))), importResult{Status: "Completed", UpdatedCount: 1})
+			checkResult(t, mustImport(t, s.request(t, importReq(rt, "restricted-co", js, body))), importResult{Status: "Completed", UpdatedCount: 1})
 		})
 	})
 }
@@ -421,14 +415,14 @@ func TestPromotionImportBodyCap(t *testing.T) {
 			objs = append(objs, fmt.Sprintf(`{"id":"P%03d","name":"promotion"}`, i))
 		}
 		body := items(objs...) // 3 KB
-		checkResult(t, mustImport(t, s.do(t, importReq(tok, "demo-company", "application/json", body))), importResult{Status: "Completed", CreatedCount: 100})
+		checkResult(t, mustImport(t, s.request(t, importReq(tok, "demo-company", "application/json", body))), importResult{Status: "Completed", CreatedCount: 100})
 		more := strings.ReplaceAll(body, `"promotion"`, `"`+strings.Repeat("changed ", 8)+`"`) // 8.8 KB
 		if len(more) <= 8192 {
 			t.Fatalf("the oversized body has %d bytes", len(more))
 		}
-		r := s.do(t, importReq(tok, "demo-company", "application/json", more))
+		r := s.request(t, importReq(tok, "demo-company", "application/json", more))
 		mustProblem(t, r, 413, "The request body is larger than 8192 bytes.", nil)
-		r = s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/demo-company/promotions/P000", Token: admin})
+		r = s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/demo-company/promotions/P000", "")
 		if r.JSON(t)["data"].(map[string]any)["name"] != "promotion" {
 			t.Fatalf("an oversized body changed P000: %s", r.Body)
 		}
@@ -444,7 +438,7 @@ func TestPromotionOperatorAPI(t *testing.T) {
 		admin := s.adminToken(t)
 		s.company(t, admin, "other", "OTHER-1")
 		s.company(t, admin, "ops", "OPS-1", "OPS-2")
-		checkResult(t, mustImport(t, s.do(t, importReq(tok, "ops", "application/json", items(
+		checkResult(t, mustImport(t, s.request(t, importReq(tok, "ops", "application/json", items(
 			`{"id":"A","name":"everywhere, always"}`,
 			`{"id":"B","name":"OPS-1 in May","locationIds":["OPS-1"],"promotionValidities":[{"startDate":"2030-05-01","endDate":"2030-05-31T23:59:59Z"}]}`,
 			`{"id":"C","name":"OPS-2 weekend mornings","locationIds":["OPS-2"],"promotionValidities":[{"startDate":"2030-05-01",
@@ -453,7 +447,7 @@ func TestPromotionOperatorAPI(t *testing.T) {
 			`{"id":"E","name":"everywhere in June","promotionValidities":[{"startDate":"2030-06-01"}]}`)))),
 			importResult{Status: "Completed", CreatedCount: 5})
 		base := "/admin/v1/pos-systems/clover/companies/ops/promotions"
-		get := func(query string) response { return s.do(t, req{Method: "GET", Path: base + query, Token: admin}) }
+		get := func(query string) response { return s.call(t, admin, "GET", base+query, "") }
 
 		// Paging.
 		r := get("?page=2&pageSize=2")
@@ -499,7 +493,7 @@ func TestPromotionOperatorAPI(t *testing.T) {
 		}
 
 		// One promotion.
-		r = s.do(t, req{Method: "GET", Path: base + "/C", Token: admin})
+		r = s.call(t, admin, "GET", base+"/C", "")
 		if c := r.JSON(t)["data"].(map[string]any); c["name"] != "OPS-2 weekend mornings" {
 			t.Fatalf("C: %s", r.Body)
 		}
@@ -513,18 +507,18 @@ func TestPromotionOperatorAPI(t *testing.T) {
 		mustProblem(t, get("?page=0"), 400, msg, map[string][]string{"page": {msg}})
 		mustProblem(t, get("?posLocationId=OTHER-1"), 404, "Location 'OTHER-1' is not a location of company 'ops'.", nil)
 		mustProblem(t, get("?posLocationId=NOPE"), 404, "Location 'NOPE' is not a location of company 'ops'.", nil)
-		mustProblem(t, s.do(t, req{Method: "GET", Path: base + "/Z", Token: admin}), 404, `promotion "Z" not found`, nil)
-		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/nope/promotions", Token: admin}), 404, `company "nope" not found`, nil)
-		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/pax/companies/demo-company/promotions", Token: admin}), 404, `company "demo-company" not found`, nil)
-		mustProblem(t, s.do(t, req{Method: "GET", Path: base, Token: tok}), 403, "*", nil)
-		mustProblem(t, s.do(t, req{Method: "GET", Path: base}), 401, "*", nil)
+		mustProblem(t, s.call(t, admin, "GET", base+"/Z", ""), 404, `promotion "Z" not found`, nil)
+		mustProblem(t, s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/nope/promotions", ""), 404, `company "nope" not found`, nil)
+		mustProblem(t, s.call(t, admin, "GET", "/admin/v1/pos-systems/pax/companies/demo-company/promotions", ""), 404, `company "demo-company" not found`, nil)
+		mustProblem(t, s.call(t, tok, "GET", base, ""), 403, "*", nil)
+		mustProblem(t, s.call(t, "", "GET", base, ""), 401, "*", nil)
 		if got := s.promotionIDs(t, admin, "other", ""); len(got) != 0 {
 			t.Fatalf("another company's list: %v", got)
 		}
 
 		// The catalogue.
 		cat := "/admin/v1/pos-systems/clover/companies/other/catalogue"
-		r = s.do(t, req{Method: "GET", Path: cat, Token: admin})
+		r = s.call(t, admin, "GET", cat, "")
 		if string(r.Body) != `{"data":{"posSystemId":"clover","posCompanyId":"other","categoryIds":[],"productIds":[]}}` {
 			t.Fatalf("new catalogue: %s", r.Body)
 		}
@@ -537,17 +531,17 @@ func TestPromotionOperatorAPI(t *testing.T) {
 		msg = "The property 'categories' is not allowed."
 		mustProblem(t, put(`{"categories":["a"]}`, "application/json"), 400, msg, map[string][]string{"categories": {msg}})
 		mustProblem(t, put(`<c><categoryIds>a</categoryIds></c>`, "application/xml"), 415, "Send the body as application/json.", nil)
-		mustProblem(t, s.do(t, req{Method: "PUT", Path: "/admin/v1/pos-systems/clover/companies/nope/catalogue", Token: admin, ContentType: "application/json", Body: `{}`}),
+		mustProblem(t, s.call(t, admin, "PUT", "/admin/v1/pos-systems/clover/companies/nope/catalogue", `{}`),
 			404, `company "nope" not found`, nil)
-		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/nope/catalogue", Token: admin}), 404, `company "nope" not found`, nil)
+		mustProblem(t, s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/nope/catalogue", ""), 404, `company "nope" not found`, nil)
 		mustProblem(t, put(`{"categoryIds":["`+strings.Repeat("a", 70_000)+`"]}`, "application/json"), 413, "*", nil)
 		mustStatus(t, put(`{"categoryIds":["b","a"]}`, "application/json"), 200)
-		r = s.do(t, req{Method: "GET", Path: cat, Token: admin})
+		r = s.call(t, admin, "GET", cat, "")
 		if string(r.Body) != `{"data":{"posSystemId":"clover","posCompanyId":"other","categoryIds":["a","b"],"productIds":[]}}` {
 			t.Fatalf("catalogue after PUT: %s", r.Body)
 		}
 		// ops's catalogue is its own.
-		r = s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/ops/catalogue", Token: admin})
+		r = s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/ops/catalogue", "")
 		if !strings.Contains(string(r.Body), `"categoryIds":[]`) {
 			t.Fatalf("ops's catalogue: %s", r.Body)
 		}
@@ -600,7 +594,7 @@ func TestPromotionImportDeadline(t *testing.T) {
 			t.Fatalf("an import cut off by its deadline stored %v", got)
 		}
 		// Within the deadline, the same route works.
-		checkResult(t, mustImport(t, s.do(t, importReq(tok, "slow", "application/json", items(`{"id":"P1","name":"n"}`)))),
+		checkResult(t, mustImport(t, s.request(t, importReq(tok, "slow", "application/json", items(`{"id":"P1","name":"n"}`)))),
 			importResult{Status: "Completed", CreatedCount: 1})
 	})
 }

@@ -35,23 +35,18 @@ func TestDisabledClientTokensAreRevoked(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
 		s := start(t, dsn, func(c *app.Config) { c.CacheTTL = time.Second })
 		admin := s.adminToken(t)
-		r := s.do(t, req{Method: "POST", Path: "/admin/v1/clients", Token: admin, ContentType: "application/json",
-			Body: `{"clientId":"rogue","name":"Rogue operator","scopes":["admin"]}`})
+		r := s.call(t, admin, "POST", "/admin/v1/clients", `{"clientId":"rogue","name":"Rogue operator","scopes":["admin"]}`)
 		mustStatus(t, r, 201)
 		rogue := s.token(t, "rogue", r.JSON(t)["data"].(map[string]any)["clientSecret"].(string), "admin")
 		asRogue := func(method, path, body string) response {
-			q := req{Method: method, Path: path, Token: rogue}
-			if body != "" {
-				q.ContentType = "application/json"
-				q.Body = body
-			}
-			return s.do(t, q)
+			t.Helper()
+			return s.admin(t, rogue, method, path, body)
 		}
 		mustStatus(t, asRogue("GET", "/admin/v1/clients/rogue", ""), 200)
 
 		// Disabled by another operator through this instance: refused at once,
 		// so it can neither create an operator client nor re-enable itself.
-		mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/clients/rogue/disable", Token: admin}), 200)
+		mustStatus(t, s.call(t, admin, "POST", "/admin/v1/clients/rogue/disable", ""), 200)
 		for _, q := range []struct{ method, path, body string }{
 			{"POST", "/admin/v1/clients", `{"clientId":"rogue-2","scopes":["admin"]}`},
 			{"POST", "/admin/v1/clients/rogue/enable", ""},
@@ -61,12 +56,12 @@ func TestDisabledClientTokensAreRevoked(t *testing.T) {
 		} {
 			mustRevoked(t, asRogue(q.method, q.path, q.body))
 		}
-		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/clients/rogue-2", Token: admin}), 404, "*", nil)
-		r = s.do(t, req{Method: "GET", Path: "/admin/v1/clients/rogue", Token: admin})
+		mustProblem(t, s.call(t, admin, "GET", "/admin/v1/clients/rogue-2", ""), 404, "*", nil)
+		r = s.call(t, admin, "GET", "/admin/v1/clients/rogue", "")
 		if mustStatus(t, r, 200); r.JSON(t)["data"].(map[string]any)["disabled"] != true {
 			t.Fatalf("rogue re-enabled itself: %s", r.Body)
 		}
-		r = s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/demo-company", Token: admin})
+		r = s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/demo-company", "")
 		if mustStatus(t, r, 200); r.JSON(t)["data"].(map[string]any)["status"] != "Active" {
 			t.Fatalf("the company was changed: %s", r.Body)
 		}
@@ -76,16 +71,16 @@ func TestDisabledClientTokensAreRevoked(t *testing.T) {
 		// TTL old, then no route takes it.
 		pos := s.posToken(t)
 		for _, q := range posRoutes(pos) {
-			mustStatus(t, s.do(t, q), 200)
+			mustStatus(t, s.request(t, q), 200)
 		}
 		yes := true
 		if _, err := s.openStore(t).UpdateClient(context.Background(), "demo-pos", posgate.ClientUpdate{Disabled: &yes}); err != nil {
 			t.Fatal(err)
 		}
-		mustStatus(t, s.do(t, posRoutes(pos)[0]), 200)
+		mustStatus(t, s.request(t, posRoutes(pos)[0]), 200)
 		s.clock.Advance(time.Second)
 		for _, q := range posRoutes(pos) {
-			t.Run(q.Method+" "+q.Path, func(t *testing.T) { mustRevoked(t, s.do(t, q)) })
+			t.Run(q.Method+" "+q.Path, func(t *testing.T) { mustRevoked(t, s.request(t, q)) })
 		}
 		// Re-enabled: the operator's deliberate act makes its unexpired
 		// tokens good again (posgate keeps no time of disabling).
@@ -94,7 +89,7 @@ func TestDisabledClientTokensAreRevoked(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.clock.Advance(time.Second)
-		mustStatus(t, s.do(t, posRoutes(pos)[0]), 200)
+		mustStatus(t, s.request(t, posRoutes(pos)[0]), 200)
 	})
 }
 

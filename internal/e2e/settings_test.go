@@ -45,15 +45,15 @@ func TestSettingsLookup(t *testing.T) {
 		admin := s.adminToken(t)
 		lookup := func(body string) response {
 			t.Helper()
-			return s.do(t, posJSON(pos, settingsPath, body))
+			return s.pos(t, pos, settingsPath, body)
 		}
 		get := func(token, query string) response {
 			t.Helper()
-			return s.do(t, req{Method: "GET", Path: settingsPath + query, Token: token})
+			return s.call(t, token, "GET", settingsPath+query, "")
 		}
 		patch := func(path, body string) {
 			t.Helper()
-			mustStatus(t, s.do(t, req{Method: "PATCH", Path: path, Token: admin, ContentType: "application/json", Body: body}), 200)
+			mustStatus(t, s.call(t, admin, "PATCH", path, body), 200)
 		}
 		demo := settingsBody("demo-company", "Active", allServed)
 		notFound := func(company string) string { return settingsBody(company, "AccountNotFound", [8]bool{}) }
@@ -81,13 +81,13 @@ func TestSettingsLookup(t *testing.T) {
 			// Ids are case-sensitive.
 			mustBody(t, get(pos, "?posCompanyId=Demo-Company"), notFound("Demo-Company"))
 			// A company of another POS system is not this one's.
-			mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems", Token: admin, ContentType: "application/json", Body: `{"id":"pax","name":"PAX"}`}), 201)
-			mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/pax/companies", Token: admin, ContentType: "application/json", Body: `{"posCompanyId":"pax-only"}`}), 201)
+			mustStatus(t, s.call(t, admin, "POST", "/admin/v1/pos-systems", `{"id":"pax","name":"PAX"}`), 201)
+			mustStatus(t, s.call(t, admin, "POST", "/admin/v1/pos-systems/pax/companies", `{"posCompanyId":"pax-only"}`), 201)
 			mustBody(t, lookup(`{"posCompanyId":"pax-only"}`), notFound("pax-only"))
 		})
 		t.Run("restricted client", func(t *testing.T) {
 			other := restrictedClient(t, s, admin) // sees other-co only
-			mustBody(t, s.do(t, posJSON(other, settingsPath, `{"posCompanyId":"demo-company"}`)), notFound("demo-company"))
+			mustBody(t, s.pos(t, other, settingsPath, `{"posCompanyId":"demo-company"}`), notFound("demo-company"))
 			mustBody(t, get(other, "?posCompanyId=demo-company"), notFound("demo-company"))
 			mustBody(t, get(other, "?posCompanyId=other-co"), settingsBody("other-co", "Active", allServed))
 			mustBody(t, get(pos, "?posCompanyId=other-co"), settingsBody("other-co", "Active", allServed))
@@ -120,7 +120,7 @@ func TestSettingsLookup(t *testing.T) {
 				mustProblem(t, get(pos, query), 400, required["posCompanyId"][0], required)
 			}
 			for _, id := range []string{"a/b", " demo-company", strings.Repeat("x", 129), "tab\there"} {
-				mustProblem(t, s.do(t, posJSON(pos, settingsPath, `{"posCompanyId":"`+strings.ReplaceAll(id, "\t", `\t`)+`"}`)), 400, badID,
+				mustProblem(t, s.pos(t, pos, settingsPath, `{"posCompanyId":"`+strings.ReplaceAll(id, "\t", `\t`)+`"}`), 400, badID,
 					map[string][]string{"posCompanyId": {badID}})
 			}
 			mustProblem(t, get(pos, "?posCompanyId=a%2Fb"), 400, badID, map[string][]string{"posCompanyId": {badID}})
@@ -138,12 +138,12 @@ func TestSettingsLookup(t *testing.T) {
 			mustProblem(t, s.do(t, req{Method: "POST", Path: settingsPath, Token: pos, ContentType: "text/plain", Body: `{"posCompanyId":"demo-company"}`}), 415, "*", nil)
 		})
 		t.Run("401 403 405", func(t *testing.T) {
-			mustProblem(t, s.do(t, req{Method: "POST", Path: settingsPath, ContentType: "application/json", Body: `{"posCompanyId":"demo-company"}`}), 401, "*", nil)
+			mustProblem(t, s.call(t, "", "POST", settingsPath, `{"posCompanyId":"demo-company"}`), 401, "*", nil)
 			mustProblem(t, get("", "?posCompanyId=demo-company"), 401, "*", nil)
 			mustProblem(t, get("not-a-token", "?posCompanyId=demo-company"), 401, "*", nil)
 			mustProblem(t, get(admin, "?posCompanyId=demo-company"), 403, "*", nil)
-			mustProblem(t, s.do(t, posJSON(admin, settingsPath, `{"posCompanyId":"demo-company"}`)), 403, "*", nil)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: "/v2/pos/pax/settings/lookup?posCompanyId=pax-only", Token: pos}), 403,
+			mustProblem(t, s.pos(t, admin, settingsPath, `{"posCompanyId":"demo-company"}`), 403, "*", nil)
+			mustProblem(t, s.call(t, pos, "GET", "/v2/pos/pax/settings/lookup?posCompanyId=pax-only", ""), 403,
 				"The access token belongs to another POS system.", nil)
 			// Authentication comes before the body and the query.
 			mustProblem(t, get(admin, ""), 403, "*", nil)
@@ -167,7 +167,7 @@ func TestActiveCoupons(t *testing.T) {
 		admin := s.adminToken(t)
 		list := func(token, location, query string) response {
 			t.Helper()
-			return s.do(t, req{Method: "GET", Path: activePath(location) + query, Token: token})
+			return s.call(t, token, "GET", activePath(location)+query, "")
 		}
 		call := func(method, path, body string) {
 			t.Helper()
@@ -175,7 +175,7 @@ func TestActiveCoupons(t *testing.T) {
 			if body != "" {
 				q.ContentType = "application/json"
 			}
-			if r := s.do(t, q); r.Status != 200 && r.Status != 201 {
+			if r := s.request(t, q); r.Status != 200 && r.Status != 201 {
 				t.Fatalf("%s %s: %d %s", method, path, r.Status, r.Body)
 			}
 		}
@@ -260,7 +260,7 @@ func TestActiveCoupons(t *testing.T) {
 			mustProblem(t, list("", "LOC123", ""), 401, "*", nil)
 			mustProblem(t, list("not-a-token", "LOC123", ""), 401, "*", nil)
 			mustProblem(t, list(admin, "LOC123", ""), 403, "*", nil)
-			mustProblem(t, s.do(t, req{Method: "GET", Path: "/pos/pax/coupon/active/locationId/LOC123", Token: pos}), 403, "The access token belongs to another POS system.", nil)
+			mustProblem(t, s.call(t, pos, "GET", "/pos/pax/coupon/active/locationId/LOC123", ""), 403, "The access token belongs to another POS system.", nil)
 			r := s.do(t, req{Method: "POST", Path: activePath("LOC123"), Token: pos, ContentType: "application/json", Body: `{}`, Undocumented: true})
 			mustProblem(t, r, 405, "*", nil)
 			if r.Header.Get("Allow") != "GET" {

@@ -79,7 +79,7 @@ func TestTokenEndpoint(t *testing.T) {
 				t.Fatalf("iat %v exp %v", iat, exp)
 			}
 			// The kid is published.
-			jwks := s.do(t, req{Method: "GET", Path: "/.well-known/openid-configuration/jwks"})
+			jwks := s.call(t, "", "GET", "/.well-known/openid-configuration/jwks", "")
 			mustStatus(t, jwks, 200)
 			if !strings.Contains(string(jwks.Body), `"kid":"`+h["kid"].(string)+`"`) {
 				t.Fatalf("kid %v not in JWKS %s", h["kid"], jwks.Body)
@@ -130,24 +130,22 @@ func TestTokenEndpoint(t *testing.T) {
 		})
 		t.Run("implicit-flow client", func(t *testing.T) {
 			admin := s.adminToken(t)
-			r := s.do(t, req{Method: "POST", Path: "/admin/v1/clients", Token: admin, ContentType: "application/json",
-				Body: `{"clientId":"spa","posSystemId":"clover","scopes":["service_api"]}`})
+			r := s.call(t, admin, "POST", "/admin/v1/clients", `{"clientId":"spa","posSystemId":"clover","scopes":["service_api"]}`)
 			mustStatus(t, r, 201)
 			secret := r.JSON(t)["data"].(map[string]any)["clientSecret"].(string)
 			mustOAuthError(t, s.tokenRequest(t, url.Values{"grant_type": {"client_credentials"}}, "spa", secret), 400, "unauthorized_client")
 		})
 		t.Run("disabled client", func(t *testing.T) {
 			admin := s.adminToken(t)
-			r := s.do(t, req{Method: "POST", Path: "/admin/v1/clients", Token: admin, ContentType: "application/json",
-				Body: `{"clientId":"soon-off","posSystemId":"clover","scopes":["pos_integration"]}`})
+			r := s.call(t, admin, "POST", "/admin/v1/clients", `{"clientId":"soon-off","posSystemId":"clover","scopes":["pos_integration"]}`)
 			mustStatus(t, r, 201)
 			secret := r.JSON(t)["data"].(map[string]any)["clientSecret"].(string)
 			mustStatus(t, s.tokenRequest(t, cc, "soon-off", secret), 200)
-			mustStatus(t, s.do(t, req{Method: "POST", Path: "/admin/v1/clients/soon-off/disable", Token: admin}), 200)
+			mustStatus(t, s.call(t, admin, "POST", "/admin/v1/clients/soon-off/disable", ""), 200)
 			mustOAuthError(t, s.tokenRequest(t, cc, "soon-off", secret), 401, "invalid_client")
 		})
 		t.Run("discovery", func(t *testing.T) {
-			r := s.do(t, req{Method: "GET", Path: "/.well-known/openid-configuration"})
+			r := s.call(t, "", "GET", "/.well-known/openid-configuration", "")
 			mustStatus(t, r, 200)
 			d := r.JSON(t)
 			if d["issuer"] != s.base || d["token_endpoint"] != s.base+"/connect/token" || d["jwks_uri"] != s.base+"/.well-known/openid-configuration/jwks" {
@@ -185,5 +183,5 @@ func TestSeparateIdentityListener(t *testing.T) {
 	if _, c := claimsOf(t, tr.AccessToken); c["iss"] != authBase {
 		t.Fatalf("iss %v", c["iss"])
 	}
-	mustStatus(t, s.do(t, startReq(tr.AccessToken, "TERM-05", "LOC123")), 200)
+	mustStatus(t, s.api(t, tr.AccessToken).start("TERM-05", "LOC123"), 200)
 }

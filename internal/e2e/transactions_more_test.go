@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/posgate/posgate/client"
 )
 
 // saleBody is a sale of amount at TERM-05/LOC123 for john-doe's card.
@@ -247,17 +249,34 @@ func TestTransactionTenancy(t *testing.T) {
 		// A session of another company's terminal is unknown to the other.
 		mustProblem(t, e.post("/pos/clover/coupon/validate/byTransaction", other, `{"sessionId":"`+e.session("TERM-05")+`","transactionId":"TN-1","code":"X"}`), 404, "*", nil)
 		// A restricted operator does not reach demo-company.
-		r = e.post("/admin/v1/clients", e.admin, `{"clientId":"op-other","posSystemId":"clover","scopes":["admin"],"companyIds":["other-co"]}`)
-		mustStatus(t, r, 201)
-		op := e.s.token(t, "op-other", r.JSON(t)["data"].(map[string]any)["clientSecret"].(string), "admin")
-		for _, q := range []req{{Method: "GET", Path: companyPath + "/transactions"}, {Method: "GET", Path: companyPath + "/transactions/TN-1"},
-			{Method: "GET", Path: companyPath + "/loyalty-program"},
-			{Method: "PUT", Path: companyPath + "/loyalty-program", ContentType: "application/json", Body: `{}`},
-			{Method: "POST", Path: companyPath + "/transactions/TN-1/refund", ContentType: "application/json", Body: `{"transactionId":"x"}`}} {
-			q.Token = op
-			mustProblem(t, e.s.do(t, q), 404, `company "demo-company" not found`, nil)
+		ctx := t.Context()
+		created, err := e.adminAPI().Admin.CreateClient(ctx, client.CreateAPIClientRequest{ClientID: "op-other", PosSystemID: "clover",
+			Scopes: []client.Scope{client.ScopeAdmin}, CompanyIds: []string{"other-co"}})
+		if err != nil {
+			t.Fatal(err)
 		}
-		r = e.s.do(t, req{Method: "GET", Path: "/admin/v1/pos-systems/clover/companies/other-co/transactions", Token: op})
+		opAPI := e.s.api(t, e.s.token(t, "op-other", created.ClientSecret, "admin"))
+		a := opAPI.Admin
+		for _, call := range []func() error{
+			func() error {
+				_, err := a.ListTransactions(ctx, "clover", "demo-company", client.TransactionQuery{})
+				return err
+			},
+			func() error { _, err := a.GetTransaction(ctx, "clover", "demo-company", "TN-1"); return err },
+			func() error { _, err := a.GetLoyaltyProgram(ctx, "clover", "demo-company"); return err },
+			func() error {
+				_, err := a.PutLoyaltyProgram(ctx, "clover", "demo-company", client.PutLoyaltyProgramRequest{})
+				return err
+			},
+			func() error {
+				_, err := a.RefundTransaction(ctx, "clover", "demo-company", "TN-1", client.RefundTransactionRequest{TransactionID: "x"})
+				return err
+			},
+		} {
+			mustProblem(t, opAPI.answer(call()), 404, `company "demo-company" not found`, nil)
+		}
+		_, err = a.ListTransactions(ctx, "clover", "other-co", client.TransactionQuery{})
+		r = opAPI.ok(err)
 		if !strings.Contains(string(r.Body), `"total":1`) {
 			t.Fatalf("other-co's transactions: %s", r.Body)
 		}

@@ -1,18 +1,24 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/posgate/posgate/client"
 )
 
 // Transactions (docs/api.md §13) end to end, on both stores: every
 // response is checked against the OpenAPI document by the harness.
 
-// txEnv is a running server with a POS and an operator token.
+// txEnv is a running server with a POS and an operator token (a test may
+// replace them).
 type txEnv struct {
 	t          *testing.T
 	s          *server
@@ -24,15 +30,20 @@ func newTxEnv(t *testing.T, dsn string) *txEnv {
 	return &txEnv{t: t, s: s, pos: s.posToken(t), admin: s.adminToken(t)}
 }
 
+// posAPI and adminAPI are clients with the current tokens.
+func (e *txEnv) posAPI() *api   { return e.s.api(e.t, e.pos) }
+func (e *txEnv) adminAPI() *api { return e.s.api(e.t, e.admin) }
+
 const companyPath = "/admin/v1/pos-systems/clover/companies/demo-company"
 
 // session starts an interaction at a terminal of LOC123 and returns its id.
 func (e *txEnv) session(terminal string) string {
 	e.t.Helper()
-	r := e.s.do(e.t, req{Method: "POST", Path: "/pos/clover/startInteraction", Token: e.pos, ContentType: "application/json",
-		Body: `{"terminalId":"` + terminal + `","posLocationId":"LOC123"}`})
-	mustStatus(e.t, r, 200)
-	return r.JSON(e.t)["data"].(map[string]any)["sessionId"].(string)
+	res, err := e.posAPI().StartInteraction(e.t.Context(), "clover", client.StartInteractionRequest{TerminalID: terminal, PosLocationID: "LOC123"})
+	if err != nil || res.SessionID == nil {
+		e.t.Fatalf("startInteraction: %+v %v", res, err)
+	}
+	return *res.SessionID
 }
 
 // date is the server's clock, as a transactionDate.
@@ -40,8 +51,29 @@ func (e *txEnv) date(d time.Duration) string {
 	return e.s.clock.Now().Add(d).UTC().Format(time.RFC3339)
 }
 
+// post sends a JSON body to a POS route with token: through the client
+// when the route is one of the transaction routes and the body is well
+// formed (sendJSON), as raw HTTP otherwise.
 func (e *txEnv) post(path, token, body string) response {
 	e.t.Helper()
+	a := e.s.api(e.t, token)
+	switch path {
+	case "/pos/clover/transaction":
+		return sendJSON(a, e.s, token, path, body, func(ctx context.Context, v client.TransactionRequest) error {
+			_, err := a.CreateTransaction(ctx, "clover", v)
+			return err
+		})
+	case "/v2/pos/clover/transactions/batch":
+		return sendJSON(a, e.s, token, path, body, func(ctx context.Context, v client.BatchRequest) error {
+			_, err := a.ReplayTransactions(ctx, "clover", v)
+			return err
+		})
+	case "/pos/clover/coupon/validate/byTransaction":
+		return sendJSON(a, e.s, token, path, body, func(ctx context.Context, v client.ValidateCouponRequest) error {
+			_, err := a.ValidateCouponByTransaction(ctx, "clover", v)
+			return err
+		})
+	}
 	return e.s.do(e.t, req{Method: "POST", Path: path, Token: token, ContentType: "application/json", Body: body})
 }
 
@@ -50,8 +82,58 @@ func (e *txEnv) sale(body string) response {
 	return e.post("/pos/clover/transaction", e.pos, body)
 }
 
+// admin_ calls the operator API under demo-company: the routes of the
+// transaction tests go through the client (their JSON bodies by sendJSON), any
+// other request as raw HTTP.
 func (e *txEnv) admin_(method, path, body string) response {
 	e.t.Helper()
+	a, ctx := e.adminAPI(), e.t.Context()
+	const sys, co = "clover", "demo-company"
+	seg := strings.Split(strings.TrimPrefix(path, "/"), "/")
+	switch {
+	case method == "GET" && len(seg) == 2 && seg[0] == "coupons":
+		_, err := a.Admin.GetCoupon(ctx, sys, co, seg[1])
+		return a.answer(err)
+	case method == "GET" && path == "/loyalty-program":
+		_, err := a.Admin.GetLoyaltyProgram(ctx, sys, co)
+		return a.answer(err)
+	case method == "GET" && len(seg) == 2 && seg[0] == "loyalty-users":
+		_, err := a.Admin.GetLoyaltyUser(ctx, sys, co, seg[1])
+		return a.answer(err)
+	case method == "GET" && len(seg) == 2 && seg[0] == "transactions" && !strings.Contains(path, "?"):
+		_, err := a.Admin.GetTransaction(ctx, sys, co, seg[1])
+		return a.answer(err)
+	case method == "GET" && strings.HasPrefix(path, "/transactions") && len(seg) == 1:
+		if q, ok := transactionQuery(path); ok {
+			_, err := a.Admin.ListTransactions(ctx, sys, co, q)
+			return a.answer(err)
+		}
+	case method == "POST" && path == "/coupons":
+		return sendJSON(a, e.s, e.admin, companyPath+path, body, func(ctx context.Context, v client.CreateCouponRequest) error {
+			_, err := a.Admin.CreateCoupon(ctx, sys, co, v)
+			return err
+		})
+	case method == "POST" && path == "/loyalty-users":
+		return sendJSON(a, e.s, e.admin, companyPath+path, body, func(ctx context.Context, v client.CreateLoyaltyUserRequest) error {
+			_, err := a.Admin.CreateLoyaltyUser(ctx, sys, co, v)
+			return err
+		})
+	case method == "POST" && len(seg) == 3 && seg[0] == "transactions" && seg[2] == "refund":
+		return sendJSON(a, e.s, e.admin, companyPath+path, body, func(ctx context.Context, v client.RefundTransactionRequest) error {
+			_, err := a.Admin.RefundTransaction(ctx, sys, co, seg[1], v)
+			return err
+		})
+	case method == "PATCH" && len(seg) == 2 && seg[0] == "loyalty-users":
+		if v, ok := decodeExact[client.UpdateLoyaltyUserRequest](body); ok {
+			_, err := a.Admin.UpdateLoyaltyUser(ctx, sys, co, seg[1], v)
+			return a.answer(err)
+		}
+	case method == "PUT" && path == "/loyalty-program":
+		if v, ok := decodeExact[client.PutLoyaltyProgramRequest](body); ok {
+			_, err := a.Admin.PutLoyaltyProgram(ctx, sys, co, v)
+			return a.answer(err)
+		}
+	}
 	q := req{Method: method, Path: companyPath + path, Token: e.admin}
 	if body != "" {
 		q.ContentType, q.Body = "application/json", body
@@ -59,13 +141,41 @@ func (e *txEnv) admin_(method, path, body string) response {
 	return e.s.do(e.t, q)
 }
 
+// transactionQuery reads the query of a transaction list path into the
+// client's TransactionQuery, when the client would send it unchanged.
+func transactionQuery(path string) (client.TransactionQuery, bool) {
+	var q client.TransactionQuery
+	_, raw, _ := strings.Cut(path, "?")
+	vals, err := url.ParseQuery(raw)
+	if err != nil || strings.TrimSuffix(strings.SplitN(path, "?", 2)[0], "/") != "/transactions" {
+		return q, false
+	}
+	q.PosLocationID, q.UserID, q.Day = vals.Get("posLocationId"), vals.Get("userId"), vals.Get("day")
+	q.Page, _ = strconv.Atoi(vals.Get("page"))
+	q.PageSize, _ = strconv.Atoi(vals.Get("pageSize"))
+	want := url.Values{}
+	for k, v := range map[string]string{"posLocationId": q.PosLocationID, "userId": q.UserID, "day": q.Day} {
+		if v != "" {
+			want.Set(k, v)
+		}
+	}
+	if q.Page != 0 {
+		want.Set("page", strconv.Itoa(q.Page))
+	}
+	if q.PageSize != 0 {
+		want.Set("pageSize", strconv.Itoa(q.PageSize))
+	}
+	return q, want.Encode() == vals.Encode()
+}
+
 // balance is a loyalty user's points and stamps, through the operator API.
 func (e *txEnv) balance(user string) (points, stamps int) {
 	e.t.Helper()
-	r := e.admin_("GET", "/loyalty-users/"+user, "")
-	mustStatus(e.t, r, 200)
-	d := r.JSON(e.t)["data"].(map[string]any)
-	return int(d["points"].(float64)), int(d["stamps"].(float64))
+	u, err := e.adminAPI().Admin.GetLoyaltyUser(e.t.Context(), "clover", "demo-company", user)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return u.Points, u.Stamps
 }
 
 var (
@@ -240,7 +350,7 @@ func TestTransactionSessionAndValidation(t *testing.T) {
 		mustProblem(t, r, 415, `The content type "text/plain" is not supported; send application/json or application/xml (charset utf-8).`, nil)
 		huge := tx(`,"sessionId":"` + sess + `","purchaseName":"` + strings.Repeat("x", 70<<10) + `"`)
 		mustProblem(t, e.sale(huge), 413, "The request body is larger than 65536 bytes.", nil)
-		r = e.s.do(t, req{Method: "POST", Path: "/pos/clover/transaction", ContentType: "application/json", Body: tx("")})
+		r = e.s.call(t, "", "POST", "/pos/clover/transaction", tx(""))
 		mustStatus(t, r, 401)
 		r = e.post("/pos/clover/transaction", e.admin, tx(""))
 		mustStatus(t, r, 403)
@@ -298,7 +408,9 @@ func TestTransactionCustomerMatchingAndDisabled(t *testing.T) {
 		want := `{"data":{"id":null,"transactionId":"D-1","sessionId":"x","transactionType":"Undefined","posStatus":"Disabled","loyalty":null,"coupons":[],"promotions":[],` +
 			`"cfsTemplate":{"cfsCarouselUrl":""},"receipt":{"primaryText":"","secondaryText":"","imageUrl":"","posStatus":"Disabled","loyaltyText":""}}}`
 		mustTxBody(t, r, 200, want)
-		mustStatus(t, e.s.do(t, req{Method: "PATCH", Path: companyPath, Token: e.admin, ContentType: "application/json", Body: `{"features":{"transactions":false}}`}), 200)
+		off := false
+		_, err := e.adminAPI().Admin.UpdateCompany(t.Context(), "clover", "demo-company", client.UpdateCompanyRequest{Features: &client.FeaturesUpdate{Transactions: &off}})
+		e.adminAPI().ok(err)
 		r = e.sale(`{"sessionId":"x","transactionId":"D-1","terminalId":"TERM-05","posLocationId":"LOC123","transactionAmount":1,"transactionDate":"` + e.date(0) + `"}`)
 		mustTxBody(t, r, 200, want)
 		if r := e.admin_("GET", "/transactions/D-1", ""); r.Status != 404 {

@@ -111,8 +111,18 @@ func (s *Server) setClientDisabled(disabled bool) func(r *http.Request) (int, an
 	}
 }
 
+// rotateClientSecret answers the client with its new secret, shown this
+// once (docs/api.md §10).
+func (s *Server) rotateClientSecret(r *http.Request) (int, any, error) {
+	return enveloped(s.svc.RotateClientSecret(r.Context(), principal(r.Context()), r.PathValue("clientId")))
+}
+
 func (s *Server) putClientRateLimit(r *http.Request, req *posgate.RateLimit) (int, any, error) {
 	return enveloped(s.rateLimitChanged(s.svc.SetClientRateLimit(r.Context(), principal(r.Context()), r.PathValue("clientId"), req)))
+}
+
+func (s *Server) putClientRedirectURIs(r *http.Request, req *service.ClientRedirectURIsRequest) (int, any, error) {
+	return enveloped(s.svc.PutClientRedirectURIs(r.Context(), principal(r.Context()), r.PathValue("clientId"), req))
 }
 
 func (s *Server) deleteClientRateLimit(r *http.Request) (int, any, error) {

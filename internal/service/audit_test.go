@@ -151,6 +151,10 @@ func auditedWrites(admin *posgate.Principal) map[string]struct {
 		"SetClientRedirectURIs": {func(ctx context.Context, svc *service.Service) error {
 			return err(svc.SetClientRedirectURIs(ctx, admin, demo.SwaggerClientID, []string{"https://example.com/cb"}))
 		}, auditTarget{"client.redirect-uris.set", "client", demo.SwaggerClientID, "", true, true}},
+		"PutClientRedirectURIs": {func(ctx context.Context, svc *service.Service) error {
+			uris := []string{"https://example.com/cb"}
+			return err(svc.PutClientRedirectURIs(ctx, admin, demo.SwaggerClientID, &service.ClientRedirectURIsRequest{RedirectURIs: &uris}))
+		}, auditTarget{"client.redirect-uris.set", "client", demo.SwaggerClientID, "", true, true}},
 		"RefundTransaction": {func(ctx context.Context, svc *service.Service) error {
 			return err(svc.RefundTransaction(ctx, admin, pos, co, "SALE-1", &service.OperatorRefundRequest{TransactionID: str("REFUND-1")}))
 		}, auditTarget{"transaction.refund", "transaction", "REFUND-1", co, false, true}},

@@ -268,6 +268,39 @@ type importCounts struct {
 // importCoupons streams a coupon file into the store.
 func (s *Service) importCoupons(ctx context.Context, posSystemID, companyID string, inputs iter.Seq2[*CouponInput, error]) (int, error) {
 	return s.store.ImportCoupons(ctx, func(yield func(*posgate.Coupon, error) bool) {
+		for in, err := range checkedCoupons(posSystemID, companyID, inputs) {
+			var c *posgate.Coupon
+			if err == nil {
+				c = in.coupon(posSystemID, companyID)
+			}
+			if !yield(c, err) {
+				return
+			}
+		}
+	})
+}
+
+// CheckCoupons reads a coupon file whole and checks each coupon as
+// ImportCoupons does, for the CLI, which sends the file through the
+// operator API: a refusal names every bad line ("line 7", or "item 3" where
+// the input has no lines) before anything is sent, and the coupons are
+// answered only when none is bad.
+func CheckCoupons(posSystemID, companyID string, inputs iter.Seq2[*CouponInput, error]) ([]*CouponInput, error) {
+	var out []*CouponInput
+	for in, err := range checkedCoupons(posSystemID, companyID, inputs) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, in)
+	}
+	return out, nil
+}
+
+// checkedCoupons passes the valid inputs on while no bad one was seen; a
+// bad line stops the passing but not the reading, and the error naming
+// every bad line (up to MaxReportedItems) comes last.
+func checkedCoupons(posSystemID, companyID string, inputs iter.Seq2[*CouponInput, error]) iter.Seq2[*CouponInput, error] {
+	return func(yield func(*CouponInput, error) bool) {
 		var bad badItems
 		n := 0
 		for in, err := range inputs {
@@ -287,8 +320,7 @@ func (s *Service) importCoupons(ctx context.Context, posSystemID, companyID stri
 				continue
 			}
 			n++
-			c := in.coupon(posSystemID, companyID)
-			if err := c.Validate(); err != nil {
+			if err := in.coupon(posSystemID, companyID).Validate(); err != nil {
 				label := fmt.Sprintf("item %d", n)
 				if in.line > 0 {
 					label = fmt.Sprintf("line %d", in.line)
@@ -298,14 +330,14 @@ func (s *Service) importCoupons(ctx context.Context, posSystemID, companyID stri
 				}
 				continue
 			}
-			if bad.n == 0 && !yield(c, nil) {
+			if bad.n == 0 && !yield(in, nil) {
 				return
 			}
 		}
 		if err := bad.err(); err != nil {
 			yield(nil, err)
 		}
-	})
+	}
 }
 
 // itemFields moves a validation error's fields under the item's path.

@@ -50,3 +50,35 @@ type redirectURIsView struct {
 	ClientID     string   `json:"clientId"`
 	RedirectURIs []string `json:"redirectUris"`
 }
+
+// ClientRedirectURIsRequest is the operator API's body for a client's
+// redirect URIs (docs/api.md §21.3): the list is required, empty to take
+// the client out of the browser flows.
+type ClientRedirectURIsRequest struct {
+	RedirectURIs *[]string `json:"redirectUris"`
+}
+
+// ClientRedirectURIs is a client's redirect URIs as the operator API
+// answers them.
+type ClientRedirectURIs struct {
+	ClientID     string   `json:"clientId"`
+	RedirectURIs []string `json:"redirectUris"`
+}
+
+// PutClientRedirectURIs is SetClientRedirectURIs for the operator API
+// (operation putClientRedirectUris), whose body must name the list.
+func (s *Service) PutClientRedirectURIs(ctx context.Context, p *posgate.Principal, clientID string, req *ClientRedirectURIsRequest) (*ClientRedirectURIs, error) {
+	if err := s.installation(p); err != nil {
+		return nil, err
+	}
+	if req == nil || req.RedirectURIs == nil {
+		v := posgate.ValidationError{}
+		v.Add("redirectUris", "The redirectUris field is required.")
+		return nil, v.Err()
+	}
+	uris, err := s.SetClientRedirectURIs(ctx, p, clientID, *req.RedirectURIs)
+	if err != nil {
+		return nil, err
+	}
+	return &ClientRedirectURIs{ClientID: clientID, RedirectURIs: nonNil(uris)}, nil
+}
