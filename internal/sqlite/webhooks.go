@@ -382,3 +382,41 @@ func (db *DB) RedeliverWebhooks(ctx context.Context, posSystemID, companyID, end
 	}
 	return int(n), nil
 }
+
+// SweepWebhookDeliveries implements posgate.WebhookStore.
+func (db *DB) SweepWebhookDeliveries(ctx context.Context, deliveredBefore, deadBefore time.Time, batch int) (int64, error) {
+	latest := formatTime(storekit.Later(deliveredBefore, deadBefore))
+	var cursor, total int64
+	for {
+		// The batch is the next batch rows by id; ids follow creation,
+		// so once a batch begins after both limits, no later row is old
+		// enough either.
+		var hi sql.NullInt64
+		var first sql.NullString
+		if err := db.read.QueryRowContext(ctx, `SELECT max(id), min(created_at) FROM (SELECT id, created_at FROM webhook_deliveries
+			WHERE id > ? ORDER BY id LIMIT ? + 0)`, cursor, batch).Scan(&hi, &first); err != nil {
+			return total, fmt.Errorf("sqlite: sweep webhook deliveries: %w", err)
+		}
+		if !hi.Valid || first.String >= latest {
+			return total, nil
+		}
+		res, err := db.w(ctx).ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE id > ?1 AND id <= ?2
+			AND ((status = 'Delivered' AND last_attempt_at < ?3) OR (status = 'Dead' AND last_attempt_at < ?4))`,
+			cursor, hi.Int64, formatTime(deliveredBefore), formatTime(deadBefore))
+		if err != nil {
+			return total, fmt.Errorf("sqlite: sweep webhook deliveries: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		total += n
+		cursor = hi.Int64
+	}
+}
+
+// WebhookBacklog implements posgate.WebhookStore.
+func (db *DB) WebhookBacklog(ctx context.Context) (int64, error) {
+	var n int64
+	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM webhook_deliveries WHERE status = 'Pending'`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sqlite: webhook backlog: %w", err)
+	}
+	return n, nil
+}

@@ -493,3 +493,57 @@ func WebhookRollback(t *testing.T, s posgate.Store, abortEvent func(t *testing.T
 	c := must[*posgate.Coupon](t, "FindCoupon")(s.FindCoupon(ctx, "clover", "acme", "C1"))
 	check(t, "coupon after the failed sale", c.Status, posgate.CouponIssued)
 }
+
+// testWebhookSweep: the retention sweep deletes Delivered deliveries once
+// their last attempt is older than the delivered limit and Dead ones once
+// older than the dead limit, in batches, on the store's clock, and keeps
+// every Pending one however old; the backlog counts the Pending ones.
+func testWebhookSweep(t *testing.T, e *env) {
+	ctx := t.Context()
+	couponFixture(e)
+	ok := newReceiver(t, func(int) int { return http.StatusNoContent })
+	gone := newReceiver(t, func(int) int { return http.StatusGone })
+	failing := newReceiver(t, func(int) int { return http.StatusServiceUnavailable })
+	okEP := e.endpoint(ok.srv.URL, posgate.EventTransactionRecorded)
+	goneEP := e.endpoint(gone.srv.URL, posgate.EventTransactionRecorded)
+	failEP := e.endpoint(failing.srv.URL, posgate.EventTransactionRecorded)
+	e.apply(e.txInput(1, "T1", 1000))
+	e.apply(e.txInput(1, "T2", 1000))
+	e.apply(e.txInput(1, "T3", 1000))
+	s := e.sender(72 * time.Hour)
+	for runOnce(t, s) > 0 {
+	}
+	statuses := func(ep *posgate.WebhookEndpoint) []string {
+		out := []string{}
+		for _, d := range e.deliveries(ep) {
+			out = append(out, d.Status)
+		}
+		return out
+	}
+	P, D, X := posgate.DeliveryPending, posgate.DeliveryDelivered, posgate.DeliveryDead
+	check(t, "delivered endpoint", statuses(okEP), []string{D, D, D})
+	check(t, "endpoint that answered 410", statuses(goneEP), []string{X, P, P})
+	check(t, "failing endpoint", statuses(failEP), []string{P, P, P})
+	check(t, "backlog", must[int64](t, "WebhookBacklog")(e.s.WebhookBacklog(ctx)), 5)
+
+	sweep := func(delivered, dead time.Duration) int64 {
+		t.Helper()
+		now := e.clk.Now()
+		return must[int64](t, "SweepWebhookDeliveries")(e.s.SweepWebhookDeliveries(ctx, now.Add(-delivered), now.Add(-dead), 2))
+	}
+	const week, month = 168 * time.Hour, 720 * time.Hour
+	check(t, "sweep within the retention", sweep(week, month), 0)
+	e.clk.add(week - time.Second)
+	check(t, "sweep a second before the delivered limit", sweep(week, month), 0)
+	e.clk.add(2 * time.Second)
+	check(t, "sweep past the delivered limit", sweep(week, month), 3)
+	check(t, "delivered endpoint after the sweep", statuses(okEP), []string{})
+	check(t, "dead kept", statuses(goneEP), []string{X, P, P})
+	check(t, "pending kept", statuses(failEP), []string{P, P, P})
+	e.clk.add(month - week)
+	check(t, "sweep past the dead limit", sweep(week, month), 1)
+	check(t, "dead swept, pending kept", statuses(goneEP), []string{P, P})
+	check(t, "pending kept however old", statuses(failEP), []string{P, P, P})
+	check(t, "backlog after the sweeps", must[int64](t, "WebhookBacklog")(e.s.WebhookBacklog(ctx)), 5)
+	check(t, "nothing left to sweep", sweep(week, month), 0)
+}
