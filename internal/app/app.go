@@ -272,12 +272,16 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	go a.Run(bg)
 	go sweepSessions(bg, store, now, log)
 	go webhook.Sweep(bg, store, now, webhook.Retention{Delivered: cfg.WebhookRetention, Dead: cfg.WebhookDeadRetention}, log)
+	var observeWebhooks webhook.Observer
+	if m != nil {
+		observeWebhooks = m.Webhooks(store.WebhookBacklog, !cfg.NoWebhooks)
+	}
 	senderDone := make(chan struct{})
 	if cfg.NoWebhooks {
 		close(senderDone)
 	} else {
 		sender := webhook.New(webhook.Config{Store: store, Now: now, Timeout: cfg.WebhookTimeout, RetryFor: cfg.WebhookRetryFor,
-			AllowPrivate: cfg.WebhooksAllowPrivate, Logger: log})
+			AllowPrivate: cfg.WebhooksAllowPrivate, Observer: observeWebhooks, Logger: log})
 		store.NotifyWebhooks(sender.Notify)
 		go func() {
 			defer close(senderDone)

@@ -52,7 +52,24 @@ type Config struct {
 	// Jitter returns a number in [0, 1) (math/rand by default); tests fix
 	// it.
 	Jitter func() float64
-	Logger *slog.Logger
+	// Observer is told each attempt's outcome (metrics); nil for none.
+	Observer Observer
+	Logger   *slog.Logger
+}
+
+// Outcomes of an attempt, as Observer.Attempt gets them.
+const (
+	OutcomeDelivered = "delivered"
+	OutcomeFailed    = "failed" // retried later
+	OutcomeDead      = "dead"
+)
+
+// Observer is told of the sender's attempts.
+type Observer interface {
+	// Attempt reports an attempt's outcome; for a delivered one, lag is
+	// the time from the event's commit (or the operator's redelivery) to
+	// the receiver's 2xx, on the sender's clock.
+	Attempt(outcome string, lag time.Duration)
 }
 
 // Sender delivers the outbox (docs/api.md §19.4). Run it in one goroutine;
@@ -272,6 +289,16 @@ func (s *Sender) attempt(ctx context.Context, t *posgate.DeliveryTask) *posgate.
 			r.Status = posgate.DeliveryDead
 		} else {
 			r.Status = posgate.DeliveryPending
+		}
+	}
+	if o := s.cfg.Observer; o != nil {
+		switch r.Status {
+		case posgate.DeliveryDelivered:
+			o.Attempt(OutcomeDelivered, s.cfg.Now().Sub(t.RetryFrom))
+		case posgate.DeliveryDead:
+			o.Attempt(OutcomeDead, 0)
+		default:
+			o.Attempt(OutcomeFailed, 0)
 		}
 	}
 	if r.Status != posgate.DeliveryDelivered {
