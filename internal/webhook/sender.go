@@ -26,6 +26,8 @@ const (
 	DefaultTimeout  = 10 * time.Second
 	DefaultRetryFor = 72 * time.Hour
 	DefaultWorkers  = 32
+	// DefaultClaimed bounds the deliveries claimed and not yet recorded.
+	DefaultClaimed = 512
 	DefaultPoll     = time.Second
 )
 
@@ -41,8 +43,13 @@ type Config struct {
 	Timeout time.Duration
 	// RetryFor is how long a delivery is retried before it is dead.
 	RetryFor time.Duration
-	// Workers bounds the attempts in flight.
+	// Workers bounds the attempts in flight (the HTTP requests at once).
 	Workers int
+	// Claimed bounds the deliveries claimed and not yet recorded: those
+	// waiting for a worker, in flight, and awaiting the recorder's
+	// transaction. It is larger than Workers so that the workers need not
+	// wait for the store's round trips (claim, record) between attempts.
+	Claimed int
 	// Poll is how often the sender looks for due deliveries without being
 	// woken (retries coming due, events committed by another instance).
 	Poll time.Duration
@@ -80,7 +87,8 @@ type Sender struct {
 	owner  string
 	client *http.Client
 	wake   chan struct{}
-	slots  chan struct{}
+	slots  chan struct{} // one per claimed delivery not yet recorded
+	busy   chan struct{} // one per attempt in flight
 	wg     sync.WaitGroup
 }
 
@@ -98,6 +106,9 @@ func New(cfg Config) *Sender {
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers
 	}
+	if cfg.Claimed < cfg.Workers {
+		cfg.Claimed = max(cfg.Workers, DefaultClaimed)
+	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = DefaultPoll
 	}
@@ -107,7 +118,8 @@ func New(cfg Config) *Sender {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Sender{cfg: cfg, owner: uuid.NewString(), wake: make(chan struct{}, 1), slots: make(chan struct{}, cfg.Workers)}
+	s := &Sender{cfg: cfg, owner: uuid.NewString(), wake: make(chan struct{}, 1), slots: make(chan struct{}, cfg.Claimed),
+		busy: make(chan struct{}, cfg.Workers)}
 	s.client = NewClient(cfg.Timeout, cfg.AllowPrivate)
 	// Keep a connection per worker to a receiver: with fewer idle
 	// connections than workers, each attempt beyond them opened (and
@@ -162,12 +174,22 @@ func (s *Sender) Run(ctx context.Context) {
 				s.cfg.Logger.Warn("webhooks: claim deliveries", slog.Any("err", err))
 			}
 			claimed = len(tasks)
+			// An attempt must start while the lease still covers its
+			// timeout; one that waited longer for a worker is left to be
+			// claimed again once the lease expires (nil result).
+			startBy := s.cfg.Now().UTC().Add(s.Lease() - s.cfg.Timeout)
 			for _, t := range tasks {
 				s.slots <- struct{}{}
 				s.wg.Add(1)
 				go func() {
 					defer s.wg.Done()
-					results <- s.attempt(context.WithoutCancel(ctx), t)
+					s.busy <- struct{}{}
+					var r *posgate.DeliveryResult
+					if s.cfg.Now().Before(startBy) {
+						r = s.attempt(context.WithoutCancel(ctx), t)
+					}
+					<-s.busy
+					results <- r
 				}()
 			}
 		}
@@ -201,7 +223,15 @@ func (s *Sender) record(ctx context.Context, results <-chan *posgate.DeliveryRes
 	defer close(done)
 	batch := make([]*posgate.DeliveryResult, 0, maxRecordBatch)
 	for r := range results {
-		batch = append(batch[:0], r)
+		batch, skipped := batch[:0], 0
+		add := func(r *posgate.DeliveryResult) {
+			if r == nil {
+				skipped++
+			} else {
+				batch = append(batch, r)
+			}
+		}
+		add(r)
 	collect:
 		for len(batch) < maxRecordBatch {
 			select {
@@ -209,15 +239,17 @@ func (s *Sender) record(ctx context.Context, results <-chan *posgate.DeliveryRes
 				if !ok {
 					break collect
 				}
-				batch = append(batch, r)
+				add(r)
 			default:
 				break collect
 			}
 		}
-		if _, err := s.cfg.Store.RecordDeliveries(ctx, s.owner, batch); err != nil {
-			s.cfg.Logger.Warn("webhooks: record deliveries", slog.Int("count", len(batch)), slog.Any("err", err))
+		if len(batch) > 0 {
+			if _, err := s.cfg.Store.RecordDeliveries(ctx, s.owner, batch); err != nil {
+				s.cfg.Logger.Warn("webhooks: record deliveries", slog.Int("count", len(batch)), slog.Any("err", err))
+			}
 		}
-		for range batch {
+		for range len(batch) + skipped {
 			<-s.slots
 		}
 		s.Notify()
