@@ -105,6 +105,7 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"WebhookSenderOrderAndBackoff", testWebhookSenderOrderAndBackoff},
 		{"WebhookSenderDeadAndGone", testWebhookSenderDeadAndGone},
 		{"WebhookSweep", testWebhookSweep},
+		{"WebhookSenderLeaseMargin", testWebhookSenderLeaseMargin},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

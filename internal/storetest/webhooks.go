@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -546,4 +547,60 @@ func testWebhookSweep(t *testing.T, e *env) {
 	check(t, "pending kept however old", statuses(failEP), []string{P, P, P})
 	check(t, "backlog after the sweeps", must[int64](t, "WebhookBacklog")(e.s.WebhookBacklog(ctx)), 5)
 	check(t, "nothing left to sweep", sweep(week, month), 0)
+}
+
+// testWebhookSenderLeaseMargin: the sender claims more deliveries than it
+// has workers; one that waits for a worker past its lease's margin (the
+// lease minus the timeout) is not sent, and is sent once its lease expired
+// and it is claimed again, so that no attempt can outlive its lease.
+func testWebhookSenderLeaseMargin(t *testing.T, e *env) {
+	ctx := t.Context()
+	couponFixture(e)
+	release := make(chan struct{})
+	r := newReceiver(t, func(n int) int {
+		if n == 1 {
+			<-release
+		}
+		return http.StatusNoContent
+	})
+	ep := e.endpoint(r.srv.URL, posgate.EventTransactionRecorded)
+	for range 3 {
+		if _, err := e.s.EmitTestEvent(ctx, ep, &posgate.Event{Type: posgate.EventTest, POSSystemID: "clover", CompanyID: "acme",
+			Time: e.clk.Now(), Data: map[string]any{}}); err != nil {
+			t.Fatalf("EmitTestEvent: %v", err)
+		}
+	}
+	s := webhook.New(webhook.Config{Store: e.s, Now: e.clk.Now, Timeout: 5 * time.Second, Workers: 1, Claimed: 4, AllowPrivate: true,
+		Jitter: func() float64 { return 0.5 }})
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); s.Run(runCtx) }()
+	for deadline := time.Now().Add(30 * time.Second); len(r.requests()) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first delivery never arrived")
+		}
+	}
+	e.clk.add(6 * time.Second) // past the margin of the lease (10 s) for the two waiting
+	close(release)
+	// The workers take the claimed deliveries in any order: count them.
+	count := func() map[string]int {
+		out := map[string]int{}
+		for _, d := range e.deliveries(ep) {
+			out[d.Status+" "+strconv.Itoa(d.Attempts)]++
+		}
+		return out
+	}
+	for deadline := time.Now().Add(30 * time.Second); count()[posgate.DeliveryDelivered+" 1"] == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first delivery was never recorded")
+		}
+	}
+	stop()
+	<-done
+	check(t, "requests while the two waited", len(r.requests()), 1)
+	check(t, "the two that waited past the margin", count(), map[string]int{posgate.DeliveryDelivered + " 1": 1, posgate.DeliveryPending + " 0": 2})
+	check(t, "still leased", runOnce(t, s), 0)
+	e.clk.add(5 * time.Second)
+	check(t, "claimed again once the lease expired (one per worker)", runOnce(t, s)+runOnce(t, s), 2)
+	check(t, "requests in all", len(r.requests()), 3)
 }

@@ -176,7 +176,8 @@ func (s *Sender) Run(ctx context.Context) {
 			claimed = len(tasks)
 			// An attempt must start while the lease still covers its
 			// timeout; one that waited longer for a worker is left to be
-			// claimed again once the lease expires (nil result).
+			// claimed again once the lease expires (nil result), and so is
+			// one not yet started when the sender stops.
 			startBy := s.cfg.Now().UTC().Add(s.Lease() - s.cfg.Timeout)
 			for _, t := range tasks {
 				s.slots <- struct{}{}
@@ -185,7 +186,7 @@ func (s *Sender) Run(ctx context.Context) {
 					defer s.wg.Done()
 					s.busy <- struct{}{}
 					var r *posgate.DeliveryResult
-					if s.cfg.Now().Before(startBy) {
+					if ctx.Err() == nil && s.cfg.Now().Before(startBy) {
 						r = s.attempt(context.WithoutCancel(ctx), t)
 					}
 					<-s.busy
