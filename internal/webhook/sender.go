@@ -28,7 +28,7 @@ const (
 	DefaultWorkers  = 32
 	// DefaultClaimed bounds the deliveries claimed and not yet recorded.
 	DefaultClaimed = 512
-	DefaultPoll     = time.Second
+	DefaultPoll    = time.Second
 )
 
 // Config configures a Sender; zero fields get their defaults.
