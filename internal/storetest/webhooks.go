@@ -542,7 +542,11 @@ func testWebhookSweep(t *testing.T, e *env) {
 	check(t, "dead kept", statuses(goneEP), []string{X, P, P})
 	check(t, "pending kept", statuses(failEP), []string{P, P, P})
 	e.clk.add(month - week)
-	check(t, "sweep past the dead limit", sweep(week, month), 1)
+	keepDead := webhook.Retention{Delivered: week} // Dead: 0 keeps them
+	check(t, "the serve loop's sweep with dead deliveries kept", must[int64](t, "SweepOnce")(webhook.SweepOnce(ctx, e.s, e.clk.Now(), keepDead)), 0)
+	check(t, "the serve loop's sweep", must[int64](t, "SweepOnce")(webhook.SweepOnce(ctx, e.s, e.clk.Now(),
+		webhook.Retention{Delivered: week, Dead: month - time.Second})), 1)
+	check(t, "sweep past the dead limit (already swept)", sweep(week, month), 0)
 	check(t, "dead swept, pending kept", statuses(goneEP), []string{P, P})
 	check(t, "pending kept however old", statuses(failEP), []string{P, P, P})
 	check(t, "backlog after the sweeps", must[int64](t, "WebhookBacklog")(e.s.WebhookBacklog(ctx)), 5)
