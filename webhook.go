@@ -244,6 +244,15 @@ type WebhookStore interface {
 	// the next delivery, and this sweep catches one written beside a
 	// concurrent recording that could not see it.
 	ReleaseWaiting(ctx context.Context, now time.Time) (int, error)
+	// SweepWebhookDeliveries deletes the deliveries (and so their events)
+	// whose last attempt was before deliveredBefore and that were
+	// Delivered, or before deadBefore and that are Dead, and returns how
+	// many. It goes through the outbox in id order, batch rows at a time,
+	// each batch a statement of its own, so that it never holds a long
+	// lock, and stops at the first batch created after both limits.
+	SweepWebhookDeliveries(ctx context.Context, deliveredBefore, deadBefore time.Time, batch int) (int64, error)
+	// WebhookBacklog counts the Pending deliveries (the outbox's backlog).
+	WebhookBacklog(ctx context.Context) (int64, error)
 	ListWebhookDeliveries(ctx context.Context, q WebhookDeliveryQuery) ([]*WebhookDelivery, int, error)
 	// RedeliverWebhooks makes dead deliveries of an endpoint Pending and due
 	// at now: delivery id, or every dead one when id is 0. It returns how

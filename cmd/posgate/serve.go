@@ -68,6 +68,8 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	fs.BoolVar(&cfg.NoWebhooks, "no-webhooks", false, "send no webhooks from this instance (events still go to the outbox, for the instances that send)")
 	fs.BoolVar(&cfg.WebhooksAllowPrivate, "webhooks-allow-private", false, "allow webhook endpoints on private, loopback and link-local addresses (tests, demos, receivers on the same network)")
 	fs.DurationVar(&cfg.WebhookTimeout, "webhook-timeout", webhook.DefaultTimeout, "how long one webhook delivery attempt may take")
+	fs.DurationVar(&cfg.WebhookRetention, "webhook-retention", webhook.DefaultRetention, "how long delivered webhook deliveries (and their events) are kept before they are swept (0: kept)")
+	fs.DurationVar(&cfg.WebhookDeadRetention, "webhook-dead-retention", webhook.DefaultDeadRetention, "how long dead webhook deliveries are kept for redelivery before they are swept (0: kept)")
 	fs.DurationVar(&cfg.WebhookRetryFor, "webhook-retry-for", webhook.DefaultRetryFor, "how long a failing webhook delivery is retried before it is dead")
 	gcPercent := fs.Int("gc-percent", defaultGCPercent, "garbage collector target: heap growth in percent over the live heap before a collection (Go's GOGC, which wins when set)")
 	memLimit := fs.Int64("memory-limit", defaultMemoryLimit, "soft memory limit in bytes: the collector works harder near it (Go's GOMEMLIMIT, which wins when set; 0: none)")

@@ -103,6 +103,10 @@ type Config struct {
 	// is how long a delivery is retried before it is dead (0: 72 h).
 	WebhookTimeout  time.Duration
 	WebhookRetryFor time.Duration
+	// WebhookRetention and WebhookDeadRetention are how long delivered and
+	// dead deliveries are kept before the sweep deletes them (0: kept).
+	WebhookRetention     time.Duration
+	WebhookDeadRetention time.Duration
 }
 
 // Addrs are the addresses Serve bound, reported once it is ready.
@@ -267,12 +271,17 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	defer stopBG()
 	go a.Run(bg)
 	go sweepSessions(bg, store, now, log)
+	go webhook.Sweep(bg, store, now, webhook.Retention{Delivered: cfg.WebhookRetention, Dead: cfg.WebhookDeadRetention}, log)
+	var observeWebhooks webhook.Observer
+	if m != nil {
+		observeWebhooks = m.Webhooks(store.WebhookBacklog, !cfg.NoWebhooks)
+	}
 	senderDone := make(chan struct{})
 	if cfg.NoWebhooks {
 		close(senderDone)
 	} else {
 		sender := webhook.New(webhook.Config{Store: store, Now: now, Timeout: cfg.WebhookTimeout, RetryFor: cfg.WebhookRetryFor,
-			AllowPrivate: cfg.WebhooksAllowPrivate, Logger: log})
+			AllowPrivate: cfg.WebhooksAllowPrivate, Observer: observeWebhooks, Logger: log})
 		store.NotifyWebhooks(sender.Notify)
 		go func() {
 			defer close(senderDone)

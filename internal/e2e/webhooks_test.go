@@ -294,3 +294,36 @@ func TestWebhooksOperatorErrors(t *testing.T) {
 		mustStatus(t, s.do(t, req{Method: "GET", Path: companyPath + "/webhooks", Token: e.pos}), 403)
 	})
 }
+
+// TestWebhookMetrics: after a sale whose event one endpoint takes and
+// another refuses (503), the metrics listener shows one attempt delivered
+// and one failed, the delivered one's lag, and the refused one still
+// Pending in the outbox's backlog.
+func TestWebhookMetrics(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn, allowPrivate, func(c *app.Config) { c.MetricsListen = "127.0.0.1:0" })
+		e := &txEnv{t: t, s: s, pos: s.posToken(t), admin: s.adminToken(t)}
+		waitMetric(t, s, `posgate_webhook_deliveries_pending 0`)
+		waitMetric(t, s, `posgate_webhook_attempts_total{outcome="delivered"} 0`)
+		ok, refusing := newHookReceiver(t), newHookReceiver(t)
+		refusing.code = http.StatusServiceUnavailable
+		for _, h := range []*hookReceiver{ok, refusing} {
+			mustStatus(t, e.admin_("POST", "/webhooks", `{"url":"`+h.srv.URL+`","eventTypes":["transaction.recorded"]}`), 201)
+		}
+		sess := e.session("TERM-05")
+		mustStatus(t, e.sale(`{"sessionId":"`+sess+`","transactionId":"M-1","terminalId":"TERM-05","posLocationId":"LOC123",
+			"transactionType":"Sale","transactionAmount":5.00,"transactionDate":"`+e.date(-time.Minute)+`"}`), 200)
+		ok.wait(t, 1)
+		refusing.wait(t, 1)
+		for _, line := range []string{
+			`posgate_webhook_attempts_total{outcome="delivered"} 1`,
+			`posgate_webhook_attempts_total{outcome="failed"} 1`,
+			`posgate_webhook_attempts_total{outcome="dead"} 0`,
+			`posgate_webhook_delivery_lag_seconds_count 1`,
+			`posgate_webhook_delivery_lag_seconds_bucket{le="+Inf"} 1`,
+			`posgate_webhook_deliveries_pending 1`,
+		} {
+			waitMetric(t, s, line)
+		}
+	})
+}

@@ -415,3 +415,40 @@ func (db *DB) RedeliverWebhooks(ctx context.Context, posSystemID, companyID, end
 	}
 	return int(tag.RowsAffected()), nil
 }
+
+// SweepWebhookDeliveries implements posgate.WebhookStore.
+func (db *DB) SweepWebhookDeliveries(ctx context.Context, deliveredBefore, deadBefore time.Time, batch int) (int64, error) {
+	latest := storekit.Later(deliveredBefore, deadBefore)
+	var cursor, total int64
+	for {
+		// The batch is the next batch rows by id; ids follow creation,
+		// so once a batch begins after both limits, no later row is old
+		// enough either.
+		var hi *int64
+		var first *time.Time
+		if err := db.q(ctx).QueryRow(ctx, `SELECT max(id), min(created_at) FROM (SELECT id, created_at FROM webhook_deliveries
+			WHERE id > $1 ORDER BY id LIMIT $2) b`, cursor, batch).Scan(&hi, &first); err != nil {
+			return total, wrap(err, "sweep webhook deliveries")
+		}
+		if hi == nil || !first.Before(latest) {
+			return total, nil
+		}
+		tag, err := db.q(ctx).Exec(ctx, `DELETE FROM webhook_deliveries WHERE id > $1 AND id <= $2
+			AND ((status = 'Delivered' AND last_attempt_at < $3) OR (status = 'Dead' AND last_attempt_at < $4))`,
+			cursor, *hi, deliveredBefore, deadBefore)
+		if err != nil {
+			return total, wrap(err, "sweep webhook deliveries")
+		}
+		total += tag.RowsAffected()
+		cursor = *hi
+	}
+}
+
+// WebhookBacklog implements posgate.WebhookStore.
+func (db *DB) WebhookBacklog(ctx context.Context) (int64, error) {
+	var n int64
+	if err := db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM webhook_deliveries WHERE status = 'Pending'`).Scan(&n); err != nil {
+		return 0, wrap(err, "webhook backlog")
+	}
+	return n, nil
+}

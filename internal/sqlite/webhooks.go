@@ -261,6 +261,18 @@ func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, 
 	return tasks, nil
 }
 
+const (
+	// recordDeliverySQL stores an attempt's outcome while the recorder
+	// holds the lease.
+	recordDeliverySQL = `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?,
+		lease_owner = NULL, lease_until = NULL, last_attempt_at = ?, last_status_code = ?, last_error = ?, last_response = ?
+		WHERE id = ? AND lease_owner = ? AND status = 'Pending' RETURNING endpoint_id, user_id`
+	// releaseNextSQL makes the next waiting delivery of an (endpoint,
+	// user) due once the one before it ended.
+	releaseNextSQL = `UPDATE webhook_deliveries SET next_attempt_at = ?1 WHERE id = (SELECT min(id)
+		FROM webhook_deliveries WHERE endpoint_id = ?2 AND user_id = ?3 AND status = 'Pending') AND next_attempt_at IS NULL`
+)
+
 // RecordDelivery implements posgate.WebhookStore.
 func (db *DB) RecordDelivery(ctx context.Context, owner string, r *posgate.DeliveryResult) (bool, error) {
 	n, err := db.RecordDeliveries(ctx, owner, []*posgate.DeliveryResult{r})
@@ -274,16 +286,25 @@ func (db *DB) RecordDeliveries(ctx context.Context, owner string, rs []*posgate.
 	n, disabled := 0, false
 	err := db.inTx(ctx, "record webhook deliveries", func(tx *sql.Tx) error {
 		n = 0
+		// Prepared once per batch: parsing the two statements for each
+		// outcome was a fifth of posgate's CPU under the bench's sales.
+		record, err := tx.PrepareContext(ctx, recordDeliverySQL)
+		if err != nil {
+			return fmt.Errorf("sqlite: record webhook delivery: %w", err)
+		}
+		defer record.Close()
+		release, err := tx.PrepareContext(ctx, releaseNextSQL)
+		if err != nil {
+			return fmt.Errorf("sqlite: record webhook delivery: %w", err)
+		}
+		defer release.Close()
 		for _, r := range rs {
 			var next any
 			if r.Status == posgate.DeliveryPending {
 				next = formatTime(r.NextAttemptAt)
 			}
 			var endpoint, user string
-			err := tx.QueryRowContext(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?,
-				lease_owner = NULL, lease_until = NULL, last_attempt_at = ?, last_status_code = ?, last_error = ?, last_response = ?
-				WHERE id = ? AND lease_owner = ? AND status = 'Pending' RETURNING endpoint_id, user_id`,
-				r.Status, next, formatTime(r.At), r.StatusCode, r.Error, r.Response, r.ID, owner).Scan(&endpoint, &user)
+			err := record.QueryRowContext(ctx, r.Status, next, formatTime(r.At), r.StatusCode, r.Error, r.Response, r.ID, owner).Scan(&endpoint, &user)
 			if err == sql.ErrNoRows {
 				continue
 			} else if err != nil {
@@ -292,9 +313,7 @@ func (db *DB) RecordDeliveries(ctx context.Context, owner string, rs []*posgate.
 			n++
 			if r.Status != posgate.DeliveryPending && user != "" {
 				// The next event of the user becomes due.
-				if _, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET next_attempt_at = ?1 WHERE id = (SELECT min(id)
-					FROM webhook_deliveries WHERE endpoint_id = ?2 AND user_id = ?3 AND status = 'Pending') AND next_attempt_at IS NULL`,
-					formatTime(r.At), endpoint, user); err != nil {
+				if _, err := release.ExecContext(ctx, formatTime(r.At), endpoint, user); err != nil {
 					return fmt.Errorf("sqlite: record webhook delivery: %w", err)
 				}
 			}
@@ -381,4 +400,42 @@ func (db *DB) RedeliverWebhooks(ctx context.Context, posSystemID, companyID, end
 		db.outbox.Notify()
 	}
 	return int(n), nil
+}
+
+// SweepWebhookDeliveries implements posgate.WebhookStore.
+func (db *DB) SweepWebhookDeliveries(ctx context.Context, deliveredBefore, deadBefore time.Time, batch int) (int64, error) {
+	latest := formatTime(storekit.Later(deliveredBefore, deadBefore))
+	var cursor, total int64
+	for {
+		// The batch is the next batch rows by id; ids follow creation,
+		// so once a batch begins after both limits, no later row is old
+		// enough either.
+		var hi sql.NullInt64
+		var first sql.NullString
+		if err := db.read.QueryRowContext(ctx, `SELECT max(id), min(created_at) FROM (SELECT id, created_at FROM webhook_deliveries
+			WHERE id > ? ORDER BY id LIMIT ? + 0)`, cursor, batch).Scan(&hi, &first); err != nil {
+			return total, fmt.Errorf("sqlite: sweep webhook deliveries: %w", err)
+		}
+		if !hi.Valid || first.String >= latest {
+			return total, nil
+		}
+		res, err := db.w(ctx).ExecContext(ctx, `DELETE FROM webhook_deliveries WHERE id > ?1 AND id <= ?2
+			AND ((status = 'Delivered' AND last_attempt_at < ?3) OR (status = 'Dead' AND last_attempt_at < ?4))`,
+			cursor, hi.Int64, formatTime(deliveredBefore), formatTime(deadBefore))
+		if err != nil {
+			return total, fmt.Errorf("sqlite: sweep webhook deliveries: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		total += n
+		cursor = hi.Int64
+	}
+}
+
+// WebhookBacklog implements posgate.WebhookStore.
+func (db *DB) WebhookBacklog(ctx context.Context) (int64, error) {
+	var n int64
+	if err := db.read.QueryRowContext(ctx, `SELECT count(*) FROM webhook_deliveries WHERE status = 'Pending'`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sqlite: webhook backlog: %w", err)
+	}
+	return n, nil
 }

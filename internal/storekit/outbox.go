@@ -189,3 +189,12 @@ func (o *Outbox) Committed() {
 		o.Notify()
 	}
 }
+
+// Later returns the later of a and b: the outbox sweep reads no row
+// created after both of its limits.
+func Later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}

@@ -104,6 +104,8 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"WebhookImportEvents", testWebhookImportEvents},
 		{"WebhookSenderOrderAndBackoff", testWebhookSenderOrderAndBackoff},
 		{"WebhookSenderDeadAndGone", testWebhookSenderDeadAndGone},
+		{"WebhookSweep", testWebhookSweep},
+		{"WebhookSenderLeaseMargin", testWebhookSenderLeaseMargin},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -492,4 +493,118 @@ func WebhookRollback(t *testing.T, s posgate.Store, abortEvent func(t *testing.T
 	check(t, "balance after the failed sale", u.Points, int32(120))
 	c := must[*posgate.Coupon](t, "FindCoupon")(s.FindCoupon(ctx, "clover", "acme", "C1"))
 	check(t, "coupon after the failed sale", c.Status, posgate.CouponIssued)
+}
+
+// testWebhookSweep: the retention sweep deletes Delivered deliveries once
+// their last attempt is older than the delivered limit and Dead ones once
+// older than the dead limit, in batches, on the store's clock, and keeps
+// every Pending one however old; the backlog counts the Pending ones.
+func testWebhookSweep(t *testing.T, e *env) {
+	ctx := t.Context()
+	couponFixture(e)
+	ok := newReceiver(t, func(int) int { return http.StatusNoContent })
+	gone := newReceiver(t, func(int) int { return http.StatusGone })
+	failing := newReceiver(t, func(int) int { return http.StatusServiceUnavailable })
+	okEP := e.endpoint(ok.srv.URL, posgate.EventTransactionRecorded)
+	goneEP := e.endpoint(gone.srv.URL, posgate.EventTransactionRecorded)
+	failEP := e.endpoint(failing.srv.URL, posgate.EventTransactionRecorded)
+	e.apply(e.txInput(1, "T1", 1000))
+	e.apply(e.txInput(1, "T2", 1000))
+	e.apply(e.txInput(1, "T3", 1000))
+	s := e.sender(72 * time.Hour)
+	for runOnce(t, s) > 0 {
+	}
+	statuses := func(ep *posgate.WebhookEndpoint) []string {
+		out := []string{}
+		for _, d := range e.deliveries(ep) {
+			out = append(out, d.Status)
+		}
+		return out
+	}
+	P, D, X := posgate.DeliveryPending, posgate.DeliveryDelivered, posgate.DeliveryDead
+	check(t, "delivered endpoint", statuses(okEP), []string{D, D, D})
+	check(t, "endpoint that answered 410", statuses(goneEP), []string{X, P, P})
+	check(t, "failing endpoint", statuses(failEP), []string{P, P, P})
+	check(t, "backlog", must[int64](t, "WebhookBacklog")(e.s.WebhookBacklog(ctx)), 5)
+
+	sweep := func(delivered, dead time.Duration) int64 {
+		t.Helper()
+		now := e.clk.Now()
+		return must[int64](t, "SweepWebhookDeliveries")(e.s.SweepWebhookDeliveries(ctx, now.Add(-delivered), now.Add(-dead), 2))
+	}
+	const week, month = 168 * time.Hour, 720 * time.Hour
+	check(t, "sweep within the retention", sweep(week, month), 0)
+	e.clk.add(week - time.Second)
+	check(t, "sweep a second before the delivered limit", sweep(week, month), 0)
+	e.clk.add(2 * time.Second)
+	check(t, "sweep past the delivered limit", sweep(week, month), 3)
+	check(t, "delivered endpoint after the sweep", statuses(okEP), []string{})
+	check(t, "dead kept", statuses(goneEP), []string{X, P, P})
+	check(t, "pending kept", statuses(failEP), []string{P, P, P})
+	e.clk.add(month - week)
+	keepDead := webhook.Retention{Delivered: week} // Dead: 0 keeps them
+	check(t, "the serve loop's sweep with dead deliveries kept", must[int64](t, "SweepOnce")(webhook.SweepOnce(ctx, e.s, e.clk.Now(), keepDead)), 0)
+	check(t, "the serve loop's sweep", must[int64](t, "SweepOnce")(webhook.SweepOnce(ctx, e.s, e.clk.Now(),
+		webhook.Retention{Delivered: week, Dead: month - time.Second})), 1)
+	check(t, "sweep past the dead limit (already swept)", sweep(week, month), 0)
+	check(t, "dead swept, pending kept", statuses(goneEP), []string{P, P})
+	check(t, "pending kept however old", statuses(failEP), []string{P, P, P})
+	check(t, "backlog after the sweeps", must[int64](t, "WebhookBacklog")(e.s.WebhookBacklog(ctx)), 5)
+	check(t, "nothing left to sweep", sweep(week, month), 0)
+}
+
+// testWebhookSenderLeaseMargin: the sender claims more deliveries than it
+// has workers; one that waits for a worker past its lease's margin (the
+// lease minus the timeout) is not sent, and is sent once its lease expired
+// and it is claimed again, so that no attempt can outlive its lease.
+func testWebhookSenderLeaseMargin(t *testing.T, e *env) {
+	ctx := t.Context()
+	couponFixture(e)
+	release := make(chan struct{})
+	r := newReceiver(t, func(n int) int {
+		if n == 1 {
+			<-release
+		}
+		return http.StatusNoContent
+	})
+	ep := e.endpoint(r.srv.URL, posgate.EventTransactionRecorded)
+	for range 3 {
+		if _, err := e.s.EmitTestEvent(ctx, ep, &posgate.Event{Type: posgate.EventTest, POSSystemID: "clover", CompanyID: "acme",
+			Time: e.clk.Now(), Data: map[string]any{}}); err != nil {
+			t.Fatalf("EmitTestEvent: %v", err)
+		}
+	}
+	s := webhook.New(webhook.Config{Store: e.s, Now: e.clk.Now, Timeout: 5 * time.Second, Workers: 1, Claimed: 4, AllowPrivate: true,
+		Jitter: func() float64 { return 0.5 }})
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); s.Run(runCtx) }()
+	for deadline := time.Now().Add(30 * time.Second); len(r.requests()) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first delivery never arrived")
+		}
+	}
+	e.clk.add(6 * time.Second) // past the margin of the lease (10 s) for the two waiting
+	close(release)
+	// The workers take the claimed deliveries in any order: count them.
+	count := func() map[string]int {
+		out := map[string]int{}
+		for _, d := range e.deliveries(ep) {
+			out[d.Status+" "+strconv.Itoa(d.Attempts)]++
+		}
+		return out
+	}
+	for deadline := time.Now().Add(30 * time.Second); count()[posgate.DeliveryDelivered+" 1"] == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first delivery was never recorded")
+		}
+	}
+	stop()
+	<-done
+	check(t, "requests while the two waited", len(r.requests()), 1)
+	check(t, "the two that waited past the margin", count(), map[string]int{posgate.DeliveryDelivered + " 1": 1, posgate.DeliveryPending + " 0": 2})
+	check(t, "still leased", runOnce(t, s), 0)
+	e.clk.add(5 * time.Second)
+	check(t, "claimed again once the lease expired (one per worker)", runOnce(t, s)+runOnce(t, s), 2)
+	check(t, "requests in all", len(r.requests()), 3)
 }

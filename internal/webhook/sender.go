@@ -26,7 +26,9 @@ const (
 	DefaultTimeout  = 10 * time.Second
 	DefaultRetryFor = 72 * time.Hour
 	DefaultWorkers  = 32
-	DefaultPoll     = time.Second
+	// DefaultClaimed bounds the deliveries claimed and not yet recorded.
+	DefaultClaimed = 512
+	DefaultPoll    = time.Second
 )
 
 // Config configures a Sender; zero fields get their defaults.
@@ -41,8 +43,13 @@ type Config struct {
 	Timeout time.Duration
 	// RetryFor is how long a delivery is retried before it is dead.
 	RetryFor time.Duration
-	// Workers bounds the attempts in flight.
+	// Workers bounds the attempts in flight (the HTTP requests at once).
 	Workers int
+	// Claimed bounds the deliveries claimed and not yet recorded: those
+	// waiting for a worker, in flight, and awaiting the recorder's
+	// transaction. It is larger than Workers so that the workers need not
+	// wait for the store's round trips (claim, record) between attempts.
+	Claimed int
 	// Poll is how often the sender looks for due deliveries without being
 	// woken (retries coming due, events committed by another instance).
 	Poll time.Duration
@@ -52,7 +59,24 @@ type Config struct {
 	// Jitter returns a number in [0, 1) (math/rand by default); tests fix
 	// it.
 	Jitter func() float64
-	Logger *slog.Logger
+	// Observer is told each attempt's outcome (metrics); nil for none.
+	Observer Observer
+	Logger   *slog.Logger
+}
+
+// Outcomes of an attempt, as Observer.Attempt gets them.
+const (
+	OutcomeDelivered = "delivered"
+	OutcomeFailed    = "failed" // retried later
+	OutcomeDead      = "dead"
+)
+
+// Observer is told of the sender's attempts.
+type Observer interface {
+	// Attempt reports an attempt's outcome; for a delivered one, lag is
+	// the time from the event's commit (or the operator's redelivery) to
+	// the receiver's 2xx, on the sender's clock.
+	Attempt(outcome string, lag time.Duration)
 }
 
 // Sender delivers the outbox (docs/api.md §19.4). Run it in one goroutine;
@@ -63,7 +87,8 @@ type Sender struct {
 	owner  string
 	client *http.Client
 	wake   chan struct{}
-	slots  chan struct{}
+	slots  chan struct{} // one per claimed delivery not yet recorded
+	busy   chan struct{} // one per attempt in flight
 	wg     sync.WaitGroup
 }
 
@@ -81,6 +106,9 @@ func New(cfg Config) *Sender {
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers
 	}
+	if cfg.Claimed < cfg.Workers {
+		cfg.Claimed = max(cfg.Workers, DefaultClaimed)
+	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = DefaultPoll
 	}
@@ -90,7 +118,8 @@ func New(cfg Config) *Sender {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Sender{cfg: cfg, owner: uuid.NewString(), wake: make(chan struct{}, 1), slots: make(chan struct{}, cfg.Workers)}
+	s := &Sender{cfg: cfg, owner: uuid.NewString(), wake: make(chan struct{}, 1), slots: make(chan struct{}, cfg.Claimed),
+		busy: make(chan struct{}, cfg.Workers)}
 	s.client = NewClient(cfg.Timeout, cfg.AllowPrivate)
 	// Keep a connection per worker to a receiver: with fewer idle
 	// connections than workers, each attempt beyond them opened (and
@@ -145,12 +174,23 @@ func (s *Sender) Run(ctx context.Context) {
 				s.cfg.Logger.Warn("webhooks: claim deliveries", slog.Any("err", err))
 			}
 			claimed = len(tasks)
+			// An attempt must start while the lease still covers its
+			// timeout; one that waited longer for a worker is left to be
+			// claimed again once the lease expires (nil result), and so is
+			// one not yet started when the sender stops.
+			startBy := s.cfg.Now().UTC().Add(s.Lease() - s.cfg.Timeout)
 			for _, t := range tasks {
 				s.slots <- struct{}{}
 				s.wg.Add(1)
 				go func() {
 					defer s.wg.Done()
-					results <- s.attempt(context.WithoutCancel(ctx), t)
+					s.busy <- struct{}{}
+					var r *posgate.DeliveryResult
+					if ctx.Err() == nil && s.cfg.Now().Before(startBy) {
+						r = s.attempt(context.WithoutCancel(ctx), t)
+					}
+					<-s.busy
+					results <- r
 				}()
 			}
 		}
@@ -184,7 +224,15 @@ func (s *Sender) record(ctx context.Context, results <-chan *posgate.DeliveryRes
 	defer close(done)
 	batch := make([]*posgate.DeliveryResult, 0, maxRecordBatch)
 	for r := range results {
-		batch = append(batch[:0], r)
+		batch, skipped := batch[:0], 0
+		add := func(r *posgate.DeliveryResult) {
+			if r == nil {
+				skipped++
+			} else {
+				batch = append(batch, r)
+			}
+		}
+		add(r)
 	collect:
 		for len(batch) < maxRecordBatch {
 			select {
@@ -192,15 +240,17 @@ func (s *Sender) record(ctx context.Context, results <-chan *posgate.DeliveryRes
 				if !ok {
 					break collect
 				}
-				batch = append(batch, r)
+				add(r)
 			default:
 				break collect
 			}
 		}
-		if _, err := s.cfg.Store.RecordDeliveries(ctx, s.owner, batch); err != nil {
-			s.cfg.Logger.Warn("webhooks: record deliveries", slog.Int("count", len(batch)), slog.Any("err", err))
+		if len(batch) > 0 {
+			if _, err := s.cfg.Store.RecordDeliveries(ctx, s.owner, batch); err != nil {
+				s.cfg.Logger.Warn("webhooks: record deliveries", slog.Int("count", len(batch)), slog.Any("err", err))
+			}
 		}
-		for range batch {
+		for range len(batch) + skipped {
 			<-s.slots
 		}
 		s.Notify()
@@ -272,6 +322,16 @@ func (s *Sender) attempt(ctx context.Context, t *posgate.DeliveryTask) *posgate.
 			r.Status = posgate.DeliveryDead
 		} else {
 			r.Status = posgate.DeliveryPending
+		}
+	}
+	if o := s.cfg.Observer; o != nil {
+		switch r.Status {
+		case posgate.DeliveryDelivered:
+			o.Attempt(OutcomeDelivered, s.cfg.Now().Sub(t.RetryFrom))
+		case posgate.DeliveryDead:
+			o.Attempt(OutcomeDead, 0)
+		default:
+			o.Attempt(OutcomeFailed, 0)
 		}
 	}
 	if r.Status != posgate.DeliveryDelivered {
