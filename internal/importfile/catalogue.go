@@ -96,3 +96,15 @@ func (it *CategoryItem) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		return err
 	})
 }
+
+// Product returns the item as the checker takes it.
+func (it *ProductItem) Product() *posgate.ProductItem {
+	return &posgate.ProductItem{ProductID: it.ProductID, ProductName: it.ProductName, ProductCategoryID: it.ProductCategoryID,
+		ProductCategory: it.ProductCategory, Manufacturer: it.Manufacturer, Price: it.Price}
+}
+
+// Category returns the item as the checker takes it.
+func (it *CategoryItem) Category() *posgate.CategoryItem {
+	return &posgate.CategoryItem{Name: it.Name, PosProductParentCategoryID: it.PosProductParentCategoryID,
+		PosProductCategoryID: it.PosProductCategoryID, PosCatalogID: it.PosCatalogID}
+}

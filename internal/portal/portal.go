@@ -115,6 +115,7 @@ func (p *Portal) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /portal/receipt-promotions/delete", p.page(p.deleteReceiptPromotion))
 	mux.HandleFunc("GET /portal/transactions", p.page(p.transactions))
 	mux.HandleFunc("GET /portal/catalogue", p.page(p.catalogue))
+	mux.HandleFunc("POST /portal/catalogue/import", p.page(p.importFile))
 	mux.HandleFunc("GET /portal/webhooks", p.page(p.webhooks))
 	mux.HandleFunc("POST /portal/webhooks", p.page(p.createWebhook))
 	mux.HandleFunc("POST /portal/webhooks/{pos}/{company}/{endpoint}/{action}", p.page(p.webhookAction))
