@@ -75,6 +75,28 @@ func TestPortalUpload(t *testing.T) {
 			t.Fatalf("the products after the upload: %q", got)
 		}
 
+		// CSV files, as posgate import takes them: a line the conversion
+		// refuses names its line; an item the checks fail names its item
+		// and line; nothing stored either way.
+		upload("products", file("bad.csv", "productId,productName,price\nCSV-SKU,ok,1.5\nCSV-SKU2,bad,abc\n"))
+		if st, e := b.status(), b.shown("error"); st != "400" || !strings.Contains(e, "1 line is bad; nothing was imported.") || !strings.Contains(e, `line 3: price "abc" is not a number`) {
+			t.Fatalf("a bad CSV line: %s %q", st, e)
+		}
+		if r := s.do(t, req{Method: "GET", Path: companyPath + "/products", Token: admin}); r.Status != 200 || strings.Contains(string(r.Body), "CSV-SKU") {
+			t.Fatalf("products after the bad CSV file: %d %s", r.Status, r.Body)
+		}
+		upload("promotions", file("bad-item.csv", "id,name,promotionType,value\nCSV-1,first,Amount,1\n\nCSV-2,second,Fixed,1\n"))
+		rows = b.eval("the errors", `[...document.querySelectorAll("tr.upload-error")].map(r => r.cells[0].innerText + " " + r.cells[1].innerText + " " + r.cells[2].innerText).join("|")`)
+		if st := b.status(); st != "422" || rows != "CSV-2 2 4" {
+			t.Fatalf("a failing CSV item: %s %q (error %q)", st, rows, b.shown("error"))
+		}
+		mustStatus(t, s.do(t, req{Method: "GET", Path: companyPath + "/promotions/CSV-1", Token: admin}), 404)
+		upload("promotions", file("good.csv", "id,name,promotionType,value\nCSV-1,first,Amount,1\nCSV-2,second,Percentage,10\n"))
+		if n := b.shown("notice"); n != "promotions: 2 created, 0 updated." {
+			t.Fatalf("a good CSV file: %q (error %q)", n, b.shown("error"))
+		}
+		mustStatus(t, s.do(t, req{Method: "GET", Path: companyPath + "/promotions/CSV-2", Token: admin}), 200)
+
 		// Not JSON: refused with the decoder's message, nothing stored.
 		upload("productCategories", file("bad-syntax.json", `[{"posProductCategoryId":"C1","name":"x"},`))
 		if st := b.status(); st != "400" {

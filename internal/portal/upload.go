@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -27,6 +28,16 @@ type uploadResult struct {
 	Kind   string
 	Stored bool
 	Result *posgate.ImportResult
+	// Lines are, for a CSV file, the line each item starts on.
+	Lines []int
+}
+
+// Line is the CSV line of item number row (1-based); 0 for a JSON file.
+func (u *uploadResult) Line(row int) int {
+	if row < 1 || row > len(u.Lines) {
+		return 0
+	}
+	return u.Lines[row-1]
 }
 
 // uploadKinds are the kinds a file may hold, as the import routes name
@@ -45,11 +56,32 @@ func (p *Portal) importFile(q *request) error {
 	if _, ok := uploadKinds[kind]; !ok {
 		return again(posgate.ValidationError{"kind": {"Choose promotions, products or productCategories."}}.Err())
 	}
-	file, _, err := q.r.FormFile("file")
+	upload, hdr, err := q.r.FormFile("file")
 	if err != nil {
-		return again(posgate.ValidationError{"file": {"Choose a JSON file: an array of items (docs/api.md §9.1, §17)."}}.Err())
+		return again(posgate.ValidationError{"file": {"Choose a JSON file (an array of items, docs/api.md §9.1, §17) or a CSV file (the columns of posgate import)."}}.Err())
 	}
-	defer file.Close()
+	defer upload.Close()
+	var file io.Reader = upload
+	var lines []int
+	if strings.HasSuffix(strings.ToLower(hdr.Filename), ".csv") {
+		// A CSV file is converted as posgate import converts it; a bad
+		// line refuses the whole file, naming every bad line.
+		conv := importfile.PromotionsCSV
+		switch kind {
+		case "products":
+			conv = importfile.FlatCSV(importfile.ProductColumns, "price")
+		case "productCategories":
+			conv = importfile.FlatCSV(importfile.CategoryColumns, "")
+		}
+		var body bytes.Buffer
+		if lines, err = conv(upload, &body); err != nil {
+			if posgate.ErrorCode(err) == "" {
+				err = posgate.ValidationError{"file": {err.Error()}}.Err()
+			}
+			return again(err)
+		}
+		file = &body
+	}
 	pr := q.person.Principal(ClientID, []string{posgate.ScopePOSIntegration}, p.cfg.Now().Add(principalTTL))
 	var res *posgate.ImportResult
 	var stored bool
@@ -88,7 +120,7 @@ func (p *Portal) importFile(q *request) error {
 	if err != nil {
 		return again(err)
 	}
-	up := &uploadResult{Kind: kind, Stored: stored, Result: res}
+	up := &uploadResult{Kind: kind, Stored: stored, Result: res, Lines: lines}
 	q.r.URL.RawQuery = "company=" + pos + "/" + co
 	if !stored {
 		return p.renderCatalogue(q, http.StatusUnprocessableEntity, view{Error: fmt.Sprintf("The file was refused: %d items failed, nothing was stored. Fix them and upload the file again.", len(res.Errors))}, up)
