@@ -97,12 +97,34 @@ func TestPortalUpload(t *testing.T) {
 		}
 		mustStatus(t, s.do(t, req{Method: "GET", Path: companyPath + "/promotions/CSV-2", Token: admin}), 200)
 
+		// Categories: the tree checks, which run in the store's
+		// transaction, refuse the file whole too (C2's parent is C3, which
+		// is in neither the file nor the store); then the fixed file.
+		upload("productCategories", file("tree.json", `[{"posProductCategoryId":"C1","name":"root"},{"posProductCategoryId":"C2","name":"child","posProductParentCategoryId":"C3"}]`))
+		rows = b.eval("the errors", `[...document.querySelectorAll("tr.upload-error")].map(r => r.cells[0].innerText + " " + r.cells[1].innerText).join("|")`)
+		if st := b.status(); st != "422" || rows != "C2 2" {
+			t.Fatalf("a category without its parent: %s %q (error %q)", st, rows, b.shown("error"))
+		}
+		if r := s.do(t, req{Method: "GET", Path: companyPath + "/categories", Token: admin}); strings.Contains(string(r.Body), `"C1"`) {
+			t.Fatalf("categories after the refused file: %s", r.Body)
+		}
+		upload("productCategories", file("tree-ok.json", `[{"posProductCategoryId":"C1","name":"root"},{"posProductCategoryId":"C2","name":"child","posProductParentCategoryId":"C1"}]`))
+		if n := b.shown("notice"); n != "categories: 2 created, 0 updated." {
+			t.Fatalf("the fixed categories: %q (error %q)", n, b.shown("error"))
+		}
+		if r := s.do(t, req{Method: "GET", Path: companyPath + "/categories", Token: admin}); !strings.Contains(string(r.Body), `"C1"`) {
+			t.Fatalf("categories after the fixed file: %s", r.Body)
+		}
+		if got := b.eval("the categories", `document.querySelector("#categories").innerText`); !strings.Contains(got, "C2") {
+			t.Fatalf("the categories after the upload: %q", got)
+		}
+
 		// Not JSON: refused with the decoder's message, nothing stored.
-		upload("productCategories", file("bad-syntax.json", `[{"posProductCategoryId":"C1","name":"x"},`))
+		upload("productCategories", file("bad-syntax.json", `[{"posProductCategoryId":"C9","name":"x"},`))
 		if st := b.status(); st != "400" {
 			t.Fatalf("a malformed file: %s %q", st, b.shown("error"))
 		}
-		if r := s.do(t, req{Method: "GET", Path: companyPath + "/categories", Token: admin}); strings.Contains(string(r.Body), `"C1"`) {
+		if r := s.do(t, req{Method: "GET", Path: companyPath + "/categories", Token: admin}); strings.Contains(string(r.Body), `"C9"`) {
 			t.Fatalf("categories after the malformed file: %s", r.Body)
 		}
 	})

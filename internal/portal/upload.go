@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/posgate/posgate"
@@ -50,7 +51,7 @@ func (p *Portal) importFile(q *request) error {
 	pos, co, _ := strings.Cut(f.Get("company"), "/")
 	kind := f.Get("kind")
 	again := func(err error) error {
-		q.r.URL.RawQuery = "company=" + pos + "/" + co
+		q.r.URL.RawQuery = url.Values{"company": {pos + "/" + co}}.Encode()
 		return p.formError(q, err, func(status int, v view) error { return p.renderCatalogue(q, status, v, nil) })
 	}
 	if _, ok := uploadKinds[kind]; !ok {
@@ -121,7 +122,7 @@ func (p *Portal) importFile(q *request) error {
 		return again(err)
 	}
 	up := &uploadResult{Kind: kind, Stored: stored, Result: res, Lines: lines}
-	q.r.URL.RawQuery = "company=" + pos + "/" + co
+	q.r.URL.RawQuery = url.Values{"company": {pos + "/" + co}}.Encode()
 	if !stored {
 		return p.renderCatalogue(q, http.StatusUnprocessableEntity, view{Error: fmt.Sprintf("The file was refused: %d items failed, nothing was stored. Fix them and upload the file again.", len(res.Errors))}, up)
 	}
