@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -10,9 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-
-	"github.com/posgate/posgate"
-	"github.com/posgate/posgate/internal/service"
 )
 
 // demoFlags are the flags every example uses: the demo's data set, on the
@@ -330,57 +326,6 @@ func (env *cli) emit(v any, human func(w io.Writer)) error {
 func stderrIsTerminal() bool {
 	fi, err := os.Stderr.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// maxBadLines is how many bad lines a file check names before it stops
-// reading: enough to fix a file in one go (service.MaxReportedItems).
-const maxBadLines = service.MaxReportedItems
-
-// badLines collects the bad lines of a file the CLI checks before sending
-// it, so that the refusal names every one of them (up to maxBadLines)
-// rather than the first.
-type badLines struct {
-	fields map[string][]string
-	n      int
-}
-
-// add records a bad line.
-func (b *badLines) add(line int, format string, args ...any) {
-	if b.fields == nil {
-		b.fields = map[string][]string{}
-	}
-	b.n++
-	key := fmt.Sprintf("line %d", line)
-	b.fields[key] = append(b.fields[key], fmt.Sprintf(format, args...))
-}
-
-// full reports whether no more lines need reading.
-func (b *badLines) full() bool { return b.n >= maxBadLines }
-
-// err is the refusal naming the bad lines; nil when there are none.
-func (b *badLines) err() error {
-	var msg string
-	switch {
-	case b.n == 0:
-		return nil
-	case b.n == 1:
-		msg = "1 line is bad; nothing was sent."
-	case b.full():
-		msg = fmt.Sprintf("At least %d lines are bad (the first %d are listed); nothing was sent.", b.n, b.n)
-	default:
-		msg = fmt.Sprintf("%d lines are bad; nothing was sent.", b.n)
-	}
-	return &posgate.Error{Code: posgate.EINVALID, Message: msg, Fields: b.fields}
-}
-
-// parseErrorLine reports the line of a CSV record the csv package could not
-// parse, and what was wrong; it reads on at the next record.
-func parseErrorLine(err error) (int, string, bool) {
-	var pe *csv.ParseError
-	if errors.As(err, &pe) {
-		return pe.StartLine, fmt.Sprintf("column %d: %v", pe.Column, pe.Err), true
-	}
-	return 0, "", false
 }
 
 // say prints a command's result: under --output json the object v (the

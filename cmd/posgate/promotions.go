@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
-	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -24,6 +22,7 @@ import (
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/client"
 	"github.com/posgate/posgate/internal/codec"
+	"github.com/posgate/posgate/internal/importfile"
 	"github.com/posgate/posgate/internal/service"
 )
 
@@ -32,7 +31,7 @@ import (
 // POS system would, showing a progress bar while the file uploads, and
 // prints the result.
 func cmdImportPromotions(ctx context.Context, env *cli, args []string) error {
-	return runImport(ctx, env, args, importKind{name: "promotions", noun: "promotion", route: "promotions", csv: csvToJSON})
+	return runImport(ctx, env, args, importKind{name: "promotions", noun: "promotion", route: "promotions", csv: importfile.PromotionsCSV})
 }
 
 // importKind is what differs between the imports the CLI sends: the name
@@ -346,242 +345,6 @@ func (p *progressReader) show(w io.Writer, name string) func() {
 		}
 	}()
 	return func() { close(done); <-finished }
-}
-
-// csvColumns are the columns a CSV file of promotions may have (README:
-// "CSV format").
-var csvColumns = []string{"id", "name", "useForAllCategories", "useForAllProducts", "locationIds", "categoryIds", "productIds",
-	"startDate", "endDate", "daysOfWeek", "recurrenceStartDate", "recurrenceEndDate", "promotionType", "value"}
-
-// csvItem is an import item as the CSV conversion builds it; nil fields
-// are left out of the JSON.
-type csvItem struct {
-	ID                  string        `json:"id"`
-	Name                *string       `json:"name,omitempty"`
-	UseForAllCategories *bool         `json:"useForAllCategories,omitempty"`
-	UseForAllProducts   *bool         `json:"useForAllProducts,omitempty"`
-	LocationIDs         []string      `json:"locationIds,omitempty"`
-	CategoryIDs         []string      `json:"categoryIds,omitempty"`
-	ProductIDs          []string      `json:"productIds,omitempty"`
-	Validities          []csvValidity `json:"promotionValidities,omitempty"`
-	Results             []csvResult   `json:"promotionResults,omitempty"`
-	first               []string      // the promotion's cells of its first row
-}
-
-type csvValidity struct {
-	StartDate  string         `json:"startDate,omitempty"`
-	EndDate    string         `json:"endDate,omitempty"`
-	Recurrence *csvRecurrence `json:"recurrence,omitempty"`
-}
-
-type csvRecurrence struct {
-	DaysOfWeek []string `json:"daysOfWeek,omitempty"`
-	StartDate  string   `json:"startDate,omitempty"`
-	EndDate    string   `json:"endDate,omitempty"`
-}
-
-type csvResult struct {
-	PromotionType string          `json:"promotionType,omitempty"`
-	Value         json.RawMessage `json:"value,omitempty"`
-}
-
-// promotionCells are the columns that describe the promotion rather than
-// one of its validities or results: a row continuing a promotion leaves
-// them empty or repeats them.
-var promotionCells = []string{"name", "useForAllCategories", "useForAllProducts", "locationIds", "categoryIds", "productIds"}
-
-// csvToJSON converts a CSV file of promotions to an import body written to
-// w, and returns the line each item starts on. Consecutive rows with the
-// same (non-empty) id are one promotion; each row adds a validity and a
-// result when it has cells for them. It refuses, naming the line, what the
-// server would refuse as a whole body: unknown columns, bad booleans,
-// numbers or date-times, and a continuation row that contradicts the first.
-func csvToJSON(r io.Reader, w io.Writer) ([]int, error) {
-	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<16))
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-	head, err := cr.Read()
-	if err == io.EOF {
-		return nil, errors.New("the file is empty: it needs a header line")
-	} else if err != nil {
-		return nil, err
-	}
-	col := map[string]int{}
-	for i, h := range head {
-		h = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
-		known := false
-		for _, c := range csvColumns {
-			known = known || c == h
-		}
-		if !known {
-			return nil, fmt.Errorf("line 1: unknown column %q (known: %s)", h, strings.Join(csvColumns, ", "))
-		}
-		if _, dup := col[h]; dup {
-			return nil, fmt.Errorf("line 1: column %q appears twice", h)
-		}
-		col[h] = i
-	}
-	if _, ok := col["id"]; !ok {
-		return nil, errors.New("line 1: the header has no id column")
-	}
-	bw := bufio.NewWriterSize(w, 1<<16)
-	if _, err := bw.WriteString(`{"items":[`); err != nil {
-		return nil, err
-	}
-	var lines []int
-	var cur *csvItem
-	var bad badLines
-	flush := func() error {
-		if cur == nil {
-			return nil
-		}
-		b, err := json.Marshal(cur)
-		if err != nil {
-			return err
-		}
-		if len(lines) > 1 {
-			bw.WriteByte(',')
-		}
-		_, err = bw.Write(b)
-		cur = nil
-		return err
-	}
-	for !bad.full() {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			break
-		} else if line, msg, ok := parseErrorLine(err); ok {
-			bad.add(line, "%s", msg)
-			continue
-		} else if err != nil {
-			return nil, err
-		}
-		line, _ := cr.FieldPos(0)
-		cell := func(name string) string {
-			if i, ok := col[name]; ok && i < len(rec) {
-				return strings.TrimSpace(rec[i])
-			}
-			return ""
-		}
-		id := cell("id")
-		if cur == nil || id == "" || id != cur.ID {
-			if err := flush(); err != nil {
-				return nil, err
-			}
-			cur = &csvItem{ID: id}
-			lines = append(lines, line)
-			if err := cur.promotion(cell); err != nil {
-				bad.add(line, "%v", err)
-				continue
-			}
-		} else {
-			differs := false
-			for i, name := range promotionCells {
-				if v := cell(name); v != "" && v != cur.first[i] && !differs {
-					bad.add(line, "%s %q differs from the first line of promotion %q (%q); leave it empty on its further lines",
-						name, v, id, cur.first[i])
-					differs = true
-				}
-			}
-			if differs {
-				continue
-			}
-		}
-		if err := cur.row(cell); err != nil {
-			bad.add(line, "%v", err)
-		}
-	}
-	if err := bad.err(); err != nil {
-		return nil, err
-	}
-	if err := flush(); err != nil {
-		return nil, err
-	}
-	bw.WriteString(`]}`)
-	return lines, bw.Flush()
-}
-
-// promotion fills in the promotion's own cells from its first row.
-func (it *csvItem) promotion(cell func(string) string) error {
-	for _, name := range promotionCells {
-		it.first = append(it.first, cell(name))
-	}
-	if v := cell("name"); v != "" {
-		it.Name = &v
-	}
-	for _, f := range []struct {
-		name string
-		dst  **bool
-	}{{"useForAllCategories", &it.UseForAllCategories}, {"useForAllProducts", &it.UseForAllProducts}} {
-		v := cell(f.name)
-		if v == "" {
-			continue
-		}
-		b, err := parseBool(v)
-		if err != nil {
-			return fmt.Errorf("%s: %w", f.name, err)
-		}
-		*f.dst = &b
-	}
-	it.LocationIDs = splitCell(cell("locationIds"))
-	it.CategoryIDs = splitCell(cell("categoryIds"))
-	it.ProductIDs = splitCell(cell("productIds"))
-	return nil
-}
-
-// row adds the row's validity and result, if it has them.
-func (it *csvItem) row(cell func(string) string) error {
-	for _, name := range []string{"startDate", "endDate", "recurrenceStartDate", "recurrenceEndDate"} {
-		if v := cell(name); v != "" {
-			if _, err := codec.ParseDateTime(v); err != nil {
-				return fmt.Errorf("%s %q is not an ISO 8601 date-time (e.g. 2030-05-01T08:00:00Z)", name, v)
-			}
-		}
-	}
-	v := csvValidity{StartDate: cell("startDate"), EndDate: cell("endDate")}
-	if days, from, to := splitCell(cell("daysOfWeek")), cell("recurrenceStartDate"), cell("recurrenceEndDate"); days != nil || from != "" || to != "" {
-		v.Recurrence = &csvRecurrence{DaysOfWeek: days, StartDate: from, EndDate: to}
-	}
-	if v.StartDate != "" || v.EndDate != "" || v.Recurrence != nil {
-		it.Validities = append(it.Validities, v)
-	}
-	typ, value := cell("promotionType"), cell("value")
-	if typ != "" || value != "" {
-		res := csvResult{PromotionType: typ}
-		if value != "" {
-			f, err := strconv.ParseFloat(value, 64)
-			if err != nil || !json.Valid([]byte(value)) {
-				return fmt.Errorf("value %q is not a number (use a decimal point: 2.5)", value)
-			}
-			res.Value = json.RawMessage(strconv.FormatFloat(f, 'g', -1, 64))
-		}
-		it.Results = append(it.Results, res)
-	}
-	return nil
-}
-
-func parseBool(s string) (bool, error) {
-	switch strings.ToLower(s) {
-	case "true", "1", "yes":
-		return true, nil
-	case "false", "0", "no":
-		return false, nil
-	}
-	return false, fmt.Errorf("%q is not true or false", s)
-}
-
-// splitCell splits a list cell at semicolons ("LOC1;LOC2"); nil when empty.
-func splitCell(s string) []string {
-	if s == "" {
-		return nil
-	}
-	var out []string
-	for _, x := range strings.Split(s, ";") {
-		if x = strings.TrimSpace(x); x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // cmdPromotionsList lists a company's promotions from the store, all or

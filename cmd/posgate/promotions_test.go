@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate/internal/app"
+	"github.com/posgate/posgate/internal/importfile"
 )
 
 // serveDemo runs posgate with the demo data on a SQLite file in-process and
@@ -151,7 +152,7 @@ func TestCSVToJSON(t *testing.T) {
 		",another without id,,,,\n" +
 		"B,\"quoted \"\"name\"\"\",,,Percentage,\n"
 	var out bytes.Buffer
-	lines, err := csvToJSON(strings.NewReader(in), &out)
+	lines, err := importfile.PromotionsCSV(strings.NewReader(in), &out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,104 +4,14 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/go-json-experiment/json/jsontext"
-
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/codec"
+	"github.com/posgate/posgate/internal/importfile"
 	"github.com/posgate/posgate/internal/service"
 )
 
 // The catalogue imports (docs/api.md §17), the operator's catalogue lists
 // and promotion evaluation (docs/api.md §18).
-
-// productItem is an item of a products import body (docs/api.md §17.1);
-// unknown properties are ignored.
-type productItem struct {
-	ProductID         string          `json:"productId"`
-	ProductName       string          `json:"productName"`
-	ProductCategoryID string          `json:"productCategoryId"`
-	ProductCategory   string          `json:"productCategory"`
-	Manufacturer      string          `json:"manufacturer"`
-	Price             posgate.Decimal `json:"price"`
-}
-
-// plainProductItem is productItem without its decoding method, for the
-// reflective decoder's errors (see importItem).
-type plainProductItem productItem
-
-// UnmarshalJSONFrom reads an item token by token, as importItem does and
-// for the same reason (100,000 items per request); a value of the wrong
-// kind goes to the reflective decoder for the usual message.
-func (it *productItem) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if dec.PeekKind() != '{' {
-		return readOther(dec, (*plainProductItem)(it))
-	}
-	return readObject(dec, func(name []byte) (err error) {
-		switch string(name) {
-		case "productId":
-			it.ProductID, err = readString(dec)
-		case "productName":
-			it.ProductName, err = readString(dec)
-		case "productCategoryId":
-			it.ProductCategoryID, err = readString(dec)
-		case "productCategory":
-			it.ProductCategory, err = readString(dec)
-		case "manufacturer":
-			it.Manufacturer, err = readString(dec)
-		case "price":
-			it.Price, err = readDecimal(dec)
-		default:
-			err = dec.SkipValue()
-		}
-		return err
-	})
-}
-
-// readDecimal reads a number as its text (null: absent).
-func readDecimal(dec *jsontext.Decoder) (posgate.Decimal, error) {
-	switch dec.PeekKind() {
-	case '0':
-		raw, err := dec.ReadValue()
-		return posgate.Decimal(raw), err
-	case 'n':
-		_, err := dec.ReadValue()
-		return "", err
-	}
-	var f float64
-	return "", readOther(dec, &f)
-}
-
-// categoryItem is an item of a categories import body (docs/api.md §17.2).
-type categoryItem struct {
-	Name                       string `json:"name"`
-	PosProductParentCategoryID string `json:"posProductParentCategoryId"`
-	PosProductCategoryID       string `json:"posProductCategoryId"`
-	PosCatalogID               string `json:"posCatalogId"`
-}
-
-type plainCategoryItem categoryItem
-
-// UnmarshalJSONFrom reads an item token by token (see productItem).
-func (it *categoryItem) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if dec.PeekKind() != '{' {
-		return readOther(dec, (*plainCategoryItem)(it))
-	}
-	return readObject(dec, func(name []byte) (err error) {
-		switch string(name) {
-		case "name":
-			it.Name, err = readString(dec)
-		case "posProductParentCategoryId":
-			it.PosProductParentCategoryID, err = readString(dec)
-		case "posProductCategoryId":
-			it.PosProductCategoryID, err = readString(dec)
-		case "posCatalogId":
-			it.PosCatalogID, err = readString(dec)
-		default:
-			err = dec.SkipValue()
-		}
-		return err
-	})
-}
 
 // importProducts imports a company's products (docs/api.md §17.1): the
 // company is checked before the body is read, the items are checked as they
@@ -117,7 +27,7 @@ func (s *Server) importProducts(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	err = codec.StreamArray(r, "items", codec.Options{}, func(i int, it *productItem) error {
+	err = codec.StreamArray(r, "items", codec.Options{}, func(i int, it *importfile.ProductItem) error {
 		if err := imp.Count(i + 1); err != nil {
 			return err
 		}
@@ -146,7 +56,7 @@ func (s *Server) importCategories(r *http.Request) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	err = codec.StreamArray(r, "items", codec.Options{}, func(i int, it *categoryItem) error {
+	err = codec.StreamArray(r, "items", codec.Options{}, func(i int, it *importfile.CategoryItem) error {
 		if err := imp.Count(i + 1); err != nil {
 			return err
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/auth"
 	"github.com/posgate/posgate/internal/codec"
+	"github.com/posgate/posgate/internal/importfile"
 )
 
 // Native fuzz targets of the HTTP layer's own parsing (seed corpora in
@@ -45,8 +46,8 @@ func FuzzImportItems(f *testing.F) {
 		if xml {
 			ct = "application/xml"
 		}
-		fast, fastErr := streamAll[importItem](ct, body)
-		slow, slowErr := streamAll[plainImportItem](ct, body)
+		fast, fastErr := streamAll[importfile.PromotionItem](ct, body)
+		slow, slowErr := streamAll[importfile.PlainPromotionItem](ct, body)
 		if (fastErr == nil) != (slowErr == nil) {
 			t.Fatalf("hand-written decoder: %v; reflective decoder: %v", fastErr, slowErr)
 		}
@@ -61,7 +62,7 @@ func FuzzImportItems(f *testing.F) {
 			t.Fatalf("%d items, reflective decoder %d", len(fast), len(slow))
 		}
 		for i := range fast {
-			if a, b := importItem(slow[i]), fast[i]; !reflect.DeepEqual(normalTimes(&a), normalTimes(&b)) {
+			if a, b := importfile.PromotionItem(slow[i]), fast[i]; !reflect.DeepEqual(normalTimes(&a), normalTimes(&b)) {
 				t.Fatalf("item %d differs:\n%+v\n%+v", i, b, a)
 			}
 		}
@@ -82,7 +83,7 @@ func streamAll[T any](ct string, body []byte) ([]T, error) {
 
 // normalTimes makes an item's times comparable with reflect.DeepEqual
 // (one instant has more than one time.Time representation).
-func normalTimes(it *importItem) *importItem {
+func normalTimes(it *importfile.PromotionItem) *importfile.PromotionItem {
 	norm := func(p **time.Time) {
 		if *p != nil {
 			u := time.UnixMicro((*p).UnixMicro()).UTC().Add(time.Duration((*p).Nanosecond() % 1000))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate/internal/codec"
+	"github.com/posgate/posgate/internal/importfile"
 	"github.com/posgate/posgate/internal/service"
 )
 
@@ -67,10 +68,10 @@ func (s *Server) importPromotions(r *http.Request) (int, any, error) {
 	if err := declaredTooLarge(r, s.cfg.MaxImportBodyBytes); err != nil {
 		return 0, nil, err
 	}
-	stage := newStager(ctx, func(row int, it *importItem) error {
-		return imp.Add(ctx, row, it.promotion(posSystemID, companyID))
+	stage := newStager(ctx, func(row int, it *importfile.PromotionItem) error {
+		return imp.Add(ctx, row, it.Promotion(posSystemID, companyID))
 	})
-	err = codec.StreamArray(r, "items", codec.Options{}, func(i int, it *importItem) error {
+	err = codec.StreamArray(r, "items", codec.Options{}, func(i int, it *importfile.PromotionItem) error {
 		if err := imp.Count(i + 1); err != nil {
 			return err
 		}
@@ -92,8 +93,8 @@ func (s *Server) importPromotions(r *http.Request) (int, any, error) {
 // batches so that handing items over costs little.
 type stager struct {
 	ctx     context.Context
-	batches chan []*importItem
-	batch   []*importItem
+	batches chan []*importfile.PromotionItem
+	batch   []*importfile.PromotionItem
 	row     int
 	done    chan error // fn's first error, or nil; then closed
 	err     error
@@ -102,8 +103,8 @@ type stager struct {
 // stagerBatch is how many items go over at a time.
 const stagerBatch = 256
 
-func newStager(ctx context.Context, fn func(row int, it *importItem) error) *stager {
-	st := &stager{ctx: ctx, batches: make(chan []*importItem, 4), done: make(chan error, 1)}
+func newStager(ctx context.Context, fn func(row int, it *importfile.PromotionItem) error) *stager {
+	st := &stager{ctx: ctx, batches: make(chan []*importfile.PromotionItem, 4), done: make(chan error, 1)}
 	go func() {
 		var err error
 		row := 0
@@ -122,7 +123,7 @@ func newStager(ctx context.Context, fn func(row int, it *importItem) error) *sta
 }
 
 // add queues an item; it fails with fn's error once fn has failed.
-func (st *stager) add(it *importItem) error {
+func (st *stager) add(it *importfile.PromotionItem) error {
 	st.batch = append(st.batch, it)
 	if len(st.batch) < stagerBatch {
 		return nil
@@ -136,7 +137,7 @@ func (st *stager) flush() error {
 	}
 	select {
 	case st.batches <- st.batch:
-		st.batch = make([]*importItem, 0, stagerBatch)
+		st.batch = make([]*importfile.PromotionItem, 0, stagerBatch)
 		return nil
 	case err := <-st.done:
 		st.err = err

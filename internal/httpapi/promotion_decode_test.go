@@ -11,6 +11,7 @@ import (
 
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/codec"
+	"github.com/posgate/posgate/internal/importfile"
 )
 
 // importBody is an import of n promotions shaped like the benchmark's.
@@ -31,11 +32,11 @@ func importBody(n int) []byte {
 	return b.Bytes()
 }
 
-func streamItems(t testing.TB, body []byte, ct string) []*importItem {
+func streamItems(t testing.TB, body []byte, ct string) []*importfile.PromotionItem {
 	r := httptest.NewRequest("POST", "/", io.NopCloser(bytes.NewReader(body)))
 	r.Header.Set("Content-Type", ct)
-	var out []*importItem
-	if err := codec.StreamArray(r, "items", codec.Options{}, func(i int, it *importItem) error {
+	var out []*importfile.PromotionItem
+	if err := codec.StreamArray(r, "items", codec.Options{}, func(i int, it *importfile.PromotionItem) error {
 		out = append(out, it)
 		return nil
 	}); err != nil {
@@ -50,7 +51,7 @@ func TestImportItemDecoderAgreesWithReflection(t *testing.T) {
 	body := importBody(50)
 	fast := streamItems(t, body, "application/json")
 	var slow struct {
-		Items []plainImportItem `json:"items"`
+		Items []importfile.PlainPromotionItem `json:"items"`
 	}
 	r := httptest.NewRequest("POST", "/", io.NopCloser(bytes.NewReader(body)))
 	r.Header.Set("Content-Type", "application/json")
@@ -61,7 +62,7 @@ func TestImportItemDecoderAgreesWithReflection(t *testing.T) {
 		t.Fatalf("%d and %d items", len(fast), len(slow.Items))
 	}
 	for i := range fast {
-		if !reflect.DeepEqual(*fast[i], importItem(slow.Items[i])) {
+		if !reflect.DeepEqual(*fast[i], importfile.PromotionItem(slow.Items[i])) {
 			t.Fatalf("item %d:\n fast %+v\n slow %+v", i, *fast[i], slow.Items[i])
 		}
 	}

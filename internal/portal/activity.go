@@ -89,17 +89,23 @@ type catalogueData struct {
 	Promotions *service.PromotionPage
 	Categories *service.CategoryPage
 	Products   *service.ProductPage
+	// Upload is the result of a file just uploaded (upload.go).
+	Upload *uploadResult
 }
 
 // catalogue lists a company's promotions, categories and products (the
 // first thousand of each; the POS imports them, docs/api.md §9, §17).
 func (p *Portal) catalogue(q *request) error {
+	return p.renderCatalogue(q, http.StatusOK, view{}, nil)
+}
+
+func (p *Portal) renderCatalogue(q *request, status int, v view, up *uploadResult) error {
 	places, err := p.reach(q)
 	if err != nil {
 		return err
 	}
 	pos, co := companyOf(q, places)
-	d := catalogueData{Places: places, Company: pos + "/" + co}
+	d := catalogueData{Places: places, Company: pos + "/" + co, Upload: up}
 	if co != "" {
 		size := service.MaxPromotionPageSize
 		if d.Promotions, err = p.svc.ListPromotions(q.ctx, q.pr, pos, co, &service.ListPromotionsRequest{PageSize: &size}); err != nil {
@@ -112,5 +118,6 @@ func (p *Portal) catalogue(q *request) error {
 			return err
 		}
 	}
-	return p.render(q, http.StatusOK, "catalogue", view{Title: "Promotions and catalogue", Nav: "catalogue", Data: d})
+	v.Title, v.Nav, v.Data = "Promotions and catalogue", "catalogue", d
+	return p.render(q, status, "catalogue", v)
 }

@@ -108,6 +108,9 @@ type dashboardData struct {
 	Companies []companyStats
 	Terminals map[string]int // by status
 	Recent    []*posgate.AuditEntry
+	// Failing are the endpoints with dead deliveries or disabled by
+	// posgate.
+	Failing []failingWebhook
 }
 
 // dashboard shows interactions and transactions per hour of the last 24
@@ -172,6 +175,9 @@ func (p *Portal) dashboard(q *request) error {
 		return err
 	}
 	d.Recent = recent.Entries
+	if d.Failing, err = p.failingWebhooks(q, places); err != nil {
+		return err
+	}
 	return p.render(q, http.StatusOK, "dashboard", view{Title: "Dashboard", Nav: "dashboard", Data: d})
 }
 

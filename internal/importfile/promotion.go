@@ -1,4 +1,4 @@
-package httpapi
+package importfile
 
 import (
 	"bytes"
@@ -13,9 +13,9 @@ import (
 	"github.com/posgate/posgate/internal/codec"
 )
 
-// importItem is a promotion item of an import body (docs/api.md §9.1).
+// PromotionItem is a promotion item of an import body (docs/api.md §9.1).
 // Unknown properties are ignored, as on every POS endpoint.
-type importItem struct {
+type PromotionItem struct {
 	ID                  string                      `json:"id"`
 	Name                string                      `json:"name"`
 	UseForAllCategories bool                        `json:"useForAllCategories"`
@@ -27,13 +27,13 @@ type importItem struct {
 	PromotionResults    []posgate.PromotionResult   `json:"promotionResults"`
 }
 
-// plainImportItem is importItem without its decoding method: the reflective
-// decoder reads it when an item is not an object, to produce the error every
-// other endpoint gives.
-type plainImportItem importItem
+// PlainPromotionItem is PromotionItem without its decoding method: the
+// reflective decoder reads it when an item is not an object, to produce the
+// error every other endpoint gives (and the fuzz test compares the two).
+type PlainPromotionItem PromotionItem
 
-// promotion returns the item as a promotion of the company.
-func (it *importItem) promotion(posSystemID, companyID string) *posgate.Promotion {
+// Promotion returns the item as a promotion of the company.
+func (it *PromotionItem) Promotion(posSystemID, companyID string) *posgate.Promotion {
 	return &posgate.Promotion{
 		POSSystemID:         posSystemID,
 		CompanyID:           companyID,
@@ -58,9 +58,9 @@ func (it *importItem) promotion(posSystemID, companyID string) *posgate.Promotio
 // message and path the client sees, are the same as everywhere else.
 // codec.StreamArray calls it for JSON and for XML (which it converts to
 // JSON) alike.
-func (it *importItem) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+func (it *PromotionItem) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 	if dec.PeekKind() != '{' {
-		return json.UnmarshalDecode(dec, (*plainImportItem)(it))
+		return json.UnmarshalDecode(dec, (*PlainPromotionItem)(it))
 	}
 	return readObject(dec, func(name []byte) (err error) {
 		switch string(name) {
