@@ -26,6 +26,7 @@ type Store interface {
 	AuditStore
 	PeopleStore
 	WebhookStore
+	ImportLogStore
 
 	// Ping reports whether the store can serve requests (for /readyz).
 	Ping(ctx context.Context) error

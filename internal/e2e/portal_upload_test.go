@@ -127,5 +127,17 @@ func TestPortalUpload(t *testing.T) {
 		if r := s.do(t, req{Method: "GET", Path: companyPath + "/categories", Token: admin}); strings.Contains(string(r.Body), `"C9"`) {
 			t.Fatalf("categories after the malformed file: %s", r.Body)
 		}
+
+		// The dashboard's recent imports (the import log, docs/api.md
+		// §23): the four stored uploads, newest first; the refused files
+		// left no row.
+		b.navigate(s.base + "/portal")
+		got := b.eval("the recent imports", `[...document.querySelectorAll("#recent-imports tr.import")].slice(0, 5).map(r =>
+			[1, 2, 3, 4, 5].map(i => r.cells[i].innerText).join(" ") + " " + r.cells[6].innerText.endsWith("(portal)")).join("|")`)
+		want := "clover/demo-company categories 2 0 0 true|clover/demo-company promotions 2 0 0 true|" +
+			"clover/demo-company products 1 0 0 true|clover/demo-company promotions 2 0 0 true"
+		if !strings.HasPrefix(got, want) || strings.Count(got, "true") != 4 {
+			t.Fatalf("the recent imports:\n got %q\nwant %q", got, want)
+		}
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -111,6 +112,9 @@ type dashboardData struct {
 	// Failing are the endpoints with dead deliveries or disabled by
 	// posgate.
 	Failing []failingWebhook
+	// Imports are the newest finished imports in reach (the import log,
+	// docs/api.md §23), newest first.
+	Imports []*posgate.ImportRecord
 }
 
 // dashboard shows interactions and transactions per hour of the last 24
@@ -176,6 +180,9 @@ func (p *Portal) dashboard(q *request) error {
 	}
 	d.Recent = recent.Entries
 	if d.Failing, err = p.failingWebhooks(q, places); err != nil {
+		return err
+	}
+	if d.Imports, err = p.recentImports(q, places); err != nil {
 		return err
 	}
 	return p.render(q, http.StatusOK, "dashboard", view{Title: "Dashboard", Nav: "dashboard", Data: d})
@@ -483,4 +490,24 @@ func list(s string) []string {
 		}
 	}
 	return out
+}
+
+// dashboardImports is how many imports the dashboard's "recent imports"
+// panel shows.
+const dashboardImports = 10
+
+// recentImports is the newest dashboardImports imports of every POS
+// system reached, merged newest first. The service decides the reach (a
+// location manager sees none: imports are company-wide).
+func (p *Portal) recentImports(q *request, places []place) ([]*posgate.ImportRecord, error) {
+	var out []*posgate.ImportRecord
+	for _, pl := range places {
+		list, err := p.svc.ListImports(q.ctx, q.pr, pl.POS.ID, dashboardImports)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, list...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].FinishedAt.After(out[j].FinishedAt) })
+	return out[:min(len(out), dashboardImports)], nil
 }

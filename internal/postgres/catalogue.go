@@ -160,6 +160,7 @@ func (db *DB) ReplaceCatalogue(ctx context.Context, c *posgate.Catalogue) error 
 // ImportProducts COPYs the products into a staging table and upserts them
 // from it, in one transaction; an unchanged product is not rewritten.
 func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string, products []*posgate.Product) (created, updated int, err error) {
+	started := db.now()
 	emitted := false
 	err = pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error {
 		if err := lockCatalogue(ctx, tx, posSystemID, companyID); err != nil {
@@ -201,6 +202,9 @@ func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string,
 		if err != nil {
 			return err
 		}
+		if err := db.logImport(ctx, tx, posSystemID, companyID, posgate.ImportKindProducts, created, len(products)-created, started); err != nil {
+			return err
+		}
 		if emitted, err = db.emitIn(ctx, tx, posgate.ImportEvent(posSystemID, companyID, "products", len(products), posgate.Timestamp(db.now()))); err != nil {
 			return err
 		}
@@ -222,6 +226,7 @@ func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string,
 // against it and upserts what plan returns, all in one transaction under
 // the company's catalogue lock.
 func (db *DB) ImportCategories(ctx context.Context, posSystemID, companyID string, plan func(stored map[string]string) ([]*posgate.Category, error)) (created, updated int, err error) {
+	started := db.now()
 	emitted := false
 	err = pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error {
 		if err := lockCatalogue(ctx, tx, posSystemID, companyID); err != nil {
@@ -254,6 +259,9 @@ func (db *DB) ImportCategories(ctx context.Context, posSystemID, companyID strin
 				catalog_id = excluded.catalog_id, updated_at = excluded.updated_at
 			WHERE (c.name, c.parent_id, c.catalog_id) IS DISTINCT FROM (excluded.name, excluded.parent_id, excluded.catalog_id)`,
 			posSystemID, companyID, idsCol, names, parents, catalogs, posgate.Timestamp(db.now())); err != nil {
+			return err
+		}
+		if err := db.logImport(ctx, tx, posSystemID, companyID, posgate.ImportKindCategories, created, updated, started); err != nil {
 			return err
 		}
 		if emitted, err = db.emitIn(ctx, tx, posgate.ImportEvent(posSystemID, companyID, "productCategories", created+updated, posgate.Timestamp(db.now()))); err != nil {

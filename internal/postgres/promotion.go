@@ -379,6 +379,9 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 	if err := bumpCatalogueVersion(ctx, imp.tx, imp.posSystemID, imp.companyID); err != nil {
 		return 0, 0, wrap(err, "import promotions")
 	}
+	if err := imp.db.logImport(ctx, imp.tx, imp.posSystemID, imp.companyID, posgate.ImportKindPromotions, imp.created, imp.staged-imp.created, imp.now); err != nil {
+		return 0, 0, err
+	}
 	emitted, err := imp.db.emitIn(ctx, imp.tx, posgate.ImportEvent(imp.posSystemID, imp.companyID, "promotions", imp.staged, posgate.Timestamp(imp.db.now())))
 	if err != nil {
 		return 0, 0, err

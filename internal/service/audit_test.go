@@ -27,7 +27,7 @@ var readOnly = []string{
 	// Operator reads.
 	"FindCarouselSettings", "FindCatalogue", "FindClient", "FindCompany", "FindCoupon", "FindLocation", "FindLoyaltyProgram",
 	"FindLoyaltyUser", "FindPerson", "FindPOSSystem", "FindPromotion", "FindReceiptPromotion", "FindSession", "FindSlide", "FindTerminal",
-	"FindTransaction", "FindWebhookEndpoint", "Impressions", "InteractionsPerHour", "ListAudit", "ListWebhookDeliveries", "ListWebhookEndpoints", "ListCategories", "ListClients", "ListCompanies", "ListKeys", "ListLocations",
+	"FindTransaction", "FindWebhookEndpoint", "Impressions", "InteractionsPerHour", "ListAudit", "ListImports", "ListWebhookDeliveries", "ListWebhookEndpoints", "ListCategories", "ListClients", "ListCompanies", "ListKeys", "ListLocations",
 	"ListPeople", "ListPOSSystems", "ListProducts", "ListPromotions", "ListReceiptPromotions", "ListSlides", "ListTerminals", "ListTransactions", "SearchCompanyCoupons", "SearchCompanyLoyaltyUsers",
 	// The POS API, and the Idempotency-Key records of any route.
 	"ActiveCoupons", "BeginCategoryImport", "BeginIdempotent", "BeginProductImport", "BeginPromotionImport", "Carousel",

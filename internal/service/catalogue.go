@@ -48,6 +48,7 @@ func countItems(n int) error {
 // or none, once the whole request has been read.
 type ProductImport struct {
 	store                  posgate.Store
+	who                    *posgate.Principal
 	posSystemID, companyID string
 	checker                *posgate.ProductChecker
 }
@@ -66,7 +67,7 @@ func (s *Service) BeginProductImport(ctx context.Context, p *posgate.Principal, 
 	for i, c := range cats {
 		ids[i] = c.ID
 	}
-	return &ProductImport{store: s.store, posSystemID: posSystemID, companyID: companyID, checker: posgate.NewProductChecker(companyID, ids)}, nil
+	return &ProductImport{store: s.store, who: p, posSystemID: posSystemID, companyID: companyID, checker: posgate.NewProductChecker(companyID, ids)}, nil
 }
 
 // Count is told how many items the request has held so far; beyond the
@@ -85,7 +86,7 @@ func (imp *ProductImport) Commit(ctx context.Context) (*posgate.ImportResult, er
 	created, updated := 0, 0
 	if ps := imp.checker.Accepted(); len(ps) > 0 {
 		var err error
-		if created, updated, err = imp.store.ImportProducts(ctx, imp.posSystemID, imp.companyID, ps); err != nil {
+		if created, updated, err = imp.store.ImportProducts(importMeta(ctx, imp.who, imp.checker.Result(0, 0)), imp.posSystemID, imp.companyID, ps); err != nil {
 			return nil, err
 		}
 	}
@@ -98,6 +99,7 @@ func (imp *ProductImport) Commit(ctx context.Context) (*posgate.ImportResult, er
 // items that pass, all or none.
 type CategoryImport struct {
 	svc                    *Service
+	who                    *posgate.Principal
 	posSystemID, companyID string
 	checker                *posgate.CategoryChecker
 }
@@ -108,7 +110,7 @@ func (s *Service) BeginCategoryImport(ctx context.Context, p *posgate.Principal,
 	if err := s.catalogueCompany(ctx, p, posSystemID, companyID); err != nil {
 		return nil, err
 	}
-	return &CategoryImport{svc: s, posSystemID: posSystemID, companyID: companyID, checker: posgate.NewCategoryChecker(posSystemID, companyID)}, nil
+	return &CategoryImport{svc: s, who: p, posSystemID: posSystemID, companyID: companyID, checker: posgate.NewCategoryChecker(posSystemID, companyID)}, nil
 }
 
 // Count is told how many items the request has held so far; beyond the
@@ -124,7 +126,7 @@ func (imp *CategoryImport) Commit(ctx context.Context) (*posgate.ImportResult, e
 	created, updated := 0, 0
 	if imp.checker.Pending() > 0 {
 		var err error
-		created, updated, err = imp.svc.store.ImportCategories(ctx, imp.posSystemID, imp.companyID, imp.checker.Plan)
+		created, updated, err = imp.svc.store.ImportCategories(importMeta(ctx, imp.who, imp.checker.Result(0, 0)), imp.posSystemID, imp.companyID, imp.checker.Plan)
 		if err != nil {
 			return nil, err
 		}
@@ -193,4 +195,15 @@ func (s *Service) ListCategories(ctx context.Context, p *posgate.Principal, posS
 		return nil, err
 	}
 	return out, nil
+}
+
+// importMeta returns ctx carrying, for the store's import log, who runs
+// the import and how many items the checks have failed so far (items, not
+// errors: one item may fail more than one check).
+func importMeta(ctx context.Context, p *posgate.Principal, r *posgate.ImportResult) context.Context {
+	rows := map[int]struct{}{}
+	for _, e := range r.Errors {
+		rows[e.RowNumber] = struct{}{}
+	}
+	return posgate.WithImportMeta(ctx, posgate.ImportMeta{ClientID: p.ClientID, PersonID: p.PersonID, Failed: len(rows)})
 }

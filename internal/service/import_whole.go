@@ -46,7 +46,7 @@ func (imp *CategoryImport) CommitWhole(ctx context.Context) (*posgate.ImportResu
 	if imp.checker.Pending() == 0 {
 		return imp.checker.Result(0, 0), true, nil
 	}
-	created, updated, err := imp.svc.store.ImportCategories(ctx, imp.posSystemID, imp.companyID, func(stored map[string]string) ([]*posgate.Category, error) {
+	created, updated, err := imp.svc.store.ImportCategories(importMeta(ctx, imp.who, imp.checker.Result(0, 0)), imp.posSystemID, imp.companyID, func(stored map[string]string) ([]*posgate.Category, error) {
 		cats, err := imp.checker.Plan(stored)
 		if err == nil && len(imp.checker.Result(0, 0).Errors) > 0 {
 			return nil, errTreeRefused

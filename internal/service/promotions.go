@@ -14,6 +14,7 @@ type PromotionImport struct {
 	checker *posgate.PromotionChecker
 	staged  posgate.PromotionImport
 	done    func() // drops the company's cached promotion index
+	who     *posgate.Principal
 }
 
 // BeginPromotionImport starts an import of promotions into a company. It
@@ -57,7 +58,7 @@ func (s *Service) BeginPromotionImport(ctx context.Context, p *posgate.Principal
 	if err != nil {
 		return nil, err
 	}
-	return &PromotionImport{checker: posgate.NewPromotionChecker(companyID, ids, catalogue), staged: staged,
+	return &PromotionImport{checker: posgate.NewPromotionChecker(companyID, ids, catalogue), staged: staged, who: p,
 		done: func() { s.indexes.invalidate(posSystemID, companyID) }}, nil
 }
 
@@ -88,7 +89,7 @@ func (imp *PromotionImport) Valid() int { return imp.checker.Accepted() }
 // Commit stores every item that passed, in one transaction, and returns the
 // import's result.
 func (imp *PromotionImport) Commit(ctx context.Context) (*posgate.ImportResult, error) {
-	created, updated, err := imp.staged.Commit(ctx)
+	created, updated, err := imp.staged.Commit(importMeta(ctx, imp.who, imp.checker.Result(0, 0)))
 	if err != nil {
 		return nil, err
 	}

@@ -158,6 +158,7 @@ func storedTree(ctx context.Context, tx *sql.Tx, posSystemID, companyID string) 
 // ImportProducts upserts products in one transaction; an unchanged product
 // is not rewritten.
 func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string, products []*posgate.Product) (created, updated int, err error) {
+	started := db.now()
 	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("sqlite: import products: %w", err)
@@ -205,6 +206,9 @@ func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string,
 	if err := bumpCatalogueVersion(ctx, tx, posSystemID, companyID); err != nil {
 		return 0, 0, fmt.Errorf("sqlite: import products: %w", err)
 	}
+	if err := db.logImport(ctx, tx.Tx, posSystemID, companyID, posgate.ImportKindProducts, created, updated, started); err != nil {
+		return 0, 0, err
+	}
 	if err := db.emitTx(ctx, tx.Tx, posgate.ImportEvent(posSystemID, companyID, "products", created+updated, db.timestamp())); err != nil {
 		return 0, 0, err
 	}
@@ -218,6 +222,7 @@ func (db *DB) ImportProducts(ctx context.Context, posSystemID, companyID string,
 // ImportCategories reads the stored tree, lets plan check the import
 // against it and upserts what plan returns, all in one write transaction.
 func (db *DB) ImportCategories(ctx context.Context, posSystemID, companyID string, plan func(stored map[string]string) ([]*posgate.Category, error)) (created, updated int, err error) {
+	started := db.now()
 	tx, err := db.beginWrite(ctx)
 	if err != nil {
 		return 0, 0, fmt.Errorf("sqlite: import categories: %w", err)
@@ -261,6 +266,9 @@ func (db *DB) ImportCategories(ctx context.Context, posSystemID, companyID strin
 		if err := bumpCatalogueVersion(ctx, tx, posSystemID, companyID); err != nil {
 			return 0, 0, fmt.Errorf("sqlite: import categories: %w", err)
 		}
+	}
+	if err := db.logImport(ctx, tx.Tx, posSystemID, companyID, posgate.ImportKindCategories, created, updated, started); err != nil {
+		return 0, 0, err
 	}
 	if err := db.emitTx(ctx, tx.Tx, posgate.ImportEvent(posSystemID, companyID, "productCategories", created+updated, db.timestamp())); err != nil {
 		return 0, 0, err

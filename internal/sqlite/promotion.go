@@ -786,6 +786,10 @@ func (imp *promotionImport) Commit(ctx context.Context) (created, updated int, e
 		r = imp.write(ctx, writeLimits{})
 	}
 	if r.err == nil {
+		started, _ := parseTime(imp.now)
+		r.err = imp.db.logImport(ctx, r.tx, imp.posSystemID, imp.companyID, posgate.ImportKindPromotions, r.created, r.updated, started)
+	}
+	if r.err == nil {
 		r.err = imp.db.emitTx(ctx, r.tx, posgate.ImportEvent(imp.posSystemID, imp.companyID, "promotions", r.created+r.updated, imp.db.timestamp()))
 	}
 	if r.err == nil {

@@ -102,6 +102,7 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"WebhookOutbox", testWebhookOutbox},
 		{"WebhookClaims", testWebhookClaims},
 		{"WebhookImportEvents", testWebhookImportEvents},
+		{"ImportLog", testImportLog},
 		{"WebhookSenderOrderAndBackoff", testWebhookSenderOrderAndBackoff},
 		{"WebhookSenderDeadAndGone", testWebhookSenderDeadAndGone},
 		{"WebhookSweep", testWebhookSweep},
