@@ -59,16 +59,37 @@ func (b *browser) eval(what, js string) string {
 	return v
 }
 
-// waitFor polls js until it answers "yes" or the time is up.
+// waitFor polls js until it answers "yes" or the time is up. A page that
+// is being replaced (a form's post and its redirect) cannot answer for a
+// moment: that counts as "not yet", not as a failure.
 func (b *browser) waitFor(what string, limit time.Duration, js string) {
 	b.t.Helper()
 	deadline := time.Now().Add(limit)
-	for b.eval(what, js) != "yes" {
+	for {
+		v, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](js))
+		if err == nil && v == "yes" {
+			return
+		}
+		if err != nil && !navigating(err) {
+			b.t.Fatalf("%s: %v", what, err)
+		}
 		if time.Now().After(deadline) {
-			b.t.Fatalf("timed out waiting for %s; page: %.2000s", what, b.eval("page text", `document.body ? document.body.innerText : ""`))
+			b.t.Fatalf("timed out waiting for %s (%v); page: %.2000s", what, err, b.eval("page text", `document.body ? document.body.innerText : ""`))
 		}
 		time.Sleep(150 * time.Millisecond)
 	}
+}
+
+// navigating reports whether err is Chromium's answer to an evaluation in
+// a page that is being replaced.
+func navigating(err error) bool {
+	msg := err.Error()
+	for _, s := range []string{"Inspected target navigated or closed", "Execution context was destroyed", "Cannot find context with specified id"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // status is the HTTP status of the page now shown.
