@@ -271,13 +271,18 @@ func (env *cli) newFlags(name string) *flag.FlagSet {
 	return fs
 }
 
-// argCount checks a command's positional arguments (any number when want
-// is negative: the command checks them itself).
-func argCount(name string, pos []string, want int) error {
-	if len(pos) == want || want < 0 {
-		return nil
+// parseArgs parses a command's flags (env.parse) and checks that it got
+// want positional arguments (any number when want is negative: the command
+// checks them itself), which it returns.
+func (env *cli) parseArgs(fs *flag.FlagSet, name string, args []string, want int) ([]string, error) {
+	pos, err := env.parse(fs, args)
+	if err != nil {
+		return nil, err
 	}
-	return usagef("%s takes %d argument(s), got %d (see 'posgate %s --help')", name, want, len(pos), name)
+	if len(pos) != want && want >= 0 {
+		return nil, usagef("%s takes %d argument(s), got %d (see 'posgate %s --help')", name, want, len(pos), name)
+	}
+	return pos, nil
 }
 
 // envName is the environment variable of a flag: --auth-url → POSGATE_AUTH_URL.

@@ -43,11 +43,8 @@ func storeCommand(ctx context.Context, env *cli, name string, args []string, nar
 	if define != nil {
 		define(fs)
 	}
-	pos, err := env.parse(fs, args)
+	pos, err := env.parseArgs(fs, name, args, nargs)
 	if err != nil {
-		return err
-	}
-	if err := argCount(name, pos, nargs); err != nil {
 		return err
 	}
 	st, err := sf.open(ctx)

@@ -249,11 +249,8 @@ func operatorCommand(ctx context.Context, env *cli, name string, args []string, 
 	if define != nil {
 		define(fs)
 	}
-	pos, err := env.parse(fs, args)
+	pos, err := env.parseArgs(fs, name, args, nargs)
 	if err != nil {
-		return err
-	}
-	if err := argCount(name, pos, nargs); err != nil {
 		return err
 	}
 	r, err := env.connect(sf)
@@ -302,11 +299,8 @@ func answer[T any, A any](a A, err error) (T, error) {
 func cmdLogin(ctx context.Context, env *cli, args []string) error {
 	fs := env.newFlags("login")
 	sf := addServerFlags(fs)
-	pos, err := env.parse(fs, args)
+	_, err := env.parseArgs(fs, "login", args, 0)
 	if err != nil {
-		return err
-	}
-	if err := argCount("login", pos, 0); err != nil {
 		return err
 	}
 	if *sf.clientID == "" || *sf.secret == "" {
