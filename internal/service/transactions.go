@@ -436,7 +436,7 @@ func (s *Service) prepareTransaction(ctx context.Context, p *posgate.Principal, 
 		amount = -amount.Abs()
 	}
 	return &posgate.TransactionInput{
-		Row: row, ID: uuid.NewString(), POSSystemID: posSystemID, CompanyID: loc.CompanyID, LocationID: loc.ID, TerminalID: term.ID,
+		Row: row, ID: newTransactionUUID(), POSSystemID: posSystemID, CompanyID: loc.CompanyID, LocationID: loc.ID, TerminalID: term.ID,
 		TransactionID: *req.TransactionID, SessionID: sessionID, Type: kind, Amount: amount, Date: *req.TransactionDate,
 		OriginalTransactionID: value(req.OriginalTransactionID),
 		CardNumber:            card, Email: email, Phone: phone, FirstName: first, LastName: last, EnrollID: "u-" + randomID(),
@@ -718,4 +718,18 @@ func (s *Service) triggeredPromotions(ctx context.Context, loc *posgate.Location
 		return nil, err
 	}
 	return ev.Promotions, nil
+}
+
+// newTransactionUUID returns posgate's id of a new transaction: a
+// time-ordered UUID (version 7), so that the stores' indexes on it
+// (transactions' key, transaction_coupons by transaction) take each new sale
+// at their end rather than on a random page. A random (version 4) id cost
+// the SQLite writer two more pages to read and write back per sale
+// (docs/performance.md, "The sale's write path").
+func newTransactionUUID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
 }
