@@ -72,6 +72,15 @@ type LedgerTx interface {
 	Emit(ctx context.Context, ev *Event) error
 }
 
+// LedgerReadAhead is a LedgerTx that can do a sale's reads (its company's
+// program, its card's customer, its coupons) in the round trip of its
+// InsertTransaction, which PostgreSQL's does: applyOne names the item
+// before it inserts it. The reads still come after the insert, as one by
+// one, and each answers the first call that asks for it.
+type LedgerReadAhead interface {
+	ReadAhead(it *TransactionInput)
+}
+
 // ApplyLedger applies items on tx in Date order (ties by Row), each inside
 // a savepoint: a rejected item is rolled back to it. It returns the
 // outcomes in the order of items; an error (the store's) means that tx
@@ -141,6 +150,9 @@ func applyOne(ctx context.Context, tx LedgerTx, it *TransactionInput) (*Transact
 		TransactionID: it.TransactionID, SessionID: it.SessionID, Type: it.Type, Amount: it.Amount, Date: Timestamp(it.Date),
 		OriginalTransactionID: it.OriginalTransactionID, RequestHash: it.RequestHash, Request: it.Request,
 		Answer: json.RawMessage("{}"), CreatedAt: Timestamp(tx.Now()),
+	}
+	if ra, ok := tx.(LedgerReadAhead); ok {
+		ra.ReadAhead(it)
 	}
 	inserted, err := tx.InsertTransaction(ctx, t)
 	if err != nil {

@@ -64,12 +64,19 @@ func (db *DB) FindLoyaltyProgram(ctx context.Context, posSystemID, companyID str
 	return findProgram(ctx, db.q(ctx), posSystemID, companyID)
 }
 
+// findProgramSQL reads a company's loyalty program ($1, $2).
+const findProgramSQL = `SELECT points_per_unit, stamps_per_sale, minimum_for_stamp, auto_enroll, updated_at FROM loyalty_programs
+		WHERE pos_system_id = $1 AND company_id = $2`
+
 func findProgram(ctx context.Context, q pgQuerier, posSystemID, companyID string) (*posgate.LoyaltyProgram, error) {
+	return scanProgram(q.QueryRow(ctx, findProgramSQL, posSystemID, companyID), posSystemID, companyID)
+}
+
+// scanProgram reads the row of findProgramSQL.
+func scanProgram(r pgx.Row, posSystemID, companyID string) (*posgate.LoyaltyProgram, error) {
 	p := &posgate.LoyaltyProgram{POSSystemID: posSystemID, CompanyID: companyID}
 	var at time.Time
-	err := q.QueryRow(ctx, `SELECT points_per_unit, stamps_per_sale, minimum_for_stamp, auto_enroll, updated_at FROM loyalty_programs
-		WHERE pos_system_id = $1 AND company_id = $2`, posSystemID, companyID).
-		Scan(&p.PointsPerCurrencyUnit, &p.StampsPerSale, &p.MinimumAmountForStamp, &p.AutoEnroll, &at)
+	err := r.Scan(&p.PointsPerCurrencyUnit, &p.StampsPerSale, &p.MinimumAmountForStamp, &p.AutoEnroll, &at)
 	if err != nil {
 		return nil, readErr(err, "find loyalty program", posgate.NotFound("loyalty program of company", companyID))
 	}
@@ -102,17 +109,25 @@ func retryable(err error) bool {
 }
 
 // inLedger runs fn in one transaction over a ledger, again (up to five
-// times) when PostgreSQL breaks a deadlock by aborting it.
+// times) when PostgreSQL breaks a deadlock by aborting it. Outside Atomic
+// the transaction is the ledger's own on a connection of the pool, whose
+// BEGIN and COMMIT travel with its first and last statements (see
+// ledgerpipe.go); inside Atomic it is a savepoint of Atomic's.
 func (db *DB) inLedger(ctx context.Context, op string, fn func(l *ledger) error) error {
 	for attempt := 0; ; attempt++ {
 		var l *ledger
-		err := pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error {
-			l = &ledger{db: db, tx: tx}
-			if err := fn(l); err != nil {
-				return err
-			}
-			return l.flush(ctx)
-		})
+		var err error
+		if outer, ok := db.q(ctx).(pgx.Tx); !ok {
+			l, err = db.pipelined(ctx, fn)
+		} else {
+			err = pgx.BeginFunc(ctx, outer, func(tx pgx.Tx) error {
+				l = &ledger{db: db, tx: tx}
+				if err := fn(l); err != nil {
+					return err
+				}
+				return l.send(ctx, false)
+			})
+		}
 		if err == nil && l.emitted {
 			db.outbox.Notify()
 		}
@@ -243,10 +258,22 @@ func findRedemption(ctx context.Context, q pgQuerier, posSystemID, companyID, co
 	return r, nil
 }
 
-// ledger is posgate.LedgerTx over one PostgreSQL transaction.
+// ledger is posgate.LedgerTx over one PostgreSQL transaction. Its
+// statements go through q (ledgerpipe.go), which sends the statements
+// waiting in pending with the next one, in one round trip.
 type ledger struct {
 	db *DB
-	tx pgx.Tx
+	// tx is the connection the transaction runs on: a connection of the
+	// pool (the ledger's own transaction) or Atomic's transaction.
+	tx batcher
+	// pending are statements whose outcome the ledger does not wait for
+	// (the BEGIN of its own transaction, a sale's FinishTransaction): they
+	// go with the next statement, and an error of theirs fails it.
+	pending []pendingStmt
+	// ahead is the sale whose reads InsertTransaction does in its round
+	// trip (ReadAhead), and read holds what they found.
+	ahead *posgate.TransactionInput
+	read  readAhead
 	// alone makes the savepoints no-ops: the transaction holds one item,
 	// and ApplyTransactions rolls it back as a whole when the item is
 	// rejected.
@@ -264,7 +291,7 @@ type ledger struct {
 func (l *ledger) Now() time.Time { return posgate.Timestamp(l.db.now()) }
 
 func (l *ledger) exec(ctx context.Context, op, sql string, args ...any) (int64, error) {
-	tag, err := l.tx.Exec(ctx, sql, args...)
+	tag, err := l.q().Exec(ctx, sql, args...)
 	if err != nil {
 		return 0, wrap(err, op)
 	}
@@ -300,7 +327,14 @@ func (l *ledger) ReleaseSavepoint(ctx context.Context) error {
 }
 
 func (l *ledger) LoyaltyProgram(ctx context.Context, posSystemID, companyID string) (*posgate.LoyaltyProgram, error) {
-	p, err := findProgram(ctx, l.tx, posSystemID, companyID)
+	var p *posgate.LoyaltyProgram
+	var err error
+	if r := &l.read; r.program && r.pos == posSystemID && r.company == companyID {
+		r.program = false
+		p, err = r.programRes, r.programErr
+	} else {
+		p, err = findProgram(ctx, l.q(), posSystemID, companyID)
+	}
 	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
 		return posgate.DefaultLoyaltyProgram(posSystemID, companyID), nil
 	}
@@ -308,46 +342,63 @@ func (l *ledger) LoyaltyProgram(ctx context.Context, posSystemID, companyID stri
 }
 
 func (l *ledger) InsertTransaction(ctx context.Context, t *posgate.Transaction) (bool, error) {
-	n, err := l.exec(ctx, "insert transaction", `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
-		transaction_id, session_id, transaction_type, amount, transaction_date, original_transaction_id, request_hash, request, answer, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), $8, $9, $10, nullif($11, ''), $12, $13, $14, $15) ON CONFLICT DO NOTHING`,
-		t.ID, t.POSSystemID, t.CompanyID, t.LocationID, t.TerminalID, t.TransactionID, t.SessionID, string(t.Type), int64(t.Amount),
-		t.Date, t.OriginalTransactionID, t.RequestHash, string(t.Request), string(t.Answer), t.CreatedAt)
+	args := []any{t.ID, t.POSSystemID, t.CompanyID, t.LocationID, t.TerminalID, t.TransactionID, t.SessionID, string(t.Type), int64(t.Amount),
+		t.Date, t.OriginalTransactionID, t.RequestHash, string(t.Request), string(t.Answer), t.CreatedAt}
+	it := l.ahead
+	l.ahead, l.read = nil, readAhead{}
+	if it != nil && it.ID == t.ID {
+		return l.insertReadingAhead(ctx, it, args)
+	}
+	n, err := l.exec(ctx, "insert transaction", insertTransactionSQL, args...)
 	return n == 1, err
 }
 
+// insertTransactionSQL inserts a transaction unless its keys are taken.
+const insertTransactionSQL = `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
+		transaction_id, session_id, transaction_type, amount, transaction_date, original_transaction_id, request_hash, request, answer, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), $8, $9, $10, nullif($11, ''), $12, $13, $14, $15) ON CONFLICT DO NOTHING`
+
+// FinishTransaction waits in pending for the ledger's next statement (at
+// the latest its commit): nothing the item does after it reads the row.
 func (l *ledger) FinishTransaction(ctx context.Context, t *posgate.Transaction) error {
-	_, err := l.exec(ctx, "finish transaction", `UPDATE transactions SET user_id = nullif($1, ''), points_earned = $2, stamps_earned = $3,
+	l.defer_("finish transaction", `UPDATE transactions SET user_id = nullif($1, ''), points_earned = $2, stamps_earned = $3,
 		original_id = nullif($4, ''), answer = $5 WHERE id = $6`,
 		t.UserID, t.PointsEarned, t.StampsEarned, t.OriginalID, string(t.Answer), t.ID)
-	return err
+	return nil
 }
 
 func (l *ledger) FindTransaction(ctx context.Context, posSystemID, companyID, transactionID string) (*posgate.Transaction, error) {
-	return findTransaction(ctx, l.tx, posSystemID, companyID, transactionID)
+	return findTransaction(ctx, l.q(), posSystemID, companyID, transactionID)
 }
 
 func (l *ledger) FindTransactionBySession(ctx context.Context, sessionID string) (*posgate.Transaction, error) {
-	return findBySession(ctx, l.tx, sessionID)
+	return findBySession(ctx, l.q(), sessionID)
 }
 
 func (l *ledger) AddRefund(ctx context.Context, saleID string, amount posgate.Amount) (posgate.Amount, bool, error) {
 	var refunded int64
-	err := l.tx.QueryRow(ctx, `UPDATE transactions SET refunded = refunded + $1 WHERE id = $2 AND refunded + $1 <= amount RETURNING refunded`,
+	err := l.q().QueryRow(ctx, `UPDATE transactions SET refunded = refunded + $1 WHERE id = $2 AND refunded + $1 <= amount RETURNING refunded`,
 		int64(amount), saleID).Scan(&refunded)
 	if err == nil {
 		return posgate.Amount(refunded), true, nil
 	} else if !errors.Is(err, pgx.ErrNoRows) {
 		return 0, false, wrap(err, "add refund")
 	}
-	if err := l.tx.QueryRow(ctx, `SELECT refunded FROM transactions WHERE id = $1`, saleID).Scan(&refunded); err != nil {
+	if err := l.q().QueryRow(ctx, `SELECT refunded FROM transactions WHERE id = $1`, saleID).Scan(&refunded); err != nil {
 		return 0, false, wrap(err, "add refund")
 	}
 	return posgate.Amount(refunded), false, nil
 }
 
 func (l *ledger) FindUser(ctx context.Context, posSystemID, companyID, userID string) (*posgate.LoyaltyUser, error) {
-	u, err := scanUser(l.tx.QueryRow(ctx, findUserSQL, posSystemID, companyID, userID))
+	var u *posgate.LoyaltyUser
+	var err error
+	if r := &l.read; r.user && r.pos == posSystemID && r.company == companyID && r.userID == userID {
+		r.user = false
+		u, err = r.userRes, r.userErr
+	} else {
+		u, err = scanUser(l.q().QueryRow(ctx, findUserSQL, posSystemID, companyID, userID))
+	}
 	if err != nil {
 		return nil, readErr(err, "find loyalty user", posgate.NotFound("loyalty user", userID))
 	}
@@ -355,7 +406,7 @@ func (l *ledger) FindUser(ctx context.Context, posSystemID, companyID, userID st
 }
 
 func (l *ledger) userIDs(ctx context.Context, sql string, args ...any) ([]string, error) {
-	rows, err := l.tx.Query(ctx, sql, args...)
+	rows, err := l.q().Query(ctx, sql, args...)
 	if err != nil {
 		return nil, wrap(err, "match customer")
 	}
@@ -389,7 +440,7 @@ func (l *ledger) EnrollUser(ctx context.Context, u *posgate.LoyaltyUser) (bool, 
 func (l *ledger) AddBalance(ctx context.Context, posSystemID, companyID, userID string, points, stamps int32) (int32, int32, int64, error) {
 	var p, s int32
 	var seq int64
-	err := l.tx.QueryRow(ctx, `UPDATE loyalty_users SET points = greatest(least(points::bigint + $1, 2147483647), -2147483648)::integer,
+	err := l.q().QueryRow(ctx, `UPDATE loyalty_users SET points = greatest(least(points::bigint + $1, 2147483647), -2147483648)::integer,
 		stamps = greatest(least(stamps::bigint + $2, 2147483647), 0)::integer, updated_at = $3, balance_seq = balance_seq + 1
 		WHERE pos_system_id = $4 AND company_id = $5 AND user_id = $6 RETURNING points, stamps, balance_seq`,
 		int64(points), int64(stamps), l.Now(), posSystemID, companyID, userID).Scan(&p, &s, &seq)
@@ -400,7 +451,13 @@ func (l *ledger) AddBalance(ctx context.Context, posSystemID, companyID, userID 
 }
 
 func (l *ledger) FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*posgate.Coupon, error) {
-	c, err := scanCoupon(l.tx.QueryRow(ctx, findCouponSQL, posSystemID, companyID, posgate.Fold(code)))
+	var c *posgate.Coupon
+	var err error
+	if r, ok := l.read.coupon(posSystemID, companyID, posgate.Fold(code)); ok {
+		c, err = r.c, r.err
+	} else {
+		c, err = scanCoupon(l.q().QueryRow(ctx, findCouponSQL, posSystemID, companyID, posgate.Fold(code)))
+	}
 	if err != nil {
 		return nil, readErr(err, "find coupon", posgate.NotFound("coupon", code))
 	}
@@ -420,7 +477,7 @@ func (l *ledger) RedeemCoupon(ctx context.Context, c *posgate.Coupon, transactio
 }
 
 func (l *ledger) Redemption(ctx context.Context, posSystemID, companyID, code string) (*posgate.CouponRedemption, error) {
-	return findRedemption(ctx, l.tx, posSystemID, companyID, code)
+	return findRedemption(ctx, l.q(), posSystemID, companyID, code)
 }
 
 func (l *ledger) RestoreCoupons(ctx context.Context, posSystemID, companyID, saleID string, now time.Time) error {

@@ -89,7 +89,7 @@ func (db *DB) emitIn(ctx context.Context, q pgQuerier, ev *posgate.Event) (bool,
 // per event.
 func (l *ledger) Emit(ctx context.Context, ev *posgate.Event) error {
 	rows, err := l.db.outbox.Rows(ctx, ev, func(ctx context.Context, posSystemID, companyID string) ([]*posgate.WebhookEndpoint, error) {
-		return loadEndpoints(ctx, l.tx, posSystemID, companyID)
+		return loadEndpoints(ctx, l.q(), posSystemID, companyID)
 	})
 	l.events = append(l.events, rows...)
 	return err
@@ -103,28 +103,6 @@ const flushSQL = `INSERT INTO webhook_deliveries (endpoint_id, event_id, event_t
 		WHERE p.endpoint_id = u.e AND p.user_id = u.usr AND p.status = 'Pending')) THEN u.at END, u.at, u.at
 	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::bool[]) WITH ORDINALITY AS u(e, id, t, usr, p, at, f, n)
 	ORDER BY u.n`
-
-// flush writes the ledger's outbox rows, before its commit.
-func (l *ledger) flush(ctx context.Context) error {
-	n := len(l.events)
-	if n == 0 {
-		return nil
-	}
-	eps, ids, types, users, payloads := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-	at, first := make([]time.Time, n), make([]bool, n)
-	seen := map[[2]string]bool{}
-	for i, r := range l.events {
-		eps[i], ids[i], types[i], users[i], payloads[i], at[i] = r.EndpointID, r.EventID, r.EventType, r.UserID, r.Payload, r.CreatedAt
-		key := [2]string{r.EndpointID, r.UserID}
-		first[i] = !seen[key]
-		seen[key] = true
-	}
-	if _, err := l.tx.Exec(ctx, flushSQL, eps, ids, types, users, payloads, at, first); err != nil {
-		return wrap(err, "emit events")
-	}
-	l.emitted = true
-	return nil
-}
 
 // NotifyWebhooks implements posgate.WebhookStore.
 func (db *DB) NotifyWebhooks(f func()) { db.outbox.SetNotify(f) }

@@ -90,6 +90,7 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"TransactionLedger", testTransactionLedger},
 		{"ConcurrentTransactions", testConcurrentTransactions},
 		{"LoneRejectedTransaction", testLoneRejectedTransaction},
+		{"LedgerItemsSeeEarlier", testLedgerItemsSeeEarlier},
 		// The audit log (audit.go).
 		{"AuditAppendList", testAuditAppendList},
 		{"AuditAtomic", testAuditAtomic},

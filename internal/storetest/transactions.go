@@ -262,3 +262,58 @@ func testLoneRejectedTransaction(t *testing.T, e *env) {
 		t.Fatalf("next sale: %+v", next[0])
 	}
 }
+
+// testLedgerItemsSeeEarlier: each item of a batch sees what the items
+// before it wrote, whatever a store reads ahead for it (PostgreSQL reads a
+// sale's program, customer and coupons with its insert): a customer the
+// first sale enrolled is found by the second, a coupon it redeemed is
+// refused to the second, a duplicate in between changes nothing, and a
+// code given twice in one sale is redeemed once.
+func testLedgerItemsSeeEarlier(t *testing.T, e *env) {
+	ctx := t.Context()
+	couponFixture(e)
+	e.coupon(issued("K7"))
+	e.coupon(issued("K8"))
+	p := &posgate.LoyaltyProgram{POSSystemID: "clover", CompanyID: "acme", PointsPerCurrencyUnit: 100, StampsPerSale: 1, AutoEnroll: true}
+	must[struct{}](t, "PutLoyaltyProgram")(struct{}{}, e.s.PutLoyaltyProgram(ctx, p))
+	newCustomer := func(in *posgate.TransactionInput) {
+		in.CardNumber, in.FirstName, in.LastName, in.EnrollID = "u9", "Ann", "Lee", "u-unused"
+	}
+	first := e.txInput(1, "B1", 1000, newCustomer, func(in *posgate.TransactionInput) { in.CouponCodes = []string{"K7"} })
+	out := e.apply(first,
+		e.txInput(2, "B2", 1000, newCustomer, func(in *posgate.TransactionInput) { in.CouponCodes = []string{"k7"} }),
+		e.txInput(3, "B1", 1000, newCustomer, func(in *posgate.TransactionInput) { in.CouponCodes = []string{"K7"} }),
+		e.txInput(4, "B3", 1000, func(in *posgate.TransactionInput) { in.CouponCodes = []string{"K8", "k8"} }))
+	check(t, "statuses", []string{out[0].Status, out[1].Status, out[2].Status, out[3].Status},
+		[]string{posgate.OutcomeCreated, posgate.OutcomeCreated, posgate.OutcomeDuplicate, posgate.OutcomeCreated})
+	a1, a2, a4 := answerOf(t, out[0]), answerOf(t, out[1]), answerOf(t, out[3])
+	check(t, "first sale's loyalty", a1.Loyalty, &posgate.TransactionLoyalty{UserID: "u9", PointsEarned: 10, StampsEarned: 1, Points: 10, Stamps: 1})
+	check(t, "second sale's loyalty", a2.Loyalty, &posgate.TransactionLoyalty{UserID: "u9", PointsEarned: 10, StampsEarned: 1, Points: 20, Stamps: 2})
+	taken, twice := "Coupon 'K7' has already been redeemed.", "Coupon 'k8' is given more than once in this transaction."
+	check(t, "first sale's coupons", a1.Coupons, []posgate.TransactionCoupon{{Code: "K7", Status: posgate.CouponRedeemed}})
+	check(t, "second sale's coupons", a2.Coupons, []posgate.TransactionCoupon{{Code: "K7", Status: posgate.CouponRejected, ErrorMessage: &taken}})
+	check(t, "third sale's coupons", a4.Coupons, []posgate.TransactionCoupon{{Code: "K8", Status: posgate.CouponRedeemed},
+		{Code: "k8", Status: posgate.CouponRejected, ErrorMessage: &twice}})
+	if string(out[2].Answer) != string(out[0].Answer) {
+		t.Fatalf("duplicate's answer %s, want %s", out[2].Answer, out[0].Answer)
+	}
+	u := must[*posgate.LoyaltyUser](t, "FindLoyaltyUser")(e.s.FindLoyaltyUser(ctx, "clover", "acme", "u9"))
+	check(t, "enrolled customer's balances", [2]int32{u.Points, u.Stamps}, [2]int32{20, 2})
+	for code, id := range map[string]string{"K7": "B1", "K8": "B3"} {
+		r := must[*posgate.CouponRedemption](t, "FindCouponRedemption")(e.s.FindCouponRedemption(ctx, "clover", "acme", code))
+		check(t, code+"'s redemption", r.TransactionID, id)
+	}
+	// A refund naming itself as its sale finds itself: a refund.
+	self := e.apply(e.txInput(1, "R9", -100, func(in *posgate.TransactionInput) {
+		in.Type, in.OriginalTransactionID, in.CardNumber = posgate.TransactionRefund, "R9", ""
+	}))
+	checkErr(t, "refund of itself", self[0].Err, posgate.ErrInvalid, "Transaction 'R9' is a refund; a refund's originalTransactionId names a sale.")
+	// Lone sales (the ledger writer's path on SQLite, a transaction of
+	// their own on PostgreSQL) read their customer and coupon afresh.
+	next := e.apply(e.txInput(1, "B4", 1000, newCustomer, func(in *posgate.TransactionInput) { in.CouponCodes = []string{"K8", "K7"} }))
+	a := answerOf(t, next[0])
+	check(t, "lone sale's loyalty", a.Loyalty, &posgate.TransactionLoyalty{UserID: "u9", PointsEarned: 10, StampsEarned: 1, Points: 30, Stamps: 3})
+	taken8 := "Coupon 'K8' has already been redeemed."
+	check(t, "lone sale's coupons", a.Coupons, []posgate.TransactionCoupon{{Code: "K8", Status: posgate.CouponRejected, ErrorMessage: &taken8},
+		{Code: "K7", Status: posgate.CouponRejected, ErrorMessage: &taken}})
+}
