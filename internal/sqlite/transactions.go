@@ -248,7 +248,8 @@ const (
 	lsRollbackTo
 	lsRelease
 	lsProgram
-	lsInsert
+	lsTaken
+	lsInsertWhole
 	lsFinish
 	lsFind
 	lsBySession
@@ -274,9 +275,12 @@ var ledgerSQL = [ledgerStmtCount]string{
 	lsRollbackTo: `ROLLBACK TO ledger_item`,
 	lsRelease:    `RELEASE ledger_item`,
 	lsProgram:    findProgramSQL,
-	lsInsert: `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
-		transaction_id, session_id, transaction_type, amount, transaction_date, original_transaction_id, request_hash, request, answer, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, nullif(?, ''), ?, ?, ?, nullif(?, ''), ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+	lsTaken: `SELECT EXISTS (SELECT 1 FROM transactions WHERE pos_system_id = ?1 AND company_id = ?2 AND transaction_id = ?3)
+		OR (?4 <> '' AND EXISTS (SELECT 1 FROM transactions INDEXED BY transactions_by_session WHERE session_id = ?4))`,
+	lsInsertWhole: `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
+		transaction_id, session_id, transaction_type, amount, transaction_date, original_transaction_id, request_hash, request, answer, created_at,
+		user_id, points_earned, stamps_earned, original_id)
+		VALUES (?, ?, ?, ?, ?, ?, nullif(?, ''), ?, ?, ?, nullif(?, ''), ?, ?, ?, ?, nullif(?, ''), ?, ?, nullif(?, ''))`,
 	lsFinish: `UPDATE transactions SET user_id = nullif(?, ''), points_earned = ?, stamps_earned = ?,
 		original_id = nullif(?, ''), answer = ? WHERE id = ?`,
 	lsFind:      findTransactionSQL,
@@ -338,6 +342,12 @@ type ledger struct {
 	bound [ledgerStmtCount]*sql.Stmt // the statements bound to tx so far
 	// outbox is the outbox insert bound to tx, once an event was emitted.
 	outbox *sql.Stmt
+	// claimed is the transaction InsertTransaction found free and did not
+	// write yet: FinishTransaction inserts it whole, with the coupons its
+	// sale redeemed (links), so that a sale writes its row once instead of
+	// inserting it and updating it (see InsertTransaction).
+	claimed *posgate.Transaction
+	links   [][]any
 }
 
 func (db *DB) newLedger(tx *sql.Tx) *ledger { return &ledger{db: db, tx: tx} }
@@ -372,6 +382,7 @@ func (l *ledger) exec(ctx context.Context, op string, k int, args ...any) (int64
 }
 
 func (l *ledger) Savepoint(ctx context.Context) error {
+	l.claimed, l.links = nil, l.links[:0]
 	_, err := l.exec(ctx, "savepoint", lsSavepoint)
 	return err
 }
@@ -396,19 +407,53 @@ func (l *ledger) LoyaltyProgram(ctx context.Context, posSystemID, companyID stri
 	return p, err
 }
 
+// InsertTransaction does not write the row: it checks that the row's keys
+// are free, and FinishTransaction inserts the row as it ends. The write
+// connection is SQLite's only writer and its transaction holds the write
+// lock, so no other insert can take the keys in between; the row went in
+// with an empty answer and was updated at the end, which made the writer
+// find and rewrite it (and its customer's index entry) once more per sale.
+// A coupon the sale redeems is linked to it (transaction_coupons, whose
+// txn_id references the row) once the row is in.
 func (l *ledger) InsertTransaction(ctx context.Context, t *posgate.Transaction) (bool, error) {
-	n, err := l.exec(ctx, "insert transaction", lsInsert,
-		t.ID, t.POSSystemID, t.CompanyID, t.LocationID, t.TerminalID, t.TransactionID, t.SessionID, t.Type, t.Amount,
-		formatTime(t.Date), t.OriginalTransactionID, t.RequestHash, string(t.Request), string(t.Answer), formatTime(t.CreatedAt))
-	return n == 1, err
+	l.claimed, l.links = nil, l.links[:0]
+	var taken bool
+	if err := l.row(ctx, lsTaken, t.POSSystemID, t.CompanyID, t.TransactionID, t.SessionID).Scan(&taken); err != nil {
+		return false, fmt.Errorf("sqlite: insert transaction: %w", err)
+	}
+	if !taken {
+		l.claimed = t
+	}
+	return !taken, nil
 }
 
 func (l *ledger) FinishTransaction(ctx context.Context, t *posgate.Transaction) error {
-	_, err := l.exec(ctx, "finish transaction", lsFinish, t.UserID, t.PointsEarned, t.StampsEarned, t.OriginalID, string(t.Answer), t.ID)
+	if l.claimed == nil || l.claimed.ID != t.ID {
+		return fmt.Errorf("sqlite: finish transaction %s: not claimed by InsertTransaction", t.ID)
+	}
+	l.claimed = nil
+	n, err := l.exec(ctx, "insert transaction", lsInsertWhole,
+		t.ID, t.POSSystemID, t.CompanyID, t.LocationID, t.TerminalID, t.TransactionID, t.SessionID, t.Type, t.Amount,
+		formatTime(t.Date), t.OriginalTransactionID, t.RequestHash, string(t.Request), string(t.Answer), formatTime(t.CreatedAt),
+		t.UserID, t.PointsEarned, t.StampsEarned, t.OriginalID)
+	if err == nil && n != 1 {
+		err = fmt.Errorf("sqlite: insert transaction %s: %d rows inserted", t.ID, n)
+	}
+	for _, args := range l.links {
+		if err != nil {
+			break
+		}
+		_, err = l.exec(ctx, "redeem coupon", lsLinkCoupon, args...)
+	}
+	l.links = l.links[:0]
 	return err
 }
 
 func (l *ledger) FindTransaction(ctx context.Context, posSystemID, companyID, transactionID string) (*posgate.Transaction, error) {
+	if c := l.claimed; c != nil && c.POSSystemID == posSystemID && c.CompanyID == companyID && c.TransactionID == transactionID {
+		t := *c // a refund naming itself finds itself, as if its row were in
+		return &t, nil
+	}
 	return scanTransaction(l.row(ctx, lsFind, posSystemID, companyID, transactionID), "find transaction", posgate.NotFound("transaction", transactionID))
 }
 
@@ -498,7 +543,12 @@ func (l *ledger) RedeemCoupon(ctx context.Context, c *posgate.Coupon, transactio
 	if err != nil || n == 0 {
 		return false, err
 	}
-	_, err = l.exec(ctx, "redeem coupon", lsLinkCoupon, c.POSSystemID, c.CompanyID, code, transactionID, c.Code, at)
+	args := []any{c.POSSystemID, c.CompanyID, code, transactionID, c.Code, at}
+	if l.claimed != nil && l.claimed.ID == transactionID {
+		l.links = append(l.links, args) // the sale's row is not in yet
+		return true, nil
+	}
+	_, err = l.exec(ctx, "redeem coupon", lsLinkCoupon, args...)
 	return err == nil, err
 }
 
