@@ -348,6 +348,8 @@ type ledger struct {
 	// inserting it and updating it (see InsertTransaction).
 	claimed *posgate.Transaction
 	links   [][]any
+	// programs are the loyalty programs read so far (LoyaltyProgram).
+	programs map[[2]string]*posgate.LoyaltyProgram
 }
 
 func (db *DB) newLedger(tx *sql.Tx) *ledger { return &ledger{db: db, tx: tx} }
@@ -399,12 +401,27 @@ func (l *ledger) ReleaseSavepoint(ctx context.Context) error {
 	return err
 }
 
+// LoyaltyProgram reads a company's program once per ledger: the ledger
+// never changes a program, and its write transaction keeps others from
+// changing it, so the sales of a group (storekit.LedgerWriter) share the
+// read.
 func (l *ledger) LoyaltyProgram(ctx context.Context, posSystemID, companyID string) (*posgate.LoyaltyProgram, error) {
+	key := [2]string{posSystemID, companyID}
+	if p, ok := l.programs[key]; ok {
+		return p, nil
+	}
 	p, err := scanProgram(l.row(ctx, lsProgram, posSystemID, companyID), posSystemID, companyID)
 	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
-		return posgate.DefaultLoyaltyProgram(posSystemID, companyID), nil
+		p, err = posgate.DefaultLoyaltyProgram(posSystemID, companyID), nil
 	}
-	return p, err
+	if err != nil {
+		return nil, err
+	}
+	if l.programs == nil {
+		l.programs = map[[2]string]*posgate.LoyaltyProgram{}
+	}
+	l.programs[key] = p
+	return p, nil
 }
 
 // InsertTransaction does not write the row: it checks that the row's keys
