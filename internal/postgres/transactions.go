@@ -298,13 +298,15 @@ func (l *ledger) exec(ctx context.Context, op, sql string, args ...any) (int64, 
 	return tag.RowsAffected(), nil
 }
 
+// Savepoint and ReleaseSavepoint wait in pending for the item's next
+// statement (a batch's item costs no round trip of its own for them);
+// RollbackToSavepoint is sent at once.
 func (l *ledger) Savepoint(ctx context.Context) error {
 	l.mark = len(l.events)
-	if l.alone {
-		return nil
+	if !l.alone {
+		l.defer_("savepoint", `SAVEPOINT ledger_item`)
 	}
-	_, err := l.exec(ctx, "savepoint", `SAVEPOINT ledger_item`)
-	return err
+	return nil
 }
 
 func (l *ledger) RollbackToSavepoint(ctx context.Context) error {
@@ -319,11 +321,10 @@ func (l *ledger) RollbackToSavepoint(ctx context.Context) error {
 }
 
 func (l *ledger) ReleaseSavepoint(ctx context.Context) error {
-	if l.alone {
-		return nil
+	if !l.alone {
+		l.defer_("release savepoint", `RELEASE SAVEPOINT ledger_item`)
 	}
-	_, err := l.exec(ctx, "release savepoint", `RELEASE SAVEPOINT ledger_item`)
-	return err
+	return nil
 }
 
 func (l *ledger) LoyaltyProgram(ctx context.Context, posSystemID, companyID string) (*posgate.LoyaltyProgram, error) {
