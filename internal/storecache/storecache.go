@@ -2,8 +2,12 @@
 // for a short time: every startInteraction (and every other POS route) reads
 // a location with its company and a terminal, every token request reads a
 // client, and every coupon search without a location lists the POS system's
-// companies, although these change rarely. It wraps a posgate.Store; every
-// other method passes straight through.
+// companies, although these change rarely. The POS reads of a company's
+// configuration are cached the same way: the carousel settings (every
+// carousel request), the effective receipt promotion (every receipt), the
+// company and whether it has an enabled webhook endpoint (every settings
+// lookup). It wraps a posgate.Store; every other method passes straight
+// through.
 //
 // Correctness rules, in order of importance:
 //   - Only found objects are cached, never "not found": a terminal or client
@@ -62,6 +66,10 @@ type Store struct {
 	clients   map[string]entry[posgate.Client]
 	people    map[string]entry[posgate.Person]
 	companies map[string]entry[companyList] // by POS system
+	company   map[[2]string]entry[posgate.Company]
+	carousels map[[2]string]entry[posgate.CarouselSettings]
+	receipts  map[[3]string]entry[posgate.ReceiptPromotion] // by POS system, company, location
+	webhooked map[[2]string]entry[bool]
 }
 
 // companyList is a cached ListCompanies answer.
@@ -90,6 +98,10 @@ func New(st posgate.Store, o Options) *Store {
 		clients:   map[string]entry[posgate.Client]{},
 		people:    map[string]entry[posgate.Person]{},
 		companies: map[string]entry[companyList]{},
+		company:   map[[2]string]entry[posgate.Company]{},
+		carousels: map[[2]string]entry[posgate.CarouselSettings]{},
+		receipts:  map[[3]string]entry[posgate.ReceiptPromotion]{},
+		webhooked: map[[2]string]entry[bool]{},
 	}
 }
 
@@ -136,7 +148,17 @@ func (s *Store) invalidate() {
 	clear(s.clients)
 	clear(s.people)
 	clear(s.companies)
+	clear(s.company)
+	clear(s.carousels)
+	clear(s.receipts)
+	clear(s.webhooked)
 	s.mu.Unlock()
+}
+
+// shallow copies a value whose fields hold no slice, map or pointer.
+func shallow[V any](v *V) *V {
+	c := *v
+	return &c
 }
 
 func cloneLocation(l *posgate.Location) *posgate.Location {
@@ -348,4 +370,112 @@ func (s *Store) FindPerson(ctx context.Context, id string) (*posgate.Person, err
 func (s *Store) UpdatePerson(ctx context.Context, id string, upd posgate.PersonUpdate) (*posgate.Person, error) {
 	defer s.invalidate()
 	return s.Store.UpdatePerson(ctx, id, upd)
+}
+
+// FindCompany returns the company, cached (every settings lookup reads
+// it). The settings lookup answers a company the caller may not see without
+// reading the store at all (internal/service), so a cached company tells a
+// caller nothing by its timing that the answer does not.
+func (s *Store) FindCompany(ctx context.Context, posSystemID, companyID string) (*posgate.Company, error) {
+	if inAtomic(ctx) {
+		return s.Store.FindCompany(ctx, posSystemID, companyID)
+	}
+	return lookup(s, s.company, [2]string{posSystemID, companyID}, func() (*posgate.Company, error) {
+		return s.Store.FindCompany(ctx, posSystemID, companyID)
+	}, shallow)
+}
+
+// FindCarouselSettings returns the company's carousel settings, cached
+// (every carousel request reads them).
+func (s *Store) FindCarouselSettings(ctx context.Context, posSystemID, companyID string) (*posgate.CarouselSettings, error) {
+	if inAtomic(ctx) {
+		return s.Store.FindCarouselSettings(ctx, posSystemID, companyID)
+	}
+	return lookup(s, s.carousels, [2]string{posSystemID, companyID}, func() (*posgate.CarouselSettings, error) {
+		return s.Store.FindCarouselSettings(ctx, posSystemID, companyID)
+	}, shallow)
+}
+
+// PutCarouselSettings stores the settings, then empties the cache.
+func (s *Store) PutCarouselSettings(ctx context.Context, c *posgate.CarouselSettings) error {
+	defer s.invalidate()
+	return s.Store.PutCarouselSettings(ctx, c)
+}
+
+// EffectiveReceiptPromotion returns the location's receipt promotion or
+// the company default, cached (every receipt request reads it). None found
+// is not cached: a promotion just created elsewhere shows at once.
+func (s *Store) EffectiveReceiptPromotion(ctx context.Context, posSystemID, companyID, locationID string) (*posgate.ReceiptPromotion, error) {
+	if inAtomic(ctx) {
+		return s.Store.EffectiveReceiptPromotion(ctx, posSystemID, companyID, locationID)
+	}
+	return lookup(s, s.receipts, [3]string{posSystemID, companyID, locationID}, func() (*posgate.ReceiptPromotion, error) {
+		return s.Store.EffectiveReceiptPromotion(ctx, posSystemID, companyID, locationID)
+	}, shallow)
+}
+
+// PutReceiptPromotion stores the promotion, then empties the cache.
+func (s *Store) PutReceiptPromotion(ctx context.Context, p *posgate.ReceiptPromotion) error {
+	defer s.invalidate()
+	return s.Store.PutReceiptPromotion(ctx, p)
+}
+
+// DeleteReceiptPromotion removes the promotion, then empties the cache.
+func (s *Store) DeleteReceiptPromotion(ctx context.Context, posSystemID, companyID, locationID string) (*posgate.ReceiptPromotion, error) {
+	defer s.invalidate()
+	return s.Store.DeleteReceiptPromotion(ctx, posSystemID, companyID, locationID)
+}
+
+// HasEnabledWebhook reports whether the company has an enabled webhook
+// endpoint, cached (every settings lookup asks). Both answers are cached:
+// an endpoint created or disabled through this Store empties the cache,
+// one changed elsewhere shows within the TTL, as any other change.
+func (s *Store) HasEnabledWebhook(ctx context.Context, posSystemID, companyID string) (bool, error) {
+	if inAtomic(ctx) {
+		return s.Store.HasEnabledWebhook(ctx, posSystemID, companyID)
+	}
+	v, err := lookup(s, s.webhooked, [2]string{posSystemID, companyID}, func() (*bool, error) {
+		ok, err := s.Store.HasEnabledWebhook(ctx, posSystemID, companyID)
+		return &ok, err
+	}, shallow)
+	if err != nil {
+		return false, err
+	}
+	return *v, nil
+}
+
+// CreateWebhookEndpoint creates the endpoint, then empties the cache.
+func (s *Store) CreateWebhookEndpoint(ctx context.Context, e *posgate.WebhookEndpoint) error {
+	defer s.invalidate()
+	return s.Store.CreateWebhookEndpoint(ctx, e)
+}
+
+// UpdateWebhookEndpoint updates the endpoint, then empties the cache.
+func (s *Store) UpdateWebhookEndpoint(ctx context.Context, e *posgate.WebhookEndpoint) error {
+	defer s.invalidate()
+	return s.Store.UpdateWebhookEndpoint(ctx, e)
+}
+
+// DeleteWebhookEndpoint removes the endpoint, then empties the cache.
+func (s *Store) DeleteWebhookEndpoint(ctx context.Context, posSystemID, companyID, id string) error {
+	defer s.invalidate()
+	return s.Store.DeleteWebhookEndpoint(ctx, posSystemID, companyID, id)
+}
+
+// RecordDelivery stores a delivery attempt; one that disables its endpoint
+// (a 410, docs/api.md §19) then empties the cache.
+func (s *Store) RecordDelivery(ctx context.Context, owner string, r *posgate.DeliveryResult) (bool, error) {
+	if r.DisableEndpoint {
+		defer s.invalidate()
+	}
+	return s.Store.RecordDelivery(ctx, owner, r)
+}
+
+// RecordDeliveries stores delivery attempts; when one disables its
+// endpoint, the cache is emptied afterwards.
+func (s *Store) RecordDeliveries(ctx context.Context, owner string, rs []*posgate.DeliveryResult) (int, error) {
+	if slices.ContainsFunc(rs, func(r *posgate.DeliveryResult) bool { return r.DisableEndpoint }) {
+		defer s.invalidate()
+	}
+	return s.Store.RecordDeliveries(ctx, owner, rs)
 }

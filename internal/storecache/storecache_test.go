@@ -528,3 +528,158 @@ func TestPersonDisabled(t *testing.T) {
 		t.Errorf("unknown person: %v", err)
 	}
 }
+
+// configCounting counts the store reads of the company configuration that
+// the POS reads ask for.
+type configCounting struct {
+	posgate.Store
+	companies, carousels, receipts, webhooks atomic.Int64
+}
+
+func (c *configCounting) FindCompany(ctx context.Context, p, id string) (*posgate.Company, error) {
+	c.companies.Add(1)
+	return c.Store.FindCompany(ctx, p, id)
+}
+
+func (c *configCounting) FindCarouselSettings(ctx context.Context, p, co string) (*posgate.CarouselSettings, error) {
+	c.carousels.Add(1)
+	return c.Store.FindCarouselSettings(ctx, p, co)
+}
+
+func (c *configCounting) EffectiveReceiptPromotion(ctx context.Context, p, co, l string) (*posgate.ReceiptPromotion, error) {
+	c.receipts.Add(1)
+	return c.Store.EffectiveReceiptPromotion(ctx, p, co, l)
+}
+
+func (c *configCounting) HasEnabledWebhook(ctx context.Context, p, co string) (bool, error) {
+	c.webhooks.Add(1)
+	return c.Store.HasEnabledWebhook(ctx, p, co)
+}
+
+// The company, its carousel settings, its effective receipt promotion and
+// whether it has an enabled webhook endpoint are cached until the TTL; a
+// change through the cache is seen at once, one behind it within the TTL;
+// no receipt promotion is not cached.
+func TestConfigurationIsCached(t *testing.T) {
+	f := newFixture(t, 0)
+	ctx := f.ctx
+	cnt := &configCounting{Store: f.raw}
+	c := New(cnt, Options{TTL: time.Second, Now: f.clock.Now})
+
+	receipt := func() string {
+		t.Helper()
+		p, err := c.EffectiveReceiptPromotion(ctx, "pos", "co", "L1")
+		if errors.Is(err, posgate.ErrNotFound) {
+			return ""
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return p.PrimaryText
+	}
+	if got := receipt(); got != "" {
+		t.Fatalf("receipt %q before any", got)
+	}
+	if err := f.raw.PutReceiptPromotion(ctx, &posgate.ReceiptPromotion{POSSystemID: "pos", CompanyID: "co", PrimaryText: "Default", TargetURL: "https://example.com/"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := receipt(); got != "Default" {
+		t.Errorf("receipt %q just after one was stored elsewhere: none found must not be cached", got)
+	}
+	if err := c.PutReceiptPromotion(ctx, &posgate.ReceiptPromotion{POSSystemID: "pos", CompanyID: "co", LocationID: "L1", PrimaryText: "L1's", TargetURL: "https://example.com/"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := receipt(); got != "L1's" {
+		t.Errorf("receipt %q after a put through the cache", got)
+	}
+	before := cnt.receipts.Load()
+	receipt()
+	receipt()
+	if n := cnt.receipts.Load() - before; n != 0 {
+		t.Errorf("%d receipt reads of the store within the TTL, want 0", n)
+	}
+	if _, err := c.DeleteReceiptPromotion(ctx, "pos", "co", "L1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := receipt(); got != "Default" {
+		t.Errorf("receipt %q after a delete through the cache", got)
+	}
+
+	if err := c.PutCarouselSettings(ctx, &posgate.CarouselSettings{POSSystemID: "pos", CompanyID: "co", URLTemplate: "https://a.example/{terminalId}"}); err != nil {
+		t.Fatal(err)
+	}
+	tmpl := func() string {
+		t.Helper()
+		s, err := c.FindCarouselSettings(ctx, "pos", "co")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.URLTemplate
+	}
+	tmpl()
+	if err := f.raw.PutCarouselSettings(ctx, &posgate.CarouselSettings{POSSystemID: "pos", CompanyID: "co", URLTemplate: "https://b.example/{terminalId}"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tmpl(); got != "https://a.example/{terminalId}" {
+		t.Errorf("within the TTL: %q (the cache is not in use)", got)
+	}
+	f.clock.Advance(time.Second)
+	if got := tmpl(); got != "https://b.example/{terminalId}" {
+		t.Errorf("at the TTL: %q", got)
+	}
+	if err := c.PutCarouselSettings(ctx, &posgate.CarouselSettings{POSSystemID: "pos", CompanyID: "co", URLTemplate: "https://c.example/{terminalId}"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tmpl(); got != "https://c.example/{terminalId}" {
+		t.Errorf("after a put through the cache: %q", got)
+	}
+
+	status := func() posgate.Status {
+		t.Helper()
+		co, err := c.FindCompany(ctx, "pos", "co")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return co.Status
+	}
+	status()
+	status()
+	if n := cnt.companies.Load(); n != 1 {
+		t.Errorf("%d company reads of the store, want 1", n)
+	}
+	if _, err := c.UpdateCompany(ctx, "pos", "co", posgate.CompanyUpdate{Status: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	if got := status(); got != posgate.StatusDisabled {
+		t.Errorf("after disabling the company through the cache: %s", got)
+	}
+
+	hooked := func() bool {
+		t.Helper()
+		ok, err := c.HasEnabledWebhook(ctx, "pos", "co")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if hooked() || hooked() {
+		t.Fatal("a webhook before any endpoint")
+	}
+	if n := cnt.webhooks.Load(); n != 1 {
+		t.Errorf("%d webhook reads of the store, want 1", n)
+	}
+	e := &posgate.WebhookEndpoint{POSSystemID: "pos", CompanyID: "co", ID: "wh1", URL: "https://hooks.example/", Enabled: true,
+		EventTypes: []string{"coupon.redeemed"}, Secret: "whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3"}
+	if err := c.CreateWebhookEndpoint(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	if !hooked() {
+		t.Error("no webhook after an endpoint was created through the cache")
+	}
+	e.Enabled = false
+	if err := c.UpdateWebhookEndpoint(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	if hooked() {
+		t.Error("a webhook after the endpoint was disabled through the cache")
+	}
+}
