@@ -18,7 +18,7 @@ type ctxKey int
 
 const (
 	principalKey ctxKey = iota // the request's *principalBox, which holds its trace id too
-	leaseKey // a route's own Idempotency-Key lease (withLease)
+	leaseKey                   // a route's own Idempotency-Key lease (withLease)
 )
 
 // msgNoToken is the detail of a 401 without any credentials; it is also how
