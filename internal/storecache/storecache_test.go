@@ -683,3 +683,38 @@ func TestConfigurationIsCached(t *testing.T) {
 		t.Error("a webhook after the endpoint was disabled through the cache")
 	}
 }
+
+// A client's redirect URIs are cached until the TTL; a change through the
+// cache is seen at once, one behind it within the TTL.
+func TestRedirectURIsAreCached(t *testing.T) {
+	f := newFixture(t, 0)
+	uris := func() []string {
+		t.Helper()
+		u, err := f.c.ClientRedirectURIs(f.ctx, "cl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	if got := uris(); len(got) != 0 {
+		t.Fatalf("redirect URIs %q before any", got)
+	}
+	if err := f.c.SetClientRedirectURIs(f.ctx, "cl", []string{"https://a.example/cb"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := uris(); !slices.Equal(got, []string{"https://a.example/cb"}) {
+		t.Errorf("after a change through the cache: %q", got)
+	}
+	got := uris()
+	got[0] = "changed by the caller"
+	if err := f.raw.SetClientRedirectURIs(f.ctx, "cl", []string{"https://b.example/cb"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := uris(); !slices.Equal(got, []string{"https://a.example/cb"}) {
+		t.Errorf("within the TTL, after a change elsewhere: %q, want the cached copy unchanged", got)
+	}
+	f.clock.Advance(time.Second)
+	if got := uris(); !slices.Equal(got, []string{"https://b.example/cb"}) {
+		t.Errorf("at the TTL: %q", got)
+	}
+}
