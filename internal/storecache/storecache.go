@@ -16,6 +16,10 @@
 //   - A company list is a found answer too, so it can miss a company just
 //     created elsewhere for up to the TTL; a company created through this
 //     Store empties the cache, so that this instance lists it at once.
+//   - So is the absence of a company's carousel template or receipt
+//     promotion (the built-in carousel, no promotion): configuration that
+//     an operator sets and that, like a change of it, shows within the TTL
+//     when set elsewhere, and at once when set through this Store.
 //   - Every update made through this Store (the operator API of this
 //     instance) empties the cache before it returns, and a lookup that was
 //     already in flight when an update happened does not put its (possibly
@@ -67,8 +71,8 @@ type Store struct {
 	people    map[string]entry[posgate.Person]
 	companies map[string]entry[companyList] // by POS system
 	company   map[[2]string]entry[posgate.Company]
-	carousels map[[2]string]entry[posgate.CarouselSettings]
-	receipts  map[[3]string]entry[posgate.ReceiptPromotion] // by POS system, company, location
+	carousels map[[2]string]entry[maybe[posgate.CarouselSettings]]
+	receipts  map[[3]string]entry[maybe[posgate.ReceiptPromotion]] // by POS system, company, location
 	webhooked map[[2]string]entry[bool]
 	redirects map[string]entry[[]string] // a client's redirect URIs
 }
@@ -100,8 +104,8 @@ func New(st posgate.Store, o Options) *Store {
 		people:    map[string]entry[posgate.Person]{},
 		companies: map[string]entry[companyList]{},
 		company:   map[[2]string]entry[posgate.Company]{},
-		carousels: map[[2]string]entry[posgate.CarouselSettings]{},
-		receipts:  map[[3]string]entry[posgate.ReceiptPromotion]{},
+		carousels: map[[2]string]entry[maybe[posgate.CarouselSettings]]{},
+		receipts:  map[[3]string]entry[maybe[posgate.ReceiptPromotion]]{},
 		webhooked: map[[2]string]entry[bool]{},
 		redirects: map[string]entry[[]string]{},
 	}
@@ -156,6 +160,34 @@ func (s *Store) invalidate() {
 	clear(s.webhooked)
 	clear(s.redirects)
 	s.mu.Unlock()
+}
+
+// maybe is a configuration lookup's answer: the value, or the store's
+// ENOTFOUND error for its absence.
+type maybe[V any] struct {
+	v   *V
+	err error
+}
+
+// lookupMaybe is lookup for a value whose absence is cached too (the
+// store's ENOTFOUND error, answered as it was); other errors are not.
+func lookupMaybe[K comparable, V any](s *Store, m map[K]entry[maybe[V]], k K, load func() (*V, error)) (*V, error) {
+	a, err := lookup(s, m, k, func() (*maybe[V], error) {
+		v, err := load()
+		if err != nil && !errors.Is(err, posgate.ErrNotFound) {
+			return nil, err
+		}
+		return &maybe[V]{v: v, err: err}, nil
+	}, func(a *maybe[V]) *maybe[V] {
+		if a.v == nil {
+			return a
+		}
+		return &maybe[V]{v: shallow(a.v)}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a.v, a.err
 }
 
 // shallow copies a value whose fields hold no slice, map or pointer.
@@ -388,15 +420,16 @@ func (s *Store) FindCompany(ctx context.Context, posSystemID, companyID string) 
 	}, shallow)
 }
 
-// FindCarouselSettings returns the company's carousel settings, cached
-// (every carousel request reads them).
+// FindCarouselSettings returns the company's carousel settings, cached,
+// and so is their absence (every carousel request reads them, and most
+// companies never set a template).
 func (s *Store) FindCarouselSettings(ctx context.Context, posSystemID, companyID string) (*posgate.CarouselSettings, error) {
 	if inAtomic(ctx) {
 		return s.Store.FindCarouselSettings(ctx, posSystemID, companyID)
 	}
-	return lookup(s, s.carousels, [2]string{posSystemID, companyID}, func() (*posgate.CarouselSettings, error) {
+	return lookupMaybe(s, s.carousels, [2]string{posSystemID, companyID}, func() (*posgate.CarouselSettings, error) {
 		return s.Store.FindCarouselSettings(ctx, posSystemID, companyID)
-	}, shallow)
+	})
 }
 
 // PutCarouselSettings stores the settings, then empties the cache.
@@ -406,15 +439,15 @@ func (s *Store) PutCarouselSettings(ctx context.Context, c *posgate.CarouselSett
 }
 
 // EffectiveReceiptPromotion returns the location's receipt promotion or
-// the company default, cached (every receipt request reads it). None found
-// is not cached: a promotion just created elsewhere shows at once.
+// the company default, cached, and so is their absence (every receipt
+// request reads it).
 func (s *Store) EffectiveReceiptPromotion(ctx context.Context, posSystemID, companyID, locationID string) (*posgate.ReceiptPromotion, error) {
 	if inAtomic(ctx) {
 		return s.Store.EffectiveReceiptPromotion(ctx, posSystemID, companyID, locationID)
 	}
-	return lookup(s, s.receipts, [3]string{posSystemID, companyID, locationID}, func() (*posgate.ReceiptPromotion, error) {
+	return lookupMaybe(s, s.receipts, [3]string{posSystemID, companyID, locationID}, func() (*posgate.ReceiptPromotion, error) {
 		return s.Store.EffectiveReceiptPromotion(ctx, posSystemID, companyID, locationID)
-	}, shallow)
+	})
 }
 
 // PutReceiptPromotion stores the promotion, then empties the cache.

@@ -582,8 +582,15 @@ func TestConfigurationIsCached(t *testing.T) {
 	if err := f.raw.PutReceiptPromotion(ctx, &posgate.ReceiptPromotion{POSSystemID: "pos", CompanyID: "co", PrimaryText: "Default", TargetURL: "https://example.com/"}); err != nil {
 		t.Fatal(err)
 	}
+	if got := receipt(); got != "" {
+		t.Errorf("receipt %q within the TTL of none found: the absence is cached too", got)
+	}
+	if n := cnt.receipts.Load(); n != 1 {
+		t.Errorf("%d receipt reads of the store, want 1", n)
+	}
+	f.clock.Advance(time.Second)
 	if got := receipt(); got != "Default" {
-		t.Errorf("receipt %q just after one was stored elsewhere: none found must not be cached", got)
+		t.Errorf("receipt %q at the TTL after one was stored elsewhere", got)
 	}
 	if err := c.PutReceiptPromotion(ctx, &posgate.ReceiptPromotion{POSSystemID: "pos", CompanyID: "co", LocationID: "L1", PrimaryText: "L1's", TargetURL: "https://example.com/"}); err != nil {
 		t.Fatal(err)
@@ -604,6 +611,14 @@ func TestConfigurationIsCached(t *testing.T) {
 		t.Errorf("receipt %q after a delete through the cache", got)
 	}
 
+	for range 2 {
+		if _, err := c.FindCarouselSettings(ctx, "pos", "co"); !errors.Is(err, posgate.ErrNotFound) {
+			t.Fatalf("carousel settings before any: %v", err)
+		}
+	}
+	if n := cnt.carousels.Load(); n != 1 {
+		t.Errorf("%d carousel reads of the store for no settings, want 1 (the absence is cached)", n)
+	}
 	if err := c.PutCarouselSettings(ctx, &posgate.CarouselSettings{POSSystemID: "pos", CompanyID: "co", URLTemplate: "https://a.example/{terminalId}"}); err != nil {
 		t.Fatal(err)
 	}
