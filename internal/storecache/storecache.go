@@ -4,9 +4,12 @@
 // client, and every coupon search without a location lists the POS system's
 // companies, although these change rarely. The POS reads of a company's
 // configuration are cached the same way: the carousel settings (every
-// carousel request), the effective receipt promotion (every receipt), the
-// company and whether it has an enabled webhook endpoint (every settings
-// lookup). It wraps a posgate.Store; every other method passes straight
+// carousel request), the effective receipt promotion (every receipt),
+// whether it has an enabled webhook endpoint (every settings lookup). The
+// company itself is not cached: the operator routes read it for a company
+// the caller may not see too, so that a hidden company takes the time an
+// unknown one takes (internal/service, operatorCompany), which a cached
+// company would undo. It wraps a posgate.Store; every other method passes straight
 // through.
 //
 // Correctness rules, in order of importance:
@@ -70,7 +73,6 @@ type Store struct {
 	clients   map[string]entry[posgate.Client]
 	people    map[string]entry[posgate.Person]
 	companies map[string]entry[companyList] // by POS system
-	company   map[[2]string]entry[posgate.Company]
 	carousels map[[2]string]entry[maybe[posgate.CarouselSettings]]
 	receipts  map[[3]string]entry[maybe[posgate.ReceiptPromotion]] // by POS system, company, location
 	webhooked map[[2]string]entry[bool]
@@ -103,7 +105,6 @@ func New(st posgate.Store, o Options) *Store {
 		clients:   map[string]entry[posgate.Client]{},
 		people:    map[string]entry[posgate.Person]{},
 		companies: map[string]entry[companyList]{},
-		company:   map[[2]string]entry[posgate.Company]{},
 		carousels: map[[2]string]entry[maybe[posgate.CarouselSettings]]{},
 		receipts:  map[[3]string]entry[maybe[posgate.ReceiptPromotion]]{},
 		webhooked: map[[2]string]entry[bool]{},
@@ -154,7 +155,6 @@ func (s *Store) invalidate() {
 	clear(s.clients)
 	clear(s.people)
 	clear(s.companies)
-	clear(s.company)
 	clear(s.carousels)
 	clear(s.receipts)
 	clear(s.webhooked)
@@ -405,19 +405,6 @@ func (s *Store) FindPerson(ctx context.Context, id string) (*posgate.Person, err
 func (s *Store) UpdatePerson(ctx context.Context, id string, upd posgate.PersonUpdate) (*posgate.Person, error) {
 	defer s.invalidate()
 	return s.Store.UpdatePerson(ctx, id, upd)
-}
-
-// FindCompany returns the company, cached (every settings lookup reads
-// it). The settings lookup answers a company the caller may not see without
-// reading the store at all (internal/service), so a cached company tells a
-// caller nothing by its timing that the answer does not.
-func (s *Store) FindCompany(ctx context.Context, posSystemID, companyID string) (*posgate.Company, error) {
-	if inAtomic(ctx) {
-		return s.Store.FindCompany(ctx, posSystemID, companyID)
-	}
-	return lookup(s, s.company, [2]string{posSystemID, companyID}, func() (*posgate.Company, error) {
-		return s.Store.FindCompany(ctx, posSystemID, companyID)
-	}, shallow)
 }
 
 // FindCarouselSettings returns the company's carousel settings, cached,
