@@ -112,3 +112,20 @@ func verifyAccepted(body []byte) error {
 	}
 	return nil
 }
+
+// verifyActiveAccount wants the settings lookup's data.accountStatus Active
+// (docs/api.md §15.1), so that the row measures a served company.
+func verifyActiveAccount(body []byte) error {
+	var out struct {
+		Data struct {
+			AccountStatus string `json:"accountStatus"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil {
+		return err
+	}
+	if out.Data.AccountStatus != "Active" {
+		return fmt.Errorf("accountStatus %q, want Active", out.Data.AccountStatus)
+	}
+	return nil
+}

@@ -110,6 +110,24 @@ func (rep *report) bestBaselineP99(conns int) time.Duration {
 	return best
 }
 
+// baselineP99 is the mean p99 of the baselines measured with conns
+// connections (before and after the stores, like the rate the ratios
+// use), 0 if none was.
+func (rep *report) baselineP99(conns int) time.Duration {
+	var sum time.Duration
+	n := 0
+	for _, b := range append(slices.Clone(rep.Baselines), rep.ExtraBaselines...) {
+		if b.Err == nil && b.Connections == conns {
+			sum += b.P99
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / time.Duration(n)
+}
+
 // finish computes the ratios and checks every target.
 func (rep *report) finish() {
 	rep.LoadAvgAfter = loadAvg()
@@ -138,6 +156,11 @@ func (rep *report) finish() {
 				msg += fmt.Sprintf(" (the bare net/http baseline's own p99 at %d connections in this run: %s)", r.Connections, fmtDur(b))
 			}
 			r.Failed = append(r.Failed, msg)
+		}
+		if b := rep.baselineP99(r.Connections); t.maxP99Baseline > 0 && b > 0 {
+			if bound := time.Duration(t.maxP99Baseline * float64(b)); r.P99 > bound {
+				r.Failed = append(r.Failed, fmt.Sprintf("p99 %s > %g × the baseline's %s = %s", fmtDur(r.P99), t.maxP99Baseline, fmtDur(b), fmtDur(bound)))
+			}
 		}
 		if t.zeroErrors && r.errors() > 0 {
 			r.Failed = append(r.Failed, fmt.Sprintf("%d errors", r.errors()))
@@ -182,6 +205,9 @@ func (t target) describe() string {
 	}
 	if t.maxP99 > 0 {
 		parts = append(parts, "p99 ≤ "+fmtDur(t.maxP99))
+	}
+	if t.maxP99Baseline > 0 {
+		parts = append(parts, fmt.Sprintf("p99 ≤ %g× baseline's", t.maxP99Baseline))
 	}
 	if t.zeroErrors {
 		parts = append(parts, "0 errors")

@@ -82,7 +82,16 @@ type target struct {
 	anyRSS bool
 	// maxRSSKB replaces the RSS bar for the row (the overload row's own).
 	maxRSSKB int64
+	// maxP99Baseline bounds the p99 relative to the machine's own floor
+	// (issue 19): at most this many times the p99 of the bare net/http
+	// baseline measured at the row's connection count in the same run.
+	maxP99Baseline float64
 }
+
+// readTarget is issue 19's bar for the authenticated POS reads at 64
+// connections: half the baseline's rate, a p99 within 1.5 times the
+// baseline's own, no error.
+var readTarget = target{minRatio: 0.5, maxP99Baseline: 1.5, zeroErrors: true}
 
 // scenarios is every measured endpoint. Keep it in the order of
 // the endpoint table of docs/api.md §1.2, the identity provider first.
@@ -95,7 +104,7 @@ var scenarios = []scenario{
 		// The form content type of RFC 6749 §4.4.
 		contentType: "application/x-www-form-urlencoded",
 		auth:        authClient,
-		target:      target{minRPS: 10000, zeroErrors: true},
+		target:      target{minRPS: 10000, minRatio: 0.35, maxP99Baseline: 1.5, zeroErrors: true},
 	},
 	{
 		name:   "startInteraction",
@@ -106,7 +115,7 @@ var scenarios = []scenario{
 		keys:   func(e *env) [][]string { return e.Data.ActiveTerminals },
 		before: countSessions,
 		check:  checkSessions,
-		target: target{minRatio: 0.25, maxP99: 10 * time.Millisecond, zeroErrors: true},
+		target: target{minRatio: 0.35, maxP99Baseline: 1.5, zeroErrors: true},
 	},
 	{
 		// The coupon search by code, e-mail or phone digits of random coupons.
@@ -143,7 +152,7 @@ var scenarios = []scenario{
 		keys:   couponLookupKeys,
 		setup:  loadCouponData,
 		verify: verifyNonEmpty("couponCodes"),
-		target: target{minRatio: 0.5, maxP99: 10 * time.Millisecond, zeroErrors: true},
+		target: readTarget,
 	},
 	{
 		name:        "loyaltyUsersLookup",
@@ -165,7 +174,7 @@ var scenarios = []scenario{
 		auth:   authBearer,
 		keys:   func(e *env) [][]string { return e.Data.ActiveTerminals },
 		verify: verifyAccepted,
-		target: target{zeroErrors: true},
+		target: readTarget,
 	},
 	{
 		name:   "receiptPromotion",
@@ -175,7 +184,31 @@ var scenarios = []scenario{
 		keys:   locationKeys,
 		setup:  loadReceiptPromotions,
 		verify: verifyAccepted,
-		target: target{zeroErrors: true},
+		target: readTarget,
+	},
+	{
+		// The settings lookup (docs/api.md §15.1) a POS makes when it starts.
+		name:   "settingsLookup",
+		method: http.MethodPost,
+		path:   "/v2/pos/{pos}/settings/lookup",
+		body:   `{"posCompanyId":"$1"}`,
+		auth:   authBearer,
+		keys:   companyKeys,
+		verify: verifyActiveAccount,
+		target: readTarget,
+	},
+	{
+		// The active coupons of a random location (docs/api.md §15.2), the
+		// first page, among 500 anonymous coupons beside the data set's
+		// owned ones.
+		name:   "activeCoupons",
+		method: http.MethodGet,
+		path:   "/pos/{pos}/coupon/active/locationId/$1",
+		auth:   authBearer,
+		keys:   locationKeys,
+		setup:  loadActiveCoupons,
+		verify: verifySearch,
+		target: readTarget,
 	},
 	{
 		// Overload (issue 17): startInteraction from 2,000 connections.

@@ -132,9 +132,15 @@ const defaultDrainDelay = 5 * time.Second
 const defaultGCPercent = 200
 
 // defaultMemoryLimit caps what the larger GC target may cost: near it the
-// collector runs as often as it must (a promotion import holds a large live
-// heap for its duration).
-const defaultMemoryLimit = 256 << 20
+// collector runs as often as it must. Under 2,000 connections (the overload
+// row of go run ./bench) the heap in use is some 25 MB and the rest is the
+// connections' goroutine stacks and buffers and the collector's headroom:
+// with 256 MiB the peak RSS was 161–259 MB, with 96 MiB 120 MB, within the
+// 128 MB posgate keeps to under overload (docs/performance.md). A promotion
+// import of 100,000 items holds a larger live heap for its duration and
+// takes longer near the limit (1.1–2.6 s against 0.6–1.2 s on the loaded
+// benchmark machine).
+const defaultMemoryLimit = 96 << 20
 
 // tuneGC applies the collector settings, unless Go's own GOGC or GOMEMLIMIT
 // is set in the environment: operators who tune Go programs expect those to

@@ -17,9 +17,8 @@ import (
 type ctxKey int
 
 const (
-	traceKey ctxKey = iota
-	principalKey
-	leaseKey // a route's own Idempotency-Key lease (withLease)
+	principalKey ctxKey = iota // the request's *principalBox, which holds its trace id too
+	leaseKey                   // a route's own Idempotency-Key lease (withLease)
 )
 
 // msgNoToken is the detail of a 401 without any credentials; it is also how
@@ -28,8 +27,10 @@ const msgNoToken = "No access token: send Authorization: Bearer <ACCESS_TOKEN>."
 
 // traceID returns the request's trace id ("" outside a request).
 func traceID(ctx context.Context) string {
-	id, _ := ctx.Value(traceKey).(string)
-	return id
+	if b, ok := ctx.Value(principalKey).(*principalBox); ok {
+		return b.traceID
+	}
+	return ""
 }
 
 // traceIDFrom returns the request's trace id: a W3C traceparent's trace id
@@ -121,8 +122,11 @@ func (s *Server) observe(mux *http.ServeMux, next http.Handler) http.Handler {
 		id := traceIDFrom(r.Header.Get("Traceparent"))
 		// The box is filled in by the auth wrappers so the log line can name
 		// the client without re-reading the token.
-		box := &principalBox{}
-		ctx := context.WithValue(context.WithValue(r.Context(), traceKey, id), principalKey, box)
+		// One context value carries the trace id and the box: a second
+		// WithValue (and the string boxed for it) cost two allocations per
+		// request.
+		box := &principalBox{traceID: id}
+		ctx := context.WithValue(r.Context(), principalKey, box)
 		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
 		if s.draining.Load() {
@@ -168,12 +172,13 @@ func (s *Server) observe(mux *http.ServeMux, next http.Handler) http.Handler {
 	})
 }
 
-// principalBox is the request's state that the wrappers share: the
-// authenticated caller, and the in-flight slot it holds (nil when none, or
-// when an import gave it back).
+// principalBox is the request's state that the wrappers share: its trace
+// id, the authenticated caller, and the in-flight slot it holds (nil when
+// none, or when an import gave it back).
 type principalBox struct {
-	p    *posgate.Principal
-	slot *slots
+	traceID string
+	p       *posgate.Principal
+	slot    *slots
 }
 
 // principal returns the authenticated caller of the request; nil before

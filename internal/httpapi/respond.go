@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/posgate/posgate"
 )
@@ -115,7 +116,9 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 		}
 		v = h.body
 	}
-	b, err := marshal(v)
+	buf := encodeBuffers.Get().(*bytes.Buffer)
+	defer putEncodeBuffer(buf)
+	b, err := marshalInto(buf, v)
 	if err != nil {
 		// Only a programming error (an unmarshalable type) gets here.
 		http.Error(w, "Internal error.", http.StatusInternalServerError)
@@ -132,13 +135,33 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 // embedded in HTML, and URLs must reach POS clients with a plain "&", not
 // "\u0026".
 func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
+	return marshalInto(new(bytes.Buffer), v)
+}
+
+// marshalInto is marshal into buf, whose bytes it returns.
+func marshalInto(buf *bytes.Buffer, v any) ([]byte, error) {
+	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// encodeBuffers recycles the buffers answers are encoded into: the body is
+// copied into the connection's writer by Write, so its buffer is free once
+// the handler returns, and each answer no longer grows a buffer of its own
+// from nothing.
+var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putEncodeBuffer returns buf to encodeBuffers, unless a large answer made
+// it too big to keep.
+func putEncodeBuffer(buf *bytes.Buffer) {
+	if buf.Cap() > 64<<10 {
+		return
+	}
+	buf.Reset()
+	encodeBuffers.Put(buf)
 }
 
 // responseType picks the first of the JSON media types the client names in

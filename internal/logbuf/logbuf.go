@@ -3,8 +3,15 @@
 // line is a write system call, which on the benchmark machine cost about as
 // much as serving a small request. Buffered, a burst of lines costs one.
 //
-// Nothing is dropped: when the buffer reaches its limit the writer that
-// filled it flushes it before returning (back-pressure instead of loss).
+// A full buffer (the limit) is written by the Writer's own goroutine, woken
+// at once, not by the request that filled it: a write(2) of 64 KiB to a log
+// file can block for tens of milliseconds on a busy machine (the kernel
+// throttling dirty pages), and the request that happened to fill the buffer
+// (one in a hundred at 30,000 requests/s) waited that long: that was the
+// p99 of every benchmark row that logs (docs/performance.md). Nothing is
+// dropped: should the buffer reach hardLimitFactor times the limit while
+// the writes are that slow, the writer that fills it flushes before
+// returning (back-pressure instead of loss, and bounded memory).
 // Lines reach the underlying writer at the latest one interval after they
 // were written, and at once on Flush or Close, which `posgate serve` calls
 // before it exits; only a crash of the process can lose the last interval.
@@ -22,6 +29,10 @@ const (
 	DefaultLimit    = 64 << 10
 )
 
+// hardLimitFactor sets, in limits, how much may wait while a flush is slow
+// before writers flush themselves (1 MiB with the default limit).
+const hardLimitFactor = 16
+
 // Writer is a buffered, periodically flushed io.Writer, safe for
 // concurrent use. Each Write is kept whole and in order.
 type Writer struct {
@@ -36,6 +47,7 @@ type Writer struct {
 	spare   []byte     // guarded by flushMu
 	err     error      // the first write error, guarded by flushMu
 
+	kick    chan struct{} // wakes run for a full buffer
 	stop    chan struct{}
 	stopped chan struct{}
 	once    sync.Once
@@ -50,20 +62,28 @@ func New(w io.Writer, interval time.Duration, limit int) *Writer {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	b := &Writer{w: w, limit: limit, interval: interval, stop: make(chan struct{}), stopped: make(chan struct{})}
+	b := &Writer{w: w, limit: limit, interval: interval, kick: make(chan struct{}, 1), stop: make(chan struct{}), stopped: make(chan struct{})}
 	go b.run()
 	return b
 }
 
-// Write buffers p; it flushes first-hand when the buffer is full.
+// Write buffers p. A full buffer wakes the Writer's goroutine to write it
+// out; only beyond hardLimitFactor times the limit does Write flush
+// first-hand.
 func (b *Writer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	b.buf = append(b.buf, p...)
-	full := len(b.buf) >= b.limit
+	n := len(b.buf)
 	b.mu.Unlock()
-	if full {
+	switch {
+	case n >= hardLimitFactor*b.limit:
 		if err := b.Flush(); err != nil {
 			return len(p), err
+		}
+	case n >= b.limit:
+		select {
+		case b.kick <- struct{}{}:
+		default: // already woken
 		}
 	}
 	return len(p), nil
@@ -101,6 +121,8 @@ func (b *Writer) run() {
 	for {
 		select {
 		case <-t.C:
+			b.Flush()
+		case <-b.kick:
 			b.Flush()
 		case <-b.stop:
 			return

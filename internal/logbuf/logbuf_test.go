@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -54,18 +55,86 @@ func TestLinesWaitForFlushAndKeepTheirOrder(t *testing.T) {
 	}
 }
 
-func TestAFullBufferIsFlushedByTheWriter(t *testing.T) {
-	s := &sink{}
+// A full buffer is written out at once, by the Writer's goroutine: the
+// Write that filled it returns without waiting for the write.
+func TestAFullBufferIsFlushedAtOnceInTheBackground(t *testing.T) {
+	s := &blockingSink{release: make(chan struct{})}
 	b := New(s, time.Hour, 10)
 	defer b.Close()
+	defer close(s.release)
 	b.Write([]byte("12345"))
-	if s.String() != "" {
+	time.Sleep(20 * time.Millisecond)
+	if s.String() != "" || s.started.Load() {
 		t.Fatal("flushed below the limit")
 	}
-	b.Write([]byte("67890"))
-	if s.String() != "1234567890" {
-		t.Errorf("at the limit: %q", s.String())
+	done := make(chan struct{})
+	go func() {
+		b.Write([]byte("67890")) // fills the buffer; the sink's write blocks
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the Write that filled the buffer waited for the flush")
 	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !s.started.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("a full buffer was not flushed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// While a flush is slow, writes go on into the buffer up to hardLimitFactor
+// times the limit; beyond it the writer flushes first-hand (back-pressure,
+// bounded memory, nothing lost).
+func TestBackPressureBeyondTheHardLimit(t *testing.T) {
+	s := &blockingSink{release: make(chan struct{})}
+	b := New(s, time.Hour, 10)
+	b.Write([]byte("0123456789")) // full: the background flush starts and blocks
+	deadline := time.Now().Add(5 * time.Second)
+	for !s.started.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("a full buffer was not flushed")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	line := []byte("abcdefghij")
+	for range hardLimitFactor - 1 {
+		b.Write(line) // below the hard limit: returns at once
+	}
+	blocked := make(chan struct{})
+	go func() {
+		b.Write(line) // reaches the hard limit: waits for the slow flush
+		close(blocked)
+	}()
+	select {
+	case <-blocked:
+		t.Fatal("a Write beyond the hard limit did not wait")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(s.release)
+	<-blocked
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if want := 10 + (hardLimitFactor)*10; len(s.String()) != want {
+		t.Errorf("%d bytes written, want %d", len(s.String()), want)
+	}
+}
+
+// blockingSink's writes wait until release is closed.
+type blockingSink struct {
+	sink
+	started atomic.Bool
+	release chan struct{}
+}
+
+func (s *blockingSink) Write(p []byte) (int, error) {
+	s.started.Store(true)
+	<-s.release
+	return s.sink.Write(p)
 }
 
 func TestPeriodicFlush(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 // Active coupon statements (docs/api.md §15.2), on the partial index
@@ -31,6 +32,7 @@ const (
 // total on the statement's generic plan (see queryGeneric); a page past the
 // end (or of no coupons) counts them with the count statement alone.
 func (db *DB) ListActiveCoupons(ctx context.Context, q posgate.ActiveCouponQuery) (*posgate.CouponPage, error) {
+	ctx = storekit.PointRead(ctx)
 	page := &posgate.CouponPage{}
 	args := []any{q.POSSystemID, q.CompanyID, q.At, q.LocationID}
 	if q.Limit > 0 {

@@ -528,6 +528,7 @@ func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, 
 
 // FindCoupon returns the coupon whose code folds like code.
 func (db *DB) FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*posgate.Coupon, error) {
+	ctx = storekit.PointRead(ctx)
 	c, err := scanCoupon(db.q(ctx).QueryRow(ctx, findCouponSQL, posSystemID, companyID, posgate.Fold(code)))
 	if err != nil {
 		return nil, readErr(err, "find coupon", posgate.NotFound("coupon", code))

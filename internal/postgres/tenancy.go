@@ -6,6 +6,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 // Column lists in the order the *Dest functions scan them; every query names
@@ -88,6 +89,7 @@ func (db *DB) CreateCompany(ctx context.Context, c *posgate.Company) error {
 
 // FindCompany returns one company of a POS system.
 func (db *DB) FindCompany(ctx context.Context, posSystemID, companyID string) (*posgate.Company, error) {
+	ctx = storekit.PointRead(ctx)
 	c, err := scanCompany(db.q(ctx).QueryRow(ctx, `SELECT `+companyCols+` FROM companies c
 		WHERE c.pos_system_id = $1 AND c.company_id = $2`, posSystemID, companyID))
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 // Active coupon statements (docs/api.md §15.2), on the partial index
@@ -34,6 +35,7 @@ const (
 // total; a page past the end (or of no coupons) counts them with the count
 // statement alone.
 func (db *DB) ListActiveCoupons(ctx context.Context, q posgate.ActiveCouponQuery) (*posgate.CouponPage, error) {
+	ctx = storekit.PointRead(ctx)
 	page := &posgate.CouponPage{}
 	args := []any{q.POSSystemID, q.CompanyID, formatTime(q.At), q.LocationID}
 	if q.Limit > 0 {

@@ -435,6 +435,7 @@ func (ins *couponInserter) insert(ctx context.Context, c *posgate.Coupon) error 
 
 // FindCoupon returns the coupon whose code folds like code.
 func (db *DB) FindCoupon(ctx context.Context, posSystemID, companyID, code string) (*posgate.Coupon, error) {
+	ctx = storekit.PointRead(ctx)
 	c, err := scanRow(db.coupons.findCoupon.QueryRowContext(ctx, posSystemID, companyID, posgate.Fold(code)), couponDest)
 	if err != nil {
 		return nil, readErr(err, "find coupon", posgate.NotFound("coupon", code))

@@ -103,6 +103,7 @@ type DB struct {
 
 	// Statements on the hot paths (startInteraction, token issuing), prepared
 	// once so that each call skips SQL parsing.
+	findCompany     *sql.Stmt // the settings lookup's
 	findLocation    *sql.Stmt
 	findTerminal    *sql.Stmt
 	findClient      *sql.Stmt
@@ -197,6 +198,7 @@ func (db *DB) init(ctx context.Context, noMigrate bool) error {
 		pool  *sql.DB
 		query string
 	}{
+		{&db.findCompany, db.read, findCompanySQL},
 		{&db.findLocation, db.read, findLocationSQL},
 		{&db.findTerminal, db.read, findTerminalSQL},
 		{&db.findClient, db.read, findClientSQL},
@@ -265,7 +267,7 @@ func (db *DB) Close() error {
 	if db.ckpt != nil {
 		errs = append(errs, db.ckpt.close())
 	}
-	for _, s := range []*sql.Stmt{db.findLocation, db.findTerminal, db.findClient, db.listSigningKeys, db.createSession,
+	for _, s := range []*sql.Stmt{db.findCompany, db.findLocation, db.findTerminal, db.findClient, db.listSigningKeys, db.createSession,
 		db.findSession, db.findCarouselSettings, db.effectiveReceipt} {
 		if s != nil {
 			errs = append(errs, s.Close())

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 // Column lists, qualified by table name so that they serve plain selects,
@@ -90,10 +91,14 @@ func (db *DB) CreateCompany(ctx context.Context, c *posgate.Company) error {
 	return nil
 }
 
+// findCompanySQL is FindCompany's statement, prepared once: the settings
+// lookup reads the company on every request (it is not cached, see
+// internal/storecache), and preparing it each time cost as much as running it.
+const findCompanySQL = `SELECT ` + companyCols + ` FROM companies WHERE pos_system_id = ? AND company_id = ?`
+
 // FindCompany returns company companyID of POS system posSystemID.
 func (db *DB) FindCompany(ctx context.Context, posSystemID, companyID string) (*posgate.Company, error) {
-	c, err := scanRow(db.read.QueryRowContext(ctx, `SELECT `+companyCols+` FROM companies
-		WHERE pos_system_id = ? AND company_id = ?`, posSystemID, companyID), companyDest)
+	c, err := scanRow(db.findCompany.QueryRowContext(storekit.PointRead(ctx), posSystemID, companyID), companyDest)
 	if err != nil {
 		return nil, readErr(err, "find company", posgate.NotFound("company", companyID))
 	}

@@ -2,8 +2,15 @@
 // for a short time: every startInteraction (and every other POS route) reads
 // a location with its company and a terminal, every token request reads a
 // client, and every coupon search without a location lists the POS system's
-// companies, although these change rarely. It wraps a posgate.Store; every
-// other method passes straight through.
+// companies, although these change rarely. The POS reads of a company's
+// configuration are cached the same way: the carousel settings (every
+// carousel request), the effective receipt promotion (every receipt),
+// whether it has an enabled webhook endpoint (every settings lookup). The
+// company itself is not cached: the operator routes read it for a company
+// the caller may not see too, so that a hidden company takes the time an
+// unknown one takes (internal/service, operatorCompany), which a cached
+// company would undo. It wraps a posgate.Store; every other method passes straight
+// through.
 //
 // Correctness rules, in order of importance:
 //   - Only found objects are cached, never "not found": a terminal or client
@@ -12,6 +19,10 @@
 //   - A company list is a found answer too, so it can miss a company just
 //     created elsewhere for up to the TTL; a company created through this
 //     Store empties the cache, so that this instance lists it at once.
+//   - So is the absence of a company's carousel template or receipt
+//     promotion (the built-in carousel, no promotion): configuration that
+//     an operator sets and that, like a change of it, shows within the TTL
+//     when set elsewhere, and at once when set through this Store.
 //   - Every update made through this Store (the operator API of this
 //     instance) empties the cache before it returns, and a lookup that was
 //     already in flight when an update happened does not put its (possibly
@@ -62,6 +73,10 @@ type Store struct {
 	clients   map[string]entry[posgate.Client]
 	people    map[string]entry[posgate.Person]
 	companies map[string]entry[companyList] // by POS system
+	carousels map[[2]string]entry[maybe[posgate.CarouselSettings]]
+	receipts  map[[3]string]entry[maybe[posgate.ReceiptPromotion]] // by POS system, company, location
+	webhooked map[[2]string]entry[bool]
+	redirects map[string]entry[[]string] // a client's redirect URIs
 }
 
 // companyList is a cached ListCompanies answer.
@@ -90,6 +105,10 @@ func New(st posgate.Store, o Options) *Store {
 		clients:   map[string]entry[posgate.Client]{},
 		people:    map[string]entry[posgate.Person]{},
 		companies: map[string]entry[companyList]{},
+		carousels: map[[2]string]entry[maybe[posgate.CarouselSettings]]{},
+		receipts:  map[[3]string]entry[maybe[posgate.ReceiptPromotion]]{},
+		webhooked: map[[2]string]entry[bool]{},
+		redirects: map[string]entry[[]string]{},
 	}
 }
 
@@ -136,7 +155,45 @@ func (s *Store) invalidate() {
 	clear(s.clients)
 	clear(s.people)
 	clear(s.companies)
+	clear(s.carousels)
+	clear(s.receipts)
+	clear(s.webhooked)
+	clear(s.redirects)
 	s.mu.Unlock()
+}
+
+// maybe is a configuration lookup's answer: the value, or the store's
+// ENOTFOUND error for its absence.
+type maybe[V any] struct {
+	v   *V
+	err error
+}
+
+// lookupMaybe is lookup for a value whose absence is cached too (the
+// store's ENOTFOUND error, answered as it was); other errors are not.
+func lookupMaybe[K comparable, V any](s *Store, m map[K]entry[maybe[V]], k K, load func() (*V, error)) (*V, error) {
+	a, err := lookup(s, m, k, func() (*maybe[V], error) {
+		v, err := load()
+		if err != nil && !errors.Is(err, posgate.ErrNotFound) {
+			return nil, err
+		}
+		return &maybe[V]{v: v, err: err}, nil
+	}, func(a *maybe[V]) *maybe[V] {
+		if a.v == nil {
+			return a
+		}
+		return &maybe[V]{v: shallow(a.v)}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a.v, a.err
+}
+
+// shallow copies a value whose fields hold no slice, map or pointer.
+func shallow[V any](v *V) *V {
+	c := *v
+	return &c
 }
 
 func cloneLocation(l *posgate.Location) *posgate.Location {
@@ -348,4 +405,129 @@ func (s *Store) FindPerson(ctx context.Context, id string) (*posgate.Person, err
 func (s *Store) UpdatePerson(ctx context.Context, id string, upd posgate.PersonUpdate) (*posgate.Person, error) {
 	defer s.invalidate()
 	return s.Store.UpdatePerson(ctx, id, upd)
+}
+
+// FindCarouselSettings returns the company's carousel settings, cached,
+// and so is their absence (every carousel request reads them, and most
+// companies never set a template).
+func (s *Store) FindCarouselSettings(ctx context.Context, posSystemID, companyID string) (*posgate.CarouselSettings, error) {
+	if inAtomic(ctx) {
+		return s.Store.FindCarouselSettings(ctx, posSystemID, companyID)
+	}
+	return lookupMaybe(s, s.carousels, [2]string{posSystemID, companyID}, func() (*posgate.CarouselSettings, error) {
+		return s.Store.FindCarouselSettings(ctx, posSystemID, companyID)
+	})
+}
+
+// PutCarouselSettings stores the settings, then empties the cache.
+func (s *Store) PutCarouselSettings(ctx context.Context, c *posgate.CarouselSettings) error {
+	defer s.invalidate()
+	return s.Store.PutCarouselSettings(ctx, c)
+}
+
+// EffectiveReceiptPromotion returns the location's receipt promotion or
+// the company default, cached, and so is their absence (every receipt
+// request reads it).
+func (s *Store) EffectiveReceiptPromotion(ctx context.Context, posSystemID, companyID, locationID string) (*posgate.ReceiptPromotion, error) {
+	if inAtomic(ctx) {
+		return s.Store.EffectiveReceiptPromotion(ctx, posSystemID, companyID, locationID)
+	}
+	return lookupMaybe(s, s.receipts, [3]string{posSystemID, companyID, locationID}, func() (*posgate.ReceiptPromotion, error) {
+		return s.Store.EffectiveReceiptPromotion(ctx, posSystemID, companyID, locationID)
+	})
+}
+
+// PutReceiptPromotion stores the promotion, then empties the cache.
+func (s *Store) PutReceiptPromotion(ctx context.Context, p *posgate.ReceiptPromotion) error {
+	defer s.invalidate()
+	return s.Store.PutReceiptPromotion(ctx, p)
+}
+
+// DeleteReceiptPromotion removes the promotion, then empties the cache.
+func (s *Store) DeleteReceiptPromotion(ctx context.Context, posSystemID, companyID, locationID string) (*posgate.ReceiptPromotion, error) {
+	defer s.invalidate()
+	return s.Store.DeleteReceiptPromotion(ctx, posSystemID, companyID, locationID)
+}
+
+// HasEnabledWebhook reports whether the company has an enabled webhook
+// endpoint, cached (every settings lookup asks). Both answers are cached:
+// an endpoint created or disabled through this Store empties the cache,
+// one changed elsewhere shows within the TTL, as any other change.
+func (s *Store) HasEnabledWebhook(ctx context.Context, posSystemID, companyID string) (bool, error) {
+	if inAtomic(ctx) {
+		return s.Store.HasEnabledWebhook(ctx, posSystemID, companyID)
+	}
+	v, err := lookup(s, s.webhooked, [2]string{posSystemID, companyID}, func() (*bool, error) {
+		ok, err := s.Store.HasEnabledWebhook(ctx, posSystemID, companyID)
+		return &ok, err
+	}, shallow)
+	if err != nil {
+		return false, err
+	}
+	return *v, nil
+}
+
+// CreateWebhookEndpoint creates the endpoint, then empties the cache.
+func (s *Store) CreateWebhookEndpoint(ctx context.Context, e *posgate.WebhookEndpoint) error {
+	defer s.invalidate()
+	return s.Store.CreateWebhookEndpoint(ctx, e)
+}
+
+// UpdateWebhookEndpoint updates the endpoint, then empties the cache.
+func (s *Store) UpdateWebhookEndpoint(ctx context.Context, e *posgate.WebhookEndpoint) error {
+	defer s.invalidate()
+	return s.Store.UpdateWebhookEndpoint(ctx, e)
+}
+
+// DeleteWebhookEndpoint removes the endpoint, then empties the cache.
+func (s *Store) DeleteWebhookEndpoint(ctx context.Context, posSystemID, companyID, id string) error {
+	defer s.invalidate()
+	return s.Store.DeleteWebhookEndpoint(ctx, posSystemID, companyID, id)
+}
+
+// RecordDelivery stores a delivery attempt; one that disables its endpoint
+// (a 410, docs/api.md §19) then empties the cache.
+func (s *Store) RecordDelivery(ctx context.Context, owner string, r *posgate.DeliveryResult) (bool, error) {
+	if r.DisableEndpoint {
+		defer s.invalidate()
+	}
+	return s.Store.RecordDelivery(ctx, owner, r)
+}
+
+// RecordDeliveries stores delivery attempts; when one disables its
+// endpoint, the cache is emptied afterwards.
+func (s *Store) RecordDeliveries(ctx context.Context, owner string, rs []*posgate.DeliveryResult) (int, error) {
+	if slices.ContainsFunc(rs, func(r *posgate.DeliveryResult) bool { return r.DisableEndpoint }) {
+		defer s.invalidate()
+	}
+	return s.Store.RecordDeliveries(ctx, owner, rs)
+}
+
+// ClientRedirectURIs returns the client's redirect URIs, cached: the token
+// endpoint asks for every client credentials token whether the client is
+// one of the browser flows' (internal/auth), which was a fifth of a token's
+// CPU as a store read. A change through this Store empties the cache; one
+// made elsewhere is seen within the TTL, as a client's disabling is.
+func (s *Store) ClientRedirectURIs(ctx context.Context, clientID string) ([]string, error) {
+	if inAtomic(ctx) {
+		return s.Store.ClientRedirectURIs(ctx, clientID)
+	}
+	v, err := lookup(s, s.redirects, clientID, func() (*[]string, error) {
+		uris, err := s.Store.ClientRedirectURIs(ctx, clientID)
+		return &uris, err
+	}, func(v *[]string) *[]string {
+		c := slices.Clone(*v)
+		return &c
+	})
+	if err != nil {
+		return nil, err
+	}
+	return *v, nil
+}
+
+// SetClientRedirectURIs replaces the client's redirect URIs, then empties
+// the cache.
+func (s *Store) SetClientRedirectURIs(ctx context.Context, clientID string, uris []string) error {
+	defer s.invalidate()
+	return s.Store.SetClientRedirectURIs(ctx, clientID, uris)
 }

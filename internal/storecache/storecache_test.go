@@ -528,3 +528,199 @@ func TestPersonDisabled(t *testing.T) {
 		t.Errorf("unknown person: %v", err)
 	}
 }
+
+// configCounting counts the store reads of the company configuration that
+// the POS reads ask for.
+type configCounting struct {
+	posgate.Store
+	companies, carousels, receipts, webhooks atomic.Int64
+}
+
+func (c *configCounting) FindCompany(ctx context.Context, p, id string) (*posgate.Company, error) {
+	c.companies.Add(1)
+	return c.Store.FindCompany(ctx, p, id)
+}
+
+func (c *configCounting) FindCarouselSettings(ctx context.Context, p, co string) (*posgate.CarouselSettings, error) {
+	c.carousels.Add(1)
+	return c.Store.FindCarouselSettings(ctx, p, co)
+}
+
+func (c *configCounting) EffectiveReceiptPromotion(ctx context.Context, p, co, l string) (*posgate.ReceiptPromotion, error) {
+	c.receipts.Add(1)
+	return c.Store.EffectiveReceiptPromotion(ctx, p, co, l)
+}
+
+func (c *configCounting) HasEnabledWebhook(ctx context.Context, p, co string) (bool, error) {
+	c.webhooks.Add(1)
+	return c.Store.HasEnabledWebhook(ctx, p, co)
+}
+
+// A company's carousel settings, its effective receipt promotion and
+// whether it has an enabled webhook endpoint are cached until the TTL (their
+// absence too); a change through the cache is seen at once, one behind it
+// within the TTL. The company itself is not cached.
+func TestConfigurationIsCached(t *testing.T) {
+	f := newFixture(t, 0)
+	ctx := f.ctx
+	cnt := &configCounting{Store: f.raw}
+	c := New(cnt, Options{TTL: time.Second, Now: f.clock.Now})
+
+	receipt := func() string {
+		t.Helper()
+		p, err := c.EffectiveReceiptPromotion(ctx, "pos", "co", "L1")
+		if errors.Is(err, posgate.ErrNotFound) {
+			return ""
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return p.PrimaryText
+	}
+	if got := receipt(); got != "" {
+		t.Fatalf("receipt %q before any", got)
+	}
+	if err := f.raw.PutReceiptPromotion(ctx, &posgate.ReceiptPromotion{POSSystemID: "pos", CompanyID: "co", PrimaryText: "Default", TargetURL: "https://example.com/"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := receipt(); got != "" {
+		t.Errorf("receipt %q within the TTL of none found: the absence is cached too", got)
+	}
+	if n := cnt.receipts.Load(); n != 1 {
+		t.Errorf("%d receipt reads of the store, want 1", n)
+	}
+	f.clock.Advance(time.Second)
+	if got := receipt(); got != "Default" {
+		t.Errorf("receipt %q at the TTL after one was stored elsewhere", got)
+	}
+	if err := c.PutReceiptPromotion(ctx, &posgate.ReceiptPromotion{POSSystemID: "pos", CompanyID: "co", LocationID: "L1", PrimaryText: "L1's", TargetURL: "https://example.com/"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := receipt(); got != "L1's" {
+		t.Errorf("receipt %q after a put through the cache", got)
+	}
+	before := cnt.receipts.Load()
+	receipt()
+	receipt()
+	if n := cnt.receipts.Load() - before; n != 0 {
+		t.Errorf("%d receipt reads of the store within the TTL, want 0", n)
+	}
+	if _, err := c.DeleteReceiptPromotion(ctx, "pos", "co", "L1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := receipt(); got != "Default" {
+		t.Errorf("receipt %q after a delete through the cache", got)
+	}
+
+	for range 2 {
+		if _, err := c.FindCarouselSettings(ctx, "pos", "co"); !errors.Is(err, posgate.ErrNotFound) {
+			t.Fatalf("carousel settings before any: %v", err)
+		}
+	}
+	if n := cnt.carousels.Load(); n != 1 {
+		t.Errorf("%d carousel reads of the store for no settings, want 1 (the absence is cached)", n)
+	}
+	if err := c.PutCarouselSettings(ctx, &posgate.CarouselSettings{POSSystemID: "pos", CompanyID: "co", URLTemplate: "https://a.example/{terminalId}"}); err != nil {
+		t.Fatal(err)
+	}
+	tmpl := func() string {
+		t.Helper()
+		s, err := c.FindCarouselSettings(ctx, "pos", "co")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.URLTemplate
+	}
+	tmpl()
+	if err := f.raw.PutCarouselSettings(ctx, &posgate.CarouselSettings{POSSystemID: "pos", CompanyID: "co", URLTemplate: "https://b.example/{terminalId}"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tmpl(); got != "https://a.example/{terminalId}" {
+		t.Errorf("within the TTL: %q (the cache is not in use)", got)
+	}
+	f.clock.Advance(time.Second)
+	if got := tmpl(); got != "https://b.example/{terminalId}" {
+		t.Errorf("at the TTL: %q", got)
+	}
+	if err := c.PutCarouselSettings(ctx, &posgate.CarouselSettings{POSSystemID: "pos", CompanyID: "co", URLTemplate: "https://c.example/{terminalId}"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tmpl(); got != "https://c.example/{terminalId}" {
+		t.Errorf("after a put through the cache: %q", got)
+	}
+
+	// The company is read from the store every time (see the package
+	// comment: the timing of a hidden company).
+	for range 2 {
+		if _, err := c.FindCompany(ctx, "pos", "co"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := cnt.companies.Load(); n != 2 {
+		t.Errorf("%d company reads of the store, want 2: the company is not cached", n)
+	}
+
+	hooked := func() bool {
+		t.Helper()
+		ok, err := c.HasEnabledWebhook(ctx, "pos", "co")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if hooked() || hooked() {
+		t.Fatal("a webhook before any endpoint")
+	}
+	if n := cnt.webhooks.Load(); n != 1 {
+		t.Errorf("%d webhook reads of the store, want 1", n)
+	}
+	e := &posgate.WebhookEndpoint{POSSystemID: "pos", CompanyID: "co", ID: "wh1", URL: "https://hooks.example/", Enabled: true,
+		EventTypes: []string{"coupon.redeemed"}, Secret: "whsec_MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3"}
+	if err := c.CreateWebhookEndpoint(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	if !hooked() {
+		t.Error("no webhook after an endpoint was created through the cache")
+	}
+	e.Enabled = false
+	if err := c.UpdateWebhookEndpoint(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	if hooked() {
+		t.Error("a webhook after the endpoint was disabled through the cache")
+	}
+}
+
+// A client's redirect URIs are cached until the TTL; a change through the
+// cache is seen at once, one behind it within the TTL.
+func TestRedirectURIsAreCached(t *testing.T) {
+	f := newFixture(t, 0)
+	uris := func() []string {
+		t.Helper()
+		u, err := f.c.ClientRedirectURIs(f.ctx, "cl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	if got := uris(); len(got) != 0 {
+		t.Fatalf("redirect URIs %q before any", got)
+	}
+	if err := f.c.SetClientRedirectURIs(f.ctx, "cl", []string{"https://a.example/cb"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := uris(); !slices.Equal(got, []string{"https://a.example/cb"}) {
+		t.Errorf("after a change through the cache: %q", got)
+	}
+	got := uris()
+	got[0] = "changed by the caller"
+	if err := f.raw.SetClientRedirectURIs(f.ctx, "cl", []string{"https://b.example/cb"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := uris(); !slices.Equal(got, []string{"https://a.example/cb"}) {
+		t.Errorf("within the TTL, after a change elsewhere: %q, want the cached copy unchanged", got)
+	}
+	f.clock.Advance(time.Second)
+	if got := uris(); !slices.Equal(got, []string{"https://b.example/cb"}) {
+		t.Errorf("at the TTL: %q", got)
+	}
+}
