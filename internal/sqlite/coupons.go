@@ -70,60 +70,37 @@ const (
 
 	findCouponSQL = `SELECT ` + couponCols + ` FROM coupons c WHERE c.pos_system_id = ? AND c.company_id = ? AND c.code_norm = ?`
 
-	// userSearchSQL answers a keyword search in one statement: the
-	// candidates travel as keys and folded names (the name indexes cover
-	// them), the ranking happens in SQL, and only the answer's rows, at
-	// most MaxUserMatches, are read in full and decoded. ?1 POS system, ?2
-	// company, ?3 folded text, ?4 the end of its prefix range, ?5 digits and
-	// ?6 their range end (both empty for none), ?7 the FTS5 query of the
-	// trigram lookup.
-	//
-	// "prefixed" are the users whose first name, last name, e-mail or
-	// phone digits start with the keyword, through the B-tree indexes. Each
-	// part reads its index in an order that puts its exact matches first, in
-	// result order, so that with MaxUserMatches+1 rows a part holds all its
-	// exact matches or more than MaxUserMatches of them; a part's exact flag
-	// checks the fields at hand, and a user that is exact by another field
-	// is in that field's part (or that part is full and the user cannot rank
-	// among the first MaxUserMatches). "open" is posgate.NeedSubstringSearch:
-	// only then does "substring" look the keyword up through the trigram
-	// index ("open" is its outer loop, whose condition is tested before the
-	// lookup starts: a scalar subquery would be tested on every row the
-	// lookup yields, after walking the whole posting list), taking
-	// up to MaxUserMatches+1 matches: fewer means that they are all the
-	// matches there are. The answer ranks them as posgate.RankUsers does:
-	// exact first, then folded last name, folded first name and id (BINARY
-	// compares bytes, as strings.Compare does). INDEXED BY pins each part to
-	// its index and CROSS JOIN the trigram index as the outer loop: the
-	// planner would rather walk a whole company.
-	userSearchSQL = `WITH prefixed (user_key, last_norm, first_norm, user_id, exact) AS MATERIALIZED (
-			SELECT * FROM (SELECT user_key, last_norm, first_norm, user_id, first_norm = ?3 OR last_norm = ?3 FROM loyalty_users INDEXED BY loyalty_users_by_first
+	// userCandidatesSQL finds keyword matches through the trigram index:
+	// ?1 POS system, ?2 company, ?3 FTS5 query (rows holding the trigrams),
+	// ?4 limit, ?5 folded text and ?6 digits (empty for none) to find in the
+	// row. CROSS JOIN keeps the index the outer loop: left to itself, the
+	// planner walks the company's users and probes the index for each.
+	userCandidatesSQL = `SELECT ` + userCols + ` FROM loyalty_users_fts f CROSS JOIN loyalty_users u ON u.user_key = f.rowid
+		WHERE loyalty_users_fts MATCH ?3 AND u.pos_system_id = ?1 AND u.company_id = ?2
+		AND (instr(u.first_norm, ?5) OR instr(u.last_norm, ?5) OR instr(u.email_norm, ?5) OR (?6 <> '' AND instr(u.phone_digits, ?6)))
+		LIMIT ?4 + 0`
+	// userPrefixSQL finds, through B-tree indexes, the users whose first
+	// name, last name, e-mail or phone digits start with the keyword: ?3
+	// folded text, ?4 the end of its prefix range, ?5 digits and ?6 their
+	// range end (both empty for none). Each part reads the index in an order
+	// that puts the exact matches first, in result order, so that with
+	// MaxUserMatches+1 rows a part holds all its exact matches or more than
+	// MaxUserMatches of them. INDEXED BY pins each part to its index: the
+	// planner would rather walk a whole company in result order.
+	userPrefixSQL = `SELECT ` + userCols + ` FROM (
+			SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_first
 				WHERE pos_system_id = ?1 AND company_id = ?2 AND first_norm >= ?3 AND first_norm < ?4 ORDER BY first_norm, last_norm, user_id LIMIT 51)
-			UNION ALL SELECT * FROM (SELECT user_key, last_norm, first_norm, user_id, first_norm = ?3 OR last_norm = ?3 FROM loyalty_users INDEXED BY loyalty_users_by_last
+			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_last
 				WHERE pos_system_id = ?1 AND company_id = ?2 AND last_norm >= ?3 AND last_norm < ?4 ORDER BY last_norm, first_norm, user_id LIMIT 51)
-			UNION ALL SELECT * FROM (SELECT user_key, last_norm, first_norm, user_id, 1 FROM loyalty_users INDEXED BY loyalty_users_by_email
+			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_email
 				WHERE pos_system_id = ?1 AND company_id = ?2 AND email_norm = ?3 ORDER BY last_norm, first_norm, user_id LIMIT 51)
-			UNION ALL SELECT * FROM (SELECT user_key, last_norm, first_norm, user_id, first_norm = ?3 OR last_norm = ?3 FROM loyalty_users INDEXED BY loyalty_users_by_email
+			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_email
 				WHERE pos_system_id = ?1 AND company_id = ?2 AND email_norm > ?3 AND email_norm < ?4 ORDER BY email_norm LIMIT 51)
-			UNION ALL SELECT * FROM (SELECT user_key, last_norm, first_norm, user_id, 1 FROM loyalty_users INDEXED BY loyalty_users_by_phone
+			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_phone
 				WHERE pos_system_id = ?1 AND company_id = ?2 AND phone_digits = ?5 AND ?5 <> '' ORDER BY last_norm, first_norm, user_id LIMIT 51)
-			UNION ALL SELECT * FROM (SELECT user_key, last_norm, first_norm, user_id, first_norm = ?3 OR last_norm = ?3 FROM loyalty_users INDEXED BY loyalty_users_by_phone
+			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_phone
 				WHERE pos_system_id = ?1 AND company_id = ?2 AND phone_digits > ?5 AND phone_digits < ?6 AND ?5 <> '' ORDER BY phone_digits LIMIT 51)
-		), open (open) AS MATERIALIZED (
-			SELECT count(DISTINCT user_key) FILTER (WHERE exact) < 50 AND count(DISTINCT user_key) <= 50 FROM prefixed
-		), substring AS MATERIALIZED (
-			SELECT u.user_key, u.last_norm, u.first_norm, u.user_id,
-				u.first_norm = ?3 OR u.last_norm = ?3 OR u.email_norm = ?3 OR (?5 <> '' AND u.phone_digits = ?5)
-			FROM open o CROSS JOIN loyalty_users_fts f CROSS JOIN loyalty_users u ON u.user_key = f.rowid
-			WHERE o.open AND loyalty_users_fts MATCH ?7 AND u.pos_system_id = ?1 AND u.company_id = ?2
-			AND (instr(u.first_norm, ?3) OR instr(u.last_norm, ?3) OR instr(u.email_norm, ?3) OR (?5 <> '' AND instr(u.phone_digits, ?5)))
-			LIMIT 51
-		), answer AS MATERIALIZED (
-			SELECT user_key, max(exact) AS exact, last_norm, first_norm, user_id
-			FROM (SELECT * FROM prefixed UNION ALL SELECT * FROM substring)
-			GROUP BY user_key ORDER BY 2 DESC, 3, 4, 5 LIMIT 50
-		) SELECT ` + userCols + ` FROM answer a CROSS JOIN loyalty_users u ON u.user_key = a.user_key
-		ORDER BY a.exact DESC, a.last_norm, a.first_norm, a.user_id`
+		) k JOIN loyalty_users u ON u.user_key = k.user_key`
 	findUserSQL = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = ? AND u.company_id = ? AND u.user_id = ?`
 
 	insertCouponSQL = `INSERT INTO coupons (pos_system_id, company_id, code_norm, code, reward_provider, name, title, picture_url,
@@ -138,7 +115,7 @@ const (
 // (docs/api.md §5, §6), prepared once by Open.
 type couponStmts struct {
 	searchByCode, searchByEmail, searchByPhone *sql.Stmt
-	findCoupon, userSearch                     *sql.Stmt
+	findCoupon, userCandidates, userPrefix     *sql.Stmt
 	activePage, activeCount                    *sql.Stmt // active.go
 }
 
@@ -153,7 +130,8 @@ func (db *DB) prepareCoupons(ctx context.Context) error {
 		{&s.searchByEmail, couponSearchHead + couponsByEmail + couponSearchTail + couponByCodeFilter + couponByPhoneFilter + couponSearchOrder},
 		{&s.searchByPhone, couponSearchHead + couponsByPhone + couponSearchTail + couponByCodeFilter + couponByEmailFilter + couponSearchOrder},
 		{&s.findCoupon, findCouponSQL},
-		{&s.userSearch, userSearchSQL},
+		{&s.userCandidates, userCandidatesSQL},
+		{&s.userPrefix, userPrefixSQL},
 		{&s.activePage, activePageSQL},
 		{&s.activeCount, activeCountSQL},
 	} {
@@ -173,7 +151,7 @@ func (s *couponStmts) close() error {
 		return nil
 	}
 	var errs []error
-	for _, st := range []*sql.Stmt{s.searchByCode, s.searchByEmail, s.searchByPhone, s.findCoupon, s.userSearch, s.activePage, s.activeCount} {
+	for _, st := range []*sql.Stmt{s.searchByCode, s.searchByEmail, s.searchByPhone, s.findCoupon, s.userCandidates, s.userPrefix, s.activePage, s.activeCount} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -679,19 +657,25 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 	return u, nil
 }
 
-// SearchLoyaltyUsers answers a keyword search with one statement (see
-// userSearchSQL): the users whose fields start with the keyword first
-// (B-tree lookups that also yield every exact match, see
-// posgate.NeedSubstringSearch); only when they leave the answer open up to
-// MaxUserMatches+1 matches through the trigram index (rows holding the
-// trigrams of the keyword's index text, checked for the whole keyword):
-// fewer means that they are all the matches there are. RankUsers orders the
-// answer as the statement did, and is the rule the statement follows.
+// SearchLoyaltyUsers reads the users whose fields start with the keyword
+// first (B-tree lookups that also yield every exact match, see
+// posgate.NeedSubstringSearch); only when they leave the answer open does
+// it take up to MaxUserMatches+1 matches through the trigram index (rows
+// holding the trigrams of the keyword's index text, checked for the whole
+// keyword): fewer means that they are all the matches there are.
 func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
-	rows, err := db.coupons.userSearch.QueryContext(ctx, posSystemID, companyID, k.Text, storekit.PrefixEnd(k.Text), k.Digits, storekit.PrefixEnd(k.Digits), ftsQuery(k))
+	rows, err := db.coupons.userPrefix.QueryContext(ctx, posSystemID, companyID, k.Text, storekit.PrefixEnd(k.Text), k.Digits, storekit.PrefixEnd(k.Digits))
 	users, err := scanAll(rows, err, "search loyalty users", userDest)
 	if err != nil {
 		return nil, err
+	}
+	if posgate.NeedSubstringSearch(k, users) {
+		rows, err := db.coupons.userCandidates.QueryContext(ctx, posSystemID, companyID, ftsQuery(k), posgate.MaxUserMatches+1, k.Text, k.Digits)
+		more, err := scanAll(rows, err, "search loyalty users", userDest)
+		if err != nil {
+			return nil, err
+		}
+		users = append(users, more...)
 	}
 	return posgate.RankUsers(k, users), nil
 }
