@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestFoldAndPhoneDigits(t *testing.T) {
@@ -22,6 +23,13 @@ func TestFoldAndPhoneDigits(t *testing.T) {
 		"10OFFmq8kl8":          "10offmq8kl8",
 	} {
 		if got := Fold(in); got != want {
+			t.Errorf("Fold(%q) = %q, want %q", in, got, want)
+		}
+	}
+	// The ASCII path folds every byte as the rune-by-rune path does.
+	for c := 0; c < utf8.RuneSelf; c++ {
+		in := "x" + string(rune(c)) + "Y"
+		if got, want := Fold(in), foldRunes(in); got != want {
 			t.Errorf("Fold(%q) = %q, want %q", in, got, want)
 		}
 	}

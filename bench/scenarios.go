@@ -59,7 +59,13 @@ type scenario struct {
 	connections int
 	// target is what the issue asks of this row.
 	target target
+	// hugeP99, when set, replaces target's p99 bound for data sets of
+	// hugeRows or more (issue 19: the searches over ten million rows).
+	hugeP99 time.Duration
 }
+
+// hugeRows is the data-set size from which a row's hugeP99 applies.
+const hugeRows = 10_000_000
 
 // authKind says how a scenario's requests authenticate.
 type authKind int
@@ -128,7 +134,8 @@ var scenarios = []scenario{
 		setup:       loadCouponData,
 		verify:      verifySearch,
 		connections: 16,
-		target:      target{maxP99: 10 * time.Millisecond, zeroErrors: true},
+		target:      target{minRatio: 0.15, maxP99: 10 * time.Millisecond, zeroErrors: true},
+		hugeP99:     20 * time.Millisecond,
 	},
 	{
 		// The coupon search as above, kept to a location where the coupon is valid.
@@ -141,7 +148,8 @@ var scenarios = []scenario{
 		setup:       loadCouponData,
 		verify:      verifySearch,
 		connections: 16,
-		target:      target{maxP99: 10 * time.Millisecond, zeroErrors: true},
+		target:      target{minRatio: 0.15, maxP99: 10 * time.Millisecond, zeroErrors: true},
+		hugeP99:     20 * time.Millisecond,
 	},
 	{
 		name:   "couponLookupV2",
@@ -164,7 +172,8 @@ var scenarios = []scenario{
 		setup:       loadCouponData,
 		verify:      verifyNonEmpty("users"),
 		connections: 16,
-		target:      target{maxP99: 10 * time.Millisecond, zeroErrors: true},
+		target:      target{minRatio: 0.15, maxP99: 10 * time.Millisecond, zeroErrors: true},
+		hugeP99:     20 * time.Millisecond,
 	},
 	{
 		name:   "carousel",

@@ -41,6 +41,7 @@ func runStore(ctx context.Context, o *options, bin, kind string, rep *report) er
 	}
 	e := &env{Kind: kind, DSN: dsn, Rows: o.rows, Data: data, HTTP: &http.Client{Timeout: 30 * time.Second}, Keys: map[string][][]string{}, loaded: map[string]bool{},
 		RowTime: o.warmup + o.load.Duration.Round(time.Second), Conns: o.load.Connections, Rates: map[string]float64{}}
+	o.lock.release(o.nice) // held by the store measured before
 	logf("%s: loading the data set (%d rows per generated table)", kind, o.rows)
 	t0 := time.Now()
 	if e.Store, err = openStore(ctx, dsn); err != nil {
@@ -61,6 +62,12 @@ func runStore(ctx context.Context, o *options, bin, kind string, rep *report) er
 	}
 	logf("%s: data set loaded in %s", kind, time.Since(t0).Round(time.Millisecond))
 
+	if err := o.lock.acquire("measure " + kind); err != nil {
+		return err
+	}
+	if err := baselineBefore(ctx, o, rep); err != nil {
+		return err
+	}
 	logf("%s: cold start on the loaded database", kind)
 	p, loaded, err := coldStart(ctx, bin, dsn, logPath, o.profile, o.serveArgs)
 	if err != nil {
@@ -79,6 +86,9 @@ func runStore(ctx context.Context, o *options, bin, kind string, rep *report) er
 		logf("%s: %s", kind, sc.name)
 		r := runScenario(ctx, o, p, e, sc)
 		r.Scenario, r.Store, r.target = sc.name, kind, sc.target
+		if sc.hugeP99 > 0 && o.rows >= hugeRows {
+			r.target.maxP99 = sc.hugeP99
+		}
 		e.Rates[sc.name] = r.RPS
 		if r.Err != nil {
 			logf("%s: %s: %v", kind, sc.name, r.Err)

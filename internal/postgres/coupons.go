@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -179,6 +180,46 @@ var (
 			OR (` + userTrgmExpr + ` LIKE $8 AND strpos(u.phone_digits, $5) > 0))`)
 	userSearchDigits = userSearchSQL(userTrgmExpr + ` LIKE $7 AND (strpos(` + userTextExpr + `, $3) > 0 OR strpos(u.phone_digits, $5) > 0)`)
 )
+
+// userGramsExpr is the expression of the 4-gram index (migration 0015).
+var userGramsExpr = `loyalty_user_grams` + userTrgmExpr
+
+// The statements of userSearchSQL by 4-gram lookup, for keywords whose
+// index text (and digits) have at least gramLen characters: as above, with
+// $8 (and $9) the covering 4-grams of the text (and of the digits) in place
+// of the LIKE patterns ($7 stays, for the name lookup).
+var (
+	userGramsText  = userSearchSQL(userGramsExpr + ` @> $8::text[] AND strpos(` + userTextExpr + `, $3) > 0`)
+	userGramsPhone = userSearchSQL(`((` + userGramsExpr + ` @> $8::text[] AND strpos(` + userTextExpr + `, $3) > 0)
+			OR (` + userGramsExpr + ` @> $9::text[] AND strpos(u.phone_digits, $5) > 0))`)
+	userGramsDigits = userSearchSQL(userGramsExpr + ` @> $8::text[] AND (strpos(` + userTextExpr + `, $3) > 0 OR strpos(u.phone_digits, $5) > 0)`)
+)
+
+// gramLen is the length of the 4-gram index's substrings, in characters.
+const gramLen = 4
+
+// coverGrams returns the 4-grams of s that cover it: those starting at
+// every fourth character, and the last one ("abcdefghij": "abcd", "efgh",
+// "ghij"); nil when s is shorter than gramLen. A row that holds s holds
+// them all; the statement checks s itself in the rows that hold them.
+func coverGrams(s string) []string {
+	r := []rune(s)
+	if len(r) < gramLen {
+		return nil
+	}
+	var out []string
+	for i := 0; ; i += gramLen {
+		if i+gramLen > len(r) {
+			i = len(r) - gramLen
+		}
+		if g := string(r[i : i+gramLen]); !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+		if i+gramLen == len(r) {
+			return out
+		}
+	}
+}
 
 // couponCopyCols and userCopyCols are the columns CopyFrom fills, in the
 // order of couponRow and userRow.
@@ -704,16 +745,27 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 
 // SearchLoyaltyUsers answers a keyword search with one statement (see
 // userSearchSQL): B-tree prefix and exact lookups first, then the users of
-// the names that hold the keyword, the trigram index only when they leave
-// the answer open.
+// the names that hold the keyword, and only when they leave the answer open
+// the 4-gram index (migration 0015) for a keyword of four characters or
+// more, the trigram index for one of three.
 func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
-	sql := userSearchText
-	args := []any{posSystemID, companyID, k.Text, storekit.PrefixEnd(k.Text), k.Digits, storekit.PrefixEnd(k.Digits), likeSubstring(k.IndexText())}
+	text, digits := coverGrams(k.IndexText()), coverGrams(k.Digits)
+	base := []any{posSystemID, companyID, k.Text, storekit.PrefixEnd(k.Text), k.Digits, storekit.PrefixEnd(k.Digits), likeSubstring(k.IndexText())}
+	var sql string
+	var args []any
 	switch {
+	case k.DigitsOnly() && digits != nil:
+		sql, args = userGramsDigits, append(base, digits)
 	case k.DigitsOnly():
-		sql = userSearchDigits
+		sql, args = userSearchDigits, base
+	case k.Digits != "" && text != nil && digits != nil:
+		sql, args = userGramsPhone, append(base, text, digits)
 	case k.Digits != "":
-		sql, args = userSearchPhone, append(args, likeSubstring(k.Digits))
+		sql, args = userSearchPhone, append(base, likeSubstring(k.Digits))
+	case text != nil:
+		sql, args = userGramsText, append(base, text)
+	default:
+		sql, args = userSearchText, base
 	}
 	var users []*posgate.LoyaltyUser
 	err := queryGeneric(ctx, db, sql, args, func(rows pgx.Rows) error {

@@ -68,6 +68,7 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"LoyaltyUserImport", testLoyaltyUserImport},
 		{"LoyaltyUserSearch", testLoyaltyUserSearch},
 		{"LoyaltyUserSearchLimit", testLoyaltyUserSearchLimit},
+		{"LoyaltyUserSearchAgainstScan", testLoyaltyUserSearchAgainstScan},
 		{"PromotionImport", testPromotionImport},
 		{"PromotionImportErrors", testPromotionImportErrors},
 		{"PromotionsValidAt", testPromotionsValidAt},
