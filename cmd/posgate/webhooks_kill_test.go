@@ -89,12 +89,17 @@ func webhooksSurviveSIGKILL(t *testing.T, db string) {
 		return len(delivered) == checkins
 	})
 	admin = token(t, p.base, "demo-admin", "demo-admin-secret")
-	st, body = call(t, "GET", p.base+"/admin/v1/pos-systems/clover/companies/demo-company/webhooks/"+ep.Data.ID+"/deliveries?status=Delivered&pageSize=500", admin, "")
-	var page struct {
-		Data struct{ Page struct{ Total int } }
-	}
-	json.Unmarshal([]byte(body), &page)
-	if st != 200 || page.Data.Page.Total != checkins {
-		t.Fatalf("delivered deliveries: %d %s", st, body)
-	}
+	// The receiver sees a delivery before the sender records its answer, so
+	// the last record may come a moment after the last request.
+	eventually(t, 30*time.Second, "every delivery recorded as Delivered", func() bool {
+		st, body := call(t, "GET", p.base+"/admin/v1/pos-systems/clover/companies/demo-company/webhooks/"+ep.Data.ID+"/deliveries?status=Delivered&pageSize=500", admin, "")
+		var page struct {
+			Data struct{ Page struct{ Total int } }
+		}
+		json.Unmarshal([]byte(body), &page)
+		if st != 200 {
+			t.Fatalf("delivered deliveries: %d %s", st, body)
+		}
+		return page.Data.Page.Total == checkins
+	})
 }
