@@ -327,3 +327,22 @@ func TestTransactionPlan(t *testing.T) {
 		t.Errorf("replay of %d items, %d ids, %d dates, sorted by date: %v", len(body.Items), len(ids), len(dates), sorted)
 	}
 }
+
+// TestMissesNeverReadAsTheirBar: a rate or an RSS just beyond its bar is
+// printed with the precision that shows it beyond (the -large run of
+// session 5 printed "0.50× baseline < 0.50×" and "64 MB > 64 MB").
+func TestMissesNeverReadAsTheirBar(t *testing.T) {
+	rep := &report{
+		Baselines: []*result{{RPS: 1000}},
+		Rows: []*result{{
+			Scenario: "x", RPS: 497, PeakRSSKB: 64*1024 + 400,
+			target: target{minRatio: 0.5},
+		}},
+	}
+	rep.finish()
+	got := strings.Join(rep.Rows[0].Failed, "; ")
+	want := "0.497× baseline < 0.50×; peak RSS 64.4 MB > 64 MB"
+	if got != want {
+		t.Fatalf("failed = %q, want %q", got, want)
+	}
+}
