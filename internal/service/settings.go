@@ -96,7 +96,13 @@ func (s *Service) LookupSettings(ctx context.Context, p *posgate.Principal, posS
 	if !p.CanSeeCompany(posSystemID, *req.PosCompanyID) {
 		return out, nil
 	}
-	c, err := s.store.FindCompany(ctx, posSystemID, *req.PosCompanyID)
+	var c *posgate.Company
+	var err error
+	if cf, ok := s.store.(posCompanyFinder); ok {
+		c, err = cf.FindPOSCompany(ctx, posSystemID, *req.PosCompanyID)
+	} else {
+		c, err = s.store.FindCompany(ctx, posSystemID, *req.PosCompanyID)
+	}
 	switch {
 	case posgate.ErrorCode(err) == posgate.ENOTFOUND:
 		return out, nil
@@ -131,4 +137,13 @@ func (s *Service) LookupSettings(ctx context.Context, p *posgate.Principal, posS
 		out.NotificationSettings.Status, out.NotificationSettings.Channel = NotificationsActive, ChannelWebhook
 	}
 	return out, nil
+}
+
+// posCompanyFinder is implemented by a store with a lookup cache
+// (internal/storecache): a company the caller may see, cached for
+// --cache-ttl like the tenancy lookups. Only LookupSettings uses it; the
+// operator routes read the company from the store (see
+// visibleLocationFinder for why a cache must not answer hidden objects).
+type posCompanyFinder interface {
+	FindPOSCompany(ctx context.Context, posSystemID, companyID string) (*posgate.Company, error)
 }

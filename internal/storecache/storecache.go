@@ -59,7 +59,8 @@ type Options struct {
 }
 
 // Store is a posgate.Store whose FindLocation, FindTerminal, FindClient and
-// ListCompanies answers are cached. It is safe for concurrent use.
+// ListCompanies answers, a company's POS configuration and FindPOSCompany's
+// answers are cached. It is safe for concurrent use.
 type Store struct {
 	posgate.Store
 	ttl time.Duration
@@ -72,7 +73,8 @@ type Store struct {
 	terminals map[[3]string]entry[posgate.Terminal]
 	clients   map[string]entry[posgate.Client]
 	people    map[string]entry[posgate.Person]
-	companies map[string]entry[companyList] // by POS system
+	companies map[string]entry[companyList]        // by POS system
+	posCos    map[[2]string]entry[posgate.Company] // FindPOSCompany's, by POS system and company
 	carousels map[[2]string]entry[maybe[posgate.CarouselSettings]]
 	receipts  map[[3]string]entry[maybe[posgate.ReceiptPromotion]] // by POS system, company, location
 	webhooked map[[2]string]entry[bool]
@@ -105,6 +107,7 @@ func New(st posgate.Store, o Options) *Store {
 		clients:   map[string]entry[posgate.Client]{},
 		people:    map[string]entry[posgate.Person]{},
 		companies: map[string]entry[companyList]{},
+		posCos:    map[[2]string]entry[posgate.Company]{},
 		carousels: map[[2]string]entry[maybe[posgate.CarouselSettings]]{},
 		receipts:  map[[3]string]entry[maybe[posgate.ReceiptPromotion]]{},
 		webhooked: map[[2]string]entry[bool]{},
@@ -155,6 +158,7 @@ func (s *Store) invalidate() {
 	clear(s.clients)
 	clear(s.people)
 	clear(s.companies)
+	clear(s.posCos)
 	clear(s.carousels)
 	clear(s.receipts)
 	clear(s.webhooked)
@@ -309,6 +313,23 @@ func (s *Store) ClientDisabled(ctx context.Context, id string) (bool, error) {
 		return false, err
 	}
 	return c.Disabled, nil
+}
+
+// FindPOSCompany is FindCompany, cached, for the POS settings lookup only
+// (service.LookupSettings asks for it after the principal's reach is
+// checked). FindCompany itself stays uncached: the operator routes read
+// a company the caller may not see so that it takes an unknown one's
+// time, and a cached company would answer it from memory. Here only
+// companies the caller may see are asked for, and whether one exists is
+// the answer itself. An unknown company is read from the store each time,
+// so unknown ids cannot fill the cache.
+func (s *Store) FindPOSCompany(ctx context.Context, posSystemID, companyID string) (*posgate.Company, error) {
+	if inAtomic(ctx) {
+		return s.Store.FindCompany(ctx, posSystemID, companyID)
+	}
+	return lookup(s, s.posCos, [2]string{posSystemID, companyID}, func() (*posgate.Company, error) {
+		return s.Store.FindCompany(ctx, posSystemID, companyID)
+	}, shallow[posgate.Company])
 }
 
 // ListCompanies returns the POS system's companies, cached (a coupon search

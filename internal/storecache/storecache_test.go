@@ -559,7 +559,8 @@ func (c *configCounting) HasEnabledWebhook(ctx context.Context, p, co string) (b
 // A company's carousel settings, its effective receipt promotion and
 // whether it has an enabled webhook endpoint are cached until the TTL (their
 // absence too); a change through the cache is seen at once, one behind it
-// within the TTL. The company itself is not cached.
+// within the TTL. The company itself is cached only for the settings
+// lookup (FindPOSCompany).
 func TestConfigurationIsCached(t *testing.T) {
 	f := newFixture(t, 0)
 	ctx := f.ctx
@@ -657,6 +658,33 @@ func TestConfigurationIsCached(t *testing.T) {
 	}
 	if n := cnt.companies.Load(); n != 2 {
 		t.Errorf("%d company reads of the store, want 2: the company is not cached", n)
+	}
+	// FindPOSCompany, the settings lookup's, is cached; an unknown company
+	// is read every time (it fills nothing); a change through the cache is
+	// seen at once.
+	for range 2 {
+		if co, err := c.FindPOSCompany(ctx, "pos", "co"); err != nil || co.ID != "co" {
+			t.Fatalf("FindPOSCompany: %v, %v", co, err)
+		}
+	}
+	for range 2 {
+		if _, err := c.FindPOSCompany(ctx, "pos", "nope"); !errors.Is(err, posgate.ErrNotFound) {
+			t.Fatalf("FindPOSCompany of an unknown company: %v", err)
+		}
+	}
+	if n := cnt.companies.Load(); n != 2+1+2 {
+		t.Errorf("%d company reads of the store, want 5: one for the known company, one per unknown read", n)
+	}
+	disabled := posgate.StatusDisabled
+	if _, err := c.UpdateCompany(ctx, "pos", "co", posgate.CompanyUpdate{Status: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	if co, err := c.FindPOSCompany(ctx, "pos", "co"); err != nil || co.Status != posgate.StatusDisabled {
+		t.Errorf("after a change through the cache: %v, %v", co, err)
+	}
+	active := posgate.StatusActive
+	if _, err := c.UpdateCompany(ctx, "pos", "co", posgate.CompanyUpdate{Status: &active}); err != nil {
+		t.Fatal(err)
 	}
 
 	hooked := func() bool {
