@@ -16,7 +16,8 @@ func startReq(token, terminal, location string) req {
 		Body: `{"terminalId":"` + terminal + `","posLocationId":"` + location + `"}`}
 }
 
-var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+// uuidRE is a session id: a time-ordered UUID, version 7 (docs/api.md §4.1).
+var uuidRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
 
 type interaction struct {
 	TerminalID    string  `json:"terminalId"`

@@ -3,8 +3,6 @@ package service
 import (
 	"context"
 
-	"github.com/google/uuid"
-
 	"github.com/posgate/posgate"
 )
 
@@ -54,7 +52,7 @@ func (s *Service) StartInteraction(ctx context.Context, p *posgate.Principal, po
 	}
 	now := s.now()
 	sess := &posgate.Session{
-		ID:          uuid.NewString(),
+		ID:          newTimeOrderedUUID(),
 		POSSystemID: posSystemID,
 		CompanyID:   loc.CompanyID,
 		LocationID:  loc.ID,

@@ -230,7 +230,7 @@ func (s *Service) RefundTransaction(ctx context.Context, p *posgate.Principal, p
 		return nil, err
 	}
 	request, _ := pr.canonical()
-	in := &posgate.TransactionInput{Row: 1, ID: newTransactionUUID(), POSSystemID: posSystemID, CompanyID: companyID, LocationID: sale.LocationID,
+	in := &posgate.TransactionInput{Row: 1, ID: newTimeOrderedUUID(), POSSystemID: posSystemID, CompanyID: companyID, LocationID: sale.LocationID,
 		TerminalID: sale.TerminalID, TransactionID: *req.TransactionID, Type: posgate.TransactionRefund, Amount: neg, Date: date,
 		OriginalTransactionID: sale.TransactionID, RequestHash: hash, Request: request,
 		Answer: posgate.TransactionAnswer{TransactionID: *req.TransactionID, TransactionType: posgate.TransactionRefund, PosStatus: posgate.PosAccepted,

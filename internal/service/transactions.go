@@ -436,7 +436,7 @@ func (s *Service) prepareTransaction(ctx context.Context, p *posgate.Principal, 
 		amount = -amount.Abs()
 	}
 	return &posgate.TransactionInput{
-		Row: row, ID: newTransactionUUID(), POSSystemID: posSystemID, CompanyID: loc.CompanyID, LocationID: loc.ID, TerminalID: term.ID,
+		Row: row, ID: newTimeOrderedUUID(), POSSystemID: posSystemID, CompanyID: loc.CompanyID, LocationID: loc.ID, TerminalID: term.ID,
 		TransactionID: *req.TransactionID, SessionID: sessionID, Type: kind, Amount: amount, Date: *req.TransactionDate,
 		OriginalTransactionID: value(req.OriginalTransactionID),
 		CardNumber:            card, Email: email, Phone: phone, FirstName: first, LastName: last, EnrollID: "u-" + randomID(),
@@ -720,13 +720,14 @@ func (s *Service) triggeredPromotions(ctx context.Context, loc *posgate.Location
 	return ev.Promotions, nil
 }
 
-// newTransactionUUID returns posgate's id of a new transaction: a
-// time-ordered UUID (version 7), so that the stores' indexes on it
-// (transactions' key, transaction_coupons by transaction) take each new sale
-// at their end rather than on a random page. A random (version 4) id cost
-// the SQLite writer two more pages to read and write back per sale
-// (docs/performance.md, "The sale's write path").
-func newTransactionUUID() string {
+// newTimeOrderedUUID returns the id of a new session or transaction: a
+// time-ordered UUID (version 7, 74 random bits), so that the stores' indexes
+// on it (the sessions' and transactions' keys, transaction_coupons by
+// transaction) take each new row at their end rather than on a random page.
+// A random (version 4) id cost the SQLite writer two more pages to read and
+// write back per sale, and a page per session of a group commit
+// (docs/performance.md, "The sale's write path"; docs/decisions.md).
+func newTimeOrderedUUID() string {
 	id, err := uuid.NewV7()
 	if err != nil {
 		return uuid.NewString()
