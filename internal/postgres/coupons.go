@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -198,28 +197,9 @@ var (
 // gramLen is the length of the 4-gram index's substrings, in characters.
 const gramLen = 4
 
-// coverGrams returns the 4-grams of s that cover it: those starting at
-// every fourth character, and the last one ("abcdefghij": "abcd", "efgh",
-// "ghij"); nil when s is shorter than gramLen. A row that holds s holds
-// them all; the statement checks s itself in the rows that hold them.
-func coverGrams(s string) []string {
-	r := []rune(s)
-	if len(r) < gramLen {
-		return nil
-	}
-	var out []string
-	for i := 0; ; i += gramLen {
-		if i+gramLen > len(r) {
-			i = len(r) - gramLen
-		}
-		if g := string(r[i : i+gramLen]); !slices.Contains(out, g) {
-			out = append(out, g)
-		}
-		if i+gramLen == len(r) {
-			return out
-		}
-	}
-}
+// coverGrams returns the 4-grams of s that cover it (storekit.CoverGrams);
+// nil when s is shorter than gramLen.
+func coverGrams(s string) []string { return storekit.CoverGrams(s, gramLen) }
 
 // couponCopyCols and userCopyCols are the columns CopyFrom fills, in the
 // order of couponRow and userRow.

@@ -698,26 +698,16 @@ func ftsQuery(k posgate.UserKeyword) string {
 	return q
 }
 
-// ftsTrigrams is the FTS5 expression requiring the trigrams of s that
-// cover it: those starting at every third character, and the last one
-// (“abcdefgh”: "abc" AND "def" AND "fgh"). A row holding them all may still
-// lack s, which the statement checks anyway; requiring every trigram finds
-// no fewer such rows but makes FTS5 walk one posting list per trigram, and
-// walking them is what a rare keyword costs (a 7-digit phone fragment: 3
-// lists instead of 5).
+// ftsTrigrams is the FTS5 expression requiring the trigrams that cover s
+// (storekit.CoverGrams; "abcdefgh": "abc" AND "def" AND "fgh"). A row
+// holding them all may still lack s, which the statement checks anyway;
+// requiring every trigram finds no fewer such rows but makes FTS5 walk one
+// posting list per trigram, and walking them is what a rare keyword costs
+// (a 7-digit phone fragment: 3 lists instead of 5).
 func ftsTrigrams(s string) string {
-	r := []rune(s)
-	seen := map[string]bool{}
-	var terms []string
-	for i := 0; i+3 <= len(r); i += 3 {
-		t := string(r[i : i+3])
-		if !seen[t] {
-			seen[t] = true
-			terms = append(terms, `"`+strings.ReplaceAll(t, `"`, `""`)+`"`)
-		}
-		if i+3 < len(r) && i+6 > len(r) {
-			i = len(r) - 6 // the next round takes the last trigram
-		}
+	terms := storekit.CoverGrams(s, 3)
+	for i, t := range terms {
+		terms[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
 	}
 	return "(" + strings.Join(terms, " AND ") + ")"
 }
