@@ -197,11 +197,7 @@ func (q ledgerQ) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 	if len(l.pending) == 0 {
 		return l.tx.Exec(ctx, sql, args...)
 	}
-	b := &pgx.Batch{}
-	l.queuePending(b)
-	b.Queue(sql, args...)
-	br := l.tx.SendBatch(ctx, b)
-	err := l.readPending(br)
+	br, err := l.behindPending(ctx, sql, args)
 	var tag pgconn.CommandTag
 	if err == nil {
 		tag, err = br.Exec()
@@ -217,11 +213,19 @@ func (q ledgerQ) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row 
 	if len(l.pending) == 0 {
 		return l.tx.QueryRow(ctx, sql, args...)
 	}
+	br, err := l.behindPending(ctx, sql, args)
+	return &batchRow{br: br, err: err}
+}
+
+// behindPending sends the pending statements and then sql in one round
+// trip, and reads the pending ones' results: sql's is next in br, which
+// the caller closes.
+func (l *ledger) behindPending(ctx context.Context, sql string, args []any) (pgx.BatchResults, error) {
 	b := &pgx.Batch{}
 	l.queuePending(b)
 	b.Queue(sql, args...)
 	br := l.tx.SendBatch(ctx, b)
-	return &batchRow{br: br, err: l.readPending(br)}
+	return br, l.readPending(br)
 }
 
 // Query sends the pending statements first, in a round trip of their own
