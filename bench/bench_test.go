@@ -346,3 +346,21 @@ func TestMissesNeverReadAsTheirBar(t *testing.T) {
 		t.Fatalf("failed = %q, want %q", got, want)
 	}
 }
+
+// TestVerifyData: a row's check of a string in the answer's data.
+func TestVerifyData(t *testing.T) {
+	for body, ok := range map[string]bool{
+		`{"data":{"posStatus":"Accepted","sessionId":"x"}}`: true,
+		`{"data":{"posStatus":"Disabled"}}`:                 false,
+		`{"data":{}}`:                                       false,
+		`{"data":{"posStatus":7}}`:                          false,
+		`not json`:                                          false,
+	} {
+		if err := verifyAccepted([]byte(body)); (err == nil) != ok {
+			t.Errorf("verifyAccepted(%s) = %v, want ok %v", body, err, ok)
+		}
+	}
+	if err := verifyActiveAccount([]byte(`{"data":{"accountStatus":"Active"}}`)); err != nil {
+		t.Error(err)
+	}
+}

@@ -98,34 +98,25 @@ func verifyNonEmpty(field string) func([]byte) error {
 }
 
 // verifyAccepted wants data.posStatus Accepted.
-func verifyAccepted(body []byte) error {
-	var out struct {
-		Data struct {
-			PosStatus string `json:"posStatus"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &out); err != nil {
-		return err
-	}
-	if out.Data.PosStatus != "Accepted" {
-		return fmt.Errorf("posStatus %q, want Accepted", out.Data.PosStatus)
-	}
-	return nil
-}
+var verifyAccepted = verifyData("posStatus", "Accepted")
 
 // verifyActiveAccount wants the settings lookup's data.accountStatus Active
 // (docs/api.md §15.1), so that the row measures a served company.
-func verifyActiveAccount(body []byte) error {
-	var out struct {
-		Data struct {
-			AccountStatus string `json:"accountStatus"`
-		} `json:"data"`
+var verifyActiveAccount = verifyData("accountStatus", "Active")
+
+// verifyData wants the string data.<field> to be want.
+func verifyData(field, want string) func([]byte) error {
+	return func(body []byte) error {
+		var out struct {
+			Data map[string]json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(body, &out); err != nil {
+			return err
+		}
+		var got string
+		if err := json.Unmarshal(out.Data[field], &got); err != nil || got != want {
+			return fmt.Errorf("%s %s, want %s", field, out.Data[field], want)
+		}
+		return nil
 	}
-	if err := json.Unmarshal(body, &out); err != nil {
-		return err
-	}
-	if out.Data.AccountStatus != "Active" {
-		return fmt.Errorf("accountStatus %q, want Active", out.Data.AccountStatus)
-	}
-	return nil
 }
