@@ -389,7 +389,11 @@ func (q *CouponQuery) Keys() (CouponKeys, error) {
 // owner phone) and usable at LocationID: the coupons any customer may be
 // offered there, which is why a coupon with an owner never belongs here.
 type ActiveCouponQuery struct {
-	POSSystemID, CompanyID, LocationID string
+	POSSystemID, CompanyID string
+	// LocationID is the location the coupons must be usable at; "" lists
+	// the company's active coupons whatever locations they are limited to
+	// (the set internal/storecache keeps, and filters per location itself).
+	LocationID string
 	// At is the moment whose unexpired coupons are listed; the service
 	// passes its clock, so that the list and the answer's statuses agree.
 	At time.Time

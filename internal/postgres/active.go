@@ -9,7 +9,7 @@ import (
 
 // Active coupon statements (docs/api.md §15.2), on the partial index
 // coupons_active: $1 POS system, $2 company, $3 the time before which a
-// coupon has expired, $4 location, $5 limit, $6 offset. The page's codes
+// coupon has expired, $4 location (the empty string for any), $5 limit, $6 offset. The page's codes
 // come from an index-only scan (the index includes every column the WHERE
 // tests beyond its own predicate), so that the coupons skipped, by the
 // offset or as expired or limited elsewhere, cost no heap read; only the
@@ -20,7 +20,7 @@ const (
 	activeCouponsWhere = ` WHERE a.pos_system_id = $1 AND a.company_id = $2
 		AND a.status = 'Issued' AND a.user_id IS NULL AND a.email IS NULL AND a.phone IS NULL
 		AND (a.available_until IS NULL OR a.available_until >= $3)
-		AND (a.location_ids IS NULL OR $4::text = ANY (a.location_ids))`
+		AND (a.location_ids IS NULL OR $4::text = '' OR $4::text = ANY (a.location_ids))`
 	activeCountSQL = `SELECT count(*) FROM coupons a` + activeCouponsWhere
 	activePageSQL  = `SELECT ` + couponCols + `, (` + activeCountSQL + `)
 		FROM (SELECT a.code_norm FROM coupons a` + activeCouponsWhere + ` ORDER BY a.code_norm LIMIT $5 OFFSET $6) page

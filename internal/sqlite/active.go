@@ -10,7 +10,7 @@ import (
 
 // Active coupon statements (docs/api.md §15.2), on the partial index
 // coupons_active: ?1 POS system, ?2 company, ?3 the time (formatTime) before
-// which a coupon has expired, ?4 location, ?5 limit, ?6 offset. The page's
+// which a coupon has expired, ?4 location (the empty string for any), ?5 limit, ?6 offset. The page's
 // codes come from the index alone (it covers every column the WHERE tests),
 // so that the coupons skipped, by the offset or as expired or limited
 // elsewhere, cost no table read; only the page's coupons are then read. The
@@ -22,7 +22,7 @@ const (
 	activeCouponsWhere = ` WHERE a.pos_system_id = ?1 AND a.company_id = ?2
 		AND a.status = 'Issued' AND a.user_id IS NULL AND a.email IS NULL AND a.phone IS NULL
 		AND (a.available_until IS NULL OR a.available_until >= ?3)
-		AND (a.location_ids IS NULL OR EXISTS (SELECT 1 FROM json_each(a.location_ids) WHERE value = ?4))`
+		AND (a.location_ids IS NULL OR ?4 = '' OR EXISTS (SELECT 1 FROM json_each(a.location_ids) WHERE value = ?4))`
 	activeCountSQL = `SELECT COUNT(*) FROM coupons a INDEXED BY coupons_active` + activeCouponsWhere
 	activePageSQL  = `WITH page (code_norm) AS (SELECT a.code_norm FROM coupons a INDEXED BY coupons_active` + activeCouponsWhere + `
 			ORDER BY a.code_norm LIMIT ?5 + 0 OFFSET ?6 + 0)

@@ -5,7 +5,9 @@
 // companies, although these change rarely. The POS reads of a company's
 // configuration are cached the same way: the carousel settings (every
 // carousel request), the effective receipt promotion (every receipt),
-// whether it has an enabled webhook endpoint (every settings lookup). The
+// whether it has an enabled webhook endpoint (every settings lookup); and
+// a company's active coupons, which every active coupon list filters by
+// location (emptied by every coupon write through the cache). The
 // company itself is not cached: the operator routes read it for a company
 // the caller may not see too, so that a hidden company takes the time an
 // unknown one takes (internal/service, operatorCompany), which a cached
@@ -36,8 +38,10 @@ package storecache
 import (
 	"context"
 	"errors"
+	"iter"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/posgate/posgate"
@@ -79,6 +83,11 @@ type Store struct {
 	receipts  map[[3]string]entry[maybe[posgate.ReceiptPromotion]] // by POS system, company, location
 	webhooked map[[2]string]entry[bool]
 	redirects map[string]entry[[]string] // a client's redirect URIs
+
+	active      map[[2]string]*activeSet // by POS system and company
+	activeLoads map[[2]string]*activeLoad
+	activeGen   uint64 // bumped by every coupon write
+	activeCount int    // coupons held by active
 }
 
 // companyList is a cached ListCompanies answer.
@@ -102,16 +111,18 @@ func New(st posgate.Store, o Options) *Store {
 	}
 	return &Store{
 		Store: st, ttl: o.TTL, max: o.MaxEntries, now: o.Now,
-		locations: map[[2]string]entry[posgate.Location]{},
-		terminals: map[[3]string]entry[posgate.Terminal]{},
-		clients:   map[string]entry[posgate.Client]{},
-		people:    map[string]entry[posgate.Person]{},
-		companies: map[string]entry[companyList]{},
-		posCos:    map[[2]string]entry[posgate.Company]{},
-		carousels: map[[2]string]entry[maybe[posgate.CarouselSettings]]{},
-		receipts:  map[[3]string]entry[maybe[posgate.ReceiptPromotion]]{},
-		webhooked: map[[2]string]entry[bool]{},
-		redirects: map[string]entry[[]string]{},
+		locations:   map[[2]string]entry[posgate.Location]{},
+		terminals:   map[[3]string]entry[posgate.Terminal]{},
+		clients:     map[string]entry[posgate.Client]{},
+		people:      map[string]entry[posgate.Person]{},
+		companies:   map[string]entry[companyList]{},
+		posCos:      map[[2]string]entry[posgate.Company]{},
+		carousels:   map[[2]string]entry[maybe[posgate.CarouselSettings]]{},
+		receipts:    map[[3]string]entry[maybe[posgate.ReceiptPromotion]]{},
+		webhooked:   map[[2]string]entry[bool]{},
+		redirects:   map[string]entry[[]string]{},
+		active:      map[[2]string]*activeSet{},
+		activeLoads: map[[2]string]*activeLoad{},
 	}
 }
 
@@ -163,6 +174,9 @@ func (s *Store) invalidate() {
 	clear(s.receipts)
 	clear(s.webhooked)
 	clear(s.redirects)
+	s.activeGen++
+	clear(s.active)
+	s.activeCount = 0
 	s.mu.Unlock()
 }
 
@@ -551,4 +565,230 @@ func (s *Store) ClientRedirectURIs(ctx context.Context, clientID string) ([]stri
 func (s *Store) SetClientRedirectURIs(ctx context.Context, clientID string, uris []string) error {
 	defer s.invalidate()
 	return s.Store.SetClientRedirectURIs(ctx, clientID, uris)
+}
+
+// Active coupon lists (docs/api.md §15.2) are answered from a company's
+// whole set of active coupons, read once per TTL with a location of ""
+// and filtered here by location, expiry and page: every location of a
+// company shares one entry, so that a POS fleet polling its locations'
+// lists costs one store read per company per TTL. The bounds keep memory
+// predictable: a company with more than maxActivePerCompany active coupons
+// is read from the store on every request (and that it is too large is
+// remembered for the TTL), and the table holds at most maxActiveCoupons
+// coupons in all.
+const (
+	maxActivePerCompany = 2_000
+	maxActiveCoupons    = 20_000
+)
+
+// activeSet is a company's active coupons at loadedAt, in the store's order
+// (by folded code); nil coupons with tooMany set marks a company whose set
+// is not kept.
+type activeSet struct {
+	coupons  []*posgate.Coupon
+	loadedAt time.Time
+	tooMany  bool
+	exp      time.Time
+
+	byLocation sync.Map     // location → its usable coupons (see at)
+	locations  atomic.Int64 // locations asked for
+}
+
+// ListActiveCoupons answers from the company's cached active set: a
+// coupon written through this Store (created, imported, its status
+// changed, redeemed or restored by a transaction) empties the sets at once;
+// one written elsewhere (another instance, the CLI) shows within the TTL,
+// as a redeemed coupon on another instance stays listed for up to the TTL
+// (docs/decisions.md, "Active coupon lists are cached per company"). A
+// query for a moment before the set was read (a sandbox clock set back) or
+// for every location goes to the store.
+func (s *Store) ListActiveCoupons(ctx context.Context, q posgate.ActiveCouponQuery) (*posgate.CouponPage, error) {
+	if inAtomic(ctx) || q.LocationID == "" {
+		return s.Store.ListActiveCoupons(ctx, q)
+	}
+	k := [2]string{q.POSSystemID, q.CompanyID}
+	now := s.now()
+	s.mu.RLock()
+	set, ok := s.active[k]
+	gen := s.activeGen
+	s.mu.RUnlock()
+	if !ok || !now.Before(set.exp) {
+		var err error
+		if set, err = s.loadActive(ctx, k, q.At, now, gen); err != nil {
+			return nil, err
+		}
+	}
+	if set.tooMany || q.At.Before(set.loadedAt) {
+		return s.Store.ListActiveCoupons(ctx, q)
+	}
+	return set.page(q), nil
+}
+
+// maxActiveLocations bounds the locations whose usable coupons a set
+// keeps apart; further locations filter the whole set per request.
+const maxActiveLocations = 256
+
+// at returns the set's coupons usable at location, in the set's order,
+// kept per location once asked for: most of a request's filtering was
+// comparing the location with each coupon's list.
+func (a *activeSet) at(location string) []*posgate.Coupon {
+	if v, ok := a.byLocation.Load(location); ok {
+		return v.([]*posgate.Coupon)
+	}
+	var usable []*posgate.Coupon
+	for _, c := range a.coupons {
+		if c.UsableAt(location) {
+			usable = append(usable, c)
+		}
+	}
+	if a.locations.Add(1) <= maxActiveLocations {
+		a.byLocation.Store(location, usable)
+	}
+	return usable
+}
+
+// page is q's page of the set: the coupons usable at q.LocationID and not
+// expired at q.At (which is not before the set's loadedAt, so the set
+// holds every coupon active then), as the stores select them.
+func (a *activeSet) page(q posgate.ActiveCouponQuery) *posgate.CouponPage {
+	out := &posgate.CouponPage{}
+	offset := max(q.Offset, 0)
+	for _, c := range a.at(q.LocationID) {
+		if c.AvailableUntil != nil && c.AvailableUntil.Before(q.At) {
+			continue
+		}
+		if out.Total >= offset && len(out.Coupons) < q.Limit {
+			out.Coupons = append(out.Coupons, cloneCoupon(c))
+		}
+		out.Total++
+	}
+	return out
+}
+
+// activeLoad is a read of a company's set in flight, which the requests
+// that miss the same set meanwhile wait for instead of each reading it:
+// when a set expires under load, every request for the company misses at
+// once, and a read each was a burst of identical store reads.
+type activeLoad struct {
+	done chan struct{}
+	gen  uint64 // the coupon writes it follows
+	set  *activeSet
+	err  error
+}
+
+// loadActive reads the company's set at at (the first asker's moment),
+// once for all who ask while it is read, and caches it.
+func (s *Store) loadActive(ctx context.Context, k [2]string, at, now time.Time, gen uint64) (*activeSet, error) {
+	s.mu.Lock()
+	if l, ok := s.activeLoads[k]; ok {
+		s.mu.Unlock()
+		if l.gen != gen {
+			// Begun before a coupon write that this request follows: its
+			// set may miss the write, so this request reads for itself.
+			return s.readActive(ctx, k, at, now)
+		}
+		select {
+		case <-l.done:
+			return l.set, l.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	l := &activeLoad{done: make(chan struct{}), gen: gen}
+	s.activeLoads[k] = l
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.activeLoads, k)
+		s.mu.Unlock()
+		close(l.done)
+	}()
+	if l.set, l.err = s.readActive(ctx, k, at, now); l.err != nil {
+		return nil, l.err
+	}
+	s.putActive(k, l.set, gen)
+	return l.set, nil
+}
+
+// readActive reads the company's set from the store.
+func (s *Store) readActive(ctx context.Context, k [2]string, at, now time.Time) (*activeSet, error) {
+	p, err := s.Store.ListActiveCoupons(ctx, posgate.ActiveCouponQuery{POSSystemID: k[0], CompanyID: k[1],
+		At: at, Limit: maxActivePerCompany + 1})
+	if err != nil {
+		return nil, err
+	}
+	set := &activeSet{coupons: p.Coupons, loadedAt: at, exp: now.Add(s.ttl)}
+	if p.Total > maxActivePerCompany {
+		set.coupons, set.tooMany = nil, true
+	}
+	return set, nil
+}
+
+// putActive caches a set unless a coupon was written since gen, within
+// the bound on coupons kept.
+func (s *Store) putActive(k [2]string, set *activeSet, gen uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.activeGen != gen {
+		return
+	}
+	if old, ok := s.active[k]; ok {
+		s.activeCount -= len(old.coupons)
+	}
+	if s.activeCount+len(set.coupons) > maxActiveCoupons || len(s.active) >= s.max {
+		clear(s.active)
+		s.activeCount = 0
+	}
+	s.active[k] = set
+	s.activeCount += len(set.coupons)
+}
+
+// invalidateActive empties the active coupon sets (after a coupon write)
+// and makes the reads in flight skip filling.
+func (s *Store) invalidateActive() {
+	s.mu.Lock()
+	s.activeGen++
+	clear(s.active)
+	s.activeCount = 0
+	s.mu.Unlock()
+}
+
+func cloneCoupon(c *posgate.Coupon) *posgate.Coupon {
+	cp := *c
+	cp.Info = slices.Clone(c.Info)
+	cp.LocationIDs = slices.Clone(c.LocationIDs)
+	return &cp
+}
+
+// CreateCoupon stores the coupon, then empties the active coupon sets.
+func (s *Store) CreateCoupon(ctx context.Context, c *posgate.Coupon) error {
+	defer s.invalidateActive()
+	return s.Store.CreateCoupon(ctx, c)
+}
+
+// ImportCoupons stores the coupons, then empties the active coupon sets.
+func (s *Store) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, error]) (int, error) {
+	defer s.invalidateActive()
+	return s.Store.ImportCoupons(ctx, seq)
+}
+
+// ChangeCouponStatus changes the coupon's status, then empties the active
+// coupon sets.
+func (s *Store) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, code string, to posgate.CouponStatus) (*posgate.Coupon, error) {
+	defer s.invalidateActive()
+	return s.Store.ChangeCouponStatus(ctx, posSystemID, companyID, code, to)
+}
+
+// ApplyTransactions records the sales and refunds (which redeem and
+// restore coupons), then empties the active coupon sets.
+func (s *Store) ApplyTransactions(ctx context.Context, items []*posgate.TransactionInput) ([]*posgate.TransactionOutcome, error) {
+	defer s.invalidateActive()
+	return s.Store.ApplyTransactions(ctx, items)
+}
+
+// RedeemCouponForTransaction redeems the coupon, then empties the active
+// coupon sets.
+func (s *Store) RedeemCouponForTransaction(ctx context.Context, t *posgate.Transaction, code string, owner *posgate.CouponOwner, locationID string) (*posgate.TransactionCoupon, time.Time, error) {
+	defer s.invalidateActive()
+	return s.Store.RedeemCouponForTransaction(ctx, t, code, owner, locationID)
 }

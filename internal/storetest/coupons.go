@@ -615,6 +615,7 @@ func testActiveCoupons(t *testing.T, e *env) {
 		{"at A2", "acme", "A2", now, []string{"acme/b-open", "acme/C-future", "acme/e-edge", "acme/k-at-a2"}},
 		{"a microsecond later", "acme", "A1", now.Add(time.Microsecond), []string{"acme/A-at-a1", "acme/b-open", "acme/C-future"}},
 		{"a day and a microsecond later", "acme", "A1", now.Add(24*time.Hour + time.Microsecond), []string{"acme/A-at-a1", "acme/b-open"}},
+		{"at any location", "acme", "", now, []string{"acme/A-at-a1", "acme/b-open", "acme/C-future", "acme/e-edge", "acme/k-at-a2"}},
 		{"another company", "zeta", "Z1", now, []string{"zeta/a-zeta"}},
 		{"an unknown company", "nope", "A1", now, nil},
 	} {
