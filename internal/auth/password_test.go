@@ -31,3 +31,22 @@ func TestPasswordHash(t *testing.T) {
 		}
 	}
 }
+
+// The dummy hash that unknown e-mail addresses are checked against costs
+// what a real one costs: it has HashPassword's parameters, and its
+// password is unknown (a likely guess does not match it).
+func TestDummyPasswordHashHasTheCurrentParameters(t *testing.T) {
+	real, err := HashPassword("a password of someone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := func(h string) string { return strings.Join(strings.Split(h, "$")[1:4], "$") }
+	if got, want := params(dummyPasswordHash), params(real); got != want {
+		t.Errorf("dummy hash parameters %s, HashPassword's %s: regenerate dummyPasswordHash", got, want)
+	}
+	for _, guess := range []string{"", "password", "posgate-dummy-password-"} {
+		if ok, err := PasswordMatches(dummyPasswordHash, guess); ok || err != nil {
+			t.Errorf("guess %q: match %v, error %v", guess, ok, err)
+		}
+	}
+}
