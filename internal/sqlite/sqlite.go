@@ -81,8 +81,12 @@ const readCacheKiB = "2048"
 const busyTimeout = 5 * time.Second
 
 // readConns bounds the read pool: enough for the 2-core target without
-// holding many idle connections and their page caches.
-const readConns = 4
+// holding many idle connections and their page caches. Each read connection
+// costs 5–6 MB of resident memory (its 2 MiB page cache, its schema, its
+// statements); 3 instead of 4 took the peak RSS of the coupon lookup and
+// search rows from 63–69 MB to 57–64 MB at the same rate within the
+// runs' noise (docs/performance.md, "After session 5").
+const readConns = 3
 
 // Options configures Open.
 type Options struct {
