@@ -46,7 +46,7 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	fs.DurationVar(&cfg.TokenTTL, "token-ttl", time.Hour, "access token lifetime (expires_in)")
 	fs.DurationVar(&cfg.SessionTTL, "session-ttl", 24*time.Hour, "lifetime of a startInteraction session")
 	fs.DurationVar(&cfg.KeyRefresh, "key-refresh", 30*time.Second, "how often signing keys are re-read from the store (for keys rotated by another instance)")
-	fs.DurationVar(&cfg.CacheTTL, "cache-ttl", storecache.DefaultTTL, "how long found locations, terminals, clients and companies' POS configuration are reused: the longest a change made by the CLI or another instance stays unseen (0: no cache)")
+	fs.DurationVar(&cfg.CacheTTL, "cache-ttl", storecache.DefaultTTL, "how long found locations, terminals, clients, companies' POS configuration and active coupon lists are reused: the longest a change made by the CLI or another instance stays unseen (0: no cache)")
 	fs.Int64Var(&cfg.MaxBodyBytes, "max-body", 64<<10, "largest request body accepted by the POS and operator routes, in bytes (413 beyond)")
 	fs.DurationVar(&cfg.CarouselURLTTL, "carousel-ttl", 24*time.Hour, "how long a carousel URL from the carousel endpoint stays valid")
 	fs.DurationVar(&cfg.CarouselPoll, "carousel-poll", 30*time.Second, "how often the carousel page looks for changed slides")
