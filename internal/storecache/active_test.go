@@ -68,11 +68,14 @@ func randomCoupons(r *rand.Rand, n int, at time.Time) []*posgate.Coupon {
 	for i := range n {
 		c := &posgate.Coupon{POSSystemID: "pos", CompanyID: "co", Code: fmt.Sprintf("%c%04d", "aBcD"[i%4], r.IntN(100000)*10+i%10),
 			Status: posgate.CouponIssued}
-		switch r.IntN(4) {
+		switch r.IntN(5) {
 		case 0:
 			c.LocationIDs = []string{locs[r.IntN(4)]}
 		case 1:
 			c.LocationIDs = []string{locs[r.IntN(2)], locs[2+r.IntN(2)]}
+		case 2:
+			l := locs[r.IntN(4)]
+			c.LocationIDs = []string{l, l}
 		}
 		if r.IntN(3) == 0 {
 			until := at.Add(time.Duration(r.IntN(120)-30) * time.Second)

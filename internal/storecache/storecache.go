@@ -41,7 +41,6 @@ import (
 	"iter"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/posgate/posgate"
@@ -590,8 +589,8 @@ type activeSet struct {
 	tooMany  bool
 	exp      time.Time
 
-	byLocation sync.Map     // location → its usable coupons (see at)
-	locations  atomic.Int64 // locations asked for
+	anywhere []int32            // positions of the coupons limited to no location (see index)
+	limited  map[string][]int32 // by location, positions of the coupons limited to it
 }
 
 // ListActiveCoupons answers from the company's cached active set: a
@@ -624,27 +623,25 @@ func (s *Store) ListActiveCoupons(ctx context.Context, q posgate.ActiveCouponQue
 	return set.page(q), nil
 }
 
-// maxActiveLocations bounds the locations whose usable coupons a set
-// keeps apart; further locations filter the whole set per request.
-const maxActiveLocations = 256
-
-// at returns the set's coupons usable at location, in the set's order,
-// kept per location once asked for: most of a request's filtering was
-// comparing the location with each coupon's list.
-func (a *activeSet) at(location string) []*posgate.Coupon {
-	if v, ok := a.byLocation.Load(location); ok {
-		return v.([]*posgate.Coupon)
-	}
-	var usable []*posgate.Coupon
-	for _, c := range a.coupons {
-		if c.UsableAt(location) {
-			usable = append(usable, c)
+// index sorts the set's coupons by where they are usable: those limited to
+// no location once, and for each location those limited to it (among
+// others), both as positions in coupons, in order. A location's coupons
+// are then the merge of the two lists, found without comparing the
+// location with every coupon's list (most of a request's filtering when it
+// did), and the index is no larger than the set's own location lists.
+func (a *activeSet) index() {
+	a.limited = map[string][]int32{}
+	for i, c := range a.coupons {
+		if len(c.LocationIDs) == 0 {
+			a.anywhere = append(a.anywhere, int32(i))
+			continue
+		}
+		for _, l := range c.LocationIDs {
+			if at := a.limited[l]; len(at) == 0 || at[len(at)-1] != int32(i) {
+				a.limited[l] = append(at, int32(i))
+			}
 		}
 	}
-	if a.locations.Add(1) <= maxActiveLocations {
-		a.byLocation.Store(location, usable)
-	}
-	return usable
 }
 
 // page is q's page of the set: the coupons usable at q.LocationID and not
@@ -653,7 +650,15 @@ func (a *activeSet) at(location string) []*posgate.Coupon {
 func (a *activeSet) page(q posgate.ActiveCouponQuery) *posgate.CouponPage {
 	out := &posgate.CouponPage{}
 	offset := max(q.Offset, 0)
-	for _, c := range a.at(q.LocationID) {
+	anywhere, limited := a.anywhere, a.limited[q.LocationID]
+	for len(anywhere) > 0 || len(limited) > 0 {
+		var i int32
+		if len(limited) == 0 || (len(anywhere) > 0 && anywhere[0] < limited[0]) {
+			i, anywhere = anywhere[0], anywhere[1:]
+		} else {
+			i, limited = limited[0], limited[1:]
+		}
+		c := a.coupons[i]
 		if c.AvailableUntil != nil && c.AvailableUntil.Before(q.At) {
 			continue
 		}
@@ -721,6 +726,7 @@ func (s *Store) readActive(ctx context.Context, k [2]string, at, now time.Time) 
 	if p.Total > maxActivePerCompany {
 		set.coupons, set.tooMany = nil, true
 	}
+	set.index()
 	return set, nil
 }
 
