@@ -235,3 +235,46 @@ func TestActiveCouponMissesReadOnce(t *testing.T) {
 		}
 	}
 }
+
+// A coupon write drops only its company's set, and a sale that names no
+// coupon drops none.
+func TestActiveCouponWritesDropOnlyTheirCompany(t *testing.T) {
+	f, ac := activeFixture(t)
+	if err := f.raw.CreateCompany(f.ctx, &posgate.Company{POSSystemID: "pos", ID: "co2", Status: posgate.StatusActive, Features: posgate.AllFeaturesOn()}); err != nil {
+		t.Fatal(err)
+	}
+	at := f.clock.Now()
+	list := func(company string) {
+		t.Helper()
+		if _, err := f.c.ListActiveCoupons(f.ctx, posgate.ActiveCouponQuery{POSSystemID: "pos", CompanyID: company, LocationID: "L1", At: at, Limit: 20}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reads := func() int64 { return ac.lists.Load() }
+	list("co")
+	list("co2")
+	if n := reads(); n != 2 {
+		t.Fatalf("%d reads for two companies, want 2", n)
+	}
+	if err := f.c.CreateCoupon(f.ctx, &posgate.Coupon{POSSystemID: "pos", CompanyID: "co2", Code: "X", Status: posgate.CouponIssued}); err != nil {
+		t.Fatal(err)
+	}
+	list("co")
+	list("co2")
+	if n := reads(); n != 3 {
+		t.Errorf("after a coupon of co2: %d reads, want 3 (co2's set read again, co's kept)", n)
+	}
+	// The sale fails (no such session or customer is needed for this):
+	// what matters is which sets the cache drops around it.
+	f.c.ApplyTransactions(f.ctx, []*posgate.TransactionInput{{Row: 1, POSSystemID: "pos", CompanyID: "co", Type: posgate.TransactionSale}})
+	list("co")
+	if n := reads(); n != 3 {
+		t.Errorf("after a sale without coupons: %d reads, want 3", n)
+	}
+	f.c.ApplyTransactions(f.ctx, []*posgate.TransactionInput{{Row: 1, POSSystemID: "pos", CompanyID: "co", Type: posgate.TransactionSale, CouponCodes: []string{"Z"}}})
+	list("co")
+	list("co2")
+	if n := reads(); n != 4 {
+		t.Errorf("after a sale naming a coupon of co: %d reads, want 4", n)
+	}
+}

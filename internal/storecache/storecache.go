@@ -595,7 +595,8 @@ type activeSet struct {
 
 // ListActiveCoupons answers from the company's cached active set: a
 // coupon written through this Store (created, imported, its status
-// changed, redeemed or restored by a transaction) empties the sets at once;
+// changed, redeemed or restored by a transaction) drops its company's set
+// at once;
 // one written elsewhere (another instance, the CLI) shows within the TTL,
 // as a redeemed coupon on another instance stays listed for up to the TTL
 // (docs/decisions.md, "Active coupon lists are cached per company"). A
@@ -749,13 +750,23 @@ func (s *Store) putActive(k [2]string, set *activeSet, gen uint64) {
 	s.activeCount += len(set.coupons)
 }
 
-// invalidateActive empties the active coupon sets (after a coupon write)
-// and makes the reads in flight skip filling.
-func (s *Store) invalidateActive() {
+// invalidateActive drops the active coupon sets of the companies a coupon
+// write touched (every set when it names none) and makes the reads in
+// flight skip filling. Only those companies' sets go, so that the sales of
+// one company do not empty every other company's.
+func (s *Store) invalidateActive(companies ...[2]string) {
 	s.mu.Lock()
 	s.activeGen++
-	clear(s.active)
-	s.activeCount = 0
+	if len(companies) == 0 {
+		clear(s.active)
+		s.activeCount = 0
+	}
+	for _, k := range companies {
+		if old, ok := s.active[k]; ok {
+			s.activeCount -= len(old.coupons)
+			delete(s.active, k)
+		}
+	}
 	s.mu.Unlock()
 }
 
@@ -766,9 +777,9 @@ func cloneCoupon(c *posgate.Coupon) *posgate.Coupon {
 	return &cp
 }
 
-// CreateCoupon stores the coupon, then empties the active coupon sets.
+// CreateCoupon stores the coupon, then drops its company's active set.
 func (s *Store) CreateCoupon(ctx context.Context, c *posgate.Coupon) error {
-	defer s.invalidateActive()
+	defer s.invalidateActive([2]string{c.POSSystemID, c.CompanyID})
 	return s.Store.CreateCoupon(ctx, c)
 }
 
@@ -778,23 +789,33 @@ func (s *Store) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon
 	return s.Store.ImportCoupons(ctx, seq)
 }
 
-// ChangeCouponStatus changes the coupon's status, then empties the active
-// coupon sets.
+// ChangeCouponStatus changes the coupon's status, then drops its
+// company's active set.
 func (s *Store) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, code string, to posgate.CouponStatus) (*posgate.Coupon, error) {
-	defer s.invalidateActive()
+	defer s.invalidateActive([2]string{posSystemID, companyID})
 	return s.Store.ChangeCouponStatus(ctx, posSystemID, companyID, code, to)
 }
 
-// ApplyTransactions records the sales and refunds (which redeem and
-// restore coupons), then empties the active coupon sets.
+// ApplyTransactions records the sales and refunds, then drops the active
+// coupon sets of the companies whose items may have changed a coupon: a
+// sale that names coupons redeems them, a refund may restore them; other
+// sales write no coupon and keep the sets.
 func (s *Store) ApplyTransactions(ctx context.Context, items []*posgate.TransactionInput) ([]*posgate.TransactionOutcome, error) {
-	defer s.invalidateActive()
+	var touched [][2]string
+	for _, it := range items {
+		if len(it.CouponCodes) > 0 || it.Type == posgate.TransactionRefund {
+			touched = append(touched, [2]string{it.POSSystemID, it.CompanyID})
+		}
+	}
+	if len(touched) > 0 {
+		defer s.invalidateActive(touched...)
+	}
 	return s.Store.ApplyTransactions(ctx, items)
 }
 
-// RedeemCouponForTransaction redeems the coupon, then empties the active
-// coupon sets.
+// RedeemCouponForTransaction redeems the coupon, then drops its
+// company's active set.
 func (s *Store) RedeemCouponForTransaction(ctx context.Context, t *posgate.Transaction, code string, owner *posgate.CouponOwner, locationID string) (*posgate.TransactionCoupon, time.Time, error) {
-	defer s.invalidateActive()
+	defer s.invalidateActive([2]string{t.POSSystemID, t.CompanyID})
 	return s.Store.RedeemCouponForTransaction(ctx, t, code, owner, locationID)
 }
