@@ -596,8 +596,8 @@ type activeSet struct {
 // ListActiveCoupons answers from the company's cached active set: a
 // coupon written through this Store (created, imported, its status
 // changed, redeemed or restored by a transaction) drops its company's set
-// at once;
-// one written elsewhere (another instance, the CLI) shows within the TTL,
+// at once; one written elsewhere (another instance, the CLI) shows within
+// the TTL,
 // as a redeemed coupon on another instance stays listed for up to the TTL
 // (docs/decisions.md, "Active coupon lists are cached per company"). A
 // query for a moment before the set was read (a sandbox clock set back) or
