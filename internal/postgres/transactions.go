@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -18,9 +20,10 @@ import (
 // posgate.ApplyLedger; this file gives it PostgreSQL's primitives (ledger).
 // Every decision between concurrent requests is the database's: the
 // transaction's unique keys (INSERT … ON CONFLICT DO NOTHING waits for a
-// concurrent insert of the same key to commit or roll back), and UPDATEs
-// whose WHERE re-checks the row they lock (a coupon still Issued, a refund
-// still within its sale).
+// concurrent insert of the same key to commit or roll back), UPDATEs whose
+// WHERE re-checks the row they lock (a coupon still Issued, a refund still
+// within its sale), and rows a sale read ahead FOR UPDATE, on which the
+// ledger decides that sale's redemption and balance (see ledgerpipe.go).
 
 const (
 	transactionCols = `t.id, t.pos_system_id, t.company_id, t.location_id, t.terminal_id, t.transaction_id, coalesce(t.session_id, ''),
@@ -274,6 +277,12 @@ type ledger struct {
 	// trip (ReadAhead), and read holds what they found.
 	ahead *posgate.TransactionInput
 	read  readAhead
+	// locked are rows of the item's reads ahead that the item has asked
+	// for, locked since: the coupons, and the customer with its
+	// balance_seq. The ledger decides their writes.
+	lockedCoupons []*posgate.Coupon
+	lockedUser    *posgate.LoyaltyUser
+	lockedSeq     int64
 	// alone makes the savepoints no-ops: the transaction holds one item,
 	// and ApplyTransactions rolls it back as a whole when the item is
 	// rejected.
@@ -311,6 +320,7 @@ func (l *ledger) Savepoint(ctx context.Context) error {
 
 func (l *ledger) RollbackToSavepoint(ctx context.Context) error {
 	l.events = l.events[:l.mark]
+	l.unlock()
 	if l.alone {
 		return nil
 	}
@@ -347,6 +357,7 @@ func (l *ledger) InsertTransaction(ctx context.Context, t *posgate.Transaction) 
 		t.Date, t.OriginalTransactionID, t.RequestHash, string(t.Request), string(t.Answer), t.CreatedAt}
 	it := l.ahead
 	l.ahead, l.read = nil, readAhead{}
+	l.unlock()
 	if it != nil && it.ID == t.ID {
 		return l.insertReadingAhead(ctx, it, args)
 	}
@@ -397,6 +408,9 @@ func (l *ledger) FindUser(ctx context.Context, posSystemID, companyID, userID st
 	if r := &l.read; r.user && r.pos == posSystemID && r.company == companyID && r.userID == userID {
 		r.user = false
 		u, err = r.userRes, r.userErr
+		if err == nil {
+			l.lockedUser, l.lockedSeq = u, r.userSeq
+		}
 	} else {
 		u, err = scanUser(l.q().QueryRow(ctx, findUserSQL, posSystemID, companyID, userID))
 	}
@@ -439,6 +453,18 @@ func (l *ledger) EnrollUser(ctx context.Context, u *posgate.LoyaltyUser) (bool, 
 }
 
 func (l *ledger) AddBalance(ctx context.Context, posSystemID, companyID, userID string, points, stamps int32) (int32, int32, int64, error) {
+	if u := l.lockedUser; u != nil && u.POSSystemID == posSystemID && u.CompanyID == companyID && u.ID == userID {
+		// Decided by the ledger: the same arithmetic as the statement below, on
+		// the row as this transaction locked it.
+		p := int32(min(max(int64(u.Points)+int64(points), math.MinInt32), math.MaxInt32))
+		s := int32(min(max(int64(u.Stamps)+int64(stamps), 0), math.MaxInt32))
+		seq := l.lockedSeq + 1
+		l.lockedUser = nil
+		l.deferChanging("add to balance", 1, `UPDATE loyalty_users SET points = $1, stamps = $2, updated_at = $3, balance_seq = $4
+			WHERE pos_system_id = $5 AND company_id = $6 AND user_id = $7 AND balance_seq = $8`,
+			p, s, l.Now(), seq, posSystemID, companyID, userID, seq-1)
+		return p, s, seq, nil
+	}
 	var p, s int32
 	var seq int64
 	err := l.q().QueryRow(ctx, `UPDATE loyalty_users SET points = greatest(least(points::bigint + $1, 2147483647), -2147483648)::integer,
@@ -456,6 +482,9 @@ func (l *ledger) FindCoupon(ctx context.Context, posSystemID, companyID, code st
 	var err error
 	if r, ok := l.read.coupon(posSystemID, companyID, posgate.Fold(code)); ok {
 		c, err = r.c, r.err
+		if err == nil {
+			l.lockedCoupons = append(l.lockedCoupons, c)
+		}
 	} else {
 		c, err = scanCoupon(l.q().QueryRow(ctx, findCouponSQL, posSystemID, companyID, posgate.Fold(code)))
 	}
@@ -466,15 +495,35 @@ func (l *ledger) FindCoupon(ctx context.Context, posSystemID, companyID, code st
 }
 
 func (l *ledger) RedeemCoupon(ctx context.Context, c *posgate.Coupon, transactionID string, now time.Time) (bool, error) {
-	// One statement, one round trip: the link is inserted only when the
-	// UPDATE redeemed the coupon.
-	n, err := l.exec(ctx, "redeem coupon", `WITH redeemed AS (UPDATE coupons SET status = 'Redeemed', updated_at = $1
+	args := []any{now, c.POSSystemID, c.CompanyID, posgate.Fold(c.Code), transactionID, c.Code}
+	if i := slices.Index(l.lockedCoupons, c); i >= 0 {
+		// Decided by the ledger: the statement's WHERE, on the row as this
+		// transaction locked it.
+		l.lockedCoupons = slices.Delete(l.lockedCoupons, i, i+1)
+		if c.Status != posgate.CouponIssued || (c.AvailableUntil != nil && c.AvailableUntil.Before(now)) {
+			return false, nil
+		}
+		l.deferChanging("redeem coupon", 1, redeemCouponSQL, args...)
+		return true, nil
+	}
+	n, err := l.exec(ctx, "redeem coupon", redeemCouponSQL, args...)
+	return err == nil && n == 1, err
+}
+
+// redeemCouponSQL redeems a coupon that is Issued and unexpired at $1 in
+// one statement, one round trip: the link is inserted only when the
+// UPDATE redeemed the coupon.
+const redeemCouponSQL = `WITH redeemed AS (UPDATE coupons SET status = 'Redeemed', updated_at = $1
 		WHERE pos_system_id = $2 AND company_id = $3 AND code_norm = $4 AND status = 'Issued' AND (available_until IS NULL OR available_until >= $1)
 		RETURNING 1)
 		INSERT INTO transaction_coupons (pos_system_id, company_id, code_norm, txn_id, code, redeemed_at)
 		SELECT $2, $3, $4, $5, $6, $1 FROM redeemed ON CONFLICT (pos_system_id, company_id, code_norm, txn_id)
-		DO UPDATE SET redeemed_at = excluded.redeemed_at, restored_at = NULL`, now, c.POSSystemID, c.CompanyID, posgate.Fold(c.Code), transactionID, c.Code)
-	return err == nil && n == 1, err
+		DO UPDATE SET redeemed_at = excluded.redeemed_at, restored_at = NULL`
+
+// unlock forgets the rows the item locked: a new item, or the item rolled
+// back to its savepoint (which releases them).
+func (l *ledger) unlock() {
+	l.lockedCoupons, l.lockedUser = l.lockedCoupons[:0], nil
 }
 
 func (l *ledger) Redemption(ctx context.Context, posSystemID, companyID, code string) (*posgate.CouponRedemption, error) {

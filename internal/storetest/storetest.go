@@ -90,6 +90,7 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"LoyaltyProgram", testLoyaltyProgram},
 		{"TransactionLedger", testTransactionLedger},
 		{"ConcurrentTransactions", testConcurrentTransactions},
+		{"ConcurrentSalesOneCustomer", testConcurrentSalesOneCustomer},
 		{"LoneRejectedTransaction", testLoneRejectedTransaction},
 		{"LedgerItemsSeeEarlier", testLedgerItemsSeeEarlier},
 		// The audit log (audit.go).

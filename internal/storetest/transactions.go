@@ -231,6 +231,72 @@ func testConcurrentTransactions(t *testing.T, e *env) {
 	}
 }
 
+// testConcurrentSalesOneCustomer: batches of sales for one customer, each
+// redeeming a coupon of its own and racing for a shared one, applied at
+// once: every sale earns once on the balance the one before it left (the
+// answers' balances are each step exactly once), and the shared coupon is
+// redeemed once. PostgreSQL decides a sale's redemption and balance on the
+// rows it locked when it read them ahead; a stale row would lose points.
+func testConcurrentSalesOneCustomer(t *testing.T, e *env) {
+	ctx := t.Context()
+	couponFixture(e)
+	e.coupon(issued("SHARED"))
+	const n = 12
+	for i := range n {
+		e.coupon(issued(fmt.Sprintf("OWN-%d", i)))
+	}
+	var wg sync.WaitGroup
+	outs := make([][]*posgate.TransactionOutcome, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			items := []*posgate.TransactionInput{
+				e.txInput(1, fmt.Sprintf("ONE-%d-a", i), 1000, func(in *posgate.TransactionInput) {
+					in.CouponCodes = []string{fmt.Sprintf("own-%d", i), "SHARED"}
+				}),
+				e.txInput(2, fmt.Sprintf("ONE-%d-b", i), 1000),
+			}
+			for _, it := range items {
+				it.ID = uid()
+			}
+			outs[i], errs[i] = e.s.ApplyTransactions(ctx, items)
+		}()
+	}
+	wg.Wait()
+	balances := map[int32]int{}
+	shared := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("batch %d: %v", i, errs[i])
+		}
+		for _, o := range outs[i] {
+			if o.Status != posgate.OutcomeCreated {
+				t.Fatalf("batch %d: %+v", i, o)
+			}
+			a := answerOf(t, o)
+			balances[a.Loyalty.Points]++
+			for _, c := range a.Coupons {
+				switch {
+				case c.Code == "SHARED" && c.Status == posgate.CouponRedeemed:
+					shared++
+				case c.Code != "SHARED" && c.Status != posgate.CouponRedeemed:
+					t.Errorf("batch %d: own coupon %+v", i, c)
+				}
+			}
+		}
+	}
+	for k := int32(1); k <= 2*n; k++ {
+		if balances[120+10*k] != 1 {
+			t.Errorf("balance %d answered %d times, want once (all: %v)", 120+10*k, balances[120+10*k], balances)
+		}
+	}
+	u := must[*posgate.LoyaltyUser](t, "FindLoyaltyUser")(e.s.FindLoyaltyUser(ctx, "clover", "acme", "u1"))
+	check(t, "balances", [2]int32{u.Points, u.Stamps}, [2]int32{120 + 10*2*n, 3 + 2*n})
+	check(t, "shared coupon redeemed", shared, 1)
+}
+
 // testLoneRejectedTransaction: a single transaction that is rejected
 // leaves nothing, however its store undoes it (a savepoint, or the whole
 // database transaction): an over-refund adds no refund row and leaves its
