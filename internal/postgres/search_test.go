@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/posgate/posgate"
@@ -84,5 +85,36 @@ func TestLargeImport(t *testing.T) {
 	got, err := db.SearchLoyaltyUsers(ctx, "pos", "co", k)
 	if err != nil || len(got) != 1 || got[0].ID != "u01234" {
 		t.Fatalf("search after import: %v, %v", ids(got), err)
+	}
+}
+
+// TestSmallImportIsAnalyzed: an import into a table that has no planner
+// statistics yet refreshes them, however small, so that a user is looked up
+// by its primary key rather than by a scan of the company's users through
+// another index of (POS system, company, …), which PostgreSQL may choose
+// when it knows nothing of the table.
+func TestSmallImportIsAnalyzed(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	db := open(t, dsn, postgres.Options{})
+	if err := db.CreatePOSSystem(ctx, &posgate.POSSystem{ID: "pos"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateCompany(ctx, &posgate.Company{POSSystemID: "pos", ID: "co", Status: posgate.StatusActive}); err != nil {
+		t.Fatal(err)
+	}
+	users := make([]*posgate.LoyaltyUser, 1000)
+	for i := range users {
+		users[i] = &posgate.LoyaltyUser{POSSystemID: "pos", CompanyID: "co", LoyaltyCard: posgate.LoyaltyCard{ID: fmt.Sprintf("u%04d", i)}}
+	}
+	if _, err := db.ImportLoyaltyUsers(ctx, seq(users)); err != nil {
+		t.Fatal(err)
+	}
+	if got := query[float32](t, dsn, `SELECT reltuples FROM pg_class WHERE oid = 'loyalty_users'::regclass`); got[0] != 1000 {
+		t.Errorf("reltuples after the import: %v, want 1000", got[0])
+	}
+	plan := query[string](t, dsn, `EXPLAIN SELECT * FROM loyalty_users WHERE pos_system_id = 'pos' AND company_id = 'co' AND user_id = 'u0007'`)
+	if !strings.Contains(strings.Join(plan, "\n"), "loyalty_users_pkey") {
+		t.Errorf("a user by its id is not looked up through the primary key:\n%s", strings.Join(plan, "\n"))
 	}
 }
