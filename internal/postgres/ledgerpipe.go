@@ -49,10 +49,6 @@ type pendingStmt struct {
 	// any: a write the ledger decided on rows it had locked must change
 	// exactly them, or the transaction fails.
 	want int64
-	// sale, when set, makes the statement a sale's staged insert
-	// (stagedInsertSQL), its arguments taken from the sale as it is when
-	// the statement is sent.
-	sale *posgate.Transaction
 }
 
 // maxReadAheadCoupons bounds the coupons a sale's insert reads ahead; any
@@ -120,30 +116,13 @@ var (
 		WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.user_id = $3 FOR UPDATE`
 )
 
-// saleTakenSQL tells whether a sale's transaction id or session is taken.
-const saleTakenSQL = `SELECT EXISTS (SELECT FROM transactions WHERE pos_system_id = $1 AND company_id = $2 AND transaction_id = $3)
-		OR EXISTS (SELECT FROM transactions WHERE session_id = nullif($4, ''))`
-
-// insertReadingAhead stages the insert of the sale t of it (args: its
-// columns for an insert now) and reads its program, its coupons and its
-// card's customer, in one round trip with the statements pending.
-//
-// The sale's row is written once: instead of inserting it with an empty
-// answer and updating it when the sale is done (a second version of the
-// row, in every index of the table, since the update sets the indexed
-// user_id), the round trip checks that its keys are free and the insert
-// waits in pending, staged: it goes with the next statement, with the
-// sale's columns as they are then, the whole row when FinishTransaction
-// came first (it then adds nothing). Statements that name the sale (its
-// coupon links) come after it in pending. A concurrent request that
-// records the same keys before the staged insert goes makes it fail, and
-// the apply runs again (errSaleRaced), finding them taken; when the check
-// finds them taken, the sale is inserted at once, as before, and ON
-// CONFLICT tells duplicate from a row since rolled back.
-func (l *ledger) insertReadingAhead(ctx context.Context, it *posgate.TransactionInput, t *posgate.Transaction, args []any) (bool, error) {
+// insertReadingAhead inserts the transaction of it (args: its columns) and
+// reads its program, its coupons and its card's customer after it, in one
+// round trip with the statements pending.
+func (l *ledger) insertReadingAhead(ctx context.Context, it *posgate.TransactionInput, args []any) (bool, error) {
 	b := &pgx.Batch{}
 	l.queuePending(b)
-	b.Queue(saleTakenSQL, t.POSSystemID, t.CompanyID, t.TransactionID, t.SessionID)
+	b.Queue(insertTransactionSQL, args...)
 	b.Queue(findProgramSQL, it.POSSystemID, it.CompanyID)
 	var codes []string
 	for _, code := range it.CouponCodes {
@@ -158,9 +137,9 @@ func (l *ledger) insertReadingAhead(ctx context.Context, it *posgate.Transaction
 	}
 	br := l.tx.SendBatch(ctx, b)
 	err := l.readPending(br)
-	var taken bool
+	var tag pgconn.CommandTag
 	if err == nil {
-		if err = br.QueryRow().Scan(&taken); err != nil {
+		if tag, err = br.Exec(); err != nil {
 			err = wrap(err, "insert transaction")
 		}
 	}
@@ -198,13 +177,10 @@ func (l *ledger) insertReadingAhead(ctx context.Context, it *posgate.Transaction
 			c.used = true
 		}
 	}
-	if taken {
-		n, err := l.exec(ctx, "insert transaction", insertTransactionSQL, args...)
-		return n == 1, err
+	if tag.RowsAffected() == 1 {
+		l.read = r
 	}
-	l.read = r
-	l.pending = append(l.pending, pendingStmt{op: "insert transaction", want: 1, sale: t})
-	return true, nil
+	return tag.RowsAffected() == 1, nil
 }
 
 // defer_ adds a statement to pending.
@@ -220,11 +196,7 @@ func (l *ledger) deferChanging(op string, want int64, sql string, args ...any) {
 // queuePending moves the pending statements to b.
 func (l *ledger) queuePending(b *pgx.Batch) {
 	for _, p := range l.pending {
-		if p.sale != nil {
-			b.Queue(stagedInsertSQL, stagedArgs(p.sale)...)
-		} else {
-			b.Queue(p.sql, p.args...)
-		}
+		b.Queue(p.sql, p.args...)
 	}
 }
 
@@ -236,10 +208,7 @@ func (l *ledger) readPending(br pgx.BatchResults) error {
 	var first error
 	for _, p := range pending {
 		tag, err := br.Exec()
-		var pgErr *pgconn.PgError
-		if err != nil && first == nil && p.sale != nil && errors.As(err, &pgErr) && pgErr.Code == "23505" {
-			first = fmt.Errorf("postgres: %s: %w: %w", p.op, errSaleRaced, err)
-		} else if err != nil && first == nil {
+		if err != nil && first == nil {
 			first = wrap(err, p.op)
 		} else if err == nil && p.want >= 0 && tag.RowsAffected() != p.want && first == nil {
 			first = fmt.Errorf("postgres: %s: changed %d rows of the %d it had locked", p.op, tag.RowsAffected(), p.want)

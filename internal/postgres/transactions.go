@@ -105,11 +105,10 @@ func (db *DB) PutLoyaltyProgram(ctx context.Context, p *posgate.LoyaltyProgram) 
 
 // retryable reports whether err is a deadlock or serialization failure,
 // which a batch touching several users and coupons can meet beside
-// another, or a staged sale that another request recorded first: the whole
-// apply is then run again.
+// another: the whole apply is then run again.
 func retryable(err error) bool {
 	var pgErr *pgconn.PgError
-	return errors.Is(err, errSaleRaced) || errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
+	return errors.As(err, &pgErr) && (pgErr.Code == "40P01" || pgErr.Code == "40001")
 }
 
 // inLedger runs fn in one transaction over a ledger, again (up to five
@@ -360,30 +359,11 @@ func (l *ledger) InsertTransaction(ctx context.Context, t *posgate.Transaction) 
 	l.ahead, l.read = nil, readAhead{}
 	l.unlock()
 	if it != nil && it.ID == t.ID {
-		return l.insertReadingAhead(ctx, it, t, args)
+		return l.insertReadingAhead(ctx, it, args)
 	}
 	n, err := l.exec(ctx, "insert transaction", insertTransactionSQL, args...)
 	return n == 1, err
 }
-
-// stagedInsertSQL inserts a sale's whole row (see insertReadingAhead); a
-// concurrent request that took its keys first makes it fail (errSaleRaced).
-const stagedInsertSQL = `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
-		transaction_id, session_id, transaction_type, amount, transaction_date, original_transaction_id, request_hash, request, answer, created_at,
-		user_id, points_earned, stamps_earned, original_id)
-		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), $8, $9, $10, nullif($11, ''), $12, $13, $14, $15, nullif($16, ''), $17, $18, nullif($19, ''))`
-
-// stagedArgs are stagedInsertSQL's arguments: t's columns as they are now.
-func stagedArgs(t *posgate.Transaction) []any {
-	return []any{t.ID, t.POSSystemID, t.CompanyID, t.LocationID, t.TerminalID, t.TransactionID, t.SessionID, string(t.Type), int64(t.Amount),
-		t.Date, t.OriginalTransactionID, t.RequestHash, string(t.Request), string(t.Answer), t.CreatedAt,
-		t.UserID, t.PointsEarned, t.StampsEarned, t.OriginalID}
-}
-
-// errSaleRaced is the failure of a staged insert whose keys a concurrent
-// request took first: the whole apply runs again (retryable), and then
-// finds that request's transaction.
-var errSaleRaced = errors.New("a concurrent request recorded the same transaction id or session first")
 
 // insertTransactionSQL inserts a transaction unless its keys are taken.
 const insertTransactionSQL = `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
@@ -391,15 +371,8 @@ const insertTransactionSQL = `INSERT INTO transactions (id, pos_system_id, compa
 		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), $8, $9, $10, nullif($11, ''), $12, $13, $14, $15) ON CONFLICT DO NOTHING`
 
 // FinishTransaction waits in pending for the ledger's next statement (at
-// the latest its commit): nothing the item does after it reads the row. A
-// sale whose insert is still staged in pending needs nothing more: that
-// insert writes the row as it is when it goes.
+// the latest its commit): nothing the item does after it reads the row.
 func (l *ledger) FinishTransaction(ctx context.Context, t *posgate.Transaction) error {
-	for _, p := range l.pending {
-		if p.sale == t {
-			return nil
-		}
-	}
 	l.defer_("finish transaction", `UPDATE transactions SET user_id = nullif($1, ''), points_earned = $2, stamps_earned = $3,
 		original_id = nullif($4, ''), answer = $5 WHERE id = $6`,
 		t.UserID, t.PointsEarned, t.StampsEarned, t.OriginalID, string(t.Answer), t.ID)
