@@ -31,18 +31,27 @@ func seq[T any](items []T) iter.Seq2[T, error] {
 	}
 }
 
-// TestLoyaltyUserNames checks that every way of writing a user records its
-// folded names for the keyword search's name lookup (migration 0005).
-func TestLoyaltyUserNames(t *testing.T) {
+// companyDB opens a store in a schema of its own holding POS system "pos"
+// and its company "co"; dsn reaches that schema.
+func companyDB(t *testing.T) (db *postgres.DB, dsn string) {
+	t.Helper()
 	ctx := context.Background()
-	dsn := pgtest.DSN(t)
-	db := open(t, dsn, postgres.Options{})
+	dsn = pgtest.DSN(t)
+	db = open(t, dsn, postgres.Options{})
 	if err := db.CreatePOSSystem(ctx, &posgate.POSSystem{ID: "pos"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.CreateCompany(ctx, &posgate.Company{POSSystemID: "pos", ID: "co", Status: posgate.StatusActive}); err != nil {
 		t.Fatal(err)
 	}
+	return db, dsn
+}
+
+// TestLoyaltyUserNames checks that every way of writing a user records its
+// folded names for the keyword search's name lookup (migration 0005).
+func TestLoyaltyUserNames(t *testing.T) {
+	ctx := context.Background()
+	db, dsn := companyDB(t)
 	if err := db.CreateLoyaltyUser(ctx, &posgate.LoyaltyUser{POSSystemID: "pos", CompanyID: "co", LoyaltyCard: posgate.LoyaltyCard{ID: "a", FirstName: "Ärne", LastName: "Brook"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -65,13 +74,7 @@ func TestLoyaltyUserNames(t *testing.T) {
 // users it stored through the trigram index.
 func TestLargeImport(t *testing.T) {
 	ctx := context.Background()
-	db := open(t, pgtest.DSN(t), postgres.Options{})
-	if err := db.CreatePOSSystem(ctx, &posgate.POSSystem{ID: "pos"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.CreateCompany(ctx, &posgate.Company{POSSystemID: "pos", ID: "co", Status: posgate.StatusActive}); err != nil {
-		t.Fatal(err)
-	}
+	db, _ := companyDB(t)
 	const n = 10_000
 	users := make([]*posgate.LoyaltyUser, n)
 	for i := range users {
@@ -95,14 +98,7 @@ func TestLargeImport(t *testing.T) {
 // when it knows nothing of the table.
 func TestSmallImportIsAnalyzed(t *testing.T) {
 	ctx := context.Background()
-	dsn := pgtest.DSN(t)
-	db := open(t, dsn, postgres.Options{})
-	if err := db.CreatePOSSystem(ctx, &posgate.POSSystem{ID: "pos"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.CreateCompany(ctx, &posgate.Company{POSSystemID: "pos", ID: "co", Status: posgate.StatusActive}); err != nil {
-		t.Fatal(err)
-	}
+	db, dsn := companyDB(t)
 	users := make([]*posgate.LoyaltyUser, 1000)
 	for i := range users {
 		users[i] = &posgate.LoyaltyUser{POSSystemID: "pos", CompanyID: "co", LoyaltyCard: posgate.LoyaltyCard{ID: fmt.Sprintf("u%04d", i)}}
