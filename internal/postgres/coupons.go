@@ -466,18 +466,19 @@ func copyImport[T any](ctx context.Context, db *DB, table string, cols []string,
 		// made that 90 µs instead of a few. So a table that had none, or
 		// that more than doubled, is analyzed too, whatever the import's
 		// size (a small table's ANALYZE costs a few milliseconds).
-		var before float64
-		if err := tx.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE oid = $1::regclass`, pgx.Identifier{table}.Sanitize()).Scan(&before); err != nil {
+		if n < analyzeAfter {
+			var before float64
+			if err := tx.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE oid = $1::regclass`, pgx.Identifier{table}.Sanitize()).Scan(&before); err != nil {
+				return err
+			}
+			if before >= 0 && float64(n) <= before {
+				return nil
+			}
+			_, err := tx.Exec(ctx, `ANALYZE `+pgx.Identifier{table}.Sanitize())
 			return err
-		}
-		if n < analyzeAfter && before >= 0 && float64(n) <= before {
-			return nil
 		}
 		if _, err = tx.Exec(ctx, `ANALYZE `+pgx.Identifier{table}.Sanitize()); err != nil {
 			return err
-		}
-		if n < analyzeAfter {
-			return nil
 		}
 		// A GIN index takes a COPY's entries into its pending list (up to
 		// gin_pending_list_limit, 4 MB by default), which every search

@@ -597,9 +597,9 @@ type activeSet struct {
 // coupon written through this Store (created, imported, its status
 // changed, redeemed or restored by a transaction) drops its company's set
 // at once; one written elsewhere (another instance, the CLI) shows within
-// the TTL,
-// as a redeemed coupon on another instance stays listed for up to the TTL
-// (docs/decisions.md, "Active coupon lists are cached per company"). A
+// the TTL, as a redeemed coupon on another instance stays listed for up to
+// the TTL (docs/decisions.md, "Active coupon lists are cached per
+// company"). A
 // query for a moment before the set was read (a sandbox clock set back) or
 // for every location goes to the store.
 func (s *Store) ListActiveCoupons(ctx context.Context, q posgate.ActiveCouponQuery) (*posgate.CouponPage, error) {
@@ -803,8 +803,9 @@ func (s *Store) ChangeCouponStatus(ctx context.Context, posSystemID, companyID, 
 func (s *Store) ApplyTransactions(ctx context.Context, items []*posgate.TransactionInput) ([]*posgate.TransactionOutcome, error) {
 	var touched [][2]string
 	for _, it := range items {
-		if len(it.CouponCodes) > 0 || it.Type == posgate.TransactionRefund {
-			touched = append(touched, [2]string{it.POSSystemID, it.CompanyID})
+		k := [2]string{it.POSSystemID, it.CompanyID}
+		if (len(it.CouponCodes) > 0 || it.Type == posgate.TransactionRefund) && !slices.Contains(touched, k) {
+			touched = append(touched, k)
 		}
 	}
 	if len(touched) > 0 {
