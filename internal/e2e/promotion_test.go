@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
+	"net"
 	"net/http"
 	"reflect"
 	"strings"
@@ -557,38 +559,36 @@ func TestPromotionImportDeadline(t *testing.T) {
 		tok := s.posToken(t)
 		admin := s.adminToken(t)
 		s.company(t, admin, "slow")
-		pr, pw := io.Pipe()
-		r, _ := http.NewRequest("POST", s.base+importPath("slow"), pr)
-		r.Header.Set("Authorization", "Bearer "+tok)
-		r.Header.Set("Content-Type", "application/json")
-		type result struct {
-			status int
-			err    error
+		// A raw connection, so that the test sees exactly what the server
+		// does: net/http's client would wait for its body writer, blocked
+		// on the part of the body held back, before reporting a dropped
+		// connection.
+		conn, err := net.Dial("tcp", strings.TrimPrefix(s.base, "http://"))
+		if err != nil {
+			t.Fatal(err)
 		}
-		done := make(chan result, 1)
-		go func() {
-			resp, err := http.DefaultClient.Do(r)
-			if err != nil {
-				done <- result{err: err}
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			done <- result{status: resp.StatusCode}
-		}()
-		io.WriteString(pw, `{"items":[{"id":"P1","name":"first"},`)
+		defer conn.Close()
+		first := `{"items":[{"id":"P1","name":"first"},`
+		fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: posgate\r\nAuthorization: Bearer %s\r\n"+
+			"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n",
+			importPath("slow"), tok, len(first), first)
 		started := time.Now()
-		// The rest arrives well after the deadline (300 ms from the moment
-		// the server starts the request; 3 s leaves room for a server slowed
-		// by the rest of the test suite on a small machine). Whether the
-		// server has answered by then (a 400 for the cut-off body) or drops
-		// the connection depends on timing; either way it must not succeed.
-		time.Sleep(3 * time.Second)
-		io.WriteString(pw, `{"id":"P2","name":"late"}]}`)
-		pw.Close()
-		res := <-done
-		if res.err == nil && res.status == 200 {
+		// The rest of the body is never sent: the server must give up on
+		// it by itself, 300 ms after it began the request, by answering (a
+		// 400 for the cut-off body) or by dropping the connection when its
+		// write deadline has passed too. Waiting for that, rather than
+		// sending the rest after a fixed pause, keeps the test exact on a
+		// machine slow enough to begin the request late.
+		conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		var ne net.Error
+		switch {
+		case errors.As(err, &ne) && ne.Timeout():
+			t.Fatalf("the server still waited for the body of an import %v after its 300 ms deadline", time.Since(started))
+		case err == nil && resp.StatusCode == http.StatusOK:
 			t.Fatalf("an import past its deadline succeeded (%v after it began)", time.Since(started))
+		case err == nil:
+			resp.Body.Close()
 		}
 		if got := s.promotionIDs(t, admin, "slow", ""); len(got) != 0 {
 			t.Fatalf("an import cut off by its deadline stored %v", got)
