@@ -3,6 +3,7 @@ package posgate
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -58,13 +59,14 @@ func (l *BasketLine) Total() (MinorUnits, bool) {
 
 // PromotionIndex is a company's promotions and category tree arranged for
 // evaluation: promotions by the product, the category or the "every
-// product" that they name, each list ordered by value (best first), so that
-// a line finds its best promotion by looking at few of them. It is built
-// once and read by many evaluations at once; it never changes.
+// product" that they name, and by the location they are limited to, each
+// list ordered by value (best first), so that a line finds its best
+// promotion by looking at few of them. It is built once and read by many
+// evaluations at once; it never changes.
 type PromotionIndex struct {
 	promos  []indexedPromotion // ordered by id: a lower index is a lower id
-	byKey   map[string]*valueLists
-	all     valueLists
+	byKey   map[string]*keyLists
+	all     keyLists
 	parents map[string]string // category id → parent id ("" for a root)
 	// products maps product ids to their category ids, when the company's
 	// catalogue was small enough to keep (SetProductCategories); nil
@@ -86,6 +88,18 @@ type indexedPromotion struct {
 // apart, each ordered by value from the largest, then by id.
 type valueLists struct{ percent, amount []listEntry }
 
+// keyLists are the promotions that name one key (a product, a category, or
+// every product): those valid everywhere and, by location, those limited
+// to locations. An evaluation at a location reads only the promotions that
+// can apply there:
+// with most promotions limited to a few of many locations, a scan of all of
+// them spent most of its time on promotions of other locations (the
+// benchmark's evaluate row, docs/performance.md).
+type keyLists struct {
+	everywhere valueLists
+	at         map[string]*valueLists
+}
+
 // listEntry is a promotion of a valueLists list and the position of the
 // list's next entry of a lower value: entries of one value take the same
 // off a line and the first that applies has the lowest id, so a scan skips
@@ -101,7 +115,7 @@ func categoryKey(id string) string { return "c\x00" + id }
 // line through its first result (docs/decisions.md); one without a result,
 // or whose value cannot be used, applies to nothing.
 func NewPromotionIndex(promotions []*Promotion, categories []*Category) *PromotionIndex {
-	ix := &PromotionIndex{byKey: map[string]*valueLists{}, parents: make(map[string]string, len(categories)), names: make(map[string]string, len(categories))}
+	ix := &PromotionIndex{byKey: map[string]*keyLists{}, parents: make(map[string]string, len(categories)), names: make(map[string]string, len(categories))}
 	for _, c := range categories {
 		ix.parents[c.ID] = c.ParentID
 		if c.Name == "" {
@@ -113,11 +127,32 @@ func NewPromotionIndex(promotions []*Promotion, categories []*Category) *Promoti
 			ix.names[c.Name] = c.ID
 		}
 	}
-	add := func(l *valueLists, i int32) {
+	addTo := func(l *valueLists, i int32) {
 		if ix.promos[i].typ == PromotionPercentage {
 			l.percent = append(l.percent, listEntry{promo: i})
 		} else {
 			l.amount = append(l.amount, listEntry{promo: i})
+		}
+	}
+	add := func(kl *keyLists, i int32) {
+		locs := ix.promos[i].p.LocationIDs
+		if len(locs) == 0 {
+			addTo(&kl.everywhere, i)
+			return
+		}
+		for n, loc := range locs {
+			if slices.Contains(locs[:n], loc) {
+				continue // listed twice
+			}
+			if kl.at == nil {
+				kl.at = map[string]*valueLists{}
+			}
+			l := kl.at[loc]
+			if l == nil {
+				l = &valueLists{}
+				kl.at[loc] = l
+			}
+			addTo(l, i)
 		}
 	}
 	for _, p := range promotions {
@@ -168,19 +203,23 @@ func NewPromotionIndex(promotions []*Promotion, categories []*Category) *Promoti
 			}
 		}
 	}
-	for _, l := range ix.byKey {
-		order(l.percent)
-		order(l.amount)
+	orderKey := func(kl *keyLists) {
+		for _, l := range append([]*valueLists{&kl.everywhere}, slices.Collect(maps.Values(kl.at))...) {
+			order(l.percent)
+			order(l.amount)
+		}
 	}
-	order(ix.all.percent)
-	order(ix.all.amount)
+	for _, kl := range ix.byKey {
+		orderKey(kl)
+	}
+	orderKey(&ix.all)
 	return ix
 }
 
-func (ix *PromotionIndex) list(key string) *valueLists {
+func (ix *PromotionIndex) list(key string) *keyLists {
 	l := ix.byKey[key]
 	if l == nil {
-		l = &valueLists{}
+		l = &keyLists{}
 		ix.byKey[key] = l
 	}
 	return l
@@ -260,7 +299,9 @@ type Evaluation struct {
 // whose amount exceeds MaxPrice is an EINVALID error.
 func (ix *PromotionIndex) Evaluate(locationID string, at time.Time, lines []BasketLine) (*Evaluation, error) {
 	ev := &Evaluation{Promotions: []AppliedPromotion{}, Lines: make([]LineResult, len(lines))}
-	// applies memoises AppliesAt per promotion: 0 unknown, 1 yes, 2 no.
+	// applies memoises ValidAt per promotion: 0 unknown, 1 yes, 2 no. The
+	// location needs no test: the lists read (keyLists) hold only the
+	// promotions that apply at it.
 	buf := appliesPool.Get().(*[]uint8)
 	if cap(*buf) < len(ix.promos) {
 		*buf = make([]uint8, len(ix.promos))
@@ -273,7 +314,7 @@ func (ix *PromotionIndex) Evaluate(locationID string, at time.Time, lines []Bask
 	ok := func(i int32) bool {
 		if applies[i] == 0 {
 			applies[i] = 2
-			if ix.promos[i].p.AppliesAt(locationID, at) {
+			if ix.promos[i].p.ValidAt(at) {
 				applies[i] = 1
 			}
 		}
@@ -290,7 +331,7 @@ func (ix *PromotionIndex) Evaluate(locationID string, at time.Time, lines []Bask
 		res := &ev.Lines[n]
 		res.Total = total
 		best, bestDisc := int32(-1), MinorUnits(0)
-		consider := func(vl *valueLists) {
+		scan := func(vl *valueLists) {
 			if vl == nil {
 				return
 			}
@@ -313,6 +354,22 @@ func (ix *PromotionIndex) Evaluate(locationID string, at time.Time, lines []Bask
 					// Lower values may still tie (a cut Amount, rounding).
 					pos = int(list[pos].next)
 				}
+			}
+		}
+		consider := func(kl *keyLists) {
+			if kl == nil {
+				return
+			}
+			scan(&kl.everywhere)
+			if locationID != "" {
+				scan(kl.at[locationID])
+				return
+			}
+			// At no location, every promotion applies: a promotion of
+			// several locations is in several lists, which a scan may
+			// meet twice without harm. Only tests evaluate at none.
+			for _, vl := range kl.at {
+				scan(vl)
 			}
 		}
 		consider(ix.byKey[productKey(l.ProductID)])

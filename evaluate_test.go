@@ -1,0 +1,200 @@
+package posgate
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+	"time"
+)
+
+// referenceEvaluate is Evaluate written the slow, obvious way: every
+// promotion of the index is tried on every line. The index's lists (by
+// product, category and location, ordered by value) must give the same.
+func referenceEvaluate(ix *PromotionIndex, locationID string, at time.Time, lines []BasketLine) []LineResult {
+	out := make([]LineResult, len(lines))
+	for n := range lines {
+		l := &lines[n]
+		total, _ := l.Total()
+		out[n].Total = total
+		var chain []string
+		for cat, depth := ix.LineCategory(l), 0; cat != "" && depth <= len(ix.parents); depth++ {
+			chain = append(chain, cat)
+			cat = ix.parents[cat]
+		}
+		best, bestDisc := -1, MinorUnits(0)
+		for i := range ix.promos {
+			p := ix.promos[i].p
+			named := p.UseForAllProducts || p.UseForAllCategories || slices.Contains(p.ProductIDs, l.ProductID) ||
+				slices.ContainsFunc(p.CategoryIDs, func(c string) bool { return slices.Contains(chain, c) })
+			if !named || !p.AppliesAt(locationID, at) {
+				continue
+			}
+			if d := ix.discount(int32(i), l, total); d > bestDisc {
+				best, bestDisc = i, d
+			}
+		}
+		if best >= 0 {
+			out[n].PromotionID, out[n].Discount = ix.promos[best].p.ID, bestDisc
+		}
+	}
+	return out
+}
+
+// TestEvaluateAgainstReference compares Evaluate with referenceEvaluate on
+// random promotions (few distinct values, so that ties are common; some
+// limited to locations, some listing one twice; some valid only at times)
+// and random baskets, at a location and at none.
+func TestEvaluateAgainstReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	at := time.Date(2030, 7, 6, 9, 0, 0, 0, time.UTC)
+	locs := []string{"L1", "L2", "L3", "L4"}
+	var cats []*Category
+	for top := range 3 {
+		cats = append(cats, &Category{ID: fmt.Sprintf("C%d", top), Name: fmt.Sprintf("Top %d", top)})
+		for child := range 3 {
+			cats = append(cats, &Category{ID: fmt.Sprintf("C%d-%d", top, child), ParentID: fmt.Sprintf("C%d", top)})
+		}
+	}
+	for round := range 200 {
+		var promos []*Promotion
+		for i := range 1 + r.IntN(300) {
+			p := &Promotion{ID: fmt.Sprintf("P%04d", i)}
+			switch r.IntN(4) {
+			case 0:
+				p.UseForAllProducts = true
+			case 1:
+				p.CategoryIDs = []string{cats[r.IntN(len(cats))].ID}
+			default:
+				for range 1 + r.IntN(3) {
+					p.ProductIDs = append(p.ProductIDs, fmt.Sprintf("X%d", r.IntN(20)))
+				}
+			}
+			switch r.IntN(4) {
+			case 0:
+				p.LocationIDs = []string{locs[r.IntN(4)]}
+			case 1:
+				p.LocationIDs = []string{locs[r.IntN(4)], locs[r.IntN(4)]}
+			}
+			if r.IntN(3) == 0 {
+				start := at.Add(time.Duration(r.IntN(3)-1) * time.Hour)
+				p.Validities = []PromotionValidity{{StartDate: &start}}
+			}
+			if r.IntN(2) == 0 {
+				p.Results = []PromotionResult{{PromotionType: PromotionPercentage, Value: float64(5 * (1 + r.IntN(4)))}}
+			} else {
+				p.Results = []PromotionResult{{PromotionType: PromotionAmount, Value: 0.5 * float64(1+r.IntN(4))}}
+			}
+			promos = append(promos, p)
+		}
+		ix := NewPromotionIndex(promos, cats)
+		for range 20 {
+			var lines []BasketLine
+			for range 1 + r.IntN(6) {
+				l := BasketLine{ProductID: fmt.Sprintf("X%d", r.IntN(25)), Quantity: int64(1+r.IntN(3)) * 500, UnitPrice: MinorUnits(50 + r.IntN(1000))}
+				if r.IntN(2) == 0 {
+					l.Category = cats[r.IntN(len(cats))].ID
+				}
+				lines = append(lines, l)
+			}
+			loc := ""
+			if r.IntN(5) != 0 {
+				loc = locs[r.IntN(len(locs))]
+			}
+			ev, err := ix.Evaluate(loc, at, lines)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := referenceEvaluate(ix, loc, at, lines); !slices.Equal(ev.Lines, want) {
+				t.Fatalf("round %d, location %q: Evaluate gave %+v, the reference %+v", round, loc, ev.Lines, want)
+			}
+		}
+	}
+}
+
+// benchIndex is the benchmark's evaluation data set (bench/cataloguedata.go):
+// 10,000 promotions over 20 locations, 2,000 products in 50 categories.
+func benchIndex() (*PromotionIndex, []string) {
+	var cats []*Category
+	for top := range 10 {
+		cats = append(cats, &Category{ID: fmt.Sprintf("CAT-%d", top)})
+		for child := range 5 {
+			cats = append(cats, &Category{ID: fmt.Sprintf("CAT-%d-%d", top, child), ParentID: fmt.Sprintf("CAT-%d", top)})
+		}
+	}
+	loc := func(i int) string { return fmt.Sprintf("EVL%02d", i%20) }
+	start, end := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2030, 12, 31, 23, 59, 59, 0, time.UTC)
+	rs, re := time.Date(2030, 1, 5, 8, 0, 0, 0, time.UTC), time.Date(2030, 1, 5, 20, 0, 0, 0, time.UTC)
+	var promos []*Promotion
+	for i := range 10_000 {
+		p := &Promotion{ID: fmt.Sprintf("EVAL-%05d", i)}
+		switch {
+		case i%100 == 0:
+			p.UseForAllProducts = true
+		case i%3 == 0:
+			p.CategoryIDs = []string{fmt.Sprintf("CAT-%d", i%10)}
+			if i%2 == 0 {
+				p.CategoryIDs = []string{fmt.Sprintf("CAT-%d-%d", i%10, i%5)}
+			}
+		default:
+			for j := range 5 {
+				p.ProductIDs = append(p.ProductIDs, fmt.Sprintf("P-%d-%02d", (i+j*37)%100, (i+j)%20))
+			}
+		}
+		if i%4 != 0 {
+			p.LocationIDs = []string{loc(i), loc(i + 1)}
+		}
+		if i%2 == 1 {
+			v := PromotionValidity{StartDate: &start, EndDate: &end}
+			if i%4 == 1 {
+				v.Recurrence = &PromotionRecurrence{DaysOfWeek: []string{"Saturday", "Sunday"}, StartDate: &rs, EndDate: &re}
+			}
+			p.Validities = []PromotionValidity{v}
+		}
+		if i%2 == 0 {
+			p.Results = []PromotionResult{{PromotionType: PromotionPercentage, Value: float64(5 + (i%7)*5)}}
+		} else {
+			p.Results = []PromotionResult{{PromotionType: PromotionAmount, Value: 0.5 + float64(i%5)}}
+		}
+		promos = append(promos, p)
+	}
+	var locs []string
+	for i := range 20 {
+		locs = append(locs, loc(i))
+	}
+	return NewPromotionIndex(promos, cats), locs
+}
+
+// BenchmarkEvaluate evaluates the benchmark's 20-line baskets against
+// benchIndex; it reports the index's heap size too, which every instance
+// holds per company while the company is evaluated.
+func BenchmarkEvaluate(b *testing.B) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	ix, locs := benchIndex()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	at := time.Date(2030, 7, 6, 9, 0, 0, 0, time.UTC)
+	var baskets [][]BasketLine
+	for a := range 100 {
+		var lines []BasketLine
+		for k := range 20 {
+			l := BasketLine{ProductID: fmt.Sprintf("P-%d-%02d", a, k), Quantity: int64(1+k%3) * 1000, UnitPrice: MinorUnits(125 + 100*(k%9))}
+			if k%2 == 0 {
+				l.Category = fmt.Sprintf("CAT-%d-%d", a%10, k%5)
+			}
+			lines = append(lines, l)
+		}
+		baskets = append(baskets, lines)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := ix.Evaluate(locs[i%len(locs)], at, baskets[i%len(baskets)]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "index-MiB")
+	runtime.KeepAlive(ix)
+}
