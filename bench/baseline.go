@@ -48,7 +48,7 @@ func runBaseline(ctx context.Context, o *options, conns int) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proc{BaseURL: "http://" + addr}
+	p := &proc{BaseURL: "http://" + addr, cpus: o.serverCPUs}
 	if err := p.start(ctx, self, []string{baselineFlag, addr}, filepath.Join(o.workDir, "baseline.log"), p.BaseURL+"/readyz"); err != nil {
 		return nil, fmt.Errorf("baseline: %w", err)
 	}

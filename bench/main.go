@@ -47,6 +47,12 @@ type options struct {
 	// the priority the run started with, restored while it loads.
 	lock *benchLock
 	nice int
+	// pin is -pin; serverCPUs and loadCPUs are its split (pinSelf), ""
+	// without it.
+	pin                  bool
+	serverCPUs, loadCPUs string
+	// pinnedPostgres says where -pin put the PostgreSQL server.
+	pinnedPostgres string
 }
 
 func main() {
@@ -100,6 +106,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.doc, "doc", "docs/performance.md", "markdown file to write the results into ('' for none)")
 	serveArgs := fs.String("serve-args", "", "extra flags for posgate serve, space-separated (e.g. '--cache-ttl 0' to compare)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (databases, wrk scripts, posgate logs)")
+	fs.BoolVar(&o.pin, "pin", false, "run posgate, the baseline and a PostgreSQL server on this machine on the first half of the CPUs, wrk and the bench on the rest (taskset), so that the load generator does not share the server's cores")
 	lock := fs.String("lock", "", "benchmark lock file to hold only while measuring, not while loading (start the run with nice; e.g. /tmp/posgate-bench.lock)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -181,6 +188,11 @@ func run(ctx context.Context, args []string) error {
 	o, err := parseFlags(args)
 	if err != nil {
 		return err
+	}
+	if o.pin {
+		if err := pinSelf(o, args); err != nil {
+			return err
+		}
 	}
 	if o.root, err = moduleRoot(); err != nil {
 		return err

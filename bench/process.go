@@ -22,7 +22,11 @@ type proc struct {
 	BaseURL string
 	// DebugURL is posgate's private pprof listener ("" unless profiling).
 	DebugURL string
-	done     chan error
+	// cpus, when set, is the taskset CPU list the process runs on (-pin);
+	// taskset executes the program in its own place, so the process's id
+	// (whose CPU time and memory the rows report) is the program's.
+	cpus string
+	done chan error
 }
 
 // freeAddr returns a loopback address with a port nothing listens on.
@@ -49,7 +53,7 @@ func buildPosgate(ctx context.Context, root, dir string) (string, error) {
 
 // startPosgate starts `posgate serve` on dsn, with a private pprof
 // listener when profile is set, and returns once /readyz answers 200.
-func startPosgate(ctx context.Context, bin, dsn, logPath string, profile bool, extra []string) (*proc, error) {
+func startPosgate(ctx context.Context, o *options, bin, dsn, logPath string, profile bool) (*proc, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -59,8 +63,8 @@ func startPosgate(ctx context.Context, bin, dsn, logPath string, profile bool, e
 	// Webhooks may reach the benchmark's own receiver on 127.0.0.1 (the
 	// transaction+webhooks row); no other row registers an endpoint.
 	args := append([]string{"serve", "--listen", addr, "--database", dsn, "--rate-limit", "1000000", "--rate-burst", "1000000",
-		"--webhooks-allow-private"}, extra...)
-	p := &proc{BaseURL: "http://" + addr}
+		"--webhooks-allow-private"}, o.serveArgs...)
+	p := &proc{BaseURL: "http://" + addr, cpus: o.serverCPUs}
 	if profile {
 		dbg, err := freeAddr()
 		if err != nil {
@@ -80,6 +84,10 @@ func (p *proc) start(ctx context.Context, bin string, args []string, logPath, re
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return err
+	}
+	if p.cpus != "" {
+		args = append([]string{"-c", p.cpus, bin}, args...)
+		bin = "taskset"
 	}
 	p.cmd = exec.Command(bin, args...)
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
@@ -136,9 +144,9 @@ func (p *proc) waitReady(ctx context.Context, url, logPath string) error {
 
 // coldStart starts posgate and measures the time from exec to the first
 // 200 of /readyz.
-func coldStart(ctx context.Context, bin, dsn, logPath string, profile bool, extra []string) (*proc, time.Duration, error) {
+func coldStart(ctx context.Context, o *options, bin, dsn, logPath string, profile bool) (*proc, time.Duration, error) {
 	t0 := time.Now()
-	p, err := startPosgate(ctx, bin, dsn, logPath, profile, extra)
+	p, err := startPosgate(ctx, o, bin, dsn, logPath, profile)
 	return p, time.Since(t0), err
 }
 

@@ -259,6 +259,14 @@ func (rep *report) markdown() string {
 	if rep.PostgresSettings != "" {
 		fmt.Fprintf(&b, "- %s. For PostgreSQL rows, CPU/req counts posgate only, not the database server.\n", rep.PostgresSettings)
 	}
+	if o.serverCPUs != "" {
+		pg := ""
+		if o.pinnedPostgres != "" {
+			pg = "; " + o.pinnedPostgres
+		}
+		fmt.Fprintf(&b, "- Pinned (-pin): posgate and the baseline on CPUs %s, wrk and the bench on CPUs %s%s. Each side has half the machine: compare ratios, not rates, with an unpinned run.\n",
+			o.serverCPUs, o.loadCPUs, pg)
+	}
 	if len(o.serveArgs) > 0 {
 		fmt.Fprintf(&b, "- posgate serve ran with `%s`.\n", strings.Join(o.serveArgs, " "))
 	}

@@ -27,7 +27,7 @@ func runStore(ctx context.Context, o *options, bin, kind string, rep *report) er
 	logPath := filepath.Join(o.workDir, "posgate-"+kind+".log")
 
 	logf("%s: cold start on a new database", kind)
-	p, fresh, err := coldStart(ctx, bin, dsn, logPath+".fresh", false, o.serveArgs)
+	p, fresh, err := coldStart(ctx, o, bin, dsn, logPath+".fresh", false)
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func runStore(ctx context.Context, o *options, bin, kind string, rep *report) er
 		return err
 	}
 	logf("%s: cold start on the loaded database", kind)
-	p, loaded, err := coldStart(ctx, bin, dsn, logPath, o.profile, o.serveArgs)
+	p, loaded, err := coldStart(ctx, o, bin, dsn, logPath, o.profile)
 	if err != nil {
 		return err
 	}
@@ -318,6 +318,11 @@ func prepareStore(ctx context.Context, o *options, kind string, rep *report) (ds
 		return "", nil, fmt.Errorf("read PostgreSQL settings: %w", err)
 	}
 	rep.PostgresSettings = fmt.Sprintf("PostgreSQL %s, fsync=%s, synchronous_commit=%s, shared_buffers=%s", version, fsync, syncCommit, buffers)
+	if o.serverCPUs != "" {
+		if o.pinnedPostgres, err = pinPostgres(ctx, o.postgres, o.serverCPUs); err != nil {
+			return "", nil, err
+		}
+	}
 	schema := "bench_" + strings.ToLower(rand.Text()[:12])
 	if _, err := conn.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
 		return "", nil, fmt.Errorf("create schema: %w", err)
