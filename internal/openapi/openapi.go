@@ -1,18 +1,18 @@
-// Package openapi holds posgate's OpenAPI 3.0.1 document (openapi.yaml) and
-// serves it as JSON with the service's and the identity provider's addresses
-// filled in. The YAML is a template: the literal placeholders {base_url} and
-// {auth_url} stand for those addresses, because they differ per deployment.
+// Package openapi holds posgate's OpenAPI 3.0.1 document (openapi.yaml,
+// generated into openapi.json) and serves it as JSON with the service's and
+// the identity provider's addresses filled in. The document is a template:
+// the literal placeholders {base_url} and {auth_url} stand for those
+// addresses, because they differ per deployment.
 package openapi
 
 import (
+	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
 	"sync"
-
-	"github.com/getkin/kin-openapi/openapi3"
 )
 
 // Placeholders of the template, replaced by Document.
@@ -21,59 +21,26 @@ const (
 	authURLPlaceholder = "{auth_url}"
 )
 
-//go:embed openapi.yaml
+//go:generate go run ./gen
+
+// source is the JSON template, generated from openapi.yaml by
+// internal/openapi/openapigen (TestGeneratedJSONIsCurrent fails when it is
+// stale). The server embeds the JSON rather than converting the YAML, so
+// that the OpenAPI library is not part of it.
+//
+//go:embed openapi.json
 var source []byte
 
-// template converts the YAML to JSON on first use, not at start-up: parsing
-// the document costs milliseconds that a cold start should not pay.
+// template is source without the indentation kept for its readers, on
+// first use: compacting it costs a millisecond that a cold start should not
+// pay.
 var template = sync.OnceValues(func() (string, error) {
-	doc, err := openapi3.NewLoader().LoadFromData(source)
-	if err != nil {
-		return "", fmt.Errorf("openapi: parsing openapi.yaml: %w", err)
+	var b bytes.Buffer
+	if err := json.Compact(&b, source); err != nil {
+		return "", fmt.Errorf("openapi: openapi.json: %w", err)
 	}
-	addOverloadAnswers(doc)
-	b, err := doc.MarshalJSON()
-	if err != nil {
-		return "", fmt.Errorf("openapi: converting openapi.yaml to JSON: %w", err)
-	}
-	return string(b), nil
+	return b.String(), nil
 })
-
-// addOverloadAnswers adds what every operation may answer under load
-// (docs/api.md §16), once here rather than in each operation of the YAML:
-// 503 when the request is shed (every route but the health routes, which
-// are exempt), and on the routes that take an access token 429 when the
-// client's rate limit is used up, and the RateLimit headers on every answer.
-// An operation that documents these itself (the token endpoint) keeps its own.
-func addOverloadAnswers(doc *openapi3.T) {
-	ref := func(name string) *openapi3.ResponseRef {
-		return &openapi3.ResponseRef{Ref: "#/components/responses/" + name}
-	}
-	for path, item := range doc.Paths.Map() {
-		if path == "/healthz" || path == "/readyz" {
-			continue
-		}
-		for _, op := range item.Operations() {
-			if op.Responses.Value("503") == nil {
-				op.Responses.Set("503", ref("ServiceUnavailable"))
-			}
-			if op.Security == nil || len(*op.Security) == 0 || op.Responses.Value("429") != nil {
-				continue
-			}
-			op.Responses.Set("429", ref("TooManyRequests"))
-			for _, r := range op.Responses.Map() {
-				if r.Value == nil {
-					continue // the two just added
-				}
-				if r.Value.Headers == nil {
-					r.Value.Headers = openapi3.Headers{}
-				}
-				r.Value.Headers["RateLimit-Policy"] = &openapi3.HeaderRef{Ref: "#/components/headers/RateLimitPolicy"}
-				r.Value.Headers["RateLimit"] = &openapi3.HeaderRef{Ref: "#/components/headers/RateLimit"}
-			}
-		}
-	}
-}
 
 // maxCached bounds the cache so that a caller deriving the addresses from
 // request headers cannot make it grow without limit; a deployment has one or

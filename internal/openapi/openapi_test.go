@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,12 +14,36 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/openapi/openapigen"
 )
 
 const (
 	testBase = "https://pos.example.com"
 	testAuth = "https://id.example.com"
 )
+
+// yamlSource is the template as written.
+func yamlSource(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile("openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestGeneratedJSONIsCurrent checks that the embedded openapi.json is what
+// openapi.yaml gives today, so that a change to the YAML cannot reach the
+// server without `go generate ./internal/openapi`.
+func TestGeneratedJSONIsCurrent(t *testing.T) {
+	want, err := openapigen.Convert(yamlSource(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(source, want) {
+		t.Fatal("openapi.json is not what openapi.yaml gives: run go generate ./internal/openapi")
+	}
+}
 
 // load returns the substituted document, parsed and validated.
 func load(t *testing.T) *openapi3.T {
@@ -335,7 +360,7 @@ func TestEveryOperationAnswersClientErrors(t *testing.T) {
 // a reader could not follow a reference to them.
 func TestCitesNoOutsideDocuments(t *testing.T) {
 	for _, name := range []string{"interface.md", "contract.md"} {
-		if bytes.Contains(source, []byte(name)) {
+		if bytes.Contains(yamlSource(t), []byte(name)) {
 			t.Errorf("openapi.yaml cites %s", name)
 		}
 	}
