@@ -75,11 +75,18 @@ type PromotionIndex struct {
 	names    map[string]string // category name → id; "" when two share it
 }
 
-// indexedPromotion is a promotion with its first result, in the units
-// evaluation computes in.
+// indexedPromotion is what evaluation needs of a promotion: its id, name,
+// validity periods and first result, in the units evaluation computes in.
+// It keeps no pointer to the Promotion, so that the rest of it (its product,
+// category and location lists, its dates) is freed once the index is
+// built: a company's index lives as long as it is evaluated, and each
+// megabyte of live heap is three of resident memory at posgate's collector
+// setting (docs/decisions.md).
 type indexedPromotion struct {
-	p       *Promotion
-	typ     PromotionType
+	id, name   string
+	value      float64 // the first result's, as imported
+	validities []PromotionValidity
+	typ        PromotionType
 	percent int64      // Percentage: value × 10^percentScale
 	amount  MinorUnits // Amount: value off each unit
 }
@@ -134,8 +141,7 @@ func NewPromotionIndex(promotions []*Promotion, categories []*Category) *Promoti
 			l.amount = append(l.amount, listEntry{promo: i})
 		}
 	}
-	add := func(kl *keyLists, i int32) {
-		locs := ix.promos[i].p.LocationIDs
+	add := func(kl *keyLists, i int32, locs []string) {
 		if len(locs) == 0 {
 			addTo(&kl.everywhere, i)
 			return
@@ -160,7 +166,7 @@ func NewPromotionIndex(promotions []*Promotion, categories []*Category) *Promoti
 			continue
 		}
 		r := p.Results[0]
-		ip := indexedPromotion{p: p, typ: r.PromotionType}
+		ip := indexedPromotion{id: p.ID, name: p.Name, value: r.Value, validities: p.Validities, typ: r.PromotionType}
 		text := Decimal(strconv.FormatFloat(r.Value, 'f', -1, 64))
 		switch r.PromotionType {
 		case PromotionPercentage:
@@ -181,14 +187,14 @@ func NewPromotionIndex(promotions []*Promotion, categories []*Category) *Promoti
 		i := int32(len(ix.promos))
 		ix.promos = append(ix.promos, ip)
 		if p.UseForAllProducts || p.UseForAllCategories {
-			add(&ix.all, i)
+			add(&ix.all, i, p.LocationIDs)
 			continue
 		}
 		for _, id := range p.ProductIDs {
-			add(ix.list(productKey(id)), i)
+			add(ix.list(productKey(id)), i, p.LocationIDs)
 		}
 		for _, id := range p.CategoryIDs {
-			add(ix.list(categoryKey(id)), i)
+			add(ix.list(categoryKey(id)), i, p.LocationIDs)
 		}
 	}
 	order := func(l []listEntry) {
@@ -314,7 +320,7 @@ func (ix *PromotionIndex) Evaluate(locationID string, at time.Time, lines []Bask
 	ok := func(i int32) bool {
 		if applies[i] == 0 {
 			applies[i] = 2
-			if ix.promos[i].p.ValidAt(at) {
+			if validAt(ix.promos[i].validities, at) {
 				applies[i] = 1
 			}
 		}
@@ -383,11 +389,11 @@ func (ix *PromotionIndex) Evaluate(locationID string, at time.Time, lines []Bask
 			continue
 		}
 		ip := &ix.promos[best]
-		res.PromotionID, res.Discount = ip.p.ID, bestDisc
+		res.PromotionID, res.Discount = ip.id, bestDisc
 		ev.TotalDiscount += bestDisc
 		a := applied[best]
 		if a == nil {
-			a = &AppliedPromotion{ID: ip.p.ID, Name: ip.p.Name, PromotionType: ip.typ, Value: ip.p.Results[0].Value, ProductIDs: []string{}}
+			a = &AppliedPromotion{ID: ip.id, Name: ip.name, PromotionType: ip.typ, Value: ip.value, ProductIDs: []string{}}
 			applied[best] = a
 		}
 		a.Discount += bestDisc

@@ -12,7 +12,11 @@ import (
 // referenceEvaluate is Evaluate written the slow, obvious way: every
 // promotion of the index is tried on every line. The index's lists (by
 // product, category and location, ordered by value) must give the same.
-func referenceEvaluate(ix *PromotionIndex, locationID string, at time.Time, lines []BasketLine) []LineResult {
+func referenceEvaluate(ix *PromotionIndex, promos []*Promotion, locationID string, at time.Time, lines []BasketLine) []LineResult {
+	indexed := map[string]int32{} // the promotions the index kept, by id
+	for i := range ix.promos {
+		indexed[ix.promos[i].id] = int32(i)
+	}
 	out := make([]LineResult, len(lines))
 	for n := range lines {
 		l := &lines[n]
@@ -23,20 +27,20 @@ func referenceEvaluate(ix *PromotionIndex, locationID string, at time.Time, line
 			chain = append(chain, cat)
 			cat = ix.parents[cat]
 		}
-		best, bestDisc := -1, MinorUnits(0)
-		for i := range ix.promos {
-			p := ix.promos[i].p
-			named := p.UseForAllProducts || p.UseForAllCategories || slices.Contains(p.ProductIDs, l.ProductID) ||
-				slices.ContainsFunc(p.CategoryIDs, func(c string) bool { return slices.Contains(chain, c) })
+		best, bestDisc := int32(-1), MinorUnits(0)
+		for _, p := range promos {
+			i, ok := indexed[p.ID]
+			named := ok && (p.UseForAllProducts || p.UseForAllCategories || slices.Contains(p.ProductIDs, l.ProductID) ||
+				slices.ContainsFunc(p.CategoryIDs, func(c string) bool { return slices.Contains(chain, c) }))
 			if !named || !p.AppliesAt(locationID, at) {
 				continue
 			}
-			if d := ix.discount(int32(i), l, total); d > bestDisc {
+			if d := ix.discount(i, l, total); d > bestDisc || (d == bestDisc && d > 0 && i < best) {
 				best, bestDisc = i, d
 			}
 		}
 		if best >= 0 {
-			out[n].PromotionID, out[n].Discount = ix.promos[best].p.ID, bestDisc
+			out[n].PromotionID, out[n].Discount = ix.promos[best].id, bestDisc
 		}
 	}
 	return out
@@ -86,6 +90,9 @@ func TestEvaluateAgainstReference(t *testing.T) {
 			} else {
 				p.Results = []PromotionResult{{PromotionType: PromotionAmount, Value: 0.5 * float64(1+r.IntN(4))}}
 			}
+			if r.IntN(30) == 0 {
+				p.Results = nil // applies to nothing
+			}
 			promos = append(promos, p)
 		}
 		ix := NewPromotionIndex(promos, cats)
@@ -106,7 +113,7 @@ func TestEvaluateAgainstReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := referenceEvaluate(ix, loc, at, lines); !slices.Equal(ev.Lines, want) {
+			if want := referenceEvaluate(ix, promos, loc, at, lines); !slices.Equal(ev.Lines, want) {
 				t.Fatalf("round %d, location %q: Evaluate gave %+v, the reference %+v", round, loc, ev.Lines, want)
 			}
 		}

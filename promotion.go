@@ -191,12 +191,15 @@ func (p *Promotion) AppliesAt(locationID string, at time.Time) bool {
 
 // ValidAt reports whether at lies in one of the promotion's validity
 // periods; a promotion without any is always valid.
-func (p *Promotion) ValidAt(at time.Time) bool {
-	if len(p.Validities) == 0 {
+func (p *Promotion) ValidAt(at time.Time) bool { return validAt(p.Validities, at) }
+
+// validAt reports whether at lies in one of vs, or vs is empty.
+func validAt(vs []PromotionValidity, at time.Time) bool {
+	if len(vs) == 0 {
 		return true
 	}
-	for i := range p.Validities {
-		if p.Validities[i].Contains(at) {
+	for i := range vs {
+		if vs[i].Contains(at) {
 			return true
 		}
 	}
