@@ -87,8 +87,8 @@ type indexedPromotion struct {
 	value      float64 // the first result's, as imported
 	validities []PromotionValidity
 	typ        PromotionType
-	percent int64      // Percentage: value × 10^percentScale
-	amount  MinorUnits // Amount: value off each unit
+	percent    int64      // Percentage: value × 10^percentScale
+	amount     MinorUnits // Amount: value off each unit
 }
 
 // valueLists are indexes of promotions, Percentage ones and Amount ones
@@ -98,10 +98,9 @@ type valueLists struct{ percent, amount []listEntry }
 // keyLists are the promotions that name one key (a product, a category, or
 // every product): those valid everywhere and, by location, those limited
 // to locations. An evaluation at a location reads only the promotions that
-// can apply there:
-// with most promotions limited to a few of many locations, a scan of all of
-// them spent most of its time on promotions of other locations (the
-// benchmark's evaluate row, docs/performance.md).
+// can apply there: with most promotions limited to a few of many locations,
+// a scan of all of them spent most of its time on promotions of other
+// locations (the benchmark's evaluate row, docs/decisions.md).
 type keyLists struct {
 	everywhere valueLists
 	at         map[string]*valueLists

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -42,6 +43,21 @@ func TestGeneratedJSONIsCurrent(t *testing.T) {
 	}
 	if !bytes.Equal(source, want) {
 		t.Fatal("openapi.json is not what openapi.yaml gives: run go generate ./internal/openapi")
+	}
+}
+
+// TestServerDoesNotLinkTheOpenAPILibrary keeps the reason for openapi.json:
+// the OpenAPI library (and its YAML and JSON Schema packages) belongs to
+// development and tests, not to the posgate binary (docs/decisions.md).
+func TestServerDoesNotLinkTheOpenAPILibrary(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/posgate/posgate/cmd/posgate").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "github.com/getkin/kin-openapi") || strings.HasPrefix(pkg, "github.com/santhosh-tekuri/jsonschema") {
+			t.Errorf("cmd/posgate imports %s", pkg)
+		}
 	}
 }
 
