@@ -3,7 +3,6 @@ package posgate
 import (
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -118,90 +117,4 @@ func TestEvaluateAgainstReference(t *testing.T) {
 			}
 		}
 	}
-}
-
-// benchIndex is the benchmark's evaluation data set (bench/cataloguedata.go):
-// 10,000 promotions over 20 locations, 2,000 products in 50 categories.
-func benchIndex() (*PromotionIndex, []string) {
-	var cats []*Category
-	for top := range 10 {
-		cats = append(cats, &Category{ID: fmt.Sprintf("CAT-%d", top)})
-		for child := range 5 {
-			cats = append(cats, &Category{ID: fmt.Sprintf("CAT-%d-%d", top, child), ParentID: fmt.Sprintf("CAT-%d", top)})
-		}
-	}
-	loc := func(i int) string { return fmt.Sprintf("EVL%02d", i%20) }
-	start, end := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2030, 12, 31, 23, 59, 59, 0, time.UTC)
-	rs, re := time.Date(2030, 1, 5, 8, 0, 0, 0, time.UTC), time.Date(2030, 1, 5, 20, 0, 0, 0, time.UTC)
-	var promos []*Promotion
-	for i := range 10_000 {
-		p := &Promotion{ID: fmt.Sprintf("EVAL-%05d", i)}
-		switch {
-		case i%100 == 0:
-			p.UseForAllProducts = true
-		case i%3 == 0:
-			p.CategoryIDs = []string{fmt.Sprintf("CAT-%d", i%10)}
-			if i%2 == 0 {
-				p.CategoryIDs = []string{fmt.Sprintf("CAT-%d-%d", i%10, i%5)}
-			}
-		default:
-			for j := range 5 {
-				p.ProductIDs = append(p.ProductIDs, fmt.Sprintf("P-%d-%02d", (i+j*37)%100, (i+j)%20))
-			}
-		}
-		if i%4 != 0 {
-			p.LocationIDs = []string{loc(i), loc(i + 1)}
-		}
-		if i%2 == 1 {
-			v := PromotionValidity{StartDate: &start, EndDate: &end}
-			if i%4 == 1 {
-				v.Recurrence = &PromotionRecurrence{DaysOfWeek: []string{"Saturday", "Sunday"}, StartDate: &rs, EndDate: &re}
-			}
-			p.Validities = []PromotionValidity{v}
-		}
-		if i%2 == 0 {
-			p.Results = []PromotionResult{{PromotionType: PromotionPercentage, Value: float64(5 + (i%7)*5)}}
-		} else {
-			p.Results = []PromotionResult{{PromotionType: PromotionAmount, Value: 0.5 + float64(i%5)}}
-		}
-		promos = append(promos, p)
-	}
-	var locs []string
-	for i := range 20 {
-		locs = append(locs, loc(i))
-	}
-	return NewPromotionIndex(promos, cats), locs
-}
-
-// BenchmarkEvaluate evaluates the benchmark's 20-line baskets against
-// benchIndex; it reports the index's heap size too, which every instance
-// holds per company while the company is evaluated.
-func BenchmarkEvaluate(b *testing.B) {
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	ix, locs := benchIndex()
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	at := time.Date(2030, 7, 6, 9, 0, 0, 0, time.UTC)
-	var baskets [][]BasketLine
-	for a := range 100 {
-		var lines []BasketLine
-		for k := range 20 {
-			l := BasketLine{ProductID: fmt.Sprintf("P-%d-%02d", a, k), Quantity: int64(1+k%3) * 1000, UnitPrice: MinorUnits(125 + 100*(k%9))}
-			if k%2 == 0 {
-				l.Category = fmt.Sprintf("CAT-%d-%d", a%10, k%5)
-			}
-			lines = append(lines, l)
-		}
-		baskets = append(baskets, lines)
-	}
-	b.ResetTimer()
-	for i := range b.N {
-		if _, err := ix.Evaluate(locs[i%len(locs)], at, baskets[i%len(baskets)]); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "index-MiB")
-	runtime.KeepAlive(ix)
 }

@@ -8,9 +8,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/benchkeys"
 )
 
 // The catalogue rows: promotion evaluation of a 20-line basket against
@@ -18,22 +18,11 @@ import (
 // 100,000 products (docs/api.md §17.1). Each uses a company of its own, so
 // that the promotion import row's catalogue and promotions do not meet them.
 
-// Shape of the evaluation row's data: 10 top categories of 5 children
-// each, 2,000 products (100 basket families of 20), 10,000 promotions over
-// 20 locations: 1 % for every product, a third by category (a top category
-// or a child), the rest by 5 products; a quarter everywhere, the others at
-// 2 locations; half always valid, half in 2030 (a quarter on weekend
-// days 08:00–20:00 only).
+// The evaluation row's data set is benchkeys' (benchkeys.EvalPromotion).
 const (
-	evalCompany    = "bench-eval"
-	evalLocations  = 20
-	evalFamilies   = 100
-	evalLines      = 20
-	evalPromotions = 10_000
-	evalAt         = "2030-07-06T09:00:00Z" // a Saturday morning
+	evalCompany = "bench-eval"
+	evalAt      = "2030-07-06T09:00:00Z" // a Saturday morning
 )
-
-func evalLocation(i int) string { return fmt.Sprintf("EVL%02d", i%evalLocations) }
 
 // loadEvaluation creates the evaluation row's company, locations,
 // catalogue and promotions through the store, with posgate's own checks.
@@ -44,9 +33,9 @@ func loadEvaluation(ctx context.Context, e *env) error {
 		return fmt.Errorf("evaluation: %w", err)
 	}
 	var locs []string
-	for i := range evalLocations {
-		locs = append(locs, evalLocation(i))
-		if err := st.CreateLocation(ctx, &posgate.Location{POSSystemID: pos, ID: evalLocation(i), CompanyID: evalCompany,
+	for i := range benchkeys.EvalLocations {
+		locs = append(locs, benchkeys.EvalLocation(i))
+		if err := st.CreateLocation(ctx, &posgate.Location{POSSystemID: pos, ID: benchkeys.EvalLocation(i), CompanyID: evalCompany,
 			Name: "Evaluation store", Status: posgate.StatusActive}); err != nil {
 			return fmt.Errorf("evaluation: %w", err)
 		}
@@ -66,18 +55,14 @@ func loadEvaluation(ctx context.Context, e *env) error {
 		return fmt.Errorf("evaluation categories: %w", err)
 	}
 	pc := posgate.NewProductChecker(evalCompany, nil)
-	for a := range evalFamilies {
-		for k := range evalLines {
-			pc.Check(a*evalLines+k+1, pos, &posgate.ProductItem{ProductID: fmt.Sprintf("P-%d-%02d", a, k), ProductName: "Product",
+	for a := range benchkeys.EvalFamilies {
+		for k := range benchkeys.EvalLines {
+			pc.Check(a*benchkeys.EvalLines+k+1, pos, &posgate.ProductItem{ProductID: fmt.Sprintf("P-%d-%02d", a, k), ProductName: "Product",
 				ProductCategoryID: fmt.Sprintf("CAT-%d-%d", a%10, k%5), Price: posgate.Decimal(fmt.Sprintf("%d.%02d", 1+k%9, (a*7+k)%100))})
 		}
 	}
 	if _, _, err := st.ImportProducts(ctx, pos, evalCompany, pc.Accepted()); err != nil {
 		return fmt.Errorf("evaluation products: %w", err)
-	}
-	date := func(s string) *time.Time {
-		t, _ := time.Parse(time.RFC3339, s)
-		return &t
 	}
 	checker := posgate.NewPromotionChecker(evalCompany, locs, nil)
 	imp, err := st.BeginPromotionImport(ctx, pos, evalCompany)
@@ -85,37 +70,8 @@ func loadEvaluation(ctx context.Context, e *env) error {
 		return err
 	}
 	defer imp.Rollback()
-	for i := range evalPromotions {
-		p := &posgate.Promotion{ID: fmt.Sprintf("EVAL-%05d", i), Name: fmt.Sprintf("Evaluation promotion %d", i)}
-		switch {
-		case i%100 == 0:
-			p.UseForAllProducts = true
-		case i%3 == 0:
-			p.CategoryIDs = []string{fmt.Sprintf("CAT-%d", i%10)}
-			if i%2 == 0 {
-				p.CategoryIDs = []string{fmt.Sprintf("CAT-%d-%d", i%10, i%5)}
-			}
-		default:
-			for j := range 5 {
-				p.ProductIDs = append(p.ProductIDs, fmt.Sprintf("P-%d-%02d", (i+j*37)%evalFamilies, (i+j)%evalLines))
-			}
-		}
-		if i%4 != 0 {
-			p.LocationIDs = []string{evalLocation(i), evalLocation(i + 1)}
-		}
-		if i%2 == 1 {
-			v := posgate.PromotionValidity{StartDate: date("2030-01-01T00:00:00Z"), EndDate: date("2030-12-31T23:59:59Z")}
-			if i%4 == 1 {
-				v.Recurrence = &posgate.PromotionRecurrence{DaysOfWeek: []string{"Saturday", "Sunday"},
-					StartDate: date("2030-01-05T08:00:00Z"), EndDate: date("2030-01-05T20:00:00Z")}
-			}
-			p.Validities = []posgate.PromotionValidity{v}
-		}
-		if i%2 == 0 {
-			p.Results = []posgate.PromotionResult{{PromotionType: posgate.PromotionPercentage, Value: float64(5 + (i%7)*5)}}
-		} else {
-			p.Results = []posgate.PromotionResult{{PromotionType: posgate.PromotionAmount, Value: 0.5 + float64(i%5)}}
-		}
+	for i := range benchkeys.EvalPromotions {
+		p := benchkeys.EvalPromotion(i)
 		if !checker.Check(i+1, p) {
 			return fmt.Errorf("evaluation promotion %s fails the checks: %+v", p.ID, checker.Result(0, 0).Errors)
 		}
@@ -126,8 +82,8 @@ func loadEvaluation(ctx context.Context, e *env) error {
 	if _, _, err := imp.Commit(ctx); err != nil {
 		return fmt.Errorf("evaluation promotions: %w", err)
 	}
-	for a := range evalFamilies {
-		e.Keys["evaluate"] = append(e.Keys["evaluate"], []string{strconv.Itoa(a), strconv.Itoa(a % 10), evalLocation(a)})
+	for a := range benchkeys.EvalFamilies {
+		e.Keys["evaluate"] = append(e.Keys["evaluate"], []string{strconv.Itoa(a), strconv.Itoa(a % 10), benchkeys.EvalLocation(a)})
 	}
 	return nil
 }
@@ -138,7 +94,7 @@ func loadEvaluation(ctx context.Context, e *env) error {
 func evaluateBody() string {
 	var b strings.Builder
 	b.WriteString(`{"posLocationId":"$3","transactionDate":"` + evalAt + `","products":[`)
-	for k := range evalLines {
+	for k := range benchkeys.EvalLines {
 		if k > 0 {
 			b.WriteByte(',')
 		}
