@@ -67,6 +67,8 @@ func cpuRange(lo, hi int) string {
 // pinPostgres moves the PostgreSQL server behind dsn onto cpus when it runs
 // on this machine: its postmaster (whose later backends inherit the CPUs)
 // and every process it has started. It says what it did, for the report.
+// The server stays on those CPUs after the run: the bench is meant for a
+// server of its own (.ci/pg-start), which it does not restore.
 func pinPostgres(ctx context.Context, dsn, cpus string) (string, error) {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
