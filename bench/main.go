@@ -253,6 +253,14 @@ func run(ctx context.Context, args []string) error {
 		}
 		rep.ExtraBaselines = append(rep.ExtraBaselines, b)
 	}
+	if len(o.only) == 0 || containsString(o.only, "overload") {
+		logf("baseline at %d connections", overloadConnections+overloadProbes)
+		b, err := runOverloadBaseline(ctx, o)
+		if err != nil {
+			return err
+		}
+		rep.ExtraBaselines = append(rep.ExtraBaselines, b)
+	}
 	rep.finish()
 
 	md := rep.markdown()

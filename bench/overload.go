@@ -90,22 +90,31 @@ type probeTally struct {
 // probeOverload sends startInteraction requests in a closed loop on
 // overloadProbes keep-alive connections until ctx is done.
 func probeOverload(ctx context.Context, e *env, path string) probeTally {
+	keys := e.Data.ActiveTerminals
+	return probeLoad(ctx, func() *http.Request {
+		k := keys[rand.IntN(len(keys))]
+		req, _ := http.NewRequest(http.MethodPost, e.BaseURL+path,
+			strings.NewReader(`{"terminalId":"`+k[1]+`","posLocationId":"`+k[0]+`"}`))
+		req.Header.Set("Authorization", "Bearer "+e.Token)
+		req.Header.Set("Content-Type", "application/json")
+		return req
+	})
+}
+
+// probeLoad sends the requests of newReq in a closed loop on overloadProbes
+// keep-alive connections until ctx is done, and times each answer by status.
+func probeLoad(ctx context.Context, newReq func() *http.Request) probeTally {
 	tr := &http.Transport{MaxIdleConnsPerHost: overloadProbes, MaxConnsPerHost: overloadProbes,
 		DialContext: (&net.Dialer{Timeout: overloadTimeout}).DialContext, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: overloadTimeout}
-	keys := e.Data.ActiveTerminals
 	tallies := make([]probeTally, overloadProbes)
 	var wg sync.WaitGroup
 	for i := range tallies {
 		wg.Go(func() {
 			t := &tallies[i]
 			for ctx.Err() == nil {
-				k := keys[rand.IntN(len(keys))]
-				req, _ := http.NewRequest(http.MethodPost, e.BaseURL+path,
-					strings.NewReader(`{"terminalId":"`+k[1]+`","posLocationId":"`+k[0]+`"}`))
-				req.Header.Set("Authorization", "Bearer "+e.Token)
-				req.Header.Set("Content-Type", "application/json")
+				req := newReq()
 				t0 := time.Now()
 				resp, err := client.Do(req)
 				if err != nil {

@@ -280,8 +280,12 @@ func (rep *report) markdown() string {
 		fmt.Fprintf(&b, "| %s | %s | %d | %.0f | 1.00 | %s | %s | %d | %s | | | | |\n", r.Scenario, r.Store, r.Connections, r.RPS, fmtDur(r.P50), fmtDur(r.P99), r.errors(), fmtDur(r.CPUPerReq))
 	}
 	for _, r := range rep.ExtraBaselines {
-		fmt.Fprintf(&b, "| %s | %s | %d | %.0f | - | %s | %s | %d | %s | | | | the floor of the %d-connection rows' latency |\n",
-			r.Scenario, r.Store, r.Connections, r.RPS, fmtDur(r.P50), fmtDur(r.P99), r.errors(), fmtDur(r.CPUPerReq), r.Connections)
+		note := fmt.Sprintf("the floor of the %d-connection rows' latency", r.Connections)
+		if r.Note != "" {
+			note += "; " + r.Note
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %.0f | - | %s | %s | %d | %s | | | | %s |\n",
+			r.Scenario, r.Store, r.Connections, r.RPS, fmtDur(r.P50), fmtDur(r.P99), r.errors(), fmtDur(r.CPUPerReq), cell(note))
 	}
 	for _, r := range rep.Rows {
 		if r.Err != nil {
