@@ -22,6 +22,9 @@ type proc struct {
 	BaseURL string
 	// DebugURL is posgate's private pprof listener ("" unless profiling).
 	DebugURL string
+	// MetricsURL is posgate's metrics listener, whose handler-time
+	// histogram the rows read ("" for the baseline).
+	MetricsURL string
 	// cpus, when set, is the taskset CPU list the process runs on (-pin);
 	// taskset executes the program in its own place, so the process's id
 	// (whose CPU time and memory the rows report) is the program's.
@@ -64,7 +67,12 @@ func startPosgate(ctx context.Context, o *options, bin, dsn, logPath string, pro
 	// transaction+webhooks row); no other row registers an endpoint.
 	args := append([]string{"serve", "--listen", addr, "--database", dsn, "--rate-limit", "1000000", "--rate-burst", "1000000",
 		"--webhooks-allow-private"}, o.serveArgs...)
-	p := &proc{BaseURL: "http://" + addr, cpus: o.serverCPUs}
+	metrics, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, "--metrics-listen", metrics)
+	p := &proc{BaseURL: "http://" + addr, MetricsURL: "http://" + metrics, cpus: o.serverCPUs}
 	if profile {
 		dbg, err := freeAddr()
 		if err != nil {

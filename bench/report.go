@@ -274,6 +274,7 @@ func (rep *report) markdown() string {
 		fmt.Fprintf(&b, "- Profiled run (CPU and allocation profiles in %s): figures are a little lower than without profiling.\n", o.outDir)
 	}
 	b.WriteString("- CPU/req is the server process's CPU time (user + system) per answered request: the figure that depends least on the rest of the machine.\n")
+	b.WriteString("- \"In posgate's handlers\" is posgate's own histogram of the row's requests (`--metrics-listen`, buckets 0.5, 1, 2.5, 5, 10, 25 ms, …): the time from a request's arrival at its handler to the answer, without reading the request, writing a small answer, or waiting for a CPU. wrk's p99 minus it is time spent outside posgate's code.\n")
 	b.WriteString("\n| endpoint | store | conns | req/s | × baseline | p50 | p99 | errors | CPU/req | peak RSS | target | met | notes |\n")
 	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n")
 	for _, r := range rep.Baselines[:1] {
@@ -294,6 +295,9 @@ func (rep *report) markdown() string {
 		}
 		met := "✅"
 		notes := r.Note
+		if r.Handler != "" {
+			notes = strings.TrimPrefix(notes+"; "+r.Handler, "; ")
+		}
 		if len(r.Failed) > 0 {
 			met = "❌"
 			notes = strings.TrimPrefix(notes+"; missed: "+strings.Join(r.Failed, "; "), "; ")

@@ -251,6 +251,10 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 	} else {
 		profErr <- nil
 	}
+	hist0, err := p.scrapeHandlerHist(ctx)
+	if err != nil {
+		return fail(err)
+	}
 	cpu0, err := p.cpuTime()
 	if err != nil {
 		return fail(err)
@@ -258,6 +262,12 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 	r, err := runWrk(ctx, e.BaseURL, runScript, l, o.workDir, sc.name)
 	if err == nil {
 		err = used(r)
+	}
+	if err == nil {
+		var hist1 handlerHist
+		if hist1, err = p.scrapeHandlerHist(ctx); err == nil {
+			r.Handler = hist1.since(hist0).describe()
+		}
 	}
 	if err == nil {
 		var cpu1 time.Duration

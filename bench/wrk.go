@@ -38,6 +38,9 @@ type result struct {
 	// request: unlike req/s it hardly depends on what else the machine runs.
 	CPUPerReq time.Duration
 	Note      string
+	// Handler is where posgate's own histogram puts the row's handler
+	// times ("" when not measured).
+	Handler string
 	// Unit names what RPS counts when it is not requests (a run scenario's
 	// items/s); such a row has no ratio to the baseline.
 	Unit   string

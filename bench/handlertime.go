@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// handlerHist is posgate's own histogram of handler time
+// (posgate_http_request_duration_seconds, summed over every route): the
+// time from the request's arrival at posgate's handler to its answer, which
+// leaves out reading the request, writing the bulk of a small answer, and
+// every wait for a CPU before and between them. Next to wrk's latency of the
+// same requests it tells how much of a row's tail is spent in posgate's code
+// and how much waiting to run (docs/performance.md, "Load generator and
+// server on separate cores").
+type handlerHist struct {
+	bounds []float64 // upper bounds in seconds, ascending; the last is +Inf
+	counts []float64 // cumulative counts, one per bound
+}
+
+const handlerMetric = "posgate_http_request_duration_seconds_bucket"
+
+// scrapeHandlerHist reads the histogram from posgate's metrics listener.
+func (p *proc) scrapeHandlerHist(ctx context.Context) (handlerHist, error) {
+	if p.MetricsURL == "" {
+		return handlerHist{}, fmt.Errorf("posgate runs without a metrics listener")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.MetricsURL+"/metrics", nil)
+	if err != nil {
+		return handlerHist{}, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return handlerHist{}, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return handlerHist{}, fmt.Errorf("metrics: %s", resp.Status)
+	}
+	byBound := map[float64]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, handlerMetric+"{") {
+			continue
+		}
+		_, rest, _ := strings.Cut(line, `le="`)
+		le, rest, ok := strings.Cut(rest, `"`)
+		fields := strings.Fields(rest)
+		if !ok || len(fields) == 0 {
+			return handlerHist{}, fmt.Errorf("metrics: cannot read %q", line)
+		}
+		bound, err1 := strconv.ParseFloat(le, 64)
+		n, err2 := strconv.ParseFloat(fields[len(fields)-1], 64)
+		if err1 != nil || err2 != nil {
+			return handlerHist{}, fmt.Errorf("metrics: cannot read %q", line)
+		}
+		byBound[bound] += n
+	}
+	if err := sc.Err(); err != nil {
+		return handlerHist{}, err
+	}
+	var h handlerHist
+	for b := range byBound {
+		h.bounds = append(h.bounds, b)
+	}
+	slices.Sort(h.bounds)
+	for _, b := range h.bounds {
+		h.counts = append(h.counts, byBound[b])
+	}
+	return h, nil
+}
+
+// since is the histogram of the requests answered between earlier and h.
+func (h handlerHist) since(earlier handlerHist) handlerHist {
+	out := handlerHist{bounds: h.bounds, counts: slices.Clone(h.counts)}
+	for i, b := range h.bounds {
+		if j := slices.Index(earlier.bounds, b); j >= 0 {
+			out.counts[i] -= earlier.counts[j]
+		}
+	}
+	return out
+}
+
+// quantile is the upper bound of the bucket that holds the q-quantile (0 for
+// an empty histogram, +Inf beyond the last finite bound).
+func (h handlerHist) quantile(q float64) float64 {
+	if len(h.counts) == 0 || h.counts[len(h.counts)-1] == 0 {
+		return 0
+	}
+	want := q * h.counts[len(h.counts)-1]
+	for i, c := range h.counts {
+		if c >= want {
+			return h.bounds[i]
+		}
+	}
+	return h.bounds[len(h.bounds)-1]
+}
+
+// describe is the note a row gets: the buckets of posgate's p50 and p99.
+func (h handlerHist) describe() string {
+	if len(h.counts) == 0 || h.counts[len(h.counts)-1] == 0 {
+		return ""
+	}
+	secs := func(s float64) string {
+		if s < 1 {
+			return strconv.FormatFloat(s*1000, 'g', -1, 64) + " ms"
+		}
+		return strconv.FormatFloat(s, 'g', -1, 64) + " s"
+	}
+	bound := func(s float64) string {
+		if math.IsInf(s, 1) {
+			return "> " + secs(h.bounds[len(h.bounds)-2])
+		}
+		return "≤ " + secs(s)
+	}
+	return fmt.Sprintf("in posgate's handlers (its histogram): p50 %s, p99 %s", bound(h.quantile(0.5)), bound(h.quantile(0.99)))
+}

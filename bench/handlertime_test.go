@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// exposition is a metrics page with two routes' handler-time histograms and
+// a metric whose name starts alike.
+const exposition = `# HELP posgate_http_request_duration_seconds Time ...
+# TYPE posgate_http_request_duration_seconds histogram
+posgate_http_request_duration_seconds_bucket{route="GET /a",le="0.0005"} 10
+posgate_http_request_duration_seconds_bucket{route="GET /a",le="0.001"} 90
+posgate_http_request_duration_seconds_bucket{route="GET /a",le="0.0025"} 99
+posgate_http_request_duration_seconds_bucket{route="GET /a",le="+Inf"} 100
+posgate_http_request_duration_seconds_sum{route="GET /a"} 0.1
+posgate_http_request_duration_seconds_count{route="GET /a"} 100
+posgate_http_request_duration_seconds_bucket{route="POST /b",le="0.0005"} 0
+posgate_http_request_duration_seconds_bucket{route="POST /b",le="0.001"} 0
+posgate_http_request_duration_seconds_bucket{route="POST /b",le="0.0025"} 0
+posgate_http_request_duration_seconds_bucket{route="POST /b",le="+Inf"} 100
+posgate_http_request_duration_seconds_bucket_extra{le="0.001"} 7
+`
+
+func TestHandlerHist(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(exposition)) }))
+	defer srv.Close()
+	p := &proc{MetricsURL: srv.URL}
+	h, err := p.scrapeHandlerHist(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := h.counts, []float64{10, 90, 99, 200}; len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] || got[3] != want[3] {
+		t.Fatalf("counts %v, want %v (the routes summed per bound)", got, want)
+	}
+	if q := h.quantile(0.4); q != 0.001 {
+		t.Errorf("p40 bound %v, want 0.001", q)
+	}
+	if got := h.describe(); got != "in posgate's handlers (its histogram): p50 > 2.5 ms, p99 > 2.5 ms" {
+		t.Errorf("describe: %q", got)
+	}
+	// Since a first scrape of route a alone: only b's requests remain.
+	first := handlerHist{bounds: h.bounds, counts: []float64{10, 90, 99, 100}}
+	if got := h.since(first).describe(); got != "in posgate's handlers (its histogram): p50 > 2.5 ms, p99 > 2.5 ms" {
+		t.Errorf("since: %q", got)
+	}
+	a := handlerHist{bounds: h.bounds, counts: []float64{10, 90, 99, 100}}
+	if got := a.describe(); got != "in posgate's handlers (its histogram): p50 ≤ 1 ms, p99 ≤ 2.5 ms" {
+		t.Errorf("route a: %q", got)
+	}
+	if got := a.since(a).describe(); got != "" {
+		t.Errorf("no requests: %q, want none", got)
+	}
+}
