@@ -649,9 +649,14 @@ func (a *activeSet) index() {
 // expired at q.At (which is not before the set's loadedAt, so the set
 // holds every coupon active then), as the stores select them.
 func (a *activeSet) page(q posgate.ActiveCouponQuery) *posgate.CouponPage {
-	out := &posgate.CouponPage{}
 	offset := max(q.Offset, 0)
 	anywhere, limited := a.anywhere, a.limited[q.LocationID]
+	out := &posgate.CouponPage{}
+	// Room for the page at once (an empty page is nil, as the stores'
+	// are: see the end).
+	if n := min(q.Limit, len(anywhere)+len(limited)-offset); n > 0 {
+		out.Coupons = make([]*posgate.Coupon, 0, n)
+	}
 	for len(anywhere) > 0 || len(limited) > 0 {
 		var i int32
 		if len(limited) == 0 || (len(anywhere) > 0 && anywhere[0] < limited[0]) {
@@ -667,6 +672,9 @@ func (a *activeSet) page(q posgate.ActiveCouponQuery) *posgate.CouponPage {
 			out.Coupons = append(out.Coupons, cloneCoupon(c))
 		}
 		out.Total++
+	}
+	if len(out.Coupons) == 0 {
+		out.Coupons = nil
 	}
 	return out
 }
