@@ -40,15 +40,11 @@ func serveBaseline(addr string) error {
 func runBaseline(ctx context.Context, o *options, conns int) (*result, error) {
 	l := o.load
 	l.Connections = conns
-	p, err := startBaseline(ctx, o)
+	p, script, err := startBaseline(ctx, o)
 	if err != nil {
 		return nil, err
 	}
 	defer p.stop()
-	script, err := luaScript(http.MethodGet, "/json", "", nil, nil)
-	if err != nil {
-		return nil, err
-	}
 	if o.warmup > 0 {
 		if _, err := runWrk(ctx, p.BaseURL, script, load{l.Threads, l.Connections, o.warmup}, o.workDir, "baseline-warmup"); err != nil {
 			return nil, err
@@ -72,21 +68,26 @@ func runBaseline(ctx context.Context, o *options, conns int) (*result, error) {
 }
 
 // startBaseline starts the baseline as a process of its own, on the
-// server's CPUs, and returns once it answers.
-func startBaseline(ctx context.Context, o *options) (*proc, error) {
+// server's CPUs, and returns once it answers, with the wrk script of its
+// one request.
+func startBaseline(ctx context.Context, o *options) (*proc, string, error) {
+	script, err := luaScript(http.MethodGet, "/json", "", nil, nil)
+	if err != nil {
+		return nil, "", err
+	}
 	self, err := os.Executable()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	addr, err := freeAddr()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	p := &proc{BaseURL: "http://" + addr, cpus: o.serverCPUs}
 	if err := p.start(ctx, self, []string{baselineFlag, addr}, filepath.Join(o.workDir, "baseline.log"), p.BaseURL+"/readyz"); err != nil {
-		return nil, fmt.Errorf("baseline: %w", err)
+		return nil, "", fmt.Errorf("baseline: %w", err)
 	}
-	return p, nil
+	return p, script, nil
 }
 
 // runOverloadBaseline measures the baseline as runOverload measures
@@ -100,15 +101,11 @@ func runOverloadBaseline(ctx context.Context, o *options) (*result, error) {
 	if err := raiseFileLimit(overloadConnections*2 + 256); err != nil {
 		return nil, err
 	}
-	p, err := startBaseline(ctx, o)
+	p, script, err := startBaseline(ctx, o)
 	if err != nil {
 		return nil, err
 	}
 	defer p.stop()
-	script, err := luaScript(http.MethodGet, "/json", "", nil, nil)
-	if err != nil {
-		return nil, err
-	}
 	cpu0, err := p.cpuTime()
 	if err != nil {
 		return nil, err
