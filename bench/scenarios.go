@@ -99,6 +99,10 @@ type target struct {
 // baseline's own, no error.
 var readTarget = target{minRatio: 0.5, maxP99Baseline: 1.5, zeroErrors: true}
 
+// searchTarget is issue 19's bar for the searches over 1,000,000 rows at 16
+// connections: 0.15 × the baseline's rate, a p99 of 10 ms, no error.
+var searchTarget = target{minRatio: 0.15, maxP99: 10 * time.Millisecond, zeroErrors: true}
+
 // scenarios is every measured endpoint. Keep it in the order of
 // the endpoint table of docs/api.md §1.2, the identity provider first.
 var scenarios = []scenario{
@@ -134,7 +138,7 @@ var scenarios = []scenario{
 		setup:       loadCouponData,
 		verify:      verifySearch,
 		connections: 16,
-		target:      target{minRatio: 0.15, maxP99: 10 * time.Millisecond, zeroErrors: true},
+		target:      searchTarget,
 		hugeP99:     20 * time.Millisecond,
 	},
 	{
@@ -148,7 +152,7 @@ var scenarios = []scenario{
 		setup:       loadCouponData,
 		verify:      verifySearch,
 		connections: 16,
-		target:      target{minRatio: 0.15, maxP99: 10 * time.Millisecond, zeroErrors: true},
+		target:      searchTarget,
 		hugeP99:     20 * time.Millisecond,
 	},
 	{
@@ -172,7 +176,7 @@ var scenarios = []scenario{
 		setup:       loadCouponData,
 		verify:      verifyNonEmpty("users"),
 		connections: 16,
-		target:      target{minRatio: 0.15, maxP99: 10 * time.Millisecond, zeroErrors: true},
+		target:      searchTarget,
 		hugeP99:     20 * time.Millisecond,
 	},
 	{
