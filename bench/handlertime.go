@@ -116,7 +116,7 @@ func (h handlerHist) describe() string {
 		return strconv.FormatFloat(s, 'g', -1, 64) + " s"
 	}
 	bound := func(s float64) string {
-		if math.IsInf(s, 1) {
+		if math.IsInf(s, 1) && len(h.bounds) > 1 {
 			return "> " + secs(h.bounds[len(h.bounds)-2])
 		}
 		return "≤ " + secs(s)
