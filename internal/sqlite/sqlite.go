@@ -123,6 +123,7 @@ type DB struct {
 	// on the write connection, bound to the transaction of the change.
 	insertOutbox *sql.Stmt
 	outbox       *storekit.Outbox
+	leases       leases // the webhook sender's claims (webhooks.go)
 
 	sessions *storekit.SessionWriter // group commit of CreateSession
 	ledger   *storekit.LedgerWriter  // group commit of single sales (transactions.go)

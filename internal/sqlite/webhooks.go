@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/posgate/posgate"
@@ -13,8 +14,8 @@ import (
 
 // Webhook endpoints and the outbox of their deliveries (docs/api.md §19).
 // An event's rows are inserted in the write transaction of its change
-// (emit); the sender claims and records deliveries on the write connection
-// too, which SQLite's single writer makes exclusive: one instance sends.
+// (emit); the sender's claims are leases in memory (leases) and its
+// outcomes are written on the write connection: one instance sends.
 
 const (
 	endpointCols = `id, pos_system_id, company_id, url, event_types, enabled, disabled_reason, secret, previous_secret,
@@ -206,67 +207,103 @@ func (db *DB) EmitTestEvent(ctx context.Context, e *posgate.WebhookEndpoint, ev 
 	return r.EventID, nil
 }
 
-// claimSQL leases due deliveries: Pending, due, not leased by a live
-// lease, of an enabled endpoint, and the oldest Pending one of its
-// (endpoint, user), so that a user's events go out in order.
-const claimSQL = `UPDATE webhook_deliveries SET lease_owner = ?1, lease_until = ?2
-	WHERE id IN (SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-		WHERE d.status = 'Pending' AND d.next_attempt_at <= ?3 AND (d.lease_until IS NULL OR d.lease_until <= ?3) AND e.enabled = 1
+// claimSQL reads due deliveries: Pending, due, of an enabled endpoint, not
+// among the leased ids (?3, a JSON array), and the oldest Pending one of
+// its (endpoint, user), so that a user's events go out in order.
+const claimSQL = `SELECT d.id, d.endpoint_id, d.event_id, d.event_type, d.payload, d.attempts, d.retry_from
+	FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+	WHERE d.status = 'Pending' AND d.next_attempt_at <= ?1 AND e.enabled = 1
+		AND d.id NOT IN (SELECT value FROM json_each(?3))
 		AND (d.user_id = '' OR NOT EXISTS (SELECT 1 FROM webhook_deliveries p WHERE p.endpoint_id = d.endpoint_id
 			AND p.user_id = d.user_id AND p.status = 'Pending' AND p.id < d.id))
-		ORDER BY d.next_attempt_at, d.id LIMIT ?4 + 0)
-	RETURNING id, endpoint_id, event_id, event_type, payload, attempts, retry_from`
+	ORDER BY d.next_attempt_at, d.id LIMIT ?2 + 0`
+
+// leases holds the sender's claims in memory: SQLite's store is one
+// instance's (docs/api.md §19.4), so a claim needs no write, and the
+// single writer, which the sales' group commits need, is spared a
+// transaction per claim (docs/decisions.md, "SQLite's leases in memory").
+// A crash forgets them, which only makes the deliveries in flight due again
+// at once: at least once still holds. mu is held by a claim from its read
+// to its leases and by a recording from its checks to its commit, so that
+// a claim never reads as Pending a delivery whose outcome is committed
+// but whose lease is not yet gone.
+type leases struct {
+	mu sync.Mutex
+	m  map[int64]leaseHold
+}
+
+// leaseHold is one claimed delivery's holder and expiry.
+type leaseHold struct {
+	owner string
+	until time.Time
+}
+
+// maxLeases is the size beyond which a claim forgets expired leases. The
+// sender records or reclaims what it claims, so only deliveries deleted
+// while claimed (their endpoint deleted) would linger.
+const maxLeases = 4096
 
 // ClaimDeliveries implements posgate.WebhookStore.
 func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*posgate.DeliveryTask, error) {
-	var tasks []*posgate.DeliveryTask
-	err := db.inTx(ctx, "claim webhook deliveries", func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, claimSQL, owner, formatTime(now.Add(lease)), formatTime(now), limit)
-		if err != nil {
-			return fmt.Errorf("sqlite: claim webhook deliveries: %w", err)
+	l := &db.leases
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[int64]leaseHold{}
+	}
+	held := make([]int64, 0, len(l.m))
+	for id, ls := range l.m {
+		if ls.until.After(now) {
+			held = append(held, id)
+		} else if len(l.m) > maxLeases {
+			delete(l.m, id)
 		}
-		endpoints := map[string]*posgate.WebhookEndpoint{}
-		for rows.Next() {
-			t := &posgate.DeliveryTask{Endpoint: &posgate.WebhookEndpoint{}}
-			var payload string
-			if err := rows.Scan(&t.ID, &t.Endpoint.ID, &t.EventID, &t.EventType, &payload, &t.Attempts, timeColumn{&t.RetryFrom}); err != nil {
-				rows.Close()
-				return fmt.Errorf("sqlite: claim webhook deliveries: %w", err)
-			}
-			t.Payload = []byte(payload)
-			endpoints[t.Endpoint.ID] = nil
-			tasks = append(tasks, t)
-		}
-		if err := rows.Close(); err != nil {
-			return fmt.Errorf("sqlite: claim webhook deliveries: %w", err)
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("sqlite: claim webhook deliveries: %w", err)
-		}
-		for id := range endpoints {
-			e, err := scanRow(tx.QueryRowContext(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE id = ?`, id), endpointDest)
-			if err != nil {
-				return fmt.Errorf("sqlite: claim webhook deliveries: %w", err)
-			}
-			endpoints[id] = e
-		}
-		for _, t := range tasks {
-			t.Endpoint = endpoints[t.Endpoint.ID]
-		}
-		return nil
-	})
+	}
+	ids, _ := json.Marshal(held)
+	rows, err := db.read.QueryContext(ctx, claimSQL, formatTime(now), limit, string(ids))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("sqlite: claim webhook deliveries: %w", err)
+	}
+	var tasks []*posgate.DeliveryTask
+	endpoints := map[string]*posgate.WebhookEndpoint{}
+	for rows.Next() {
+		t := &posgate.DeliveryTask{Endpoint: &posgate.WebhookEndpoint{}}
+		var payload string
+		if err := rows.Scan(&t.ID, &t.Endpoint.ID, &t.EventID, &t.EventType, &payload, &t.Attempts, timeColumn{&t.RetryFrom}); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("sqlite: claim webhook deliveries: %w", err)
+		}
+		t.Payload = []byte(payload)
+		endpoints[t.Endpoint.ID] = nil
+		tasks = append(tasks, t)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, fmt.Errorf("sqlite: claim webhook deliveries: %w", err)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: claim webhook deliveries: %w", err)
+	}
+	for id := range endpoints {
+		e, err := scanRow(db.read.QueryRowContext(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE id = ?`, id), endpointDest)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: claim webhook deliveries: %w", err)
+		}
+		endpoints[id] = e
+	}
+	until := now.Add(lease)
+	for _, t := range tasks {
+		t.Endpoint = endpoints[t.Endpoint.ID]
+		l.m[t.ID] = leaseHold{owner: owner, until: until}
 	}
 	return tasks, nil
 }
 
 const (
-	// recordDeliverySQL stores an attempt's outcome while the recorder
-	// holds the lease.
+	// recordDeliverySQL stores an attempt's outcome (its lease checked in
+	// memory before).
 	recordDeliverySQL = `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?,
 		lease_owner = NULL, lease_until = NULL, last_attempt_at = ?, last_status_code = ?, last_error = ?, last_response = ?
-		WHERE id = ? AND lease_owner = ? AND status = 'Pending' RETURNING endpoint_id, user_id`
+		WHERE id = ? AND status = 'Pending' RETURNING endpoint_id, user_id`
 	// releaseNextSQL makes the next waiting delivery of an (endpoint,
 	// user) due once the one before it ended.
 	releaseNextSQL = `UPDATE webhook_deliveries SET next_attempt_at = ?1 WHERE id = (SELECT min(id)
@@ -281,8 +318,21 @@ func (db *DB) RecordDelivery(ctx context.Context, owner string, r *posgate.Deliv
 
 // RecordDeliveries implements posgate.WebhookStore: one write transaction
 // for a batch of outcomes, so that the sender costs the single writer one
-// commit per batch, not per event.
+// commit per batch, not per event. An outcome is stored while owner holds
+// its lease, expired or not, as long as no other claim took it over.
 func (db *DB) RecordDeliveries(ctx context.Context, owner string, rs []*posgate.DeliveryResult) (int, error) {
+	l := &db.leases
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	held := make([]*posgate.DeliveryResult, 0, len(rs))
+	for _, r := range rs {
+		if ls, ok := l.m[r.ID]; ok && ls.owner == owner {
+			held = append(held, r)
+		}
+	}
+	if len(held) == 0 {
+		return 0, nil
+	}
 	n, disabled := 0, false
 	err := db.inTx(ctx, "record webhook deliveries", func(tx *sql.Tx) error {
 		n = 0
@@ -298,13 +348,13 @@ func (db *DB) RecordDeliveries(ctx context.Context, owner string, rs []*posgate.
 			return fmt.Errorf("sqlite: record webhook delivery: %w", err)
 		}
 		defer release.Close()
-		for _, r := range rs {
+		for _, r := range held {
 			var next any
 			if r.Status == posgate.DeliveryPending {
 				next = formatTime(r.NextAttemptAt)
 			}
 			var endpoint, user string
-			err := record.QueryRowContext(ctx, r.Status, next, formatTime(r.At), r.StatusCode, r.Error, r.Response, r.ID, owner).Scan(&endpoint, &user)
+			err := record.QueryRowContext(ctx, r.Status, next, formatTime(r.At), r.StatusCode, r.Error, r.Response, r.ID).Scan(&endpoint, &user)
 			if err == sql.ErrNoRows {
 				continue
 			} else if err != nil {
@@ -332,6 +382,9 @@ func (db *DB) RecordDeliveries(ctx context.Context, owner string, rs []*posgate.
 	}
 	if err != nil {
 		return 0, err
+	}
+	for _, r := range held {
+		delete(l.m, r.ID)
 	}
 	return n, nil
 }
