@@ -151,14 +151,19 @@ func (s *Server) observe(mux *http.ServeMux, next http.Handler) http.Handler {
 				_, pattern = mux.Handler(r)
 			}
 			s.obs.Request(pattern, sw.status, time.Since(start))
-			if !s.log.Enabled(ctx, slog.LevelInfo) {
+			level := slog.LevelInfo
+			if box.shed {
+				s.shedLog.add()
+				level = slog.LevelDebug
+			}
+			if !s.log.Enabled(ctx, level) {
 				return
 			}
 			client := ""
 			if box.p != nil {
 				client = box.p.ClientID
 			}
-			s.log.LogAttrs(ctx, slog.LevelInfo, "request",
+			s.log.LogAttrs(ctx, level, "request",
 				slog.String("method", r.Method),
 				slog.String("path", r.URL.Path),
 				slog.Int("status", sw.status),
@@ -179,6 +184,7 @@ type principalBox struct {
 	traceID string
 	p       *posgate.Principal
 	slot    *slots
+	shed    bool // answered 503 by the load shedding: logged at DEBUG (shedLog)
 }
 
 // principal returns the authenticated caller of the request; nil before

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"sync"
@@ -100,6 +101,7 @@ func (s *Server) shed(next http.Handler) http.Handler {
 		}
 		if !s.inFlight.acquire(r.Context()) {
 			s.obs.Shed("in_flight")
+			markShed(r)
 			s.overloaded(w, r, "posgate is at capacity; retry in a second.")
 			return
 		}
@@ -116,6 +118,44 @@ func (s *Server) shed(next http.Handler) http.Handler {
 	})
 }
 
+// markShed tells the request log that r was shed (see shedLog).
+func markShed(r *http.Request) {
+	if box, _ := r.Context().Value(principalKey).(*principalBox); box != nil {
+		box.shed = true
+	}
+}
+
+// shedLogWindow is how long the shed requests are counted before their
+// sum is logged.
+const shedLogWindow = time.Second
+
+// shedLog sums the shed requests up in one WARN line a second while the
+// instance sheds (docs/api.md §16.3), instead of the INFO line of each:
+// under overload they are tens of thousands a second, and a line each cost
+// a tenth of posgate's CPU exactly when it had none to spare
+// (docs/performance.md, session 11). Each is still logged at DEBUG and
+// counted by posgate_http_requests_shed_total. The first shed request
+// after a sum starts the next second's count.
+type shedLog struct {
+	log    *slog.Logger
+	window time.Duration
+	n      atomic.Int64
+}
+
+// add counts one shed request.
+func (l *shedLog) add() {
+	if l.n.Add(1) == 1 {
+		time.AfterFunc(l.window, l.flush)
+	}
+}
+
+// flush logs the count and starts a new one.
+func (l *shedLog) flush() {
+	if n := l.n.Swap(0); n > 0 {
+		l.log.Warn("requests shed", slog.Int64("count", n), slog.Duration("window", l.window))
+	}
+}
+
 // importSlot caps the imports running at once (promotion import, coupon
 // batch): they hold memory and the store's writer for seconds, so beyond the
 // cap a new one is refused at once rather than made to wait. An admitted
@@ -129,6 +169,7 @@ func (s *Server) importSlot(next http.HandlerFunc) http.HandlerFunc {
 		}
 		if !s.imports.acquire(r.Context()) {
 			s.obs.Shed("imports")
+			markShed(r)
 			s.overloaded(w, r, "Too many imports are running on this instance; retry in a second.")
 			return
 		}

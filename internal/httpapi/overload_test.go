@@ -1,10 +1,15 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
+	"time"
 )
 
 // The shed answer, built from a prefix encoded once, is byte for byte the
@@ -30,5 +35,106 @@ func TestShedAnswerIsTheProblemDocument(t *testing.T) {
 				t.Errorf("Retry-After %q", got.Header().Get("Retry-After"))
 			}
 		}
+	}
+}
+
+// lockedBuffer is a log sink that the timer's goroutine and the test may
+// share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// lines returns the JSON log lines written so far.
+func (l *lockedBuffer) lines(t *testing.T) []map[string]any {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace(l.b.Bytes()), []byte("\n")) {
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// TestShedRequestsAreSummedUpInTheLog: a shed request's line is at DEBUG,
+// and one WARN line a second gives their count (docs/api.md §16.3); an
+// admitted request keeps its INFO line.
+func TestShedRequestsAreSummedUpInTheLog(t *testing.T) {
+	var sink lockedBuffer
+	log := slog.New(slog.NewJSONHandler(&sink, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s := &Server{log: log, obs: nopObserver{}, inFlight: newSlots(1, 0, 0), shedLog: &shedLog{log: log, window: 100 * time.Millisecond}}
+	release, held := make(chan struct{}), make(chan struct{})
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /hold", func(w http.ResponseWriter, r *http.Request) {
+		close(held)
+		<-release
+		w.WriteHeader(http.StatusOK)
+	})
+	srv := httptest.NewServer(s.observe(mux, s.shed(mux)))
+	defer srv.Close()
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if resp, err := http.Get(srv.URL + "/hold"); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-held
+	for range 3 {
+		resp, err := http.Get(srv.URL + "/hold")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("status %d while the only slot is held, want 503", resp.StatusCode)
+		}
+	}
+	close(release)
+	<-done
+
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var infos, debugs, sums int
+		for _, l := range sink.lines(t) {
+			switch {
+			case l["msg"] == "request" && l["level"] == "INFO":
+				infos++
+				if l["status"] != float64(200) {
+					t.Fatalf("INFO request line of status %v", l["status"])
+				}
+			case l["msg"] == "request" && l["level"] == "DEBUG":
+				debugs++
+				if l["status"] != float64(503) {
+					t.Fatalf("DEBUG request line of status %v", l["status"])
+				}
+			case l["msg"] == "requests shed":
+				sums++
+				if l["level"] != "WARN" || l["count"] != float64(3) {
+					t.Fatalf("sum line %v, want WARN with count 3", l)
+				}
+			}
+		}
+		if sums == 1 {
+			if infos != 1 || debugs != 3 {
+				t.Fatalf("%d INFO and %d DEBUG request lines, want 1 and 3", infos, debugs)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no sum of the shed requests logged (%d INFO, %d DEBUG lines)", infos, debugs)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -95,6 +95,7 @@ type Server struct {
 	limiter  *clientLimiter // nil: no rate limits
 	inFlight *slots         // nil: no bound
 	imports  *slots         // nil: no cap
+	shedLog  *shedLog
 	draining atomic.Bool
 }
 
@@ -120,7 +121,7 @@ func New(svc *service.Service, a *auth.Auth, cfg Config) *Server {
 	}
 	s := &Server{svc: svc, auth: a, cfg: cfg, log: cfg.Logger, obs: cfg.Observer,
 		inFlight: newSlots(cfg.MaxInFlight, cfg.MaxQueued, cfg.QueueWait),
-		imports:  newSlots(cfg.MaxImports, 0, 0)}
+		imports:  newSlots(cfg.MaxImports, 0, 0), shedLog: &shedLog{log: cfg.Logger, window: shedLogWindow}}
 	if s.obs == nil {
 		s.obs = nopObserver{}
 	}
