@@ -142,8 +142,12 @@ type shedLog struct {
 	n      atomic.Int64
 }
 
-// add counts one shed request.
+// add counts one shed request (nothing on a nil shedLog: a Server not
+// made by New).
 func (l *shedLog) add() {
+	if l == nil {
+		return
+	}
 	if l.n.Add(1) == 1 {
 		time.AfterFunc(l.window, l.flush)
 	}
