@@ -1,38 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/posgate/posgate/internal/logbuf"
+	"github.com/posgate/posgate/internal/syncbuf"
 )
-
-// syncBuffer is a bytes.Buffer safe for the log writer's goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // A request line waits in the buffer; any other line is written at once,
 // with the request lines before it, in order.
 func TestFlushingLogger(t *testing.T) {
-	var out syncBuffer
+	var out syncbuf.Buffer
 	buf := logbuf.New(&out, time.Hour, 0)
 	defer buf.Close()
 	log, err := newLogger("info", "json", buf)

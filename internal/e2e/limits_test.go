@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate/internal/app"
+	"github.com/posgate/posgate/internal/syncbuf"
 )
 
 // mustRateLimit checks the RateLimit fields of an answer.
@@ -398,7 +399,7 @@ func TestMetrics(t *testing.T) {
 // request's trace id, in the problem and in the log line; an invalid one
 // is ignored.
 func TestTraceparent(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	s := start(t, t.TempDir()+"/posgate.db", func(c *app.Config) {
 		c.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 	})

@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/posgate/posgate/internal/syncbuf"
 )
 
 // posgateBinary builds cmd/posgate once per test run, for the tests that
@@ -69,7 +71,7 @@ func startProcess(t *testing.T, database string) *process {
 		t.Fatal(err)
 	}
 	p := &process{cmd: cmd, done: make(chan struct{}), committing: make(chan struct{}, 10), applying: make(chan struct{}, 10)}
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	go func() {
 		sc := bufio.NewScanner(logs)
 		for sc.Scan() {
@@ -102,24 +104,6 @@ func startProcess(t *testing.T, database string) *process {
 		t.Fatalf("posgate did not start: %s", stderr.String())
 	}
 	return p
-}
-
-// lockedBuffer is a bytes.Buffer for one writer and one reader.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // kill sends SIGKILL and waits for the process to go.

@@ -24,8 +24,9 @@ func (w *writeCounter) Header() http.Header         { return w.header }
 func (w *writeCounter) WriteHeader(code int)        { w.writes++; w.status = code }
 func (w *writeCounter) Write(b []byte) (int, error) { w.writes++; return len(b), nil }
 
-// logLines decodes the JSON log lines in buf.
-func logLines(t *testing.T, buf *bytes.Buffer) []map[string]any {
+// logLines decodes the JSON log lines in buf (a bytes.Buffer, or a
+// syncbuf.Buffer that a logger's goroutine writes).
+func logLines(t *testing.T, buf fmt.Stringer) []map[string]any {
 	t.Helper()
 	var out []map[string]any
 	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {

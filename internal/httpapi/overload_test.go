@@ -1,15 +1,14 @@
 package httpapi
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/posgate/posgate/internal/syncbuf"
 )
 
 // The shed answer, built from a prefix encoded once, is byte for byte the
@@ -38,39 +37,11 @@ func TestShedAnswerIsTheProblemDocument(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log sink that the timer's goroutine and the test may
-// share.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// lines returns the JSON log lines written so far.
-func (l *lockedBuffer) lines(t *testing.T) []map[string]any {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []map[string]any
-	for _, line := range bytes.Split(bytes.TrimSpace(l.b.Bytes()), []byte("\n")) {
-		var m map[string]any
-		if err := json.Unmarshal(line, &m); err != nil {
-			t.Fatalf("log line %q: %v", line, err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
 // TestShedRequestsAreSummedUpInTheLog: a shed request's line is at DEBUG,
 // and one WARN line a second gives their count (docs/api.md §16.3); an
 // admitted request keeps its INFO line.
 func TestShedRequestsAreSummedUpInTheLog(t *testing.T) {
-	var sink lockedBuffer
+	var sink syncbuf.Buffer
 	log := slog.New(slog.NewJSONHandler(&sink, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	s := &Server{log: log, obs: nopObserver{}, inFlight: newSlots(1, 0, 0), shedLog: &shedLog{log: log, window: 100 * time.Millisecond}}
 	release, held := make(chan struct{}), make(chan struct{})
@@ -107,7 +78,7 @@ func TestShedRequestsAreSummedUpInTheLog(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		var infos, debugs, sums int
-		for _, l := range sink.lines(t) {
+		for _, l := range logLines(t, &sink) {
 			switch {
 			case l["msg"] == "request" && l["level"] == "INFO":
 				infos++
