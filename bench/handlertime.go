@@ -1,14 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // handlerHist is posgate's own histogram of handler time
@@ -26,28 +28,36 @@ type handlerHist struct {
 
 const handlerMetric = "posgate_http_request_duration_seconds_bucket"
 
-// scrapeHandlerHist reads the histogram from posgate's metrics listener.
-func (p *proc) scrapeHandlerHist(ctx context.Context) (handlerHist, error) {
+// scrapeMetrics reads the exposition of posgate's metrics listener.
+func (p *proc) scrapeMetrics(ctx context.Context) (string, error) {
 	if p.MetricsURL == "" {
-		return handlerHist{}, fmt.Errorf("posgate runs without a metrics listener")
+		return "", fmt.Errorf("posgate runs without a metrics listener")
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.MetricsURL+"/metrics", nil)
 	if err != nil {
-		return handlerHist{}, err
+		return "", err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return handlerHist{}, err
+		return "", err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return handlerHist{}, fmt.Errorf("metrics: %s", resp.Status)
+		return "", fmt.Errorf("metrics: %s", resp.Status)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	return string(b), err
+}
+
+// scrapeHandlerHist reads the histogram from posgate's metrics listener.
+func (p *proc) scrapeHandlerHist(ctx context.Context) (handlerHist, error) {
+	text, err := p.scrapeMetrics(ctx)
+	if err != nil {
+		return handlerHist{}, err
 	}
 	byBound := map[float64]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
+	for line := range strings.Lines(text) {
+		line = strings.TrimSuffix(line, "\n")
 		if !strings.HasPrefix(line, handlerMetric+"{") {
 			continue
 		}
@@ -63,9 +73,6 @@ func (p *proc) scrapeHandlerHist(ctx context.Context) (handlerHist, error) {
 			return handlerHist{}, fmt.Errorf("metrics: cannot read %q", line)
 		}
 		byBound[bound] += n
-	}
-	if err := sc.Err(); err != nil {
-		return handlerHist{}, err
 	}
 	var h handlerHist
 	for b := range byBound {
@@ -122,4 +129,51 @@ func (h handlerHist) describe() string {
 		return "≤ " + secs(s)
 	}
 	return fmt.Sprintf("in posgate's handlers (its histogram): p50 %s, p99 %s", bound(h.quantile(0.5)), bound(h.quantile(0.99)))
+}
+
+const writersMetric = `posgate_store_group_writer_busy_seconds_total{writer="`
+
+// scrapeWritersBusy reads, by writer, the seconds posgate's group-commit
+// writers have spent in their transactions
+// (posgate_store_group_writer_busy_seconds_total).
+func (p *proc) scrapeWritersBusy(ctx context.Context) (map[string]float64, error) {
+	text, err := p.scrapeMetrics(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return parseWritersBusy(text)
+}
+
+// parseWritersBusy reads the writers' busy seconds from an exposition.
+func parseWritersBusy(text string) (map[string]float64, error) {
+	out := map[string]float64{}
+	for line := range strings.Lines(text) {
+		rest, ok := strings.CutPrefix(line, writersMetric)
+		if !ok {
+			continue
+		}
+		name, value, ok := strings.Cut(rest, `"} `)
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("metrics: cannot read %q", line)
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+// describeWritersBusy is the note a row gets: the share of its wall time
+// that each writer busy during it spent in transactions. A share near
+// 100 % names the row's bottleneck (docs/performance.md, session 11).
+func describeWritersBusy(before, after map[string]float64, wall time.Duration) string {
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(after)) {
+		if d := after[name] - before[name]; d > 0 && wall > 0 {
+			parts = append(parts, fmt.Sprintf("%s %.0f %%", name, 100*d/wall.Seconds()))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "group writers busy (share of the row's time): " + strings.Join(parts, ", ")
 }

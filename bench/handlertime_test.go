@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 )
 
 // exposition is a metrics page with two routes' handler-time histograms and
@@ -52,5 +53,34 @@ func TestHandlerHist(t *testing.T) {
 	}
 	if got := a.since(a).describe(); got != "" {
 		t.Errorf("no requests: %q, want none", got)
+	}
+}
+
+// TestWritersBusy: the busy seconds of each writer are read from the
+// exposition, and a row's note gives the share of its time of those that
+// were busy during it.
+func TestWritersBusy(t *testing.T) {
+	page := exposition + `# TYPE posgate_store_group_writer_busy_seconds_total counter
+posgate_store_group_writer_busy_seconds_total{writer="sales"} 12.5
+posgate_store_group_writer_busy_seconds_total{writer="sessions"} 3
+`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(page)) }))
+	defer srv.Close()
+	after, err := (&proc{MetricsURL: srv.URL}).scrapeWritersBusy(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != 2 || after["sales"] != 12.5 || after["sessions"] != 3 {
+		t.Fatalf("read %v", after)
+	}
+	before := map[string]float64{"sales": 2.5, "sessions": 3}
+	if got := describeWritersBusy(before, after, 10*time.Second); got != "group writers busy (share of the row's time): sales 100 %" {
+		t.Errorf("note %q", got)
+	}
+	if got := describeWritersBusy(after, after, 10*time.Second); got != "" {
+		t.Errorf("note %q for writers that did nothing", got)
+	}
+	if _, err := parseWritersBusy(`posgate_store_group_writer_busy_seconds_total{writer="sales"} x` + "\n"); err == nil {
+		t.Error("an unreadable value was taken")
 	}
 }

@@ -298,6 +298,9 @@ func (rep *report) markdown() string {
 		if r.Handler != "" {
 			notes = strings.TrimPrefix(notes+"; "+r.Handler, "; ")
 		}
+		if r.Writers != "" {
+			notes = strings.TrimPrefix(notes+"; "+r.Writers, "; ")
+		}
 		if len(r.Failed) > 0 {
 			met = "❌"
 			notes = strings.TrimPrefix(notes+"; missed: "+strings.Join(r.Failed, "; "), "; ")

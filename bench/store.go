@@ -259,6 +259,11 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 	if err != nil {
 		return fail(err)
 	}
+	busy0, err := p.scrapeWritersBusy(ctx)
+	if err != nil {
+		return fail(err)
+	}
+	wall0 := time.Now()
 	r, err := runWrk(ctx, e.BaseURL, runScript, l, o.workDir, sc.name)
 	if err == nil {
 		err = used(r)
@@ -267,6 +272,12 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 		var hist1 handlerHist
 		if hist1, err = p.scrapeHandlerHist(ctx); err == nil {
 			r.Handler = hist1.since(hist0).describe()
+		}
+	}
+	if err == nil {
+		var busy1 map[string]float64
+		if busy1, err = p.scrapeWritersBusy(ctx); err == nil {
+			r.Writers = describeWritersBusy(busy0, busy1, time.Since(wall0))
 		}
 	}
 	if err == nil {

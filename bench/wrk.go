@@ -41,6 +41,9 @@ type result struct {
 	// Handler is where posgate's own histogram puts the row's handler
 	// times ("" when not measured).
 	Handler string
+	// Writers is the share of the row's time each of posgate's group-commit
+	// writers spent in transactions ("" when none did).
+	Writers string
 	// Unit names what RPS counts when it is not requests (a run scenario's
 	// items/s); such a row has no ratio to the baseline.
 	Unit   string

@@ -377,8 +377,8 @@ func metricsMux(m *metrics.Metrics) *http.ServeMux {
 	return mux
 }
 
-// instrumentStore publishes the statistics the store offers: its pools and
-// its session writer's batches.
+// instrumentStore publishes the statistics the store offers: its pools, its
+// session writer's batches and its group writers' busy time.
 func instrumentStore(m *metrics.Metrics, store posgate.Store) {
 	if s, ok := store.(interface{ Pools() (read, write *sql.DB) }); ok {
 		read, write := s.Pools()
@@ -389,6 +389,11 @@ func instrumentStore(m *metrics.Metrics, store posgate.Store) {
 	}
 	if s, ok := store.(interface{ SessionBatchSizes() storekit.BatchSizes }); ok {
 		m.SessionBatches(s.SessionBatchSizes)
+	}
+	if s, ok := store.(interface {
+		GroupWritersBusy() map[string]time.Duration
+	}); ok {
+		m.GroupWriters(s.GroupWritersBusy)
 	}
 }
 

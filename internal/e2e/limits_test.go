@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -381,6 +382,16 @@ func TestMetrics(t *testing.T) {
 			if !strings.Contains(text, want+"\n") && !strings.Contains(text, want) {
 				t.Errorf("metrics lack %q", want)
 			}
+		}
+		// The session writer stored two sessions: its busy time is above 0.
+		busy := regexp.MustCompile(`(?m)^posgate_store_group_writer_busy_seconds_total\{writer="sessions"\} (\S+)$`).FindStringSubmatch(text)
+		if busy == nil {
+			t.Errorf("metrics lack the session writer's busy time")
+		} else if v, err := strconv.ParseFloat(busy[1], 64); err != nil || v <= 0 {
+			t.Errorf("session writer busy %q seconds after two sessions, want more than 0", busy[1])
+		}
+		if !strings.HasPrefix(dsn, "postgres") && !strings.Contains(text, `posgate_store_group_writer_busy_seconds_total{writer="sales"} `) {
+			t.Errorf("metrics lack the SQLite sales writer's busy time")
 		}
 		pool := `go_sql_open_connections{db_name="sqlite_read"} `
 		if strings.HasPrefix(dsn, "postgres") {

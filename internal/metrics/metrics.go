@@ -1,7 +1,8 @@
 // Package metrics is posgate's Prometheus instrumentation (docs/api.md
 // §16.5): HTTP requests by route pattern and status, their latency, the
 // requests in flight, shed and rate-limited, the store's latency, its
-// connection pools and session batches, and the Go runtime. It is served on
+// connection pools, session batches and group writers' busy time, and the Go
+// runtime. It is served on
 // a listener of its own (--metrics-listen), never on the public one.
 package metrics
 
@@ -144,6 +145,30 @@ func (m *Metrics) SQLPools(pools map[string]*sql.DB) {
 // PgxPool publishes the statistics of the PostgreSQL connection pool.
 func (m *Metrics) PgxPool(stat func() *pgxpool.Stat) {
 	m.reg.MustRegister(&pgxCollector{stat: stat})
+}
+
+// GroupWriters publishes the time the store's group-commit writers have
+// spent in their transactions, labelled writer (internal/storekit): its
+// rate is the share of the time each is busy, and one near 1 is the
+// bottleneck of its writes (at SQLite, "sales" and "sessions" share the
+// one write connection).
+func (m *Metrics) GroupWriters(busy func() map[string]time.Duration) {
+	m.reg.MustRegister(&writerCollector{busy: busy})
+}
+
+var writerBusyDesc = prometheus.NewDesc("posgate_store_group_writer_busy_seconds_total",
+	"Time the store's group-commit writer spent in its transactions, by writer (sessions, sales).", []string{"writer"}, nil)
+
+type writerCollector struct {
+	busy func() map[string]time.Duration
+}
+
+func (c *writerCollector) Describe(ch chan<- *prometheus.Desc) { ch <- writerBusyDesc }
+
+func (c *writerCollector) Collect(ch chan<- prometheus.Metric) {
+	for name, d := range c.busy() {
+		ch <- prometheus.MustNewConstMetric(writerBusyDesc, prometheus.CounterValue, d.Seconds(), name)
+	}
 }
 
 // SessionBatches publishes the session writer's batch sizes (internal/storekit).

@@ -60,6 +60,12 @@ func (db *DB) PoolStat() *pgxpool.Stat { return db.pool.Stat() }
 // (the metrics).
 func (db *DB) SessionBatchSizes() storekit.BatchSizes { return db.sessions.BatchSizes() }
 
+// GroupWritersBusy is the time the group-commit writer of sessions has
+// spent in its transactions, as "sessions" (sales are not grouped here).
+func (db *DB) GroupWritersBusy() map[string]time.Duration {
+	return map[string]time.Duration{"sessions": db.sessions.Busy()}
+}
+
 // Open connects to the database at dsn (a postgres:// or postgresql:// URL)
 // and brings its current schema up to date, or with opts.NoMigrate checks
 // that it is. Tables live in the connection's current schema (the first of

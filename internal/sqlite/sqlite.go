@@ -32,6 +32,13 @@ func (db *DB) Pools() (read, write *sql.DB) { return db.read, db.write }
 // (the metrics).
 func (db *DB) SessionBatchSizes() storekit.BatchSizes { return db.sessions.BatchSizes() }
 
+// GroupWritersBusy is the time each group-commit writer has spent in its
+// transactions, by writer: "sessions" (startInteraction) and "sales" (single
+// sales). Both hold SQLite's one write connection while they do.
+func (db *DB) GroupWritersBusy() map[string]time.Duration {
+	return map[string]time.Duration{"sessions": db.sessions.Busy(), "sales": db.ledger.Busy()}
+}
+
 // Connection settings, applied by the driver to every new connection:
 // busy_timeout lets another process's writer finish instead of failing at
 // once; WAL lets readers run beside the writer; synchronous=NORMAL is durable

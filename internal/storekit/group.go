@@ -4,6 +4,8 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // groupQueue is the queue and the goroutine that SessionWriter and
@@ -18,6 +20,7 @@ type groupQueue[R any] struct {
 	stop     chan struct{}
 	stopped  chan struct{}
 	once     sync.Once
+	busy     atomic.Int64 // nanoseconds spent in commit
 }
 
 // newGroupQueue starts the goroutine; commit is called with each group (it
@@ -51,6 +54,10 @@ func (q *groupQueue[R]) close() {
 	<-q.stopped
 }
 
+// busyTime is the time the goroutine has spent committing groups: against
+// the wall-clock time, how close the writer is to being the bottleneck.
+func (q *groupQueue[R]) busyTime() time.Duration { return time.Duration(q.busy.Load()) }
+
 func (q *groupQueue[R]) run(max int, yield bool, commit func(group []R)) {
 	defer close(q.stopped)
 	batch := make([]R, 0, max)
@@ -73,7 +80,9 @@ func (q *groupQueue[R]) run(max int, yield bool, commit func(group []R)) {
 				break collect
 			}
 		}
+		start := time.Now()
 		commit(batch)
+		q.busy.Add(int64(time.Since(start)))
 		clear(batch)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/posgate/posgate"
 )
@@ -95,6 +96,12 @@ func (w *LedgerWriter) Apply(ctx context.Context, in *posgate.TransactionInput) 
 	<-r.done
 	return r.out, r.err
 }
+
+// Busy returns the time the writer has spent applying groups (its
+// goroutine's time in transactions, waits for the store included). At
+// SQLite, where it holds the one write connection, a Busy that grows as
+// fast as the clock means the sales are bound by that writer.
+func (w *LedgerWriter) Busy() time.Duration { return w.queue.busyTime() }
 
 // Close stops the writer once the group in progress is applied; later
 // calls do nothing, and Apply answers ErrClosed from then on.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/posgate/posgate"
 )
@@ -105,6 +106,10 @@ func (b *batchSizes) observe(n int) {
 	b.sum.Add(uint64(n))
 	b.count.Add(1)
 }
+
+// Busy returns the time the writer has spent storing groups (its
+// goroutine's time in transactions, waits for the store included).
+func (w *SessionWriter) Busy() time.Duration { return w.queue.busyTime() }
 
 // BatchSizes returns the batch-size distribution so far.
 func (w *SessionWriter) BatchSizes() BatchSizes {
