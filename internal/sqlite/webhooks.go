@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -284,18 +285,23 @@ func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, 
 		return nil, fmt.Errorf("sqlite: claim webhook deliveries: %w", err)
 	}
 	for id := range endpoints {
+		// A second read, not the first one's snapshot: an endpoint deleted
+		// in between took its deliveries with it, which are dropped.
 		e, err := scanRow(db.read.QueryRowContext(ctx, `SELECT `+endpointCols+` FROM webhook_endpoints WHERE id = ?`, id), endpointDest)
-		if err != nil {
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return nil, fmt.Errorf("sqlite: claim webhook deliveries: %w", err)
 		}
 		endpoints[id] = e
 	}
 	until := now.Add(lease)
+	claimed := tasks[:0]
 	for _, t := range tasks {
-		t.Endpoint = endpoints[t.Endpoint.ID]
-		l.m[t.ID] = leaseHold{owner: owner, until: until}
+		if t.Endpoint = endpoints[t.Endpoint.ID]; t.Endpoint != nil {
+			l.m[t.ID] = leaseHold{owner: owner, until: until}
+			claimed = append(claimed, t)
+		}
 	}
-	return tasks, nil
+	return claimed, nil
 }
 
 const (
