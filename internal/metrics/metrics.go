@@ -2,8 +2,8 @@
 // §16.5): HTTP requests by route pattern and status, their latency, the
 // requests in flight, shed and rate-limited, the store's latency, its
 // connection pools, session batches and group writers' busy time, and the Go
-// runtime. It is served on
-// a listener of its own (--metrics-listen), never on the public one.
+// runtime. It is served on a listener of its own (--metrics-listen), never on
+// the public one.
 package metrics
 
 import (
