@@ -49,12 +49,34 @@ func (p *proc) scrapeMetrics(ctx context.Context) (string, error) {
 	return string(b), err
 }
 
-// scrapeHandlerHist reads the histogram from posgate's metrics listener.
-func (p *proc) scrapeHandlerHist(ctx context.Context) (handlerHist, error) {
+// rowMetrics is what a row reads of posgate's metrics before and after
+// its load, from one scrape.
+type rowMetrics struct {
+	hist    handlerHist
+	writers map[string]float64 // busy seconds by group-commit writer
+}
+
+// scrapeRowMetrics reads the handler histogram and the writers' busy time
+// from one scrape of posgate's metrics listener.
+func (p *proc) scrapeRowMetrics(ctx context.Context) (rowMetrics, error) {
 	text, err := p.scrapeMetrics(ctx)
 	if err != nil {
-		return handlerHist{}, err
+		return rowMetrics{}, err
 	}
+	h, err := parseHandlerHist(text)
+	if err != nil {
+		return rowMetrics{}, err
+	}
+	w, err := parseWritersBusy(text)
+	if err != nil {
+		return rowMetrics{}, err
+	}
+	return rowMetrics{hist: h, writers: w}, nil
+}
+
+// parseHandlerHist reads the histogram, its routes summed, from an
+// exposition.
+func parseHandlerHist(text string) (handlerHist, error) {
 	byBound := map[float64]float64{}
 	for line := range strings.Lines(text) {
 		line = strings.TrimSuffix(line, "\n")
@@ -133,18 +155,9 @@ func (h handlerHist) describe() string {
 
 const writersMetric = `posgate_store_group_writer_busy_seconds_total{writer="`
 
-// scrapeWritersBusy reads, by writer, the seconds posgate's group-commit
+// parseWritersBusy reads, by writer, the seconds posgate's group-commit
 // writers have spent in their transactions
-// (posgate_store_group_writer_busy_seconds_total).
-func (p *proc) scrapeWritersBusy(ctx context.Context) (map[string]float64, error) {
-	text, err := p.scrapeMetrics(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return parseWritersBusy(text)
-}
-
-// parseWritersBusy reads the writers' busy seconds from an exposition.
+// (posgate_store_group_writer_busy_seconds_total) from an exposition.
 func parseWritersBusy(text string) (map[string]float64, error) {
 	out := map[string]float64{}
 	for line := range strings.Lines(text) {

@@ -29,10 +29,11 @@ func TestHandlerHist(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(exposition)) }))
 	defer srv.Close()
 	p := &proc{MetricsURL: srv.URL}
-	h, err := p.scrapeHandlerHist(context.Background())
+	m, err := p.scrapeRowMetrics(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
+	h := m.hist
 	if got, want := h.counts, []float64{10, 90, 99, 200}; len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] || got[3] != want[3] {
 		t.Fatalf("counts %v, want %v (the routes summed per bound)", got, want)
 	}
@@ -66,10 +67,11 @@ posgate_store_group_writer_busy_seconds_total{writer="sessions"} 3
 `
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(page)) }))
 	defer srv.Close()
-	after, err := (&proc{MetricsURL: srv.URL}).scrapeWritersBusy(context.Background())
+	m, err := (&proc{MetricsURL: srv.URL}).scrapeRowMetrics(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
+	after := m.writers
 	if len(after) != 2 || after["sales"] != 12.5 || after["sessions"] != 3 {
 		t.Fatalf("read %v", after)
 	}

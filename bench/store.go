@@ -251,15 +251,11 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 	} else {
 		profErr <- nil
 	}
-	hist0, err := p.scrapeHandlerHist(ctx)
+	m0, err := p.scrapeRowMetrics(ctx)
 	if err != nil {
 		return fail(err)
 	}
 	cpu0, err := p.cpuTime()
-	if err != nil {
-		return fail(err)
-	}
-	busy0, err := p.scrapeWritersBusy(ctx)
 	if err != nil {
 		return fail(err)
 	}
@@ -269,15 +265,10 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 		err = used(r)
 	}
 	if err == nil {
-		var hist1 handlerHist
-		if hist1, err = p.scrapeHandlerHist(ctx); err == nil {
-			r.Handler = hist1.since(hist0).describe()
-		}
-	}
-	if err == nil {
-		var busy1 map[string]float64
-		if busy1, err = p.scrapeWritersBusy(ctx); err == nil {
-			r.Writers = describeWritersBusy(busy0, busy1, time.Since(wall0))
+		var m1 rowMetrics
+		if m1, err = p.scrapeRowMetrics(ctx); err == nil {
+			r.Handler = m1.hist.since(m0.hist).describe()
+			r.Writers = describeWritersBusy(m0.writers, m1.writers, time.Since(wall0))
 		}
 	}
 	if err == nil {
