@@ -21,7 +21,7 @@ import (
 
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/app"
-	"github.com/posgate/posgate/internal/auth"
+	"github.com/posgate/posgate/internal/auth/credential"
 )
 
 // env is what a scenario sees of one store's run.
@@ -79,10 +79,10 @@ func newDataset() (*dataset, error) {
 	d := &dataset{POSSystem: "bench", Company: "bench-co", ClientID: "bench-pos", AdminID: "bench-admin",
 		TerminalsPerLocation: benchTerminalsPerLocale}
 	var err error
-	if d.ClientSecret, err = auth.GenerateSecret(); err != nil {
+	if d.ClientSecret, err = credential.GenerateSecret(); err != nil {
 		return nil, err
 	}
-	if d.AdminSecret, err = auth.GenerateSecret(); err != nil {
+	if d.AdminSecret, err = credential.GenerateSecret(); err != nil {
 		return nil, err
 	}
 	for i := 1; i <= benchLocations; i++ {
@@ -119,8 +119,8 @@ func (d *dataset) load(ctx context.Context, st posgate.Store) error {
 	}
 	for _, c := range []*posgate.Client{
 		{ID: d.ClientID, Name: "Benchmark POS", POSSystemID: d.POSSystem, Scopes: []string{posgate.ScopePOSIntegration},
-			SecretHash: auth.HashSecret(d.ClientSecret)},
-		{ID: d.AdminID, Name: "Benchmark operator", Scopes: []string{posgate.ScopeAdmin}, SecretHash: auth.HashSecret(d.AdminSecret)},
+			SecretHash: credential.HashSecret(d.ClientSecret)},
+		{ID: d.AdminID, Name: "Benchmark operator", Scopes: []string{posgate.ScopeAdmin}, SecretHash: credential.HashSecret(d.AdminSecret)},
 	} {
 		if err := st.CreateClient(ctx, c); err != nil {
 			return fmt.Errorf("data set: %w", err)

@@ -17,6 +17,7 @@ import (
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/client"
 	"github.com/posgate/posgate/internal/coupongen"
+	"github.com/posgate/posgate/internal/importfile"
 	"github.com/posgate/posgate/internal/service"
 )
 
@@ -208,9 +209,9 @@ func cmdCouponImport(ctx context.Context, env *cli, args []string) error {
 		var inputs iter.Seq2[*service.CouponInput, error]
 		switch *format {
 		case "csv":
-			inputs = service.ReadCouponsCSV(bufio.NewReaderSize(file, 1<<16))
+			inputs = importfile.ReadCouponsCSV(bufio.NewReaderSize(file, 1<<16))
 		case "json":
-			inputs = service.ReadCouponsJSON(bufio.NewReaderSize(file, 1<<16))
+			inputs = importfile.ReadCouponsJSON(bufio.NewReaderSize(file, 1<<16))
 		default:
 			return fmt.Errorf("--format %q: want csv or json", *format)
 		}

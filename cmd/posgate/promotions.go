@@ -21,7 +21,7 @@ import (
 
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/client"
-	"github.com/posgate/posgate/internal/codec"
+	"github.com/posgate/posgate/internal/codec/datetime"
 	"github.com/posgate/posgate/internal/importfile"
 	"github.com/posgate/posgate/internal/service"
 )
@@ -359,7 +359,7 @@ func cmdPromotionsList(ctx context.Context, env *cli, args []string) error {
 	}, func(a *client.Admin, _ []string) error {
 		q := client.PromotionQuery{PosLocationID: *location}
 		if *validAt != "" {
-			t, err := codec.ParseDateTime(*validAt)
+			t, err := datetime.Parse(*validAt)
 			if err != nil {
 				return fmt.Errorf("--valid-at %q is not an ISO 8601 date-time", *validAt)
 			}

@@ -23,6 +23,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/auth/credential"
 )
 
 // Store is the part of posgate.Store that auth needs (posgate.Store
@@ -153,11 +154,11 @@ func New(ctx context.Context, s Store, cfg Config) (*Auth, error) {
 	if a.log == nil {
 		a.log = slog.Default()
 	}
-	secret, err := GenerateSecret()
+	secret, err := credential.GenerateSecret()
 	if err != nil {
 		return nil, err
 	}
-	a.dummyHash = HashSecret(secret)
+	a.dummyHash = credential.HashSecret(secret)
 	if a.browser, err = newBrowser(issuer, cfg); err != nil {
 		return nil, err
 	}

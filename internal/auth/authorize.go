@@ -25,24 +25,6 @@ import (
 // challenge is 43 characters of the same alphabet.
 var pkceValue = regexp.MustCompile(`^[A-Za-z0-9._~-]{43,128}$`)
 
-// ValidRedirectURI reports whether u may be registered as a redirect URI:
-// absolute, https (or http on the loopback host, for a developer's
-// machine), without a fragment (RFC 6749 §3.1.2).
-func ValidRedirectURI(u string) bool {
-	p, err := url.Parse(u)
-	if err != nil || p.Fragment != "" || strings.Contains(u, "#") || p.Host == "" || p.User != nil {
-		return false
-	}
-	switch p.Scheme {
-	case "https":
-		return true
-	case "http":
-		h := p.Hostname()
-		return h == "localhost" || h == "127.0.0.1" || h == "::1"
-	}
-	return false
-}
-
 // authzError is an error of an authorization request that goes back to the
 // client's redirect URI (RFC 6749 §4.1.2.1, §4.2.2.1).
 type authzError struct{ code, desc string }
@@ -235,7 +217,7 @@ func withResponse(redirectURI string, v url.Values, fragment bool) string {
 		return redirectURI + "#" + v.Encode()
 	}
 	u, err := url.Parse(redirectURI)
-	if err != nil { // registered URIs parse (ValidRedirectURI)
+	if err != nil { // registered URIs parse (credential.ValidRedirectURI)
 		return redirectURI
 	}
 	q := u.Query()

@@ -22,6 +22,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/auth/credential"
 )
 
 const testIssuer = "http://idp.test"
@@ -301,15 +302,15 @@ const (
 )
 
 func addTestClients(s *memStore) {
-	s.addClient(&posgate.Client{ID: "pos-1", SecretHash: HashSecret(posSecret), POSSystemID: "clover",
+	s.addClient(&posgate.Client{ID: "pos-1", SecretHash: credential.HashSecret(posSecret), POSSystemID: "clover",
 		Scopes: []string{posgate.ScopePOSIntegration}, CompanyIDs: []string{"c1", "c2"}})
-	s.addClient(&posgate.Client{ID: "op-1", SecretHash: HashSecret(adminSecret), Scopes: []string{posgate.ScopeAdmin}})
-	s.addClient(&posgate.Client{ID: "off-1", SecretHash: HashSecret(posSecret), POSSystemID: "clover",
+	s.addClient(&posgate.Client{ID: "op-1", SecretHash: credential.HashSecret(adminSecret), Scopes: []string{posgate.ScopeAdmin}})
+	s.addClient(&posgate.Client{ID: "off-1", SecretHash: credential.HashSecret(posSecret), POSSystemID: "clover",
 		Scopes: []string{posgate.ScopePOSIntegration}, Disabled: true})
-	s.addClient(&posgate.Client{ID: "web-1", SecretHash: HashSecret(posSecret), POSSystemID: "clover",
+	s.addClient(&posgate.Client{ID: "web-1", SecretHash: credential.HashSecret(posSecret), POSSystemID: "clover",
 		Scopes: []string{posgate.ScopeServiceAPI}})
-	s.addClient(&posgate.Client{ID: "mix-1", SecretHash: HashSecret(posSecret), POSSystemID: "pax",
+	s.addClient(&posgate.Client{ID: "mix-1", SecretHash: credential.HashSecret(posSecret), POSSystemID: "pax",
 		Scopes: []string{posgate.ScopeServiceAPI, posgate.ScopePOSIntegration}})
-	s.addClient(&posgate.Client{ID: specialID, SecretHash: HashSecret(specialSecret), POSSystemID: "pax",
+	s.addClient(&posgate.Client{ID: specialID, SecretHash: credential.HashSecret(specialSecret), POSSystemID: "pax",
 		Scopes: []string{posgate.ScopePOSIntegration}})
 }

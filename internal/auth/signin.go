@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/auth/credential"
 )
 
 // People is the part of posgate.Store that the browser side of the identity
@@ -83,9 +84,9 @@ func (b *browser) cookie(name, value string, maxAge int) *http.Cookie {
 
 // dummyPasswordHash is what a sign-in with an unknown e-mail address is
 // checked against, so that it takes a known one's time: the argon2id hash,
-// with HashPassword's parameters, of a random password that was thrown
+// with credential.HashPassword's parameters, of a random password that was thrown
 // away. It is a constant rather than hashed at start-up because one
-// argon2id hash allocates 64 MiB (argonMemory), which every start paid in
+// argon2id hash allocates 64 MiB, which every start paid in
 // resident memory and in the collector's next heap goal
 // (TestDummyPasswordHashHasTheCurrentParameters keeps it in step).
 const dummyPasswordHash = "$argon2id$v=19$m=65536,t=3,p=2$t+bqiPL9zMijCwWECT7SRA$iL0yWHvjk9HRO3xqZW1HnnOjmz+yxIPo2bBBuyKsu4I"
@@ -124,9 +125,9 @@ func origin(raw string) string {
 
 // randomToken returns 32 random bytes, base64url: session ids, CSRF
 // cookies, codes and refresh tokens.
-func randomToken() (string, error) { return GenerateSecret() }
+func randomToken() (string, error) { return credential.GenerateSecret() }
 
-func hashToken(s string) []byte { return HashSecret(s) }
+func hashToken(s string) []byte { return credential.HashSecret(s) }
 
 // errNoBrowser answers the browser routes of an Auth built without People.
 var errNoBrowser = errors.New("auth: the browser flows need Config.People")
@@ -367,7 +368,7 @@ func (a *Auth) login(w http.ResponseWriter, r *http.Request) {
 	if p != nil {
 		hash = p.PasswordHash
 	}
-	ok, err := PasswordMatches(hash, password)
+	ok, err := credential.PasswordMatches(hash, password)
 	if err != nil {
 		a.log.Error("auth: a stored password hash is malformed", "person", p.ID, "err", err)
 	}

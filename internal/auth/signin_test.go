@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/posgate/posgate/internal/auth/credential"
 )
 
 // TestBrowserCookies: over https the cookies are Secure and __Host-
@@ -65,6 +67,25 @@ func TestCheckForm(t *testing.T) {
 	} {
 		if err := a.CheckForm(tc.r); err != tc.want {
 			t.Errorf("%s: %v, want %v", name, err, tc.want)
+		}
+	}
+}
+
+// The dummy hash that unknown e-mail addresses are checked against costs
+// what a real one costs: it has credential.HashPassword's parameters, and its
+// password is unknown (a likely guess does not match it).
+func TestDummyPasswordHashHasTheCurrentParameters(t *testing.T) {
+	real, err := credential.HashPassword("a password of someone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := func(h string) string { return strings.Join(strings.Split(h, "$")[1:4], "$") }
+	if got, want := params(dummyPasswordHash), params(real); got != want {
+		t.Errorf("dummy hash parameters %s, credential.HashPassword's %s: regenerate dummyPasswordHash", got, want)
+	}
+	for _, guess := range []string{"", "password", "posgate-dummy-password-"} {
+		if ok, err := credential.PasswordMatches(dummyPasswordHash, guess); ok || err != nil {
+			t.Errorf("guess %q: match %v, error %v", guess, ok, err)
 		}
 	}
 }

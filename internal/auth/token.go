@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/auth/credential"
 )
 
 const (
@@ -244,11 +245,11 @@ func (a *Auth) authenticate(ctx context.Context, r *http.Request, form url.Value
 		}
 	}
 	if c == nil {
-		SecretMatches(a.dummyHash, secret)
+		credential.SecretMatches(a.dummyHash, secret)
 		a.failed(id, host, now)
 		return nil, invalidClient("The client credentials are invalid.")
 	}
-	if !SecretMatches(c.SecretHash, secret) {
+	if !credential.SecretMatches(c.SecretHash, secret) {
 		a.failed(id, host, now)
 		return nil, invalidClient("The client credentials are invalid.")
 	}

@@ -10,10 +10,11 @@
 // JSON guided by the destination type and then decoded by the JSON path, so
 // both formats share one set of rules and messages.
 //
-// Date-times (time.Time) accept RFC 3339 ("2024-05-01T10:00:00+02:00",
-// fractional seconds allowed), the same without a zone offset (read as UTC,
-// as .NET-based POS systems often send it) and a bare date ("2024-05-01",
-// midnight UTC). Every decoded time is in UTC.
+// Date-times (time.Time) are read by internal/codec/datetime: RFC 3339
+// ("2024-05-01T10:00:00+02:00", fractional seconds allowed), the same
+// without a zone offset (read as UTC, as .NET-based POS systems often send
+// it) and a bare date ("2024-05-01", midnight UTC). Every decoded time is
+// in UTC.
 package codec
 
 import (
@@ -31,6 +32,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/codec/datetime"
 )
 
 // Options tunes decoding per endpoint, because the interface forbids unknown
@@ -188,7 +190,7 @@ func unmarshalTime(dec *jsontext.Decoder, t *time.Time) error {
 			*t = time.Time{}
 			return nil
 		}
-		if *t, err = parseTime(tok.String()); err != nil {
+		if *t, err = datetime.Parse(tok.String()); err != nil {
 			return errNotDateTime
 		}
 		return nil
@@ -199,11 +201,6 @@ func unmarshalTime(dec *jsontext.Decoder, t *time.Time) error {
 	return errNotDateTime
 }
 
-// ParseDateTime parses s by the date-time rules of the package doc, for
-// decoders written by hand for speed (the promotion import's items) and for
-// date-times in query parameters, so that every date-time reads alike.
-func ParseDateTime(s string) (time.Time, error) { return parseTime(s) }
-
 // CheckContentType returns the error Decode and StreamArray give for a
 // Content-Type outside docs/api.md §2.1 (EUNSUPPORTED), nil for one they
 // accept, so that a handler can refuse a body before other work.
@@ -212,70 +209,6 @@ func CheckContentType(contentType string) error {
 		return unsupported(contentType)
 	}
 	return nil
-}
-
-// parseTime parses an ISO 8601 date-time: RFC 3339, the same without a zone
-// offset (UTC), or a bare date (midnight UTC). The result is in UTC.
-func parseTime(s string) (time.Time, error) {
-	if t, ok := parseUTCSeconds(s); ok {
-		return t, nil
-	}
-	const zoneless = "2006-01-02T15:04:05"
-	layout := time.RFC3339 // also reads fractional seconds
-	switch {
-	case len(s) == len(time.DateOnly):
-		layout = time.DateOnly
-	case len(s) >= len(zoneless) && !strings.ContainsAny(s[len(zoneless):], "Z+-"):
-		layout = zoneless // fractional seconds, if any, but no offset
-	}
-	t, err := time.Parse(layout, s)
-	if err == nil && !InYearRange(t) {
-		return time.Time{}, errYearRange
-	}
-	return t.UTC(), err
-}
-
-// errYearRange is parseTime's error for a date-time outside years 1–9999.
-var errYearRange = errors.New("year outside 1-9999")
-
-// InYearRange reports whether t, in UTC, lies in the years 1 to 9999: what
-// RFC 3339 writes and both stores keep. "0000-01-01T00:00:00+01:00" is a
-// valid RFC 3339 text of a time in year -1, which no answer could encode
-// again, so such times are refused where they come in.
-func InYearRange(t time.Time) bool {
-	y := t.UTC().Year()
-	return y >= 1 && y <= 9999
-}
-
-// parseUTCSeconds reads the most common form, 2006-01-02T15:04:05Z, without
-// time.Parse's general machinery (a promotion import parses hundreds of
-// thousands). It accepts exactly what time.Parse(time.RFC3339) accepts in
-// that form and reports false for anything else, which then goes the
-// general way.
-func parseUTCSeconds(s string) (time.Time, bool) {
-	if len(s) != 20 || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != 'Z' {
-		return time.Time{}, false
-	}
-	num := func(i, n int) int {
-		v := 0
-		for _, c := range []byte(s[i : i+n]) {
-			if c < '0' || c > '9' {
-				return -1
-			}
-			v = v*10 + int(c-'0')
-		}
-		return v
-	}
-	year, month, day := num(0, 4), num(5, 2), num(8, 2)
-	hour, minute, second := num(11, 2), num(14, 2), num(17, 2)
-	if year < 1 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59 {
-		return time.Time{}, false
-	}
-	t := time.Date(year, time.Month(month), day, hour, minute, second, 0, time.UTC)
-	if t.Day() != day { // the 31st of a 30-day month, February 29th of a common year
-		return time.Time{}, false
-	}
-	return t, true
 }
 
 // decodeError turns an error of the JSON decoder into a *posgate.Error.

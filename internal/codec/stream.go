@@ -26,10 +26,17 @@ import (
 // earlier items (a syntax error at the very end of the body), so callers
 // commit nothing before StreamArray returns nil.
 func StreamArray[T any](r *http.Request, field string, opts Options, fn func(i int, item *T) error) error {
+	return StreamReader(r.Body, r.Header.Get("Content-Type"), field, opts, fn)
+}
+
+// StreamReader is StreamArray for a body read from r in the format that
+// contentType names (KindOf): the entry of the readers of imported files
+// (internal/importfile), which have no request. A nil r reads as empty.
+func StreamReader[T any](r io.Reader, contentType, field string, opts Options, fn func(i int, item *T) error) error {
 	elem := schemaOf(reflect.TypeFor[T]())
 	root := &node{kind: kindObject, fields: map[string]*node{field: {kind: kindArray, elem: elem}}}
-	ct := r.Header.Get("Content-Type")
-	body := &bodyReader{r: r.Body}
+	ct := contentType
+	body := &bodyReader{r: r}
 	switch KindOf(ct) {
 	case JSON:
 		return streamJSON(body, field, root, opts, fn)

@@ -8,7 +8,7 @@ import (
 	"fmt"
 
 	"github.com/posgate/posgate"
-	"github.com/posgate/posgate/internal/auth"
+	"github.com/posgate/posgate/internal/auth/credential"
 )
 
 // The demo credentials. They exist only in a store loaded with --demo.
@@ -75,7 +75,7 @@ func terminal(ctx context.Context, st posgate.Store, loc, id string, status posg
 
 func client(ctx context.Context, st posgate.Store, c *posgate.Client, secret string) func() error {
 	return func() error {
-		c.SecretHash = auth.HashSecret(secret)
+		c.SecretHash = credential.HashSecret(secret)
 		return st.CreateClient(ctx, c)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/posgate/posgate"
-	"github.com/posgate/posgate/internal/auth"
+	"github.com/posgate/posgate/internal/auth/credential"
 )
 
 // The demo's people and its browser client (docs/api.md §21.5, README).
@@ -49,12 +49,12 @@ func loadPeople(ctx context.Context, st posgate.Store) error {
 	}
 	// A browser cannot keep a secret: the client gets a random one that
 	// nobody learns (the client credentials grant refuses it anyway).
-	secret, err := auth.GenerateSecret()
+	secret, err := credential.GenerateSecret()
 	if err != nil {
 		return err
 	}
 	c := &posgate.Client{ID: SwaggerClientID, Name: "Swagger UI", POSSystemID: POSSystemID,
-		Scopes: []string{posgate.ScopeServiceAPI, posgate.ScopeAdmin}, SecretHash: auth.HashSecret(secret)}
+		Scopes: []string{posgate.ScopeServiceAPI, posgate.ScopeAdmin}, SecretHash: credential.HashSecret(secret)}
 	if err := st.CreateClient(ctx, c); err != nil && !errors.Is(err, posgate.ErrConflict) {
 		return err
 	}

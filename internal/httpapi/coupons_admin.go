@@ -5,6 +5,7 @@ import (
 
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/codec"
+	"github.com/posgate/posgate/internal/importfile"
 	"github.com/posgate/posgate/internal/service"
 )
 
@@ -25,7 +26,7 @@ func (s *Server) importCoupons(r *http.Request) (int, any, error) {
 	if codec.KindOf(r.Header.Get("Content-Type")) != codec.JSON {
 		return 0, nil, errJSONOnly
 	}
-	return created(s.svc.IssueCouponBatch(r.Context(), principal(r.Context()), r.PathValue("posSystemId"), r.PathValue("posCompanyId"), service.CouponItems(r)))
+	return created(s.svc.IssueCouponBatch(r.Context(), principal(r.Context()), r.PathValue("posSystemId"), r.PathValue("posCompanyId"), importfile.CouponItems(r.Body, r.Header.Get("Content-Type"))))
 }
 
 func (s *Server) getCoupon(r *http.Request) (int, any, error) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/codec"
 	"github.com/posgate/posgate/internal/service"
 )
 
@@ -56,6 +57,8 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, keys []strin
 			w.Header().Set(service.IdempotentReplayedHeader, "true")
 			writeAnswer(w, a.Status, a.Header, a.Body)
 			return
+		} else if errors.Is(err, service.ErrBodyRead) {
+			err = codec.ReadError(err)
 		}
 	}
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/posgate/posgate"
-	"github.com/posgate/posgate/internal/codec"
+	"github.com/posgate/posgate/internal/codec/datetime"
 	"github.com/posgate/posgate/internal/service"
 )
 
@@ -214,7 +214,7 @@ func (it *csvItem) promotion(cell func(string) string) error {
 func (it *csvItem) row(cell func(string) string) error {
 	for _, name := range []string{"startDate", "endDate", "recurrenceStartDate", "recurrenceEndDate"} {
 		if v := cell(name); v != "" {
-			if _, err := codec.ParseDateTime(v); err != nil {
+			if _, err := datetime.Parse(v); err != nil {
 				return fmt.Errorf("%s %q is not an ISO 8601 date-time (e.g. 2030-05-01T08:00:00Z)", name, v)
 			}
 		}

@@ -7,7 +7,6 @@ package importfile
 import (
 	"bufio"
 	"io"
-	"net/http"
 	"strings"
 
 	"github.com/posgate/posgate/internal/codec"
@@ -34,6 +33,5 @@ func Stream[T any](r io.Reader, fn func(i int, item *T) error) error {
 		}
 		break
 	}
-	req := &http.Request{Header: http.Header{"Content-Type": {"application/json"}}, Body: io.NopCloser(body)}
-	return codec.StreamArray(req, "items", codec.Options{}, fn)
+	return codec.StreamReader(body, "application/json", "items", codec.Options{}, fn)
 }

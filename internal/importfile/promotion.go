@@ -10,7 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/posgate/posgate"
-	"github.com/posgate/posgate/internal/codec"
+	"github.com/posgate/posgate/internal/codec/datetime"
 )
 
 // PromotionItem is a promotion item of an import body (docs/api.md §9.1).
@@ -216,7 +216,7 @@ func readTime(dec *jsontext.Decoder, slab **[4]time.Time, i int) (*time.Time, er
 			return nil, err
 		}
 	}
-	t, err := codec.ParseDateTime(string(s))
+	t, err := datetime.Parse(string(s))
 	if err != nil {
 		return nil, &json.SemanticError{JSONPointer: dec.StackPointer(), JSONKind: '"', Err: errNotDateTime}
 	}

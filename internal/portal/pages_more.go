@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/importfile"
 	"github.com/posgate/posgate/internal/service"
 )
 
@@ -235,10 +236,10 @@ func (p *Portal) importCoupons(q *request) error {
 	pos, co, _ := strings.Cut(f.Get("company"), "/")
 	file, _, err := q.r.FormFile("file")
 	if err != nil {
-		return p.couponsError(q, posgate.ValidationError{"file": {"Choose a CSV file (columns: " + strings.Join(service.CouponCSVColumns, ", ") + ")."}}.Err())
+		return p.couponsError(q, posgate.ValidationError{"file": {"Choose a CSV file (columns: " + strings.Join(importfile.CouponCSVColumns, ", ") + ")."}}.Err())
 	}
 	defer file.Close()
-	res, err := p.svc.IssueCouponBatch(q.ctx, q.pr, pos, co, service.ReadCouponsCSV(file))
+	res, err := p.svc.IssueCouponBatch(q.ctx, q.pr, pos, co, importfile.ReadCouponsCSV(file))
 	if err != nil {
 		return p.couponsError(q, err)
 	}

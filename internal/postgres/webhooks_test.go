@@ -15,6 +15,7 @@ import (
 	"github.com/posgate/posgate/internal/pgtest"
 	"github.com/posgate/posgate/internal/storetest"
 	"github.com/posgate/posgate/internal/webhook"
+	"github.com/posgate/posgate/internal/webhook/endpoint"
 )
 
 // TestWebhookRollback: a sale whose last event cannot be written leaves
@@ -71,7 +72,7 @@ func TestWebhookTwoInstances(t *testing.T) {
 	}))
 	defer srv.Close()
 	ep := &posgate.WebhookEndpoint{ID: "wh_two", POSSystemID: "clover", CompanyID: "acme", URL: srv.URL, Enabled: true,
-		EventTypes: []string{posgate.EventTransactionRecorded}, Secret: webhook.NewSecret()}
+		EventTypes: []string{posgate.EventTransactionRecorded}, Secret: endpoint.NewSecret()}
 	if err := a.CreateWebhookEndpoint(ctx, ep); err != nil {
 		t.Fatal(err)
 	}

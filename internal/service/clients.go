@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/posgate/posgate"
-	"github.com/posgate/posgate/internal/auth"
+	"github.com/posgate/posgate/internal/auth/credential"
 )
 
 // API clients act on the whole installation: only an unrestricted operator
@@ -48,11 +48,11 @@ func (s *Service) CreateClient(ctx context.Context, p *posgate.Principal, req *C
 	if c.ID == "" {
 		c.ID = "client-" + randomID()
 	}
-	secret, err := auth.GenerateSecret()
+	secret, err := credential.GenerateSecret()
 	if err != nil {
 		return nil, fmt.Errorf("generate secret: %w", err)
 	}
-	c.SecretHash = auth.HashSecret(secret)
+	c.SecretHash = credential.HashSecret(secret)
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -130,11 +130,11 @@ func (s *Service) RotateClientSecret(ctx context.Context, p *posgate.Principal, 
 	if err := s.installation(p); err != nil {
 		return nil, err
 	}
-	secret, err := auth.GenerateSecret()
+	secret, err := credential.GenerateSecret()
 	if err != nil {
 		return nil, fmt.Errorf("generate secret: %w", err)
 	}
-	v, err := s.updateClient(ctx, p, "client.secret.rotate", clientID, posgate.ClientUpdate{SecretHash: auth.HashSecret(secret)})
+	v, err := s.updateClient(ctx, p, "client.secret.rotate", clientID, posgate.ClientUpdate{SecretHash: credential.HashSecret(secret)})
 	if err != nil {
 		return nil, notFound(err, "Client '%s' not found.", clientID)
 	}

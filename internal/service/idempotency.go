@@ -5,13 +5,14 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"errors"
+	"fmt"
 	"hash"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/posgate/posgate"
-	"github.com/posgate/posgate/internal/codec"
 )
 
 // The Idempotency-Key rules (docs/api.md §14).
@@ -51,6 +52,8 @@ var IdempotencyReplayedHeaders = []string{"Content-Type", "Location"}
 var (
 	ErrIdempotencyInFlight = posgate.Errorf(posgate.ECONFLICT,
 		"A request with this Idempotency-Key is still being processed; retry after the seconds of Retry-After to get its answer.")
+	// ErrBodyRead wraps the error of a request body that could not be read.
+	ErrBodyRead          = errors.New("the request body could not be read")
 	errIdempotencyReused = posgate.Errorf(posgate.EUNPROCESSABLE,
 		"This Idempotency-Key was used for another request (method, target, Content-Type or body); send a new key with a new request.")
 	msgIdempotencyKey  = "The Idempotency-Key header must be 1-255 printable ASCII characters, bare or as a quoted string (RFC 8941)."
@@ -188,12 +191,14 @@ func (c *IdempotentCall) Replayed() bool { return c.replay }
 
 // Replay reads the retry's body (no more than the stored body's length and
 // one byte) and returns the stored answer when the body is the one the key
-// was first used with; any other body is EUNPROCESSABLE.
+// was first used with; any other body is EUNPROCESSABLE. A body that cannot
+// be read is an ErrBodyRead, wrapping the reader's error for the adapter
+// that owns the body to word (too large, or broken).
 func (c *IdempotentCall) Replay(body io.Reader) (*posgate.IdempotentAnswer, error) {
 	h := sha256.New()
 	n, err := io.Copy(h, io.LimitReader(body, c.rec.BodyLength+1))
 	if err != nil {
-		return nil, codec.ReadError(err)
+		return nil, fmt.Errorf("%w: %w", ErrBodyRead, err)
 	}
 	if n != c.rec.BodyLength || !bytes.Equal(h.Sum(nil), c.rec.BodyHash) {
 		return nil, errIdempotencyReused

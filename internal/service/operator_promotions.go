@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/posgate/posgate"
-	"github.com/posgate/posgate/internal/codec"
+	"github.com/posgate/posgate/internal/codec/datetime"
 )
 
 // Paging of the operator's promotion list.
@@ -33,7 +33,7 @@ func (q *ListPromotionsRequest) Validate() error {
 	checkRange(v, "page", q.Page, 1, MaxPromotionPage)
 	checkRange(v, "pageSize", q.PageSize, 1, MaxPromotionPageSize)
 	if q.ValidAt != nil && *q.ValidAt != "" {
-		if _, err := codec.ParseDateTime(*q.ValidAt); err != nil {
+		if _, err := datetime.Parse(*q.ValidAt); err != nil {
 			v.Add("validAt", "The validAt parameter must be a date-time (ISO 8601), e.g. 2030-05-01T12:00:00Z.")
 		}
 	}
@@ -62,7 +62,7 @@ func (s *Service) ListPromotions(ctx context.Context, p *posgate.Principal, posS
 	if req.ValidAt != nil || req.LocationID != "" {
 		at := s.now()
 		if req.ValidAt != nil && *req.ValidAt != "" {
-			at, _ = codec.ParseDateTime(*req.ValidAt)
+			at, _ = datetime.Parse(*req.ValidAt)
 		}
 		if req.LocationID != "" {
 			l, err := s.store.FindLocation(ctx, posSystemID, req.LocationID)

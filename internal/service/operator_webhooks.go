@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/posgate/posgate"
-	"github.com/posgate/posgate/internal/webhook"
+	"github.com/posgate/posgate/internal/webhook/endpoint"
 )
 
 // The operator's webhook use cases (docs/api.md §19): a company's
@@ -48,7 +48,7 @@ func (q *CreateWebhookEndpointRequest) Validate() error {
 // checkReachable refuses a URL whose host is not public unless the
 // instance allows private receivers (--webhooks-allow-private).
 func (s *Service) checkReachable(ctx context.Context, url string) error {
-	if err := webhook.CheckURL(ctx, url, s.cfg.WebhookAllowPrivate); err != nil {
+	if err := endpoint.CheckURL(ctx, url, s.cfg.WebhookAllowPrivate); err != nil {
 		v := posgate.ValidationError{}
 		if strings.Contains(err.Error(), "cannot be resolved") {
 			v.Add("url", "The url's host cannot be resolved.")
@@ -73,7 +73,7 @@ func (s *Service) CreateWebhookEndpoint(ctx context.Context, p *posgate.Principa
 		return nil, err
 	}
 	e := &posgate.WebhookEndpoint{ID: "wh_" + randomID(), POSSystemID: posSystemID, CompanyID: companyID, URL: req.URL,
-		EventTypes: req.EventTypes, Enabled: req.Enabled == nil || *req.Enabled, Secret: webhook.NewSecret()}
+		EventTypes: req.EventTypes, Enabled: req.Enabled == nil || *req.Enabled, Secret: endpoint.NewSecret()}
 	err := s.audited(ctx, p, "webhook-endpoint.create", func(ctx context.Context, ch *change) error {
 		ch.target, ch.after = webhookTarget(e), e
 		return s.store.CreateWebhookEndpoint(ctx, e)
@@ -202,7 +202,7 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, p *posgate.Principal,
 		}
 		after := *before
 		until := posgate.Timestamp(s.now().Add(posgate.SecretRotationOverlap))
-		after.PreviousSecret, after.PreviousSecretUntil, after.Secret = before.Secret, &until, webhook.NewSecret()
+		after.PreviousSecret, after.PreviousSecretUntil, after.Secret = before.Secret, &until, endpoint.NewSecret()
 		ch.target, ch.before, ch.after, e = webhookTarget(before), before, &after, &after
 		return s.store.UpdateWebhookEndpoint(ctx, e)
 	})

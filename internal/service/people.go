@@ -7,7 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/posgate/posgate"
-	"github.com/posgate/posgate/internal/auth"
+	"github.com/posgate/posgate/internal/auth/credential"
 )
 
 // People (docs/api.md §21.1): operators who sign in. A principal manages
@@ -59,7 +59,7 @@ func (s *Service) CreatePerson(ctx context.Context, p *posgate.Principal, req *C
 		person.PasswordHash = "pending"
 	}
 	v := posgate.ValidationError{}
-	if req.Password != "" && (len(req.Password) < auth.MinPasswordLen || len(req.Password) > 1024) {
+	if req.Password != "" && (len(req.Password) < credential.MinPasswordLen || len(req.Password) > 1024) {
 		v.Add("password", "A password has 10 to 1024 characters.")
 	}
 	if err := person.Validate(); err != nil {
@@ -79,7 +79,7 @@ func (s *Service) CreatePerson(ctx context.Context, p *posgate.Principal, req *C
 	}
 	// The slow hash is made before the transaction, which then holds the
 	// write lock only for the insert and its audit entry.
-	hash, err := auth.HashPassword(req.Password)
+	hash, err := credential.HashPassword(req.Password)
 	if err != nil {
 		return nil, err
 	}

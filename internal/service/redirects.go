@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/posgate/posgate"
-	"github.com/posgate/posgate/internal/auth"
+	"github.com/posgate/posgate/internal/auth/credential"
 )
 
 // SetClientRedirectURIs registers the redirect URIs with which a client
@@ -19,7 +19,7 @@ func (s *Service) SetClientRedirectURIs(ctx context.Context, p *posgate.Principa
 	uris = dedupe(uris)
 	v := posgate.ValidationError{}
 	for _, u := range uris {
-		if !auth.ValidRedirectURI(u) {
+		if !credential.ValidRedirectURI(u) {
 			v.Add("redirectUris", "'"+u+"' is not an absolute https URL (http only on localhost) without a fragment.")
 		}
 	}

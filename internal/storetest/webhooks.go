@@ -13,6 +13,7 @@ import (
 
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/webhook"
+	"github.com/posgate/posgate/internal/webhook/endpoint"
 )
 
 // Webhook endpoints, the outbox and its delivery (docs/api.md §19): events
@@ -30,7 +31,7 @@ func (c *clock) add(d time.Duration) {
 func (e *env) endpoint(url string, types ...string) *posgate.WebhookEndpoint {
 	e.t.Helper()
 	ep := &posgate.WebhookEndpoint{ID: "wh_" + uid(), POSSystemID: "clover",
-		CompanyID: "acme", URL: url, EventTypes: types, Enabled: true, Secret: webhook.NewSecret()}
+		CompanyID: "acme", URL: url, EventTypes: types, Enabled: true, Secret: endpoint.NewSecret()}
 	if err := e.s.CreateWebhookEndpoint(e.t.Context(), ep); err != nil {
 		e.t.Fatalf("CreateWebhookEndpoint: %v", err)
 	}
@@ -78,7 +79,7 @@ func testWebhookEndpoints(t *testing.T, e *env) {
 
 	// Update: disabled, another URL, a rotated secret.
 	until := e.clk.advance().Add(24 * time.Hour)
-	got.Enabled, got.URL, got.PreviousSecret, got.PreviousSecretUntil, got.Secret = false, "https://hooks.example.com/b", got.Secret, &until, webhook.NewSecret()
+	got.Enabled, got.URL, got.PreviousSecret, got.PreviousSecretUntil, got.Secret = false, "https://hooks.example.com/b", got.Secret, &until, endpoint.NewSecret()
 	must[struct{}](t, "UpdateWebhookEndpoint")(struct{}{}, e.s.UpdateWebhookEndpoint(ctx, got))
 	again := must[*posgate.WebhookEndpoint](t, "FindWebhookEndpoint")(e.s.FindWebhookEndpoint(ctx, "clover", "acme", ep.ID))
 	check(t, "updated endpoint", again, got)
@@ -91,13 +92,13 @@ func testWebhookEndpoints(t *testing.T, e *env) {
 	list := must[[]*posgate.WebhookEndpoint](t, "ListWebhookEndpoints")(e.s.ListWebhookEndpoints(ctx, "clover", "acme"))
 	check(t, "list", list, []*posgate.WebhookEndpoint{again})
 	err = e.s.CreateWebhookEndpoint(ctx, &posgate.WebhookEndpoint{ID: "wh_x", POSSystemID: "clover", CompanyID: "nope", URL: "https://x.example/",
-		EventTypes: []string{posgate.EventCouponIssued}, Secret: webhook.NewSecret()})
+		EventTypes: []string{posgate.EventCouponIssued}, Secret: endpoint.NewSecret()})
 	checkErr(t, "endpoint of an unknown company", err, posgate.ErrNotFound, `company "nope" not found`)
 	for i := 1; i < posgate.MaxWebhookEndpoints; i++ {
 		e.endpoint("https://hooks.example.com/"+strconv.Itoa(i), posgate.EventCouponIssued)
 	}
 	err = e.s.CreateWebhookEndpoint(ctx, &posgate.WebhookEndpoint{ID: "wh_11", POSSystemID: "clover", CompanyID: "acme", URL: "https://x.example/",
-		EventTypes: []string{posgate.EventCouponIssued}, Secret: webhook.NewSecret()})
+		EventTypes: []string{posgate.EventCouponIssued}, Secret: endpoint.NewSecret()})
 	checkErr(t, "an eleventh endpoint", err, posgate.ErrConflict, "Company 'acme' has 10 webhook endpoints already, the most it may have.")
 	must[struct{}](t, "DeleteWebhookEndpoint")(struct{}{}, e.s.DeleteWebhookEndpoint(ctx, "clover", "acme", ep.ID))
 	checkErr(t, "deleting it again", e.s.DeleteWebhookEndpoint(ctx, "clover", "acme", ep.ID), posgate.ErrNotFound, `webhook endpoint "`+ep.ID+`" not found`)

@@ -3,7 +3,6 @@ package webhook
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +18,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/webhook/endpoint"
 )
 
 // Defaults of Config.
@@ -373,10 +373,6 @@ func (s *Sender) send(ctx context.Context, t *posgate.DeliveryTask, now time.Tim
 	return resp.StatusCode, string(b), nil
 }
 
-// ErrForbiddenAddress is the error of a connection to an address that
-// deliveries may not reach.
-var ErrForbiddenAddress = errors.New("webhook: the address is private, loopback or otherwise not public")
-
 // NewClient returns the HTTP client of deliveries: no proxy, no redirects
 // followed (a 3xx is a failed attempt), and, unless allowPrivate, a dialer
 // that refuses to connect to a non-public address. The check is made on
@@ -392,8 +388,8 @@ func NewClient(timeout time.Duration, allowPrivate bool) *http.Client {
 				return err
 			}
 			ip := net.ParseIP(host)
-			if ip == nil || !PublicIP(ip) {
-				return fmt.Errorf("%w: %s", ErrForbiddenAddress, host)
+			if ip == nil || !endpoint.PublicIP(ip) {
+				return fmt.Errorf("%w: %s", endpoint.ErrForbiddenAddress, host)
 			}
 			return nil
 		}
@@ -407,54 +403,4 @@ func NewClient(timeout time.Duration, allowPrivate bool) *http.Client {
 	}
 	return &http.Client{Transport: transport, Timeout: timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-}
-
-// cgnat is the shared address space of carrier-grade NAT (RFC 6598), not
-// public either.
-var cgnat = &net.IPNet{IP: net.IPv4(100, 64, 0, 0), Mask: net.CIDRMask(10, 32)}
-
-// PublicIP reports whether ip is a public unicast address: not loopback,
-// private (RFC 1918, RFC 4193), link-local (cloud metadata services live
-// there), unspecified, multicast or carrier-grade NAT.
-func PublicIP(ip net.IP) bool {
-	if ip4 := ip.To4(); ip4 != nil {
-		ip = ip4
-		if ip4[0] == 0 || cgnat.Contains(ip4) {
-			return false
-		}
-	}
-	return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified())
-}
-
-// CheckURL refuses an endpoint URL whose host is, or resolves to, a
-// non-public address, unless allowPrivate (docs/api.md §19.1). The sender
-// checks again at each connection.
-func CheckURL(ctx context.Context, rawURL string, allowPrivate bool) error {
-	if allowPrivate {
-		return nil
-	}
-	req, err := http.NewRequest(http.MethodPost, rawURL, nil)
-	if err != nil {
-		return err
-	}
-	host := req.URL.Hostname()
-	if ip := net.ParseIP(host); ip != nil {
-		if !PublicIP(ip) {
-			return ErrForbiddenAddress
-		}
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
-	if err != nil {
-		return fmt.Errorf("webhook: the host %q cannot be resolved", host)
-	}
-	for _, a := range addrs {
-		if !PublicIP(a.IP) {
-			return ErrForbiddenAddress
-		}
-	}
-	return nil
 }

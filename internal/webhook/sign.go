@@ -7,29 +7,18 @@ package webhook
 
 import (
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/posgate/posgate/internal/webhook/endpoint"
 )
-
-// SecretPrefix starts every signing secret, as the Standard Webhooks
-// libraries expect ("whsec_" + base64 of the key).
-const SecretPrefix = "whsec_"
-
-// NewSecret returns a new signing secret: 24 random bytes (192 bits,
-// within the 24–64 bytes the specification recommends).
-func NewSecret() string {
-	b := make([]byte, 24)
-	rand.Read(b) // never fails (crypto/rand)
-	return SecretPrefix + base64.StdEncoding.EncodeToString(b)
-}
 
 // secretKey returns the HMAC key of a secret: the base64 after the prefix.
 func secretKey(secret string) ([]byte, error) {
-	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, SecretPrefix))
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, endpoint.SecretPrefix))
 	if err != nil {
 		return nil, fmt.Errorf("webhook: malformed secret: %w", err)
 	}

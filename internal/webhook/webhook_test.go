@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/posgate/posgate/internal/webhook/endpoint"
 )
 
 // TestSignatureMatchesTheStandardVector signs the Standard Webhooks
@@ -37,7 +38,7 @@ func TestSignatureMatchesTheStandardVector(t *testing.T) {
 		"another body":      func() bool { return Verify(secret, id, ts, []byte(`{"test": 1}`), want) },
 		"another id":        func() bool { return Verify(secret, "msg_other", ts, body, want) },
 		"another timestamp": func() bool { return Verify(secret, id, ts+1, body, want) },
-		"another secret":    func() bool { return Verify(NewSecret(), id, ts, body, want) },
+		"another secret":    func() bool { return Verify(endpoint.NewSecret(), id, ts, body, want) },
 		"no v1 prefix":      func() bool { return Verify(secret, id, ts, body, strings.TrimPrefix(want, "v1,")) },
 	} {
 		if bad() {
@@ -49,7 +50,7 @@ func TestSignatureMatchesTheStandardVector(t *testing.T) {
 // TestSignatureHeaderDuringRotation: both secrets sign, space-separated,
 // and a receiver holding either verifies.
 func TestSignatureHeaderDuringRotation(t *testing.T) {
-	old, cur := NewSecret(), NewSecret()
+	old, cur := endpoint.NewSecret(), endpoint.NewSecret()
 	body := []byte(`{"type":"webhook.test"}`)
 	h, err := SignatureHeader([]string{cur, old}, "msg_1", 1700000000, body)
 	if err != nil {
@@ -58,7 +59,7 @@ func TestSignatureHeaderDuringRotation(t *testing.T) {
 	if len(strings.Fields(h)) != 2 || !Verify(old, "msg_1", 1700000000, body, h) || !Verify(cur, "msg_1", 1700000000, body, h) {
 		t.Fatalf("header %q does not carry both signatures", h)
 	}
-	if !strings.HasPrefix(cur, SecretPrefix) || len(cur) != len(SecretPrefix)+32 {
+	if !strings.HasPrefix(cur, endpoint.SecretPrefix) || len(cur) != len(endpoint.SecretPrefix)+32 {
 		t.Fatalf("secret %q: want whsec_ and 24 bytes in base64", cur)
 	}
 }
@@ -73,41 +74,6 @@ func TestDelaySchedule(t *testing.T) {
 		if lo, hi := Delay(n, 0), Delay(n, 0.999999); lo != want*8/10 || hi < want*119/100 || hi > want*12/10 {
 			t.Errorf("Delay(%d) spread %v–%v, want ±20 %% of %v", n, lo, hi, want)
 		}
-	}
-}
-
-// TestPublicIP classifies the address ranges deliveries must not reach.
-func TestPublicIP(t *testing.T) {
-	for addr, public := range map[string]bool{
-		"93.184.216.34": true, "8.8.8.8": true, "2606:2800:220:1:248:1893:25c8:1946": true,
-		"127.0.0.1": false, "127.5.6.7": false, "::1": false, "10.1.2.3": false, "172.16.0.1": false, "192.168.1.1": false,
-		"169.254.169.254": false, "fe80::1": false, "fd00::1": false, "0.0.0.0": false, "0.1.2.3": false, "::": false,
-		"100.64.0.1": false, "224.0.0.1": false, "::ffff:127.0.0.1": false, "::ffff:10.0.0.1": false,
-	} {
-		if got := PublicIP(net.ParseIP(addr)); got != public {
-			t.Errorf("PublicIP(%s) = %v, want %v", addr, got, public)
-		}
-	}
-}
-
-// TestCheckURL refuses registering private and loopback hosts, by address
-// or by a name that resolves to one, unless allowed.
-func TestCheckURL(t *testing.T) {
-	ctx := context.Background()
-	for _, u := range []string{"http://127.0.0.1:8080/hook", "https://[::1]/hook", "http://10.0.0.7/", "http://169.254.169.254/latest/meta-data",
-		"http://localhost:9000/hook"} {
-		if err := CheckURL(ctx, u, false); !errors.Is(err, ErrForbiddenAddress) {
-			t.Errorf("CheckURL(%s) = %v, want ErrForbiddenAddress", u, err)
-		}
-		if err := CheckURL(ctx, u, true); err != nil {
-			t.Errorf("CheckURL(%s) allowed = %v", u, err)
-		}
-	}
-	if err := CheckURL(ctx, "https://93.184.216.34/hook", false); err != nil {
-		t.Errorf("public address refused: %v", err)
-	}
-	if err := CheckURL(ctx, "https://no-such-host.invalid/hook", false); err == nil {
-		t.Error("an unresolvable host is accepted")
 	}
 }
 
@@ -126,8 +92,8 @@ func TestClientRefusesPrivateAtConnect(t *testing.T) {
 			resp.Body.Close()
 			t.Fatalf("POST %s reached the loopback receiver", u)
 		}
-		if !errors.Is(err, ErrForbiddenAddress) {
-			t.Fatalf("POST %s: %v, want ErrForbiddenAddress", u, err)
+		if !errors.Is(err, endpoint.ErrForbiddenAddress) {
+			t.Fatalf("POST %s: %v, want endpoint.ErrForbiddenAddress", u, err)
 		}
 	}
 	if hits != 0 {

@@ -1,4 +1,4 @@
-package codec
+package datetime
 
 import (
 	"fmt"
@@ -36,16 +36,16 @@ func TestParseUTCSecondsAgreesWithTimeParse(t *testing.T) {
 		if len(s) == 20 && s[10] == 'T' && s[19] == 'Z' && wantErr == nil && !ok {
 			t.Errorf("%s: the fast path left a valid date-time of its form to time.Parse", s)
 		}
-		full, err := parseTime(s)
+		full, err := Parse(s)
 		if (err == nil) != (wantErr == nil && len(s) != 10) && s[len(s)-1] == 'Z' {
-			t.Errorf("%s: parseTime %v %v, time.Parse %v %v", s, full, err, want, wantErr)
+			t.Errorf("%s: Parse %v %v, time.Parse %v %v", s, full, err, want, wantErr)
 		}
 	}
 }
 
 func BenchmarkParseTime(b *testing.B) {
 	for b.Loop() {
-		if _, err := parseTime("2030-05-01T08:00:00Z"); err != nil {
+		if _, err := Parse("2030-05-01T08:00:00Z"); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -55,13 +55,13 @@ func BenchmarkParseTime(b *testing.B) {
 // no answer could write it back (found by FuzzDecode).
 func TestDateTimeYearRange(t *testing.T) {
 	for _, s := range []string{"0000-01-01T00:00:00+01:00", "0000-06-01T00:00:00Z", "0000-01-01", "9999-12-31T23:00:00-02:00"} {
-		if got, err := ParseDateTime(s); err == nil {
-			t.Errorf("ParseDateTime(%q) = %v, want an error", s, got)
+		if got, err := Parse(s); err == nil {
+			t.Errorf("Parse(%q) = %v, want an error", s, got)
 		}
 	}
 	for _, s := range []string{"0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z", "0001-01-01T00:30:00+00:30"} {
-		if _, err := ParseDateTime(s); err != nil {
-			t.Errorf("ParseDateTime(%q): %v", s, err)
+		if _, err := Parse(s); err != nil {
+			t.Errorf("Parse(%q): %v", s, err)
 		}
 	}
 }

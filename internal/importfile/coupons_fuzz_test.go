@@ -1,4 +1,4 @@
-package service_test
+package importfile_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/importfile"
 	"github.com/posgate/posgate/internal/service"
 )
 
@@ -70,13 +71,13 @@ func FuzzReadCouponsJSON(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, file []byte) {
-		ins, err := readAll(service.ReadCouponsJSON(bytes.NewReader(file)))
+		ins, err := readAll(importfile.ReadCouponsJSON(bytes.NewReader(file)))
 		if err != nil {
 			checkFileError(t, err)
 			return
 		}
 		first := couponsJSON(t, ins)
-		again, err := readAll(service.ReadCouponsJSON(bytes.NewReader(first)))
+		again, err := readAll(importfile.ReadCouponsJSON(bytes.NewReader(first)))
 		if err != nil {
 			t.Fatalf("written back %s: %v", first, err)
 		}
@@ -91,7 +92,7 @@ func couponsCSV(t *testing.T, ins []*service.CouponInput) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	w := csv.NewWriter(&b)
-	w.Write(service.CouponCSVColumns)
+	w.Write(importfile.CouponCSVColumns)
 	opt := func(s *string) string {
 		if s == nil {
 			return ""
@@ -126,7 +127,7 @@ func FuzzReadCouponsCSV(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, file []byte) {
-		ins, err := readAll(service.ReadCouponsCSV(bytes.NewReader(file)))
+		ins, err := readAll(importfile.ReadCouponsCSV(bytes.NewReader(file)))
 		if err != nil {
 			checkFileError(t, err)
 			return
@@ -152,7 +153,7 @@ func FuzzReadCouponsCSV(f *testing.F) {
 			}
 		}
 		first := couponsCSV(t, ins)
-		again, err := readAll(service.ReadCouponsCSV(bytes.NewReader(first)))
+		again, err := readAll(importfile.ReadCouponsCSV(bytes.NewReader(first)))
 		if err != nil {
 			t.Fatalf("written back %q: %v", first, err)
 		}
