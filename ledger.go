@@ -1,7 +1,6 @@
 package posgate
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -67,6 +66,12 @@ type LedgerTx interface {
 	// they are still Redeemed and unexpired at now.
 	RestoreCoupons(ctx context.Context, posSystemID, companyID, saleID string, now time.Time) error
 
+	// Encode renders an answer as the API writes it (the adapters'
+	// encoder, internal/codec/encode): the ledger stores each
+	// transaction's answer, to answer a repeated request with the same
+	// bytes.
+	Encode(v any) ([]byte, error)
+
 	// Emit writes ev to the outbox of every endpoint subscribed to it, in
 	// this transaction (docs/api.md §19): a rolled-back item emits nothing.
 	Emit(ctx context.Context, ev *Event) error
@@ -124,19 +129,6 @@ func ApplyLedger(ctx context.Context, tx LedgerTx, items []*TransactionInput) ([
 	return out, nil
 }
 
-// MarshalJSON encodes v as JSON without HTML escaping, as posgate answers
-// (URLs keep their plain "&"): stored answers are answered again as they
-// are.
-func MarshalJSON(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
-}
-
 // rejected is the outcome of an item refused for err.
 func rejected(it *TransactionInput, err error) *TransactionOutcome {
 	return &TransactionOutcome{Row: it.Row, Status: OutcomeRejected, Err: err}
@@ -175,7 +167,7 @@ func applyOne(ctx context.Context, tx LedgerTx, it *TransactionInput) (*Transact
 		return nil, err
 	}
 	answer.Receipt.LoyaltyText = LoyaltyText(answer.Loyalty)
-	b, err := MarshalJSON(answer)
+	b, err := tx.Encode(answer)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: answer: %w", err)
 	}

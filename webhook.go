@@ -150,11 +150,6 @@ type EventBody struct {
 	Data      any       `json:"data"`
 }
 
-// Payload is the JSON body of e.
-func (e *Event) Payload() ([]byte, error) {
-	return MarshalJSON(EventBody{Type: e.Type, Timestamp: e.Time.UTC(), Data: e.Data})
-}
-
 // WebhookDelivery is one event on its way to one endpoint, as the operator
 // sees it (docs/api.md §19.3).
 type WebhookDelivery struct {

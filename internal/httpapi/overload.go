@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/posgate/posgate/internal/codec/encode"
 )
 
 // Defaults of the load shedding (docs/api.md §16.3), sized for the 2-core
@@ -194,7 +196,7 @@ func (s *Server) overloaded(w http.ResponseWriter, r *http.Request, detail strin
 	if r.URL.Path == "/connect/token" {
 		h.Set("Cache-Control", "no-store")
 		h.Set("Pragma", "no-cache")
-		b, _ := marshal(map[string]string{"error": "temporarily_unavailable", "error_description": detail})
+		b, _ := encode.JSON(map[string]string{"error": "temporarily_unavailable", "error_description": detail})
 		h.Set("Content-Type", "application/json; charset=utf-8")
 		h.Set("Content-Length", strconv.Itoa(len(b)))
 		w.WriteHeader(http.StatusServiceUnavailable)
@@ -224,7 +226,7 @@ func shedPrefix(detail string) []byte {
 	if p, ok := shedPrefixes.Load(detail); ok {
 		return p.([]byte)
 	}
-	b, _ := marshal(Problem{Type: problemTypes[http.StatusServiceUnavailable], Title: problemTitles[http.StatusServiceUnavailable],
+	b, _ := encode.JSON(Problem{Type: problemTypes[http.StatusServiceUnavailable], Title: problemTitles[http.StatusServiceUnavailable],
 		Status: http.StatusServiceUnavailable, Detail: detail})
 	p := bytes.TrimSuffix(b, []byte(`"}`))
 	shedPrefixes.Store(detail, p)

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/codec/encode"
 )
 
 // statusOf maps each application error code to its HTTP status; it is the
@@ -118,7 +118,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 	}
 	buf := encodeBuffers.Get().(*bytes.Buffer)
 	defer putEncodeBuffer(buf)
-	b, err := marshalInto(buf, v)
+	b, err := encode.JSONInto(buf, v)
 	if err != nil {
 		// Only a programming error (an unmarshalable type) gets here.
 		http.Error(w, "Internal error.", http.StatusInternalServerError)
@@ -129,23 +129,6 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 	h.Set("Content-Length", strconv.Itoa(len(b)))
 	w.WriteHeader(status)
 	w.Write(b)
-}
-
-// marshal encodes v as JSON without HTML escaping: posgate's answers are not
-// embedded in HTML, and URLs must reach POS clients with a plain "&", not
-// "\u0026".
-func marshal(v any) ([]byte, error) {
-	return marshalInto(new(bytes.Buffer), v)
-}
-
-// marshalInto is marshal into buf, whose bytes it returns.
-func marshalInto(buf *bytes.Buffer, v any) ([]byte, error) {
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // encodeBuffers recycles the buffers answers are encoded into: the body is
@@ -196,7 +179,7 @@ func writeProblem(w http.ResponseWriter, r *http.Request, status int, detail str
 	if len(fields) > 0 {
 		p.Title = "One or more validation errors occurred."
 	}
-	b, _ := marshal(p)
+	b, _ := encode.JSON(p)
 	h := w.Header()
 	h.Set("Content-Type", "application/problem+json; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(len(b)))

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/codec/encode"
 	"github.com/posgate/posgate/internal/storekit"
 )
 
@@ -298,6 +299,9 @@ type ledger struct {
 }
 
 func (l *ledger) Now() time.Time { return posgate.Timestamp(l.db.now()) }
+
+// Encode implements posgate.LedgerTx with the encoder of the answers.
+func (l *ledger) Encode(v any) ([]byte, error) { return encode.JSON(v) }
 
 func (l *ledger) exec(ctx context.Context, op, sql string, args ...any) (int64, error) {
 	tag, err := l.q().Exec(ctx, sql, args...)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/codec/encode"
 )
 
 // The audit log (docs/api.md §22): every operator write runs through
@@ -72,7 +73,7 @@ func (s *Service) auditEntry(ctx context.Context, p *posgate.Principal, action s
 
 // auditJSON renders a resource of an entry; nil is JSON null.
 func auditJSON(v any) ([]byte, error) {
-	b, err := posgate.MarshalJSON(v)
+	b, err := encode.JSON(v)
 	if err != nil {
 		return nil, fmt.Errorf("audit: encode resource: %w", err)
 	}

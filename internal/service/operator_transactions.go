@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/codec/encode"
 )
 
 // The operator's loyalty-program and transaction use cases (docs/api.md
@@ -185,7 +186,7 @@ func (s *Service) RefundTransaction(ctx context.Context, p *posgate.Principal, p
 	}
 	// The same refund again is its first answer: the operator's request is
 	// the content (its defaults, the rest of the sale and now, change).
-	b, _ := posgate.MarshalJSON(struct {
+	b, _ := encode.JSON(struct {
 		Sale   string          `json:"sale"`
 		Refund string          `json:"transactionId"`
 		Amount *posgate.Amount `json:"amount"`

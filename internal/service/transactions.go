@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/codec/encode"
 )
 
 // The transaction use cases (docs/api.md §13): a sale or refund submitted
@@ -317,7 +318,7 @@ func (q *TransactionRequest) canonical() ([]byte, string) {
 		}
 		c.Customer = &cust
 	}
-	b, _ := posgate.MarshalJSON(&c) // only strings, numbers and times: cannot fail
+	b, _ := encode.JSON(&c) // only strings, numbers and times: cannot fail
 	sum := sha256.Sum256(b)
 	return b, hex.EncodeToString(sum[:])
 }
@@ -345,7 +346,7 @@ func (s *Service) RecordTransaction(ctx context.Context, p *posgate.Principal, p
 		return nil, err
 	}
 	if disabled != nil {
-		b, err := posgate.MarshalJSON(disabled)
+		b, err := encode.JSON(disabled)
 		return &TransactionResult{Data: b}, err
 	}
 	out, err := s.store.ApplyTransactions(ctx, []*posgate.TransactionInput{in})
@@ -511,7 +512,7 @@ func (s *Service) RecordTransactionBatch(ctx context.Context, p *posgate.Princip
 		case err != nil:
 			inputs = append(inputs, &posgate.TransactionInput{Row: row, Reject: err})
 		case disabled != nil:
-			b, _ := posgate.MarshalJSON(disabled)
+			b, _ := encode.JSON(disabled)
 			out.Results[i].Data = b
 			inputs = append(inputs, &posgate.TransactionInput{Row: row, Reject: posgate.Errorf(posgate.EINVALID,
 				"The place is disabled or has transactions switched off (posStatus Disabled): nothing is recorded.")})

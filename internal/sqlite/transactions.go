@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/codec/encode"
 	"github.com/posgate/posgate/internal/storekit"
 )
 
@@ -370,6 +371,9 @@ func (l *ledger) row(ctx context.Context, k int, args ...any) *sql.Row {
 }
 
 func (l *ledger) Now() time.Time { return l.db.timestamp() }
+
+// Encode implements posgate.LedgerTx with the encoder of the answers.
+func (l *ledger) Encode(v any) ([]byte, error) { return encode.JSON(v) }
 
 func (l *ledger) exec(ctx context.Context, op string, k int, args ...any) (int64, error) {
 	res, err := l.stmt(ctx, k).ExecContext(ctx, args...)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/codec/encode"
 )
 
 // SubscriptionTTL is how long a store reuses a company's list of enabled
@@ -135,7 +136,7 @@ func EventRow(ev *posgate.Event) (OutboxRow, error) {
 		return OutboxRow{}, fmt.Errorf("event %s has no time", ev.Type)
 	}
 	ev.Time = posgate.Timestamp(ev.Time)
-	b, err := ev.Payload()
+	b, err := encode.JSON(posgate.EventBody{Type: ev.Type, Timestamp: ev.Time.UTC(), Data: ev.Data})
 	if err != nil {
 		return OutboxRow{}, fmt.Errorf("event %s: %w", ev.Type, err)
 	}
