@@ -23,6 +23,7 @@ import (
 	"github.com/posgate/posgate/internal/demo"
 	"github.com/posgate/posgate/internal/httpapi"
 	"github.com/posgate/posgate/internal/metrics"
+	"github.com/posgate/posgate/internal/portal"
 	"github.com/posgate/posgate/internal/postgres"
 	"github.com/posgate/posgate/internal/service"
 	"github.com/posgate/posgate/internal/sqlite"
@@ -134,98 +135,177 @@ func OpenStore(ctx context.Context, dsn string, noMigrate bool, now func() time.
 // (up to ShutdownTimeout) and closes the store. ready, when not nil, is
 // called once every listener accepts connections.
 func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
-	// wall is the real clock, for what protects the server rather than
-	// applies a rule: rate limits and the lookup cache's expiry. Every rule
-	// about time (tokens, sessions, coupons, the store's timestamps) reads
-	// now, which in demo mode is the sandbox clock (docs/api.md §20).
-	wall := now
-	var sandbox *posgate.SandboxClock
-	if cfg.Demo {
-		sandbox = posgate.NewSandboxClock(wall)
-		now = sandbox.Now
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.ShutdownTimeout <= 0 {
 		cfg.ShutdownTimeout = 20 * time.Second
 	}
-
-	store, err := OpenStore(ctx, cfg.Database, cfg.NoMigrate, now)
+	clk := newClocks(cfg)
+	st, err := openStores(ctx, cfg, clk)
 	if err != nil {
-		return fmt.Errorf("open store: %w", err)
+		return err
 	}
-	defer store.Close()
+	defer st.store.Close()
+	var lc net.ListenConfig
+	lns, addrs, err := listen(ctx, &lc, cfg)
+	if err != nil {
+		return err
+	}
+	defer lns.close()
+	if cfg.Demo {
+		// The Swagger UI's redirect URI is on this server's own base URL.
+		if err := demo.RegisterSwaggerUI(ctx, st.store, addrs.BaseURL); err != nil {
+			return fmt.Errorf("load demo data: %w", err)
+		}
+	}
+	p, err := buildParts(ctx, cfg, clk, st, addrs)
+	if err != nil {
+		return err
+	}
+	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopBG()
+	senderDone := startBackground(bg, cfg, clk, st, p.auth)
+	srvs, err := buildServers(ctx, &lc, cfg, st, p, lns, &addrs)
+	if err != nil {
+		return err
+	}
+	err = run(ctx, cfg, p.api, srvs, addrs, ready)
+	// The sender records the attempts in flight (each bounded by its
+	// timeout) before the store closes.
+	stopBG()
+	<-senderDone
+	return err
+}
+
+// clocks are the two clocks of an instance. wall is the real clock, for
+// what protects the server rather than applies a rule: rate limits and the
+// lookup cache's expiry. Every rule about time (tokens, sessions, coupons,
+// the store's timestamps) reads now, which in demo mode is the sandbox
+// clock (docs/api.md §20).
+type clocks struct {
+	now, wall func() time.Time
+	sandbox   *posgate.SandboxClock // nil unless Config.Demo
+}
+
+func newClocks(cfg Config) clocks {
+	c := clocks{now: cfg.Now}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	c.wall = c.now
+	if cfg.Demo {
+		c.sandbox = posgate.NewSandboxClock(c.wall)
+		c.now = c.sandbox.Now
+	}
+	return c
+}
+
+// stores are the store Serve opened (for the background work and closing)
+// and the store the use cases and the identity provider read: the same,
+// measured when there are metrics, behind the lookup cache when CacheTTL.
+type stores struct {
+	store   posgate.Store
+	served  posgate.Store
+	metrics *metrics.Metrics // nil: no metrics
+}
+
+// openStores opens the store, loads the demo data set when asked, and
+// wraps it for the metrics and the cache.
+func openStores(ctx context.Context, cfg Config, clk clocks) (*stores, error) {
+	store, err := OpenStore(ctx, cfg.Database, cfg.NoMigrate, clk.now)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
 	if cfg.Demo {
 		load := demo.Load
 		if cfg.DemoReset {
 			load = demo.Reset
 		}
 		if err := load(ctx, store); err != nil {
-			return fmt.Errorf("load demo data: %w", err)
+			store.Close()
+			return nil, fmt.Errorf("load demo data: %w", err)
 		}
 	}
-	var st posgate.Store = store
-	var m *metrics.Metrics
+	st := &stores{store: store, served: store}
 	if cfg.MetricsListen != "" {
-		m = metrics.New()
-		instrumentStore(m, store)
-		st = m.Store(st)
+		st.metrics = metrics.New()
+		instrumentStore(st.metrics, store)
+		st.served = st.metrics.Store(st.served)
 	}
 	if cfg.CacheTTL > 0 {
-		st = storecache.New(st, storecache.Options{TTL: cfg.CacheTTL, Now: wall})
+		st.served = storecache.New(st.served, storecache.Options{TTL: cfg.CacheTTL, Now: clk.wall})
 	}
+	return st, nil
+}
 
-	var addrs Addrs
-	var lc net.ListenConfig
-	apiLn, err := lc.Listen(ctx, "tcp", cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
+// listeners are the public listeners: the API's and, when AuthListen is
+// set, the identity provider's own (nil otherwise).
+type listeners struct {
+	api, auth net.Listener
+}
+
+func (l listeners) close() {
+	l.api.Close()
+	if l.auth != nil {
+		l.auth.Close()
 	}
-	defer apiLn.Close()
-	addrs.API = apiLn.Addr()
-	addrs.BaseURL = orDefault(cfg.BaseURL, urlOf(apiLn.Addr()))
+}
+
+// listen binds the public listeners and derives the advertised URLs from
+// them where Config leaves them empty.
+func listen(ctx context.Context, lc *net.ListenConfig, cfg Config) (listeners, Addrs, error) {
+	var lns listeners
+	var addrs Addrs
+	var err error
+	if lns.api, err = lc.Listen(ctx, "tcp", cfg.Listen); err != nil {
+		return lns, addrs, fmt.Errorf("listen: %w", err)
+	}
+	addrs.API = lns.api.Addr()
+	addrs.BaseURL = orDefault(cfg.BaseURL, urlOf(lns.api.Addr()))
 	addrs.AuthURL = cfg.AuthURL
-	var authLn net.Listener
 	if cfg.AuthListen != "" {
-		if authLn, err = lc.Listen(ctx, "tcp", cfg.AuthListen); err != nil {
-			return fmt.Errorf("listen (identity provider): %w", err)
+		if lns.auth, err = lc.Listen(ctx, "tcp", cfg.AuthListen); err != nil {
+			lns.api.Close()
+			return lns, addrs, fmt.Errorf("listen (identity provider): %w", err)
 		}
-		defer authLn.Close()
-		addrs.Auth = authLn.Addr()
-		addrs.AuthURL = orDefault(addrs.AuthURL, urlOf(authLn.Addr()))
+		addrs.Auth = lns.auth.Addr()
+		addrs.AuthURL = orDefault(addrs.AuthURL, urlOf(lns.auth.Addr()))
 	}
 	addrs.AuthURL = strings.TrimSuffix(orDefault(addrs.AuthURL, addrs.BaseURL), "/")
 	addrs.BaseURL = strings.TrimSuffix(addrs.BaseURL, "/")
-	if cfg.Demo {
-		// The Swagger UI's redirect URI is on this server's own base URL.
-		if err := demo.RegisterSwaggerUI(ctx, store, addrs.BaseURL); err != nil {
-			return fmt.Errorf("load demo data: %w", err)
-		}
-	}
+	return lns, addrs, nil
+}
 
-	a, err := auth.New(ctx, st, auth.Config{
+// parts are what serves requests: the identity provider, the use cases,
+// and the two front ends over them, the HTTP API and the portal.
+type parts struct {
+	auth   *auth.Auth
+	svc    *service.Service
+	api    *httpapi.Server
+	portal *portal.Portal
+}
+
+// buildParts builds the identity provider, the service and the front ends.
+func buildParts(ctx context.Context, cfg Config, clk clocks, st *stores, addrs Addrs) (*parts, error) {
+	log := cfg.Logger
+	a, err := auth.New(ctx, st.served, auth.Config{
 		Issuer:     addrs.AuthURL,
 		Audience:   cfg.Audience,
 		TokenTTL:   cfg.TokenTTL,
 		KeyRefresh: cfg.KeyRefresh,
-		Now:        now,
+		Now:        clk.now,
 		Logger:     log,
 
 		ClientFailures:  cfg.AuthClientFailures,
 		AddressFailures: cfg.AuthAddressFailures,
 		Lockout:         cfg.AuthLockout,
 
-		People:  st,
+		People:  st.served,
 		Origins: []string{addrs.BaseURL},
 	})
 	if err != nil {
-		return fmt.Errorf("identity provider: %w", err)
+		return nil, fmt.Errorf("identity provider: %w", err)
 	}
 	// Promotion evaluation's index of a company is revalidated as often as
 	// the lookups are cached; without a cache, every evaluation reads it.
@@ -233,7 +313,7 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	if cfg.CacheTTL > 0 {
 		promotionTTL = cfg.CacheTTL
 	}
-	svc := service.New(st, service.Config{
+	svc := service.New(st.served, service.Config{
 		PromotionCacheTTL: promotionTTL,
 		BaseURL:           addrs.BaseURL,
 		SessionTTL:        cfg.SessionTTL,
@@ -241,8 +321,8 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		CarouselPoll:      cfg.CarouselPoll,
 		TransactionMaxAge: cfg.TransactionMaxAge,
 		Keys:              a,
-		Now:               now,
-		Sandbox:           sandbox,
+		Now:               clk.now,
+		Sandbox:           clk.sandbox,
 		RateLimit:         defaultRateLimit(cfg.RateLimit, cfg.RateBurst),
 
 		WebhookAllowPrivate: cfg.WebhooksAllowPrivate,
@@ -253,7 +333,6 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		MaxBodyBytes:       cfg.MaxBodyBytes,
 		MaxImportBodyBytes: cfg.MaxImportBodyBytes,
 		ImportTimeout:      cfg.ImportTimeout,
-		Identity:           authLn == nil,
 		Logger:             log,
 
 		RateLimit:   svc.RateLimitOf,
@@ -261,67 +340,96 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		MaxQueued:   cfg.MaxQueued,
 		QueueWait:   cfg.QueueWait,
 		MaxImports:  cfg.MaxImports,
-		Observer:    observer(m),
-		Now:         wall,
-		ServiceNow:  now,
-		Sandbox:     sandbox != nil,
+		Observer:    observer(st.metrics),
+		Now:         clk.wall,
+		Sandbox:     clk.sandbox != nil,
 	})
+	// The portal's dashboard counts the last hours by the use cases' clock.
+	p := portal.New(svc, a, portal.Config{TraceID: httpapi.TraceID, Now: clk.now, Logger: log})
+	return &parts{auth: a, svc: svc, api: api, portal: p}, nil
+}
 
-	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopBG()
+// startBackground starts the work that runs beside the requests until bg
+// is done: the identity provider's key refresh, the sweeps and, unless
+// NoWebhooks, the webhook sender, whose end the returned channel reports.
+func startBackground(bg context.Context, cfg Config, clk clocks, st *stores, a *auth.Auth) <-chan struct{} {
+	log := cfg.Logger
 	go a.Run(bg)
-	go sweepSessions(bg, store, now, log)
-	go webhook.Sweep(bg, store, now, webhook.Retention{Delivered: cfg.WebhookRetention, Dead: cfg.WebhookDeadRetention}, log)
+	go sweepSessions(bg, st.store, clk.now, log)
+	go webhook.Sweep(bg, st.store, clk.now, webhook.Retention{Delivered: cfg.WebhookRetention, Dead: cfg.WebhookDeadRetention}, log)
 	var observeWebhooks webhook.Observer
-	if m != nil {
-		observeWebhooks = m.Webhooks(store.WebhookBacklog, !cfg.NoWebhooks)
+	if st.metrics != nil {
+		observeWebhooks = st.metrics.Webhooks(st.store.WebhookBacklog, !cfg.NoWebhooks)
 	}
 	senderDone := make(chan struct{})
 	if cfg.NoWebhooks {
 		close(senderDone)
-	} else {
-		sender := webhook.New(webhook.Config{Store: store, Now: now, Timeout: cfg.WebhookTimeout, RetryFor: cfg.WebhookRetryFor,
-			AllowPrivate: cfg.WebhooksAllowPrivate, Observer: observeWebhooks, Logger: log})
-		store.NotifyWebhooks(sender.Notify)
-		go func() {
-			defer close(senderDone)
-			sender.Run(bg)
-		}()
+		return senderDone
 	}
+	sender := webhook.New(webhook.Config{Store: st.store, Now: clk.now, Timeout: cfg.WebhookTimeout, RetryFor: cfg.WebhookRetryFor,
+		AllowPrivate: cfg.WebhooksAllowPrivate, Observer: observeWebhooks, Logger: log})
+	st.store.NotifyWebhooks(sender.Notify)
+	go func() {
+		defer close(senderDone)
+		sender.Run(bg)
+	}()
+	return senderDone
+}
 
-	servers := []*http.Server{newServer(api.Handler(), log)}
-	listeners := []net.Listener{apiLn}
-	if authLn != nil {
-		servers = append(servers, newServer(api.IdentityHandler(), log))
-		listeners = append(listeners, authLn)
+// served is one HTTP server and the listener it serves.
+type served struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
+// buildServers gives each listener its server: the public ones (routes),
+// and the private debug and metrics listeners when configured, which it
+// binds and records in addrs.
+func buildServers(ctx context.Context, lc *net.ListenConfig, cfg Config, st *stores, p *parts, lns listeners, addrs *Addrs) ([]served, error) {
+	log := cfg.Logger
+	api, identity := routes(p, lns.auth != nil)
+	srvs := []served{{newServer(api, log), lns.api}}
+	if lns.auth != nil {
+		srvs = append(srvs, served{newServer(identity, log), lns.auth})
+	}
+	public := len(srvs)
+	closePrivate := func() { // the public listeners are Serve's to close
+		for _, s := range srvs[public:] {
+			s.ln.Close()
+		}
 	}
 	if cfg.DebugListen != "" {
 		ln, err := lc.Listen(ctx, "tcp", cfg.DebugListen)
 		if err != nil {
-			return fmt.Errorf("listen (debug): %w", err)
+			return nil, fmt.Errorf("listen (debug): %w", err)
 		}
 		addrs.Debug = ln.Addr()
-		servers = append(servers, newServer(debugMux(), log))
-		listeners = append(listeners, ln)
+		srvs = append(srvs, served{newServer(debugMux(), log), ln})
 	}
-
-	if m != nil {
+	if m := st.metrics; m != nil {
 		ln, err := lc.Listen(ctx, "tcp", cfg.MetricsListen)
 		if err != nil {
-			return fmt.Errorf("listen (metrics): %w", err)
+			closePrivate()
+			return nil, fmt.Errorf("listen (metrics): %w", err)
 		}
 		addrs.Metrics = ln.Addr()
-		m.Load(api.InFlight, api.Waiting, api.ImportsRunning)
-		servers = append(servers, newServer(metricsMux(m), log))
-		listeners = append(listeners, ln)
+		m.Load(p.api.InFlight, p.api.Waiting, p.api.ImportsRunning)
+		srvs = append(srvs, served{newServer(metricsMux(m), log), ln})
 	}
+	return srvs, nil
+}
 
-	errc := make(chan error, len(servers))
-	for i, srv := range servers {
-		go func() { errc <- srv.Serve(listeners[i]) }()
+// run serves every listener until ctx is done or a server fails, then
+// drains (DrainDelay) and shuts the servers down, finishing the requests
+// in flight within ShutdownTimeout.
+func run(ctx context.Context, cfg Config, api *httpapi.Server, srvs []served, addrs Addrs, ready func(Addrs)) error {
+	log := cfg.Logger
+	errc := make(chan error, len(srvs))
+	for _, s := range srvs {
+		go func() { errc <- s.srv.Serve(s.ln) }()
 	}
 	log.Info("posgate serving", slog.String("api", addrs.API.String()), slog.String("baseUrl", addrs.BaseURL),
-		slog.String("authUrl", addrs.AuthURL), slog.Bool("ownIdentityListener", authLn != nil))
+		slog.String("authUrl", addrs.AuthURL), slog.Bool("ownIdentityListener", addrs.Auth != nil))
 	if ready != nil {
 		ready(addrs)
 	}
@@ -344,15 +452,11 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
 	defer cancel()
 	var firstErr error
-	for _, srv := range servers {
-		if err := srv.Shutdown(sctx); err != nil && firstErr == nil {
+	for _, s := range srvs {
+		if err := s.srv.Shutdown(sctx); err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("shutdown: %w", err)
 		}
 	}
-	// The sender records the attempts in flight (each bounded by its
-	// timeout) before the store closes.
-	stopBG()
-	<-senderDone
 	return firstErr
 }
 

@@ -16,7 +16,6 @@ import (
 	"github.com/posgate/posgate/internal/auth"
 	"github.com/posgate/posgate/internal/codec"
 	"github.com/posgate/posgate/internal/openapi"
-	"github.com/posgate/posgate/internal/portal"
 	"github.com/posgate/posgate/internal/service"
 )
 
@@ -36,10 +35,7 @@ type Config struct {
 	// answered (see importBody).
 	MaxImportBodyBytes int64
 	ImportTimeout      time.Duration
-	// Identity serves the identity provider's routes on Handler too; when
-	// false they are only on IdentityHandler (a listener of their own).
-	Identity bool
-	Logger   *slog.Logger
+	Logger             *slog.Logger
 
 	// RateLimit is the rule of the per-client rate limits (docs/api.md
 	// §16.1), asked again every RateLimitRefresh (default
@@ -59,10 +55,6 @@ type Config struct {
 	Observer Observer
 	// Now is the rate limits' clock; default time.Now.
 	Now func() time.Time
-	// ServiceNow is the use cases' clock (the sandbox clock on a demo
-	// server), by which the portal's dashboard counts the last hours;
-	// default Now.
-	ServiceNow func() time.Time
 }
 
 // Observer receives what the HTTP layer measures. Request is called once
@@ -89,7 +81,6 @@ type Server struct {
 
 	carouselPageState carouselPageState
 	qr                qrCache
-	portal            *portal.Portal
 
 	obs      Observer
 	limiter  *clientLimiter // nil: no rate limits
@@ -116,16 +107,12 @@ func New(svc *service.Service, a *auth.Auth, cfg Config) *Server {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.ServiceNow == nil {
-		cfg.ServiceNow = cfg.Now
-	}
 	s := &Server{svc: svc, auth: a, cfg: cfg, log: cfg.Logger, obs: cfg.Observer,
 		inFlight: newSlots(cfg.MaxInFlight, cfg.MaxQueued, cfg.QueueWait),
 		imports:  newSlots(cfg.MaxImports, 0, 0), shedLog: &shedLog{log: cfg.Logger, window: shedLogWindow}}
 	if s.obs == nil {
 		s.obs = nopObserver{}
 	}
-	s.portal = portal.New(svc, a, portal.Config{TraceID: traceID, Now: cfg.ServiceNow, Logger: cfg.Logger})
 	if cfg.RateLimit != nil {
 		s.limiter = newClientLimiter(cfg.RateLimit, cmp.Or(cfg.RateLimitRefresh, DefaultRateLimitRefresh), cfg.Now)
 	}
@@ -147,38 +134,34 @@ func (s *Server) Waiting() int {
 // ImportsRunning is the number of imports holding an import slot.
 func (s *Server) ImportsRunning() int { return s.imports.inUse() }
 
-// Handler returns the API handler: POS, operator, health and OpenAPI routes,
-// plus the identity provider when Config.Identity is set.
-func (s *Server) Handler() http.Handler {
-	mux := http.NewServeMux()
-	s.routes(mux, s.cfg.Identity)
+// Middleware wraps mux, on which internal/app mounts this server's routes
+// beside the identity provider's and the portal's, in the server's
+// middleware: trace ids, the access log and the metrics (observe), the
+// bound on requests in flight (shed). Every listener's mux goes through
+// it.
+func (s *Server) Middleware(mux *http.ServeMux) http.Handler {
 	return s.observe(mux, s.shed(mux))
 }
 
-// IdentityHandler returns the identity provider alone, for its own listener.
-func (s *Server) IdentityHandler() http.Handler {
-	mux := http.NewServeMux()
-	s.identityRoutes(mux)
-	mux.HandleFunc("GET /healthz", s.healthz)
-	mux.HandleFunc("/", s.notFound(mux))
-	return s.observe(mux, s.shed(mux))
-}
+// TraceID returns the trace id the middleware gave the request of ctx
+// ("" outside a request), for the neighbours that log or audit (the
+// portal).
+func TraceID(ctx context.Context) string { return traceID(ctx) }
 
-// routes lists posgate's whole HTTP surface.
-func (s *Server) routes(mux *http.ServeMux, identity bool) {
-	if identity {
-		s.identityRoutes(mux)
-	}
-	mux.HandleFunc("GET /healthz", s.healthz)
-	mux.HandleFunc("GET /readyz", s.readyz)
+// SwaggerRoutes mounts the OpenAPI document, the Swagger UI (docs/api.md
+// §21.5) and the start page, where a visitor starts.
+func (s *Server) SwaggerRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /swagger/v1/swagger.json", s.swagger)
-	// The Swagger UI (docs/api.md §21.5), and where a visitor starts.
 	mux.HandleFunc("GET /swagger", s.swaggerPage)
 	mux.HandleFunc("GET /swagger/{$}", s.swaggerPage)
 	mux.HandleFunc("GET /swagger/{file}", s.swaggerFile)
 	mux.HandleFunc("GET /{$}", s.startPage)
 	mux.HandleFunc("GET /docs", s.startPage)
+}
 
+// Routes mounts the API: the POS API, the operator API and the
+// customer-facing pages of the carousel and the receipt.
+func (s *Server) Routes(mux *http.ServeMux) {
 	// POS API (docs/api.md §1.2).
 	mux.HandleFunc("POST /pos/{posSystemId}/startInteraction", s.pos(bodyEndpoint(s, posBody, s.startInteraction)))
 
@@ -309,26 +292,6 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 
 	// The audit log of operator writes (docs/api.md §22).
 	mux.HandleFunc("GET /admin/v1/audit", s.admin(s.endpoint(s.listAudit)))
-
-	// The web portal of the people who sign in (docs/api.md §23): its
-	// pages, under /portal, are listed in internal/portal.
-	s.portal.Routes(mux)
-
-	mux.HandleFunc("/", s.notFound(mux))
-}
-
-// identityRoutes lists the identity provider's routes ({auth_url}).
-func (s *Server) identityRoutes(mux *http.ServeMux) {
-	mux.Handle("/connect/token", s.auth.TokenHandler())
-	mux.Handle("GET /.well-known/openid-configuration", s.auth.DiscoveryHandler())
-	mux.Handle("GET /.well-known/openid-configuration/jwks", s.auth.JWKSHandler())
-	// The browser side (docs/api.md §21): RFC 8414 metadata, sign-in and
-	// the browser flows.
-	mux.Handle("GET /.well-known/oauth-authorization-server", s.auth.DiscoveryHandler())
-	mux.Handle("GET /connect/authorize", s.auth.AuthorizeHandler())
-	mux.Handle("GET "+auth.LoginPath, s.auth.LoginHandler())
-	mux.Handle("POST "+auth.LoginPath, s.auth.LoginHandler())
-	mux.Handle("POST "+auth.LogoutPath, s.auth.LogoutHandler())
 }
 
 // bodyOpts says how a route reads its body.
@@ -425,13 +388,15 @@ func declaredTooLarge(r *http.Request, limit int64) error {
 	return posgate.Errorf(posgate.ETOOLARGE, "The request body is larger than %d bytes.", limit)
 }
 
-func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+// Healthz answers that the process serves (GET /healthz).
+func (s *Server) Healthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, r, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz answers 503 while the store cannot serve, so a load balancer takes
-// the instance out instead of sending it POS traffic that would fail.
-func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+// Readyz (GET /readyz) answers 503 while the store cannot serve or the
+// instance drains, so a load balancer takes the instance out instead of
+// sending it POS traffic that would fail.
+func (s *Server) Readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if s.draining.Load() {
@@ -457,10 +422,11 @@ func (s *Server) swagger(w http.ResponseWriter, r *http.Request) {
 	w.Write(doc)
 }
 
-// notFound answers what no route took: 405 with Allow when the path exists
-// for other methods, else 404; both as problem documents. (With a catch-all
-// route the ServeMux never answers 405 itself.)
-func (s *Server) notFound(mux *http.ServeMux) http.HandlerFunc {
+// NotFound answers what no route of mux took: 405 with Allow when the path
+// exists for other methods, else 404; both as problem documents. (With a
+// catch-all route the ServeMux never answers 405 itself.) Mount it last,
+// at "/".
+func (s *Server) NotFound(mux *http.ServeMux) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var allow []string
 		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
