@@ -14,8 +14,10 @@ import (
 // stores implement it over one database transaction, and ApplyLedger runs
 // the rules on it, so that a sale, a refund and a batch take one code path
 // and both stores apply the same rules. Every conditional write decides in
-// the database (a unique key, an UPDATE's WHERE), never by a read in Go, so
-// that concurrent requests on PostgreSQL cannot both win.
+// the database (a unique key, an UPDATE's WHERE) or under a lock that keeps
+// every other writer out until the transaction ends (SQLite's one writer),
+// never by a read in Go that a concurrent transaction could overtake, so
+// that concurrent requests cannot both win.
 type LedgerTx interface {
 	// Now is the store's clock (coupon expiry, redemption times).
 	Now() time.Time
@@ -28,12 +30,18 @@ type LedgerTx interface {
 	// LoyaltyProgram returns the company's program or, when none is set,
 	// DefaultLoyaltyProgram.
 	LoyaltyProgram(ctx context.Context, posSystemID, companyID string) (*LoyaltyProgram, error)
-	// InsertTransaction inserts t (with an empty answer) unless its
-	// company's transaction id or its session is taken: inserted is false
-	// then, and nothing is written.
+	// InsertTransaction claims t's keys, its company's transaction id and
+	// its session, unless one is taken: inserted is false then, and
+	// nothing is written. Once claimed, no other transaction can take the
+	// keys, and FindTransaction finds t. The store writes the row here
+	// (with an empty answer; PostgreSQL, where the unique keys decide) or
+	// only in FinishTransaction (SQLite, where its one writer's lock
+	// holds the keys: one row write per sale instead of an insert and an
+	// update, about 9 % less CPU per sale in BenchmarkSales).
 	InsertTransaction(ctx context.Context, t *Transaction) (inserted bool, err error)
-	// FinishTransaction stores t's user, points, stamps, original and
-	// answer.
+	// FinishTransaction stores the claimed t with its user, points,
+	// stamps, original and answer. The ledger calls it last for t, after
+	// every balance and coupon change of the item.
 	FinishTransaction(ctx context.Context, t *Transaction) error
 	FindTransaction(ctx context.Context, posSystemID, companyID, transactionID string) (*Transaction, error)
 	FindTransactionBySession(ctx context.Context, sessionID string) (*Transaction, error)
