@@ -293,6 +293,9 @@ func TestDefaultTimeouts(t *testing.T) {
 	if client.DefaultAttemptTimeout != 5*time.Second || client.DefaultTotalTimeout != 15*time.Second {
 		t.Fatalf("%v %v", client.DefaultAttemptTimeout, client.DefaultTotalTimeout)
 	}
+	if testing.Short() {
+		t.Skip("-short: not waiting out the 5 s attempt timeout")
+	}
 	slow := func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():

@@ -14,9 +14,13 @@ import (
 )
 
 // chromium returns the path of Debian's chromium, skipping the test when it
-// is not installed (CI installs it, so the test runs there).
+// is not installed (CI installs it, so the test runs there) and under -short
+// (a browser test takes seconds).
 func chromium(t *testing.T) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: skipping the browser test")
+	}
 	for _, name := range []string{"chromium", "chromium-browser"} {
 		if p, err := exec.LookPath(name); err == nil {
 			return p
