@@ -1,7 +1,9 @@
 // Package app wires posgate together for `posgate serve`: it opens the
-// store, binds the listeners, builds the identity provider and the HTTP
-// server, and shuts them down in order. cmd/posgate parses flags into Config;
-// end-to-end tests call Serve directly to run the real server in-process.
+// store, binds the listeners, builds the identity provider, the use cases,
+// the HTTP API and the portal, mounts their routes side by side (routes.go),
+// serves, and shuts them down in order. cmd/posgate parses flags into
+// Config; end-to-end tests call Serve directly to run the real server
+// in-process.
 package app
 
 import (

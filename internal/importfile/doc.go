@@ -1,7 +1,10 @@
-// Package importfile reads the items of the imports (docs/api.md §9, §17):
-// the JSON item decoders of the POS API's import bodies, shared by the HTTP
-// adapter and the portal's uploads, and the CSV files of the command line
-// and the portal, converted to the same bodies.
+// Package importfile reads the files and bodies of the imports
+// (docs/api.md §9, §17): the JSON item decoders of the POS API's
+// import bodies, shared by the HTTP adapter and the portal's uploads; the
+// CSV files of the command line and the portal, converted to the same
+// bodies; and the coupon files (JSON and CSV) of the command line, the
+// portal and the operator API's bulk issue. Every JSON reader goes through
+// the codec's (io.Reader, content type) entry, codec.StreamReader.
 package importfile
 
 import (
