@@ -346,10 +346,7 @@ func (l *ledger) LoyaltyProgram(ctx context.Context, posSystemID, companyID stri
 	} else {
 		p, err = findProgram(ctx, l.q(), posSystemID, companyID)
 	}
-	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
-		return posgate.DefaultLoyaltyProgram(posSystemID, companyID), nil
-	}
-	return p, err
+	return posgate.ProgramInForce(posSystemID, companyID, p, err)
 }
 
 func (l *ledger) InsertTransaction(ctx context.Context, t *posgate.Transaction) (bool, error) {

@@ -142,18 +142,16 @@ func (s *Service) EvaluatePromotions(ctx context.Context, p *posgate.Principal, 
 		return nil, err
 	}
 	out := &Evaluation{PosStatus: posgate.PosAccepted, Promotions: []posgate.AppliedPromotion{}, Coupons: []CouponCheck{}}
-	active := loc.Status == posgate.StatusActive && loc.Company != nil && loc.Company.Status == posgate.StatusActive
+	var term *posgate.Terminal
 	if req.TerminalID != nil && *req.TerminalID != "" {
-		term, err := s.store.FindTerminal(ctx, posSystemID, loc.ID, *req.TerminalID)
+		term, err = s.store.FindTerminal(ctx, posSystemID, loc.ID, *req.TerminalID)
 		if posgate.ErrorCode(err) == posgate.ENOTFOUND {
 			return nil, posgate.Errorf(posgate.ENOTFOUND, "Terminal '%s' is not registered at location '%s'.", *req.TerminalID, loc.ID)
 		} else if err != nil {
 			return nil, err
 		}
-		active = active && term.Status == posgate.StatusActive
 	}
-	if !active {
-		out.PosStatus = posgate.PosDisabled
+	if out.PosStatus = activeStatus(loc, term); out.PosStatus != posgate.PosAccepted {
 		return out, nil
 	}
 	at := s.now()
@@ -171,10 +169,7 @@ func (s *Service) EvaluatePromotions(ctx context.Context, p *posgate.Principal, 
 		switch {
 		case err == nil:
 			customer = u
-			program, err := s.store.FindLoyaltyProgram(ctx, posSystemID, loc.CompanyID)
-			if posgate.ErrorCode(err) == posgate.ENOTFOUND {
-				program, err = posgate.DefaultLoyaltyProgram(posSystemID, loc.CompanyID), nil
-			}
+			program, err := s.loyaltyProgram(ctx, posSystemID, loc.CompanyID)
 			if err != nil {
 				return nil, err
 			}

@@ -103,22 +103,26 @@ type LoyaltyCardRef struct {
 	CardNumber *string `json:"cardNumber"`
 }
 
-// isRefund reports whether the request is a refund: its type says so, or
-// its amount is negative.
+// isRefund reports whether the request is a refund (posgate.SignTransaction).
 func (q *TransactionRequest) isRefund() bool {
-	return value(q.TransactionType) == string(posgate.TransactionRefund) || (q.TransactionAmount != nil && *q.TransactionAmount < 0)
+	return q.kind() == posgate.TransactionRefund
 }
 
-// kind is the request's transaction type: Refund for a refund, else the
-// type given (Undefined when none).
+// kind is the request's transaction type (posgate.SignTransaction): Refund
+// for a refund, else the type given (Undefined when none).
 func (q *TransactionRequest) kind() posgate.TransactionType {
-	switch {
-	case q.isRefund():
-		return posgate.TransactionRefund
-	case value(q.TransactionType) == "":
-		return posgate.TransactionUndefined
+	kind, _ := q.signed()
+	return kind
+}
+
+// signed is the request's type and its amount as recorded, negative for a
+// refund (posgate.SignTransaction); the amount is 0 when none is given.
+func (q *TransactionRequest) signed() (posgate.TransactionType, posgate.Amount) {
+	var amount posgate.Amount
+	if q.TransactionAmount != nil {
+		amount = *q.TransactionAmount
 	}
-	return posgate.TransactionType(*q.TransactionType)
+	return posgate.SignTransaction(posgate.TransactionType(value(q.TransactionType)), amount)
 }
 
 // Validate checks the request's fields; the transactionDate's window is
@@ -430,11 +434,7 @@ func (s *Service) prepareTransaction(ctx context.Context, p *posgate.Principal, 
 	if sessionID != "" {
 		session = &sessionID
 	}
-	kind := req.kind()
-	amount := *req.TransactionAmount
-	if kind == posgate.TransactionRefund {
-		amount = -amount.Abs()
-	}
+	kind, amount := req.signed()
 	return &posgate.TransactionInput{
 		Row: row, ID: newTimeOrderedUUID(), POSSystemID: posSystemID, CompanyID: loc.CompanyID, LocationID: loc.ID, TerminalID: term.ID,
 		TransactionID: *req.TransactionID, SessionID: sessionID, Type: kind, Amount: amount, Date: *req.TransactionDate,

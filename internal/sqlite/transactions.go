@@ -411,9 +411,7 @@ func (l *ledger) LoyaltyProgram(ctx context.Context, posSystemID, companyID stri
 		return p, nil
 	}
 	p, err := scanProgram(l.row(ctx, lsProgram, posSystemID, companyID), posSystemID, companyID)
-	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
-		p, err = posgate.DefaultLoyaltyProgram(posSystemID, companyID), nil
-	}
+	p, err = posgate.ProgramInForce(posSystemID, companyID, p, err)
 	if err != nil {
 		return nil, err
 	}
