@@ -193,23 +193,7 @@ func (q *TransactionRequest) validate(v posgate.ValidationError) {
 	}{{"purchaseName", q.PurchaseName}, {"purchaseId", q.PurchaseID}, {"purchaseQuantity", q.PurchaseQuantity}, {"purchasePrice", q.PurchasePrice}} {
 		text(f.name, f.s, maxTransactionText)
 	}
-	if c := q.Customer; c != nil {
-		text("customer.id", c.ID, maxTransactionText)
-		text("customer.firstName", c.FirstName, posgate.MaxTextLen)
-		text("customer.lastName", c.LastName, posgate.MaxTextLen)
-		if len(c.Contacts) > MaxContacts {
-			v.Add("customer.contacts", fmt.Sprintf("A customer may have at most %d contacts.", MaxContacts))
-		}
-		for i, ct := range c.Contacts {
-			p := fmt.Sprintf("customer.contacts[%d]", i)
-			text(p+".email", ct.Email, posgate.MaxEmailLen)
-			text(p+".phone", ct.Phone, posgate.MaxEmailLen)
-			text(p+".value", ct.Value, posgate.MaxEmailLen)
-			if t := value(ct.Type); t != "" && t != "Email" && t != "Phone" {
-				v.Add(p+".type", "The type field must be Email or Phone.")
-			}
-		}
-	}
+	q.Customer.validate(v)
 	if sp := q.SalesPerson; sp != nil {
 		text("salesPerson.id", sp.ID, maxTransactionText)
 		text("salesPerson.firstName", sp.FirstName, posgate.MaxTextLen)
@@ -269,6 +253,44 @@ func (q *TransactionRequest) identifiers() (card, email, phone, first, last stri
 	if c == nil {
 		return card, "", "", "", ""
 	}
+	email, phone = c.contacts()
+	return card, email, phone, value(c.FirstName), value(c.LastName)
+}
+
+// validate checks a customer's fields (none for a nil customer), in a
+// transaction and in an evaluation.
+func (c *TransactionCustomer) validate(v posgate.ValidationError) {
+	if c == nil {
+		return
+	}
+	text := func(field string, s *string, maxLen int) {
+		if s != nil && (len(*s) > maxLen || !utf8.ValidString(*s)) {
+			v.Add(field, fmt.Sprintf("The %s field must be text of at most %d bytes.", field, maxLen))
+		}
+	}
+	text("customer.id", c.ID, maxTransactionText)
+	text("customer.firstName", c.FirstName, posgate.MaxTextLen)
+	text("customer.lastName", c.LastName, posgate.MaxTextLen)
+	if len(c.Contacts) > MaxContacts {
+		v.Add("customer.contacts", fmt.Sprintf("A customer may have at most %d contacts.", MaxContacts))
+	}
+	for i, ct := range c.Contacts {
+		p := fmt.Sprintf("customer.contacts[%d]", i)
+		text(p+".email", ct.Email, posgate.MaxEmailLen)
+		text(p+".phone", ct.Phone, posgate.MaxEmailLen)
+		text(p+".value", ct.Value, posgate.MaxEmailLen)
+		if t := value(ct.Type); t != "" && t != "Email" && t != "Phone" {
+			v.Add(p+".type", "The type field must be Email or Phone.")
+		}
+	}
+}
+
+// contacts are the customer's first e-mail and first phone (either shape
+// of contact); none for a nil customer.
+func (c *TransactionCustomer) contacts() (email, phone string) {
+	if c == nil {
+		return "", ""
+	}
 	for _, ct := range c.Contacts {
 		e, p := value(ct.Email), value(ct.Phone)
 		switch value(ct.Type) {
@@ -284,7 +306,7 @@ func (q *TransactionRequest) identifiers() (card, email, phone, first, last stri
 			phone = p
 		}
 	}
-	return card, email, phone, value(c.FirstName), value(c.LastName)
+	return email, phone
 }
 
 // canonical returns the request's content in one form: a null, an empty

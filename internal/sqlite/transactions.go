@@ -515,6 +515,34 @@ func (l *ledger) userIDs(ctx context.Context, k int, args ...any) ([]string, err
 	return ids, rows.Err()
 }
 
+// UserIDsByEmail returns up to two ids of users with the folded e-mail, by
+// the ledger's statement (MatchCustomer).
+func (db *DB) UserIDsByEmail(ctx context.Context, posSystemID, companyID, emailNorm string) ([]string, error) {
+	return db.userIDs(ctx, ledgerSQL[lsUsersByEmail], posSystemID, companyID, emailNorm)
+}
+
+// UserIDsByPhone returns up to two ids of users with the phone digits.
+func (db *DB) UserIDsByPhone(ctx context.Context, posSystemID, companyID, digits string) ([]string, error) {
+	return db.userIDs(ctx, ledgerSQL[lsUsersByPhone], posSystemID, companyID, digits)
+}
+
+func (db *DB) userIDs(ctx context.Context, query string, args ...any) ([]string, error) {
+	rows, err := db.read.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: match customer: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("sqlite: match customer: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
 func (l *ledger) UserIDsByEmail(ctx context.Context, posSystemID, companyID, emailNorm string) ([]string, error) {
 	return l.userIDs(ctx, lsUsersByEmail, posSystemID, companyID, emailNorm)
 }
