@@ -51,14 +51,7 @@ var argumentBodies = map[string][]string{
 // result (the client answers an envelope's data). A schema no method
 // reaches fails too, unless notInClient says why.
 func TestClientTypesMatchTheDocument(t *testing.T) {
-	data, err := openapi.Document("http://posgate.test", "http://posgate.test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := openapi3.NewLoader().LoadFromData(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := servedDocument(t)
 	methods := map[string]reflect.Method{}
 	for _, recv := range []reflect.Type{reflect.TypeFor[*client.Client](), reflect.TypeFor[*client.Admin]()} {
 		for i := range recv.NumMethod() {
@@ -127,6 +120,20 @@ func TestClientTypesMatchTheDocument(t *testing.T) {
 			t.Errorf("schema %s: no client type mirrors it (no client method's request or answer reaches it)", name)
 		}
 	}
+}
+
+// servedDocument is the OpenAPI document as posgate serves it, parsed.
+func servedDocument(t *testing.T) *openapi3.T {
+	t.Helper()
+	data, err := openapi.Document("http://posgate.test", "http://posgate.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }
 
 // TestClientDriftIsCaught shows that the check fails, naming the schema and

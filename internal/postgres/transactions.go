@@ -418,7 +418,11 @@ func (l *ledger) FindUser(ctx context.Context, posSystemID, companyID, userID st
 }
 
 func (l *ledger) userIDs(ctx context.Context, sql string, args ...any) ([]string, error) {
-	rows, err := l.q().Query(ctx, sql, args...)
+	return collectIDs(l.q().Query(ctx, sql, args...))
+}
+
+// collectIDs reads the ids a customer match's query answered.
+func collectIDs(rows pgx.Rows, err error) ([]string, error) {
 	if err != nil {
 		return nil, wrap(err, "match customer")
 	}
@@ -452,12 +456,7 @@ func (db *DB) UserIDsByPhone(ctx context.Context, posSystemID, companyID, digits
 }
 
 func (db *DB) userIDs(ctx context.Context, sql string, args ...any) ([]string, error) {
-	rows, err := db.q(ctx).Query(ctx, sql, args...)
-	if err != nil {
-		return nil, wrap(err, "match customer")
-	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	return ids, wrap(err, "match customer")
+	return collectIDs(db.q(ctx).Query(ctx, sql, args...))
 }
 
 func (l *ledger) EnrollUser(ctx context.Context, u *posgate.LoyaltyUser) (bool, error) {

@@ -499,7 +499,11 @@ func (l *ledger) FindUser(ctx context.Context, posSystemID, companyID, userID st
 }
 
 func (l *ledger) userIDs(ctx context.Context, k int, args ...any) ([]string, error) {
-	rows, err := l.stmt(ctx, k).QueryContext(ctx, args...)
+	return collectIDs(l.stmt(ctx, k).QueryContext(ctx, args...))
+}
+
+// collectIDs reads the ids a customer match's query answered.
+func collectIDs(rows *sql.Rows, err error) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: match customer: %w", err)
 	}
@@ -527,20 +531,7 @@ func (db *DB) UserIDsByPhone(ctx context.Context, posSystemID, companyID, digits
 }
 
 func (db *DB) userIDs(ctx context.Context, query string, args ...any) ([]string, error) {
-	rows, err := db.read.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: match customer: %w", err)
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("sqlite: match customer: %w", err)
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return collectIDs(db.read.QueryContext(ctx, query, args...))
 }
 
 func (l *ledger) UserIDsByEmail(ctx context.Context, posSystemID, companyID, emailNorm string) ([]string, error) {
