@@ -11,7 +11,8 @@ import (
 // (posgate.Coupon.Redeemability, docs/api.md §5.4) through both of its
 // callers with the same cases: the promotion evaluation's preview
 // (§18.3) and a sale that redeems the coupon (§13.4). For every case both
-// must give the verdict the rule documents, in their own words.
+// must give the verdict the rule documents, in their own words, and find
+// the same loyalty user.
 func TestCouponRedeemableSaleAndPreview(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
 		e := newTxEnv(t, dsn)
@@ -87,6 +88,7 @@ func TestCouponRedeemableSaleAndPreview(t *testing.T) {
 						Redeemable   bool
 						ErrorMessage *string
 					}
+					Loyalty *struct{ UserID string }
 				}
 			}
 			if err := json.Unmarshal(r.Body, &ev); err != nil || len(ev.Data.Coupons) != 1 {
@@ -103,6 +105,7 @@ func TestCouponRedeemableSaleAndPreview(t *testing.T) {
 						Status       string
 						ErrorMessage *string
 					}
+					Loyalty *struct{ UserID string }
 				}
 			}
 			if err := json.Unmarshal(r.Body, &tx); err != nil || len(tx.Data.Coupons) != 1 {
@@ -111,6 +114,15 @@ func TestCouponRedeemableSaleAndPreview(t *testing.T) {
 			sale := saleVerdict(code, tx.Data.Coupons[0].Status, tx.Data.Coupons[0].ErrorMessage)
 			if preview != sale || sale != tc.want {
 				t.Errorf("%s: preview %q, sale %q; want both %q", tc.name, preview, sale, tc.want)
+			}
+			// The same customer too (posgate.MatchCustomer).
+			if user := func(l *struct{ UserID string }) string {
+				if l == nil {
+					return "no one"
+				}
+				return l.UserID
+			}; user(ev.Data.Loyalty) != user(tx.Data.Loyalty) {
+				t.Errorf("%s: the preview's customer is %s, the sale's %s", tc.name, user(ev.Data.Loyalty), user(tx.Data.Loyalty))
 			}
 		}
 	})
