@@ -181,12 +181,15 @@ func (s *Service) EvaluatePromotions(ctx context.Context, p *posgate.Principal, 
 	}
 	redeemer := &posgate.CouponRedeemer{}
 	redeemer.Add(email, phone)
-	if u := m.User; m.ID != "" {
-		if u == nil {
-			if u, err = s.store.FindLoyaltyUser(ctx, posSystemID, loc.CompanyID, m.ID); err != nil {
-				return nil, err
-			}
+	u := m.User
+	if u == nil && m.ID != "" {
+		if u, err = s.store.FindLoyaltyUser(ctx, posSystemID, loc.CompanyID, m.ID); posgate.ErrorCode(err) == posgate.ENOTFOUND {
+			u = nil // deleted since the match: no one
+		} else if err != nil {
+			return nil, err
 		}
+	}
+	if u != nil {
 		redeemer.AddUser(u)
 		program, err := s.loyaltyProgram(ctx, posSystemID, loc.CompanyID)
 		if err != nil {
