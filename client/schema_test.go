@@ -87,7 +87,9 @@ func TestClientTypesMatchTheDocument(t *testing.T) {
 				} else if in := requestType(m.Type); in == nil {
 					t.Errorf("operation %s takes a JSON body, but %s has no struct argument", name, m.Name)
 				} else {
+					c.request = true
 					c.check(name+" request", body, in)
+					c.request = false
 				}
 			}
 			for code, resp := range op.Responses.Map() {
@@ -120,6 +122,7 @@ func TestClientTypesMatchTheDocument(t *testing.T) {
 			t.Errorf("schema %s: no client type mirrors it (no client method's request or answer reaches it)", name)
 		}
 	}
+	t.Logf("%d schemas, %d reached from the client's methods; %d properties compared", len(names), len(c.visited), c.properties)
 }
 
 // servedDocument is the OpenAPI document as posgate serves it, parsed.
@@ -137,11 +140,13 @@ func servedDocument(t *testing.T) *openapi3.T {
 }
 
 // TestClientDriftIsCaught shows that the check fails, naming the schema and
-// the property, for a field renamed or retyped in a Go type, and for a
-// property the Go type lacks.
+// the property, for a field renamed (the property missing) or retyped in a
+// Go type, and for a required request property that the client would leave
+// out when it is zero.
 func TestClientDriftIsCaught(t *testing.T) {
 	schema := openapi3.NewSchemaRef("#/components/schemas/Thing", &openapi3.Schema{
-		Type: &openapi3.Types{"object"},
+		Type:     &openapi3.Types{"object"},
+		Required: []string{"amount"},
 		Properties: openapi3.Schemas{
 			"code":   openapi3.NewStringSchema().NewRef(),
 			"amount": openapi3.NewFloat64Schema().NewRef(),
@@ -158,25 +163,36 @@ func TestClientDriftIsCaught(t *testing.T) {
 		Amount float64  `json:"amount"`
 		Tags   []string `json:"tags"`
 	}
+	type dropsZero struct {
+		Code   string   `json:"code"`
+		Amount float64  `json:"amount,omitempty"`
+		Tags   []string `json:"tags"`
+	}
 	type retyped struct {
 		Code   string `json:"code"`
 		Amount string `json:"amount"`
 		Tags   []int  `json:"tags"`
 	}
 	for _, tc := range []struct {
-		name string
-		typ  reflect.Type
-		want []string
+		name    string
+		typ     reflect.Type
+		request bool
+		want    []string
 	}{
-		{"matching", reflect.TypeFor[good](), nil},
-		{"renamed", reflect.TypeFor[renamed](), []string{
+		{"matching", reflect.TypeFor[good](), false, nil},
+		{"matching request", reflect.TypeFor[good](), true, nil},
+		{"an answer may leave out a zero", reflect.TypeFor[dropsZero](), false, nil},
+		{"a request may not", reflect.TypeFor[dropsZero](), true, []string{
+			`schema Thing, property amount: required, but client_test.dropsZero.Amount (omitempty) never sends its zero value`}},
+		{"renamed", reflect.TypeFor[renamed](), false, []string{
 			`schema Thing, property code: no field of client_test.renamed has the JSON name "code"`}},
-		{"retyped", reflect.TypeFor[retyped](), []string{
+		{"retyped", reflect.TypeFor[retyped](), false, []string{
 			`schema Thing, property amount: string (client_test.retyped.Amount) does not hold a number`,
 			`schema Thing, property tags[]: int (client_test.retyped.Tags) does not hold a string`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newChecker()
+			c.request = tc.request
 			c.check("test", schema, tc.typ)
 			slices.Sort(c.errs)
 			if !slices.Equal(c.errs, tc.want) {
@@ -194,6 +210,11 @@ type checker struct {
 	errs    []string
 	visited map[string]bool
 	done    map[string]bool // schema name + Go type already compared
+	// properties counts the properties compared with a Go field.
+	properties int
+	// request is set while a request body is compared: a required
+	// property must then be sent even when it is its Go zero value.
+	request bool
 }
 
 func newChecker() *checker {
@@ -218,7 +239,7 @@ func (c *checker) checkVia(where string, s *openapi3.SchemaRef, t reflect.Type, 
 		return
 	}
 	if name, ok := strings.CutPrefix(s.Ref, "#/components/schemas/"); ok {
-		key := name + "\x00" + t.String()
+		key := fmt.Sprint(name, "\x00", t, "\x00", c.request)
 		if c.done[key] {
 			return
 		}
@@ -296,6 +317,12 @@ func (c *checker) object(where string, v *openapi3.Schema, t reflect.Type) {
 		if !ok {
 			c.errs = append(c.errs, fmt.Sprintf("%s: no field of %s has the JSON name %q", loc(where+"."+name), t, name))
 			continue
+		}
+		c.properties++
+		if _, opts, _ := strings.Cut(f.Tag.Get("json"), ","); c.request && slices.Contains(v.Required, name) &&
+			slices.Contains(strings.Split(opts, ","), "omitempty") &&
+			slices.Contains([]reflect.Kind{reflect.Bool, reflect.Int, reflect.Int32, reflect.Int64, reflect.Float64}, f.Type.Kind()) {
+			c.errs = append(c.errs, fmt.Sprintf("%s: required, but %s.%s (omitempty) never sends its zero value", loc(where+"."+name), t, f.Name))
 		}
 		c.checkVia(where+"."+name, v.Properties[name], f.Type, t.String()+"."+f.Name)
 	}
