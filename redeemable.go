@@ -83,8 +83,11 @@ func (r *CouponRedeemer) knownBy(email, digits string) bool {
 // redeemed by anyone. A held coupon is refused with CouponNeedsCustomer
 // when nobody is identified (a loyalty user's coupon and no user matched;
 // an owner e-mail or phone and no user, e-mail or phone at all), else with
-// CouponOtherCustomer.
+// CouponOtherCustomer. A nil r is nobody.
 func (c *Coupon) Redeemability(locationID string, at time.Time, r *CouponRedeemer) CouponVerdict {
+	if r == nil {
+		r = &CouponRedeemer{}
+	}
 	switch c.StatusAt(at) {
 	case CouponIssued:
 	case CouponRedeemed:

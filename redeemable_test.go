@@ -41,6 +41,8 @@ func TestCouponRedeemability(t *testing.T) {
 		{"e-mail only, the user's own", Coupon{Email: "ann@example.com"}, user("ann", "ANN@example.com", ""), CouponRedeemable},
 		{"e-mail only, another", Coupon{Email: "walk.in@example.com"}, contact("other@example.com", "15550000001"), CouponOtherCustomer},
 		{"e-mail only, nobody", Coupon{Email: "walk.in@example.com"}, nobody, CouponNeedsCustomer},
+		{"e-mail only, nil", Coupon{Email: "walk.in@example.com"}, nil, CouponNeedsCustomer},
+		{"a user's, nil", Coupon{UserID: "ann"}, nil, CouponNeedsCustomer},
 		{"phone only, its digits", Coupon{Phone: "+1 (555) 000-0001"}, contact("", "15550000001"), CouponRedeemable},
 		{"phone only, a user's phone", Coupon{Phone: "15550000001"}, user("ann", "", "+1 555 000 0001"), CouponRedeemable},
 		{"phone only, another user", Coupon{Phone: "15550000001"}, user("bob", "bob@example.com", "15550000002"), CouponOtherCustomer},
