@@ -440,6 +440,11 @@ type CouponStore interface {
 	// ImportLoyaltyUsers is ImportCoupons for loyalty users.
 	ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*LoyaltyUser, error]) (int, error)
 	FindLoyaltyUser(ctx context.Context, posSystemID, companyID, id string) (*LoyaltyUser, error)
+	// UserIDsByEmail and UserIDsByPhone return up to two ids of the
+	// company's users with that folded e-mail or those phone digits (two:
+	// ambiguous), as LedgerTx's do (MatchCustomer).
+	UserIDsByEmail(ctx context.Context, posSystemID, companyID, emailNorm string) ([]string, error)
+	UserIDsByPhone(ctx context.Context, posSystemID, companyID, digits string) ([]string, error)
 	// UpdateLoyaltyUser changes the fields upd sets and applies its
 	// adjustments; a balance leaving 0–2³¹-1 is ECONFLICT and changes
 	// nothing.

@@ -425,53 +425,6 @@ func (ix *PromotionIndex) discount(i int32, l *BasketLine, total MinorUnits) Min
 	return MinorUnits(d)
 }
 
-// CheckRedeemable says whether coupon c can be redeemed in a sale at a
-// location of its company at time at by customer (nil: no identified
-// customer), by the rules a sale applies (docs/api.md §18.3): the coupon is
-// Issued and not past availableUntil, usable at the location, and owned by
-// the customer or by nobody. It returns nil when it can, else an EINVALID
-// error whose message says why.
-func (c *Coupon) CheckRedeemable(locationID string, at time.Time, customer *LoyaltyUser) error {
-	switch c.StatusAt(at) {
-	case CouponIssued:
-	case CouponExpired:
-		return Errorf(EINVALID, "The coupon expired at %s.", c.AvailableUntil.UTC().Format(time.RFC3339))
-	case CouponRedeemed:
-		return Errorf(EINVALID, "The coupon has already been redeemed.")
-	case CouponCancelled:
-		return Errorf(EINVALID, "The coupon has been cancelled.")
-	default:
-		return Errorf(EINVALID, "The coupon is %s.", c.Status)
-	}
-	if !c.UsableAt(locationID) {
-		return Errorf(EINVALID, "The coupon cannot be used at location '%s'.", locationID)
-	}
-	if c.UserID == "" && c.Email == "" && c.Phone == "" {
-		return nil
-	}
-	if customer == nil {
-		return Errorf(EINVALID, "The coupon belongs to a loyalty customer; name the customer to use it.")
-	}
-	if !c.OwnedBy(customer) {
-		return Errorf(EINVALID, "The coupon belongs to another customer.")
-	}
-	return nil
-}
-
-// OwnedBy reports whether loyalty user u owns coupon c: c names u, or
-// carries u's e-mail (without regard to case) or phone (its digits).
-func (c *Coupon) OwnedBy(u *LoyaltyUser) bool {
-	switch {
-	case c.UserID != "" && c.UserID == u.ID:
-		return true
-	case c.Email != "" && u.Email != "" && FoldEmail(c.Email) == FoldEmail(u.Email):
-		return true
-	case c.Phone != "" && PhoneDigits(u.Phone) != "" && PhoneDigits(c.Phone) == PhoneDigits(u.Phone):
-		return true
-	}
-	return false
-}
-
 // String renders an evaluation's figures for logs and tests.
 func (ev *Evaluation) String() string {
 	return fmt.Sprintf("subtotal %s, discount %s, %d promotions", ev.Subtotal, ev.TotalDiscount, len(ev.Promotions))

@@ -215,11 +215,16 @@ func sale(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transaction
 	if err != nil {
 		return err
 	}
-	user, err := matchCustomer(ctx, tx, it, program)
+	user, u, err := matchCustomer(ctx, tx, it, program)
 	if err != nil {
 		return err
 	}
-	owner := CouponOwner{Email: it.Email, Phone: it.Phone}
+	var redeemer *CouponRedeemer
+	if len(it.CouponCodes) > 0 && it.CouponsEnabled {
+		if redeemer, err = couponRedeemer(ctx, tx, it.POSSystemID, it.CompanyID, user, u, it.Email, it.Phone); err != nil {
+			return err
+		}
+	}
 	seen := map[string]bool{}
 	for _, code := range it.CouponCodes {
 		var res TransactionCoupon
@@ -227,7 +232,7 @@ func sale(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transaction
 			res = couponRejected(code, "Coupon '%s' is given more than once in this transaction.", code)
 		} else if !it.CouponsEnabled {
 			res = couponRejected(code, "Coupons are switched off for this company.")
-		} else if res, err = redeem(ctx, tx, it.POSSystemID, it.CompanyID, it.LocationID, code, user, &owner, t.ID); err != nil {
+		} else if res, err = redeem(ctx, tx, it.POSSystemID, it.CompanyID, it.LocationID, code, redeemer, t.ID); err != nil {
 			return err
 		}
 		seen[Fold(code)] = true
@@ -255,47 +260,45 @@ func sale(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transaction
 	return nil
 }
 
-// matchCustomer finds the sale's loyalty user (docs/api.md §13.4): by
-// card number, else by the first e-mail, else by the first phone; none
-// when that finds no one or two, unless the program enrols an unknown
-// customer. It returns the user's id, "" for none.
-func matchCustomer(ctx context.Context, tx LedgerTx, it *TransactionInput, program *LoyaltyProgram) (string, error) {
-	var ids []string
-	var err error
-	switch {
-	case it.CardNumber != "":
-		_, err = tx.FindUser(ctx, it.POSSystemID, it.CompanyID, it.CardNumber)
-		if err == nil {
-			return it.CardNumber, nil
-		} else if ErrorCode(err) != ENOTFOUND {
-			return "", err
-		}
-		err = nil // an unknown card: no one, or an enrolment
-	case it.Email != "":
-		ids, err = tx.UserIDsByEmail(ctx, it.POSSystemID, it.CompanyID, FoldEmail(it.Email))
-	case PhoneDigits(it.Phone) != "":
-		ids, err = tx.UserIDsByPhone(ctx, it.POSSystemID, it.CompanyID, PhoneDigits(it.Phone))
-	default:
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	if len(ids) == 1 {
-		return ids[0], nil
-	}
-	if len(ids) > 1 || !program.AutoEnroll {
-		return "", nil
+// matchCustomer finds the sale's loyalty user (posgate.MatchCustomer) or,
+// when nobody has the card, e-mail or phone given and the program enrols
+// an unknown customer, enrols them. It returns the user's id ("" for none)
+// and the user when it read or made it.
+func matchCustomer(ctx context.Context, tx LedgerTx, it *TransactionInput, program *LoyaltyProgram) (string, *LoyaltyUser, error) {
+	m, err := MatchCustomer(ctx, tx, it.POSSystemID, it.CompanyID, it.CardNumber, it.Email, it.Phone)
+	if err != nil || !m.Enrollable || !program.AutoEnroll {
+		return m.ID, m.User, err
 	}
 	u := &LoyaltyUser{POSSystemID: it.POSSystemID, CompanyID: it.CompanyID, LoyaltyCard: LoyaltyCard{
 		ID: cmp.Or(it.CardNumber, it.EnrollID), FirstName: it.FirstName, LastName: it.LastName, Email: it.Email, Phone: it.Phone}}
 	if u.Validate() != nil {
-		return "", nil // a customer whose details cannot make a user earns nothing
+		return "", nil, nil // a customer whose details cannot make a user earns nothing
 	}
 	if _, err := tx.EnrollUser(ctx, u); err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return u.ID, nil
+	return u.ID, u, nil
+}
+
+// couponRedeemer is who redeems coupons in a sale or a validation
+// (posgate.CouponRedeemer): the user (u when read already, "" for none),
+// known by the e-mail and phone given and by the user's own.
+func couponRedeemer(ctx context.Context, tx LedgerTx, posSystemID, companyID, user string, u *LoyaltyUser, email, phone string) (*CouponRedeemer, error) {
+	r := &CouponRedeemer{UserID: user}
+	r.Add(email, phone)
+	if user == "" {
+		return r, nil
+	}
+	if u == nil {
+		var err error
+		if u, err = tx.FindUser(ctx, posSystemID, companyID, user); ErrorCode(err) == ENOTFOUND {
+			return r, nil // a transaction's user deleted since: known by its id alone
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	r.AddUser(u)
+	return r, nil
 }
 
 func couponRejected(code, format string, args ...any) TransactionCoupon {
@@ -303,10 +306,10 @@ func couponRejected(code, format string, args ...any) TransactionCoupon {
 	return TransactionCoupon{Code: code, Status: CouponRejected, ErrorMessage: &msg}
 }
 
-// redeem redeems one coupon code for transaction id at a location, for the
-// matched user (or claimed owner) when the coupon has an owner, and says
-// why not otherwise; each reason has its own message (docs/api.md §13.4).
-func redeem(ctx context.Context, tx LedgerTx, posSystemID, companyID, locationID, code, user string, owner *CouponOwner, id string) (TransactionCoupon, error) {
+// redeem redeems one coupon code for transaction id at a location, for
+// redeemer (posgate.Coupon.Redeemability), and says why not otherwise; each
+// reason has its own message (docs/api.md §13.4).
+func redeem(ctx context.Context, tx LedgerTx, posSystemID, companyID, locationID, code string, redeemer *CouponRedeemer, id string) (TransactionCoupon, error) {
 	c, err := tx.FindCoupon(ctx, posSystemID, companyID, code)
 	if ErrorCode(err) == ENOTFOUND {
 		return couponRejected(code, "Coupon '%s' does not exist.", code), nil
@@ -314,7 +317,7 @@ func redeem(ctx context.Context, tx LedgerTx, posSystemID, companyID, locationID
 		return TransactionCoupon{}, err
 	}
 	now := tx.Now()
-	if res, ok := couponRefusal(c, locationID, user, owner, now); !ok {
+	if res, ok := couponRefusal(c, locationID, redeemer, now); !ok {
 		return res, nil
 	}
 	ok, err := tx.RedeemCoupon(ctx, c, id, now)
@@ -325,7 +328,7 @@ func redeem(ctx context.Context, tx LedgerTx, posSystemID, companyID, locationID
 		if c, err = tx.FindCoupon(ctx, posSystemID, companyID, code); err != nil {
 			return TransactionCoupon{}, err
 		}
-		res, _ := couponRefusal(c, locationID, user, owner, now)
+		res, _ := couponRefusal(c, locationID, redeemer, now)
 		if res.Status != CouponRejected {
 			res = couponRejected(c.Code, "Coupon '%s' has already been redeemed.", c.Code)
 		}
@@ -334,31 +337,24 @@ func redeem(ctx context.Context, tx LedgerTx, posSystemID, companyID, locationID
 	return TransactionCoupon{Code: c.Code, Status: CouponRedeemed}, nil
 }
 
-// couponRefusal says why c cannot be redeemed at a location by user (or
-// the claimed owner); ok when it can.
-func couponRefusal(c *Coupon, locationID, user string, owner *CouponOwner, now time.Time) (TransactionCoupon, bool) {
-	switch st := c.StatusAt(now); {
-	case st == CouponRedeemed:
+// couponRefusal is a sale's answer for c (posgate.Coupon.Redeemability) at
+// a location for redeemer: Rejected with the reason, or ok.
+func couponRefusal(c *Coupon, locationID string, redeemer *CouponRedeemer, now time.Time) (TransactionCoupon, bool) {
+	switch c.Redeemability(locationID, now, redeemer) {
+	case CouponRedeemable:
+		return TransactionCoupon{Code: c.Code, Status: CouponRedeemed}, true
+	case CouponAlreadyRedeemed:
 		return couponRejected(c.Code, "Coupon '%s' has already been redeemed.", c.Code), false
-	case st == CouponCancelled:
-		return couponRejected(c.Code, "Coupon '%s' has been cancelled.", c.Code), false
-	case st == CouponExpired:
+	case CouponHasExpired:
 		return couponRejected(c.Code, "Coupon '%s' expired at %s.", c.Code, c.AvailableUntil.UTC().Format(time.RFC3339)), false
-	case !c.UsableAt(locationID):
+	case CouponNotUsableHere:
 		return couponRejected(c.Code, "Coupon '%s' cannot be used at location '%s'.", c.Code, locationID), false
-	}
-	switch {
-	case c.UserID != "" && user == "":
+	case CouponNeedsCustomer:
 		return couponRejected(c.Code, "Coupon '%s' belongs to a loyalty customer; identify the customer to redeem it.", c.Code), false
-	case c.UserID != "" && c.UserID != user:
+	case CouponOtherCustomer:
 		return couponRejected(c.Code, "Coupon '%s' belongs to another customer.", c.Code), false
-	case c.UserID == "" && (c.Email != "" || c.Phone != ""):
-		k := c.Keys()
-		if owner == nil || !((k.Email != "" && k.Email == FoldEmail(owner.Email)) || (k.Phone != "" && k.Phone == PhoneDigits(owner.Phone))) {
-			return couponRejected(c.Code, "Coupon '%s' belongs to another customer.", c.Code), false
-		}
 	}
-	return TransactionCoupon{Code: c.Code, Status: CouponRedeemed}, true
+	return couponRejected(c.Code, "Coupon '%s' has been cancelled.", c.Code), false
 }
 
 // refund adds the refund to its sale (never beyond it), takes back the
@@ -433,8 +429,9 @@ func RedeemForTransaction(ctx context.Context, tx LedgerTx, t *Transaction, code
 		}
 	}
 	user := t.UserID
+	var u *LoyaltyUser
 	if owner != nil && c.UserID != "" {
-		u, err := tx.FindUser(ctx, t.POSSystemID, t.CompanyID, c.UserID)
+		u, err = tx.FindUser(ctx, t.POSSystemID, t.CompanyID, c.UserID)
 		if err != nil && ErrorCode(err) != ENOTFOUND {
 			return TransactionCoupon{}, now, err
 		}
@@ -443,7 +440,15 @@ func RedeemForTransaction(ctx context.Context, tx LedgerTx, t *Transaction, code
 		}
 		user = c.UserID
 	}
-	res, err := redeem(ctx, tx, t.POSSystemID, t.CompanyID, locationID, code, user, owner, t.ID)
+	var claimed CouponOwner
+	if owner != nil {
+		claimed = *owner
+	}
+	redeemer, err := couponRedeemer(ctx, tx, t.POSSystemID, t.CompanyID, user, u, claimed.Email, claimed.Phone)
+	if err != nil {
+		return TransactionCoupon{}, now, err
+	}
+	res, err := redeem(ctx, tx, t.POSSystemID, t.CompanyID, locationID, code, redeemer, t.ID)
 	if err == nil && res.Status == CouponRedeemed {
 		err = tx.Emit(ctx, couponRedeemedEvent(t.POSSystemID, t.CompanyID, locationID, t.TransactionID, res.Code, user, now))
 	}

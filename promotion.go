@@ -287,9 +287,9 @@ func (p *Promotion) ValidityBounds() (from, until *time.Time) {
 // (first occurrence kept) and never nil, days in week order, times in UTC
 // truncated to microseconds.
 func (p *Promotion) normalize() {
-	p.LocationIDs = promoDedupe(p.LocationIDs)
-	p.CategoryIDs = promoDedupe(p.CategoryIDs)
-	p.ProductIDs = promoDedupe(p.ProductIDs)
+	p.LocationIDs = Dedupe(p.LocationIDs)
+	p.CategoryIDs = Dedupe(p.CategoryIDs)
+	p.ProductIDs = Dedupe(p.ProductIDs)
 	if p.Validities == nil {
 		p.Validities = []PromotionValidity{}
 	}
@@ -326,12 +326,13 @@ func promoWeekOrder(days []string) []string {
 	return promoNonNil(days)
 }
 
-// promoDedupe drops repeated entries, keeping the first; never nil.
-func promoDedupe(xs []string) []string {
+// Dedupe drops repeated entries, keeping the first of each; never nil. A
+// list without repeats is answered as it is, not copied.
+func Dedupe(xs []string) []string {
 	if len(xs) <= 16 { // a scan beats a map for the usual short lists
 		for i, x := range xs {
 			if slices.Contains(xs[:i], x) {
-				return promoDedupeCopy(xs)
+				return dedupeCopy(xs)
 			}
 		}
 		return promoNonNil(xs)
@@ -339,15 +340,15 @@ func promoDedupe(xs []string) []string {
 	seen := make(map[string]bool, len(xs))
 	for _, x := range xs {
 		if seen[x] {
-			return promoDedupeCopy(xs)
+			return dedupeCopy(xs)
 		}
 		seen[x] = true
 	}
 	return xs
 }
 
-// promoDedupeCopy is promoDedupe's answer for a list with repeats.
-func promoDedupeCopy(xs []string) []string {
+// dedupeCopy is Dedupe's answer for a list with repeats.
+func dedupeCopy(xs []string) []string {
 	out := make([]string, 0, len(xs))
 	seen := make(map[string]bool, len(xs))
 	for _, x := range xs {

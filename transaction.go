@@ -25,6 +25,22 @@ func (t TransactionType) Valid() bool {
 	return t == TransactionUndefined || t == TransactionSale || t == TransactionRefund
 }
 
+// SignTransaction is the rule of a transaction's type and sign (docs/api.md
+// §13.4): a transaction is a refund when its type is Refund or its amount is
+// negative, and a refund is recorded with a negative amount, whatever sign
+// it was sent with; any other keeps its type (Undefined when none) and its
+// amount. The amount a refund gives back is the magnitude of its recorded
+// amount (Amount.Abs).
+func SignTransaction(typ TransactionType, amount Amount) (TransactionType, Amount) {
+	switch {
+	case typ == TransactionRefund || amount < 0:
+		return TransactionRefund, -amount.Abs()
+	case typ == "":
+		return TransactionUndefined, amount
+	}
+	return typ, amount
+}
+
 // LoyaltyProgram is how a company's loyalty users earn (docs/api.md §13.2):
 // points per currency unit of a sale (two decimals), stamps per sale of at
 // least MinimumAmountForStamp, and whether an unknown customer is enrolled.
@@ -48,6 +64,17 @@ const (
 // none: a point per currency unit, a stamp per sale, no enrolment.
 func DefaultLoyaltyProgram(posSystemID, companyID string) *LoyaltyProgram {
 	return &LoyaltyProgram{POSSystemID: posSystemID, CompanyID: companyID, PointsPerCurrencyUnit: 100, StampsPerSale: 1}
+}
+
+// ProgramInForce is the loyalty program that applies to a company, given
+// what a read of its program answered: the operator's, or
+// DefaultLoyaltyProgram when the operator set none (ENOTFOUND). Any other
+// error is returned as it is.
+func ProgramInForce(posSystemID, companyID string, p *LoyaltyProgram, err error) (*LoyaltyProgram, error) {
+	if ErrorCode(err) == ENOTFOUND {
+		return DefaultLoyaltyProgram(posSystemID, companyID), nil
+	}
+	return p, err
 }
 
 // Validate checks the fields an operator sets.

@@ -8,12 +8,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/posgate/posgate/client"
-	"github.com/posgate/posgate/internal/openapi"
 )
 
 // operations maps every operationId of the OpenAPI document to a call of the
@@ -433,14 +431,7 @@ var browserOnly = map[string]func(c *client.Client) string{
 // reaches that operation (method and path), so that a new operation without
 // a method, or a method with a wrong path, fails here.
 func TestEveryOperationHasAMethod(t *testing.T) {
-	data, err := openapi.Document("http://posgate.test", "http://posgate.test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := openapi3.NewLoader().LoadFromData(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := servedDocument(t)
 	doc.Servers = nil
 	router, err := legacy.NewRouter(doc)
 	if err != nil {

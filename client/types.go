@@ -828,6 +828,9 @@ type EvaluateRequest struct {
 	Products        []EvaluateProduct `json:"products,omitempty"`
 	CouponCodes     []string          `json:"couponCodes,omitempty"`
 	Loyalty         *LoyaltyCard      `json:"loyalty,omitempty"`
+	// The sale's customer, as a transaction gives it: its contacts find the loyalty user without a card
+	// number, and are who the customer is known by for a coupon's owner e-mail or phone.
+	Customer *Customer `json:"customer,omitempty"`
 }
 
 // LoyaltyCard mirrors the API's LoyaltyCard object.

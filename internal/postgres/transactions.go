@@ -350,10 +350,7 @@ func (l *ledger) LoyaltyProgram(ctx context.Context, posSystemID, companyID stri
 	} else {
 		p, err = findProgram(ctx, l.q(), posSystemID, companyID)
 	}
-	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
-		return posgate.DefaultLoyaltyProgram(posSystemID, companyID), nil
-	}
-	return p, err
+	return posgate.ProgramInForce(posSystemID, companyID, p, err)
 }
 
 func (l *ledger) InsertTransaction(ctx context.Context, t *posgate.Transaction) (bool, error) {
@@ -425,7 +422,11 @@ func (l *ledger) FindUser(ctx context.Context, posSystemID, companyID, userID st
 }
 
 func (l *ledger) userIDs(ctx context.Context, sql string, args ...any) ([]string, error) {
-	rows, err := l.q().Query(ctx, sql, args...)
+	return collectIDs(l.q().Query(ctx, sql, args...))
+}
+
+// collectIDs reads the ids a customer match's query answered.
+func collectIDs(rows pgx.Rows, err error) ([]string, error) {
 	if err != nil {
 		return nil, wrap(err, "match customer")
 	}
@@ -433,14 +434,33 @@ func (l *ledger) userIDs(ctx context.Context, sql string, args ...any) ([]string
 	return ids, wrap(err, "match customer")
 }
 
+// The ids of up to two users of a company with a folded e-mail, or with
+// phone digits (MatchCustomer).
+const (
+	usersByEmailSQL = `SELECT user_id FROM loyalty_users WHERE pos_system_id = $1 AND company_id = $2 AND email_norm = $3 LIMIT 2`
+	usersByPhoneSQL = `SELECT user_id FROM loyalty_users WHERE pos_system_id = $1 AND company_id = $2 AND phone_digits = $3 LIMIT 2`
+)
+
 func (l *ledger) UserIDsByEmail(ctx context.Context, posSystemID, companyID, emailNorm string) ([]string, error) {
-	return l.userIDs(ctx, `SELECT user_id FROM loyalty_users WHERE pos_system_id = $1 AND company_id = $2 AND email_norm = $3 LIMIT 2`,
-		posSystemID, companyID, emailNorm)
+	return l.userIDs(ctx, usersByEmailSQL, posSystemID, companyID, emailNorm)
 }
 
 func (l *ledger) UserIDsByPhone(ctx context.Context, posSystemID, companyID, digits string) ([]string, error) {
-	return l.userIDs(ctx, `SELECT user_id FROM loyalty_users WHERE pos_system_id = $1 AND company_id = $2 AND phone_digits = $3 LIMIT 2`,
-		posSystemID, companyID, digits)
+	return l.userIDs(ctx, usersByPhoneSQL, posSystemID, companyID, digits)
+}
+
+// UserIDsByEmail returns up to two ids of users with the folded e-mail.
+func (db *DB) UserIDsByEmail(ctx context.Context, posSystemID, companyID, emailNorm string) ([]string, error) {
+	return db.userIDs(ctx, usersByEmailSQL, posSystemID, companyID, emailNorm)
+}
+
+// UserIDsByPhone returns up to two ids of users with the phone digits.
+func (db *DB) UserIDsByPhone(ctx context.Context, posSystemID, companyID, digits string) ([]string, error) {
+	return db.userIDs(ctx, usersByPhoneSQL, posSystemID, companyID, digits)
+}
+
+func (db *DB) userIDs(ctx context.Context, sql string, args ...any) ([]string, error) {
+	return collectIDs(db.q(ctx).Query(ctx, sql, args...))
 }
 
 func (l *ledger) EnrollUser(ctx context.Context, u *posgate.LoyaltyUser) (bool, error) {

@@ -180,22 +180,30 @@ func (s *Service) posTerminal(ctx context.Context, p *posgate.Principal, posSyst
 	return loc, term, terminalStatus(loc, term, f), nil
 }
 
-// placeStatus is the posStatus of a location for a feature before anything
-// feature-specific (docs/api.md §1.5): Disabled when the company or the
-// location is disabled or the feature is off for the company, else Accepted.
-func placeStatus(loc *posgate.Location, f posgate.Feature) posgate.PosStatus {
+// activeStatus is the posStatus of a place before any feature switch
+// (docs/api.md §1.5): Disabled when the company, the location or the
+// terminal (when not nil) is disabled, else Accepted. Every posStatus of a
+// place is decided here.
+func activeStatus(loc *posgate.Location, term *posgate.Terminal) posgate.PosStatus {
 	c := loc.Company
-	if c == nil || c.Status != posgate.StatusActive || loc.Status != posgate.StatusActive || !c.Features.Enabled(f) {
+	if c == nil || c.Status != posgate.StatusActive || loc.Status != posgate.StatusActive || (term != nil && term.Status != posgate.StatusActive) {
 		return posgate.PosDisabled
 	}
 	return posgate.PosAccepted
 }
 
-// terminalStatus is placeStatus with the terminal's own status: a disabled
-// terminal is Disabled too.
+// placeStatus is the posStatus of a location for a feature before anything
+// feature-specific (docs/api.md §1.5): activeStatus, and Disabled when the
+// feature is off for the company.
+func placeStatus(loc *posgate.Location, f posgate.Feature) posgate.PosStatus {
+	return terminalStatus(loc, nil, f)
+}
+
+// terminalStatus is placeStatus with the terminal's own status (nil: none):
+// a disabled terminal is Disabled too.
 func terminalStatus(loc *posgate.Location, term *posgate.Terminal, f posgate.Feature) posgate.PosStatus {
-	if term.Status != posgate.StatusActive {
+	if activeStatus(loc, term) != posgate.PosAccepted || !loc.Company.Features.Enabled(f) {
 		return posgate.PosDisabled
 	}
-	return placeStatus(loc, f)
+	return posgate.PosAccepted
 }

@@ -44,7 +44,7 @@ func (s *Service) CreateClient(ctx context.Context, p *posgate.Principal, req *C
 	if err := s.installation(p); err != nil {
 		return nil, err
 	}
-	c := &posgate.Client{ID: req.ID, Name: req.Name, POSSystemID: req.POSSystemID, Scopes: dedupe(req.Scopes), CompanyIDs: dedupe(req.CompanyIDs)}
+	c := &posgate.Client{ID: req.ID, Name: req.Name, POSSystemID: req.POSSystemID, Scopes: posgate.Dedupe(req.Scopes), CompanyIDs: posgate.Dedupe(req.CompanyIDs)}
 	if c.ID == "" {
 		c.ID = "client-" + randomID()
 	}

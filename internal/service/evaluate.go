@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -36,6 +37,9 @@ type EvaluateRequest struct {
 	Products        []EvaluateProduct `json:"products"`
 	CouponCodes     []*string         `json:"couponCodes"`
 	Loyalty         *EvaluateLoyalty  `json:"loyalty"`
+	// Customer is the sale's customer (its contacts), found as a sale
+	// finds it when no cardNumber is given.
+	Customer *TransactionCustomer `json:"customer"`
 }
 
 // EvaluateProduct is a basket line: price and quantity are read exactly.
@@ -97,6 +101,7 @@ func (q *EvaluateRequest) Validate() ([]posgate.BasketLine, error) {
 			v.Add("couponCodes["+strconv.Itoa(i)+"]", "A coupon code must not be empty.")
 		}
 	}
+	q.Customer.validate(v)
 	return lines, v.Err()
 }
 
@@ -142,18 +147,16 @@ func (s *Service) EvaluatePromotions(ctx context.Context, p *posgate.Principal, 
 		return nil, err
 	}
 	out := &Evaluation{PosStatus: posgate.PosAccepted, Promotions: []posgate.AppliedPromotion{}, Coupons: []CouponCheck{}}
-	active := loc.Status == posgate.StatusActive && loc.Company != nil && loc.Company.Status == posgate.StatusActive
+	var term *posgate.Terminal
 	if req.TerminalID != nil && *req.TerminalID != "" {
-		term, err := s.store.FindTerminal(ctx, posSystemID, loc.ID, *req.TerminalID)
+		term, err = s.store.FindTerminal(ctx, posSystemID, loc.ID, *req.TerminalID)
 		if posgate.ErrorCode(err) == posgate.ENOTFOUND {
 			return nil, posgate.Errorf(posgate.ENOTFOUND, "Terminal '%s' is not registered at location '%s'.", *req.TerminalID, loc.ID)
 		} else if err != nil {
 			return nil, err
 		}
-		active = active && term.Status == posgate.StatusActive
 	}
-	if !active {
-		out.PosStatus = posgate.PosDisabled
+	if out.PosStatus = activeStatus(loc, term); out.PosStatus != posgate.PosAccepted {
 		return out, nil
 	}
 	at := s.now()
@@ -165,34 +168,43 @@ func (s *Service) EvaluatePromotions(ctx context.Context, p *posgate.Principal, 
 		return nil, err
 	}
 	out.Promotions, out.Subtotal, out.TotalDiscount = ev.Promotions, ev.Subtotal, ev.TotalDiscount
-	var customer *posgate.LoyaltyUser
-	if req.Loyalty != nil && req.Loyalty.CardNumber != nil && *req.Loyalty.CardNumber != "" {
-		u, err := s.store.FindLoyaltyUser(ctx, posSystemID, loc.CompanyID, *req.Loyalty.CardNumber)
-		switch {
-		case err == nil:
-			customer = u
-			program, err := s.store.FindLoyaltyProgram(ctx, posSystemID, loc.CompanyID)
-			if posgate.ErrorCode(err) == posgate.ENOTFOUND {
-				program, err = posgate.DefaultLoyaltyProgram(posSystemID, loc.CompanyID), nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			// What a sale of the basket's total after discounts would earn,
-			// by the same rule as the sale (posgate.LoyaltyProgram.Earn).
-			points, _ := program.Earn(ev.Subtotal - ev.TotalDiscount)
-			out.Loyalty = &LoyaltyPreview{UserID: u.ID, Points: u.Points, Stamps: u.Stamps, PointsToEarn: int64(points)}
-		case posgate.ErrorCode(err) != posgate.ENOTFOUND:
+	// The customer and the coupons' redeemer, found as a sale finds them
+	// (posgate.MatchCustomer, posgate.CouponRedeemer), without enrolling.
+	var card string
+	if req.Loyalty != nil {
+		card = value(req.Loyalty.CardNumber)
+	}
+	email, phone := req.Customer.contacts()
+	m, err := posgate.MatchCustomer(ctx, storeCustomers{s.store}, posSystemID, loc.CompanyID, card, email, phone)
+	if err != nil {
+		return nil, err
+	}
+	redeemer := &posgate.CouponRedeemer{}
+	redeemer.Add(email, phone)
+	u := m.User
+	if u == nil && m.ID != "" {
+		if u, err = s.store.FindLoyaltyUser(ctx, posSystemID, loc.CompanyID, m.ID); posgate.ErrorCode(err) == posgate.ENOTFOUND {
+			u = nil // deleted since the match: no one
+		} else if err != nil {
 			return nil, err
 		}
 	}
+	if u != nil {
+		redeemer.AddUser(u)
+		program, err := s.loyaltyProgram(ctx, posSystemID, loc.CompanyID)
+		if err != nil {
+			return nil, err
+		}
+		// What a sale of the basket's total after discounts would earn,
+		// by the same rule as the sale (posgate.LoyaltyProgram.Earn).
+		points, _ := program.Earn(ev.Subtotal - ev.TotalDiscount)
+		out.Loyalty = &LoyaltyPreview{UserID: u.ID, Points: u.Points, Stamps: u.Stamps, PointsToEarn: int64(points)}
+	}
 	for _, code := range req.CouponCodes {
 		check := CouponCheck{Code: *code}
-		if err := s.checkCoupon(ctx, loc, *code, at, customer); err != nil {
-			if posgate.ErrorCode(err) != posgate.EINVALID {
-				return nil, err
-			}
-			msg := posgate.ErrorMessage(err)
+		if msg, err := s.checkCoupon(ctx, loc, *code, at, redeemer); err != nil {
+			return nil, err
+		} else if msg != "" {
 			check.ErrorMessage = &msg
 		} else {
 			check.Redeemable = true
@@ -202,19 +214,39 @@ func (s *Service) EvaluatePromotions(ctx context.Context, p *posgate.Principal, 
 	return out, nil
 }
 
-// checkCoupon is nil when the coupon code (any case) of the location's
-// company could be redeemed at the location at time at by customer (nil:
-// none identified), and an EINVALID error saying why not otherwise
-// (posgate.Coupon.CheckRedeemable). A sale redeeming coupons uses the same
-// rules.
-func (s *Service) checkCoupon(ctx context.Context, loc *posgate.Location, code string, at time.Time, customer *posgate.LoyaltyUser) error {
+// storeCustomers is the store as a posgate.CustomerFinder.
+type storeCustomers struct{ posgate.Store }
+
+func (s storeCustomers) FindUser(ctx context.Context, posSystemID, companyID, userID string) (*posgate.LoyaltyUser, error) {
+	return s.FindLoyaltyUser(ctx, posSystemID, companyID, userID)
+}
+
+// checkCoupon says why the coupon code (any case) of the location's
+// company could not be redeemed at the location at time at by redeemer,
+// "" when it could: the rule of a sale (posgate.Coupon.Redeemability), in
+// the preview's words (docs/api.md §18.3).
+func (s *Service) checkCoupon(ctx context.Context, loc *posgate.Location, code string, at time.Time, redeemer *posgate.CouponRedeemer) (string, error) {
 	c, err := s.store.FindCoupon(ctx, loc.POSSystemID, loc.CompanyID, code)
 	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
-		return posgate.Errorf(posgate.EINVALID, "The coupon '%s' does not exist.", code)
+		return fmt.Sprintf("The coupon '%s' does not exist.", code), nil
 	} else if err != nil {
-		return err
+		return "", err
 	}
-	return c.CheckRedeemable(loc.ID, at, customer)
+	switch c.Redeemability(loc.ID, at, redeemer) {
+	case posgate.CouponRedeemable:
+		return "", nil
+	case posgate.CouponAlreadyRedeemed:
+		return "The coupon has already been redeemed.", nil
+	case posgate.CouponHasExpired:
+		return fmt.Sprintf("The coupon expired at %s.", c.AvailableUntil.UTC().Format(time.RFC3339)), nil
+	case posgate.CouponNotUsableHere:
+		return fmt.Sprintf("The coupon cannot be used at location '%s'.", loc.ID), nil
+	case posgate.CouponNeedsCustomer:
+		return "The coupon belongs to a loyalty customer; name the customer to use it.", nil
+	case posgate.CouponOtherCustomer:
+		return "The coupon belongs to another customer.", nil
+	}
+	return "The coupon has been cancelled.", nil
 }
 
 // evaluateBasket applies the promotions of the location's company that

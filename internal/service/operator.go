@@ -457,19 +457,6 @@ func randomID() string {
 	return strings.ToLower(base32.StdEncoding.EncodeToString(b[:]))
 }
 
-// dedupe drops repeated entries, keeping the first of each.
-func dedupe(xs []string) []string {
-	out := make([]string, 0, len(xs))
-	seen := make(map[string]bool, len(xs))
-	for _, x := range xs {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
 // invalid is a validation error of one field.
 func invalid(field, msg string) error {
 	v := posgate.ValidationError{}

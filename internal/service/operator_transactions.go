@@ -20,11 +20,14 @@ func (s *Service) FindLoyaltyProgram(ctx context.Context, p *posgate.Principal, 
 	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
 		return nil, err
 	}
+	return s.loyaltyProgram(ctx, posSystemID, companyID)
+}
+
+// loyaltyProgram is the company's loyalty program in force
+// (posgate.ProgramInForce): the operator's, or the defaults.
+func (s *Service) loyaltyProgram(ctx context.Context, posSystemID, companyID string) (*posgate.LoyaltyProgram, error) {
 	lp, err := s.store.FindLoyaltyProgram(ctx, posSystemID, companyID)
-	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
-		return posgate.DefaultLoyaltyProgram(posSystemID, companyID), nil
-	}
-	return lp, err
+	return posgate.ProgramInForce(posSystemID, companyID, lp, err)
 }
 
 // PutLoyaltyProgramRequest sets a company's loyalty program whole; a field
@@ -216,8 +219,8 @@ func (s *Service) RefundTransaction(ctx context.Context, p *posgate.Principal, p
 	if req.TransactionDate != nil {
 		date = *req.TransactionDate
 	}
-	neg := -amount
-	kind := string(posgate.TransactionRefund)
+	refund, neg := posgate.SignTransaction(posgate.TransactionRefund, amount)
+	kind := string(refund)
 	pr := &TransactionRequest{TransactionID: req.TransactionID, TerminalID: &sale.TerminalID, PosLocationID: &sale.LocationID,
 		TransactionType: &kind, TransactionAmount: &neg, TransactionDate: &date, OriginalTransactionID: &sale.TransactionID}
 	v := posgate.ValidationError{}

@@ -46,7 +46,7 @@ func (s *Service) CreatePerson(ctx context.Context, p *posgate.Principal, req *C
 		return nil, err
 	}
 	person := &posgate.Person{ID: uuid.NewString(), Email: posgate.NormalizeEmail(req.Email), Name: req.Name, Role: req.Role,
-		POSSystemID: req.POSSystemID, CompanyIDs: dedupe(req.CompanyIDs), LocationIDs: dedupe(req.LocationIDs)}
+		POSSystemID: req.POSSystemID, CompanyIDs: posgate.Dedupe(req.CompanyIDs), LocationIDs: posgate.Dedupe(req.LocationIDs)}
 	if len(person.CompanyIDs) == 0 {
 		person.CompanyIDs = nil
 	}

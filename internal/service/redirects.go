@@ -16,7 +16,7 @@ func (s *Service) SetClientRedirectURIs(ctx context.Context, p *posgate.Principa
 	if err := s.installation(p); err != nil {
 		return nil, err
 	}
-	uris = dedupe(uris)
+	uris = posgate.Dedupe(uris)
 	v := posgate.ValidationError{}
 	for _, u := range uris {
 		if !credential.ValidRedirectURI(u) {

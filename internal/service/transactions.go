@@ -104,22 +104,26 @@ type LoyaltyCardRef struct {
 	CardNumber *string `json:"cardNumber"`
 }
 
-// isRefund reports whether the request is a refund: its type says so, or
-// its amount is negative.
+// isRefund reports whether the request is a refund (posgate.SignTransaction).
 func (q *TransactionRequest) isRefund() bool {
-	return value(q.TransactionType) == string(posgate.TransactionRefund) || (q.TransactionAmount != nil && *q.TransactionAmount < 0)
+	return q.kind() == posgate.TransactionRefund
 }
 
-// kind is the request's transaction type: Refund for a refund, else the
-// type given (Undefined when none).
+// kind is the request's transaction type (posgate.SignTransaction): Refund
+// for a refund, else the type given (Undefined when none).
 func (q *TransactionRequest) kind() posgate.TransactionType {
-	switch {
-	case q.isRefund():
-		return posgate.TransactionRefund
-	case value(q.TransactionType) == "":
-		return posgate.TransactionUndefined
+	kind, _ := q.signed()
+	return kind
+}
+
+// signed is the request's type and its amount as recorded, negative for a
+// refund (posgate.SignTransaction); the amount is 0 when none is given.
+func (q *TransactionRequest) signed() (posgate.TransactionType, posgate.Amount) {
+	var amount posgate.Amount
+	if q.TransactionAmount != nil {
+		amount = *q.TransactionAmount
 	}
-	return posgate.TransactionType(*q.TransactionType)
+	return posgate.SignTransaction(posgate.TransactionType(value(q.TransactionType)), amount)
 }
 
 // Validate checks the request's fields; the transactionDate's window is
@@ -190,23 +194,7 @@ func (q *TransactionRequest) validate(v posgate.ValidationError) {
 	}{{"purchaseName", q.PurchaseName}, {"purchaseId", q.PurchaseID}, {"purchaseQuantity", q.PurchaseQuantity}, {"purchasePrice", q.PurchasePrice}} {
 		text(f.name, f.s, maxTransactionText)
 	}
-	if c := q.Customer; c != nil {
-		text("customer.id", c.ID, maxTransactionText)
-		text("customer.firstName", c.FirstName, posgate.MaxTextLen)
-		text("customer.lastName", c.LastName, posgate.MaxTextLen)
-		if len(c.Contacts) > MaxContacts {
-			v.Add("customer.contacts", fmt.Sprintf("A customer may have at most %d contacts.", MaxContacts))
-		}
-		for i, ct := range c.Contacts {
-			p := fmt.Sprintf("customer.contacts[%d]", i)
-			text(p+".email", ct.Email, posgate.MaxEmailLen)
-			text(p+".phone", ct.Phone, posgate.MaxEmailLen)
-			text(p+".value", ct.Value, posgate.MaxEmailLen)
-			if t := value(ct.Type); t != "" && t != "Email" && t != "Phone" {
-				v.Add(p+".type", "The type field must be Email or Phone.")
-			}
-		}
-	}
+	q.Customer.validate(v)
 	if sp := q.SalesPerson; sp != nil {
 		text("salesPerson.id", sp.ID, maxTransactionText)
 		text("salesPerson.firstName", sp.FirstName, posgate.MaxTextLen)
@@ -266,6 +254,44 @@ func (q *TransactionRequest) identifiers() (card, email, phone, first, last stri
 	if c == nil {
 		return card, "", "", "", ""
 	}
+	email, phone = c.contacts()
+	return card, email, phone, value(c.FirstName), value(c.LastName)
+}
+
+// validate checks a customer's fields (none for a nil customer), in a
+// transaction and in an evaluation.
+func (c *TransactionCustomer) validate(v posgate.ValidationError) {
+	if c == nil {
+		return
+	}
+	text := func(field string, s *string, maxLen int) {
+		if s != nil && (len(*s) > maxLen || !utf8.ValidString(*s)) {
+			v.Add(field, fmt.Sprintf("The %s field must be text of at most %d bytes.", field, maxLen))
+		}
+	}
+	text("customer.id", c.ID, maxTransactionText)
+	text("customer.firstName", c.FirstName, posgate.MaxTextLen)
+	text("customer.lastName", c.LastName, posgate.MaxTextLen)
+	if len(c.Contacts) > MaxContacts {
+		v.Add("customer.contacts", fmt.Sprintf("A customer may have at most %d contacts.", MaxContacts))
+	}
+	for i, ct := range c.Contacts {
+		p := fmt.Sprintf("customer.contacts[%d]", i)
+		text(p+".email", ct.Email, posgate.MaxEmailLen)
+		text(p+".phone", ct.Phone, posgate.MaxEmailLen)
+		text(p+".value", ct.Value, posgate.MaxEmailLen)
+		if t := value(ct.Type); t != "" && t != "Email" && t != "Phone" {
+			v.Add(p+".type", "The type field must be Email or Phone.")
+		}
+	}
+}
+
+// contacts are the customer's first e-mail and first phone (either shape
+// of contact); none for a nil customer.
+func (c *TransactionCustomer) contacts() (email, phone string) {
+	if c == nil {
+		return "", ""
+	}
 	for _, ct := range c.Contacts {
 		e, p := value(ct.Email), value(ct.Phone)
 		switch value(ct.Type) {
@@ -281,7 +307,7 @@ func (q *TransactionRequest) identifiers() (card, email, phone, first, last stri
 			phone = p
 		}
 	}
-	return card, email, phone, value(c.FirstName), value(c.LastName)
+	return email, phone
 }
 
 // canonical returns the request's content in one form: a null, an empty
@@ -431,11 +457,7 @@ func (s *Service) prepareTransaction(ctx context.Context, p *posgate.Principal, 
 	if sessionID != "" {
 		session = &sessionID
 	}
-	kind := req.kind()
-	amount := *req.TransactionAmount
-	if kind == posgate.TransactionRefund {
-		amount = -amount.Abs()
-	}
+	kind, amount := req.signed()
 	return &posgate.TransactionInput{
 		Row: row, ID: newTimeOrderedUUID(), POSSystemID: posSystemID, CompanyID: loc.CompanyID, LocationID: loc.ID, TerminalID: term.ID,
 		TransactionID: *req.TransactionID, SessionID: sessionID, Type: kind, Amount: amount, Date: *req.TransactionDate,

@@ -412,9 +412,7 @@ func (l *ledger) LoyaltyProgram(ctx context.Context, posSystemID, companyID stri
 		return p, nil
 	}
 	p, err := scanProgram(l.row(ctx, lsProgram, posSystemID, companyID), posSystemID, companyID)
-	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
-		p, err = posgate.DefaultLoyaltyProgram(posSystemID, companyID), nil
-	}
+	p, err = posgate.ProgramInForce(posSystemID, companyID, p, err)
 	if err != nil {
 		return nil, err
 	}
@@ -504,7 +502,11 @@ func (l *ledger) FindUser(ctx context.Context, posSystemID, companyID, userID st
 }
 
 func (l *ledger) userIDs(ctx context.Context, k int, args ...any) ([]string, error) {
-	rows, err := l.stmt(ctx, k).QueryContext(ctx, args...)
+	return collectIDs(l.stmt(ctx, k).QueryContext(ctx, args...))
+}
+
+// collectIDs reads the ids a customer match's query answered.
+func collectIDs(rows *sql.Rows, err error) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: match customer: %w", err)
 	}
@@ -518,6 +520,21 @@ func (l *ledger) userIDs(ctx context.Context, k int, args ...any) ([]string, err
 		ids = append(ids, id)
 	}
 	return ids, rows.Err()
+}
+
+// UserIDsByEmail returns up to two ids of users with the folded e-mail, by
+// the ledger's statement (MatchCustomer).
+func (db *DB) UserIDsByEmail(ctx context.Context, posSystemID, companyID, emailNorm string) ([]string, error) {
+	return db.userIDs(ctx, ledgerSQL[lsUsersByEmail], posSystemID, companyID, emailNorm)
+}
+
+// UserIDsByPhone returns up to two ids of users with the phone digits.
+func (db *DB) UserIDsByPhone(ctx context.Context, posSystemID, companyID, digits string) ([]string, error) {
+	return db.userIDs(ctx, ledgerSQL[lsUsersByPhone], posSystemID, companyID, digits)
+}
+
+func (db *DB) userIDs(ctx context.Context, query string, args ...any) ([]string, error) {
+	return collectIDs(db.read.QueryContext(ctx, query, args...))
 }
 
 func (l *ledger) UserIDsByEmail(ctx context.Context, posSystemID, companyID, emailNorm string) ([]string, error) {

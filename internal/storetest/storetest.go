@@ -69,6 +69,7 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"LoyaltyUserSearch", testLoyaltyUserSearch},
 		{"LoyaltyUserSearchLimit", testLoyaltyUserSearchLimit},
 		{"LoyaltyUserSearchAgainstScan", testLoyaltyUserSearchAgainstScan},
+		{"CustomerMatch", testCustomerMatch},
 		{"PromotionImport", testPromotionImport},
 		{"PromotionImportErrors", testPromotionImportErrors},
 		{"PromotionsValidAt", testPromotionsValidAt},
