@@ -177,7 +177,7 @@ func parseWritersBusy(text string) (map[string]float64, error) {
 
 // describeWritersBusy is the note a row gets: the share of its wall time
 // that each writer busy during it spent in transactions. A share near
-// 100 % names the row's bottleneck (docs/performance.md, session 11).
+// 100 % names the row's bottleneck (docs/performance.md, "What is met").
 func describeWritersBusy(before, after map[string]float64, wall time.Duration) string {
 	var parts []string
 	for _, name := range slices.Sorted(maps.Keys(after)) {

@@ -150,8 +150,8 @@ func marshalInto(buf *bytes.Buffer, v any) ([]byte, error) {
 
 // encodeBuffers recycles the buffers answers are encoded into: the body is
 // copied into the connection's writer by Write, so its buffer is free once
-// the handler returns, and each answer no longer grows a buffer of its own
-// from nothing.
+// the handler returns, and no answer grows a buffer of its own from
+// nothing.
 var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // putEncodeBuffer returns buf to encodeBuffers, unless a large answer made

@@ -209,7 +209,7 @@ func (s *Server) routes(mux *http.ServeMux, identity bool) {
 	mux.HandleFunc("PUT "+location+"/receipt-promotion", s.admin(bodyEndpoint(s, adminBody, s.putReceiptPromotion)))
 	mux.HandleFunc("DELETE "+location+"/receipt-promotion", s.admin(s.endpoint(s.deleteReceiptPromotion)))
 
-	// Coupons and loyalty users (issue 5): coupon search, v2 coupon lookup
+	// Coupons and loyalty users: coupon search, v2 coupon lookup
 	// and v2 loyalty-card user lookup (docs/api.md §5, §6),
 	// and their operator routes.
 	mux.HandleFunc("POST /pos/{posSystemId}/coupon/couponCode/search", s.pos(bodyEndpoint(s, strictPOSBody, s.searchCoupons)))
