@@ -329,8 +329,8 @@ func TestTransactionPlan(t *testing.T) {
 }
 
 // TestMissesNeverReadAsTheirBar: a rate or an RSS just beyond its bar is
-// printed with the precision that shows it beyond (the -large run of
-// session 5 printed "0.50× baseline < 0.50×" and "64 MB > 64 MB").
+// printed with the precision that shows it beyond, never as
+// "0.50× baseline < 0.50×" or "64 MB > 64 MB".
 func TestMissesNeverReadAsTheirBar(t *testing.T) {
 	rep := &report{
 		Baselines: []*result{{RPS: 1000}},

@@ -19,8 +19,7 @@ import (
 // leaves out reading the request, writing the bulk of a small answer, and
 // every wait for a CPU before and between them. Next to wrk's latency of the
 // same requests it tells how much of a row's tail is spent in posgate's code
-// and how much waiting to run (docs/performance.md, "Load generator and
-// server on separate cores").
+// and how much waiting to run (docs/performance.md, "How to measure").
 type handlerHist struct {
 	bounds []float64 // upper bounds in seconds, ascending; the last is +Inf
 	counts []float64 // cumulative counts, one per bound
@@ -177,7 +176,7 @@ func parseWritersBusy(text string) (map[string]float64, error) {
 
 // describeWritersBusy is the note a row gets: the share of its wall time
 // that each writer busy during it spent in transactions. A share near
-// 100 % names the row's bottleneck (docs/performance.md, session 11).
+// 100 % names the row's bottleneck (docs/performance.md, "What is met").
 func describeWritersBusy(before, after map[string]float64, wall time.Duration) string {
 	var parts []string
 	for _, name := range slices.Sorted(maps.Keys(after)) {

@@ -2,7 +2,7 @@
 // posgate, generates its data set, starts it on SQLite (and on PostgreSQL
 // when a DSN is given), drives every endpoint with wrk on loopback with
 // fixed settings beside a bare net/http baseline measured in the same run,
-// checks the targets of issue 8 and writes docs/performance.md.
+// checks each row's target (scenarios.go) and writes docs/performance.md.
 //
 //	go run ./bench                                  # 2 threads, 64 connections, 10 s per row
 //	go run ./bench -duration 2s -warmup 0 -doc ''   # a smoke run that writes no doc

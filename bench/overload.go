@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// Parameters of the overload row (issue 17): startInteraction from 2,000
+// Parameters of the overload row: startInteraction from 2,000
 // connections at once, each sending its next request as soon as it has its
 // answer, against the instance's default in-flight bound.
 const (

@@ -24,8 +24,7 @@ const pinnedEnv = "POSGATE_BENCH_PINNED"
 // the rest, so that the load generator never takes a core from the server
 // in the middle of a request. Without it, on two cores, wrk's threads and
 // the server's share both, and the kernel's time slices put milliseconds
-// into the tail of a request that costs 100 µs (docs/performance.md,
-// "Load generator and server on separate cores"). The first call
+// into the tail of a request that costs 100 µs. The first call
 // re-executes the bench under taskset and does not return; in the
 // re-executed bench it fills o.serverCPUs and o.loadCPUs.
 func pinSelf(o *options, args []string) error {

@@ -57,10 +57,10 @@ type scenario struct {
 	// connections overrides the run's connection count (e.g. 16 for the
 	// searches over 1,000,000 rows).
 	connections int
-	// target is what the issue asks of this row.
+	// target is the bar this row must reach.
 	target target
 	// hugeP99, when set, replaces target's p99 bound for data sets of
-	// hugeRows or more (issue 19: the searches over ten million rows).
+	// hugeRows or more (the searches over ten million rows).
 	hugeP99 time.Duration
 }
 
@@ -83,23 +83,23 @@ type target struct {
 	maxP99      time.Duration // 99th percentile latency
 	zeroErrors  bool          // no socket errors and no non-2xx answers
 	maxDuration time.Duration // for run scenarios: the whole measurement
-	// anyRSS exempts the row from the RSS bar, which the issue sets for
-	// request load; the row still reports its peak.
+	// anyRSS exempts the row from the RSS bar, which is set for request
+	// load; the row still reports its peak.
 	anyRSS bool
 	// maxRSSKB replaces the RSS bar for the row (the overload row's own).
 	maxRSSKB int64
-	// maxP99Baseline bounds the p99 relative to the machine's own floor
-	// (issue 19): at most this many times the p99 of the bare net/http
+	// maxP99Baseline bounds the p99 relative to the machine's own floor:
+	// at most this many times the p99 of the bare net/http
 	// baseline measured at the row's connection count in the same run.
 	maxP99Baseline float64
 }
 
-// readTarget is issue 19's bar for the authenticated POS reads at 64
+// readTarget is the bar for the authenticated POS reads at 64
 // connections: half the baseline's rate, a p99 within 1.5 times the
 // baseline's own, no error.
 var readTarget = target{minRatio: 0.5, maxP99Baseline: 1.5, zeroErrors: true}
 
-// searchTarget is issue 19's bar for the searches over 1,000,000 rows at 16
+// searchTarget is the bar for the searches over 1,000,000 rows at 16
 // connections: 0.15 × the baseline's rate, a p99 of 10 ms, no error.
 var searchTarget = target{minRatio: 0.15, maxP99: 10 * time.Millisecond, zeroErrors: true}
 
@@ -224,7 +224,7 @@ var scenarios = []scenario{
 		target: readTarget,
 	},
 	{
-		// Overload (issue 17): startInteraction from 2,000 connections.
+		// Overload: startInteraction from 2,000 connections.
 		// Excess load is shed with fast 503s instead of queued: the
 		// answered 200s keep their latency, nothing times out, memory stays
 		// bounded. The 503s are the designed answer, not errors.

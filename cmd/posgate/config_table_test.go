@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// TestConfigurationTable keeps the README's configuration table true: it
+// TestConfigurationTable keeps docs/configuration.md's table true: it
 // names every flag of posgate serve with its environment variable, and no
 // flag that serve does not have.
 func TestConfigurationTable(t *testing.T) {
@@ -22,14 +22,14 @@ func TestConfigurationTable(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(out, -1) {
 		flags = append(flags, m[1])
 	}
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	section := string(readme)
-	start := strings.Index(section, "\n## Configuration\n")
+	section := string(doc)
+	start := strings.Index(section, "\n## posgate serve\n")
 	if start < 0 {
-		t.Fatal("README has no Configuration section")
+		t.Fatal(`docs/configuration.md has no "posgate serve" section`)
 	}
 	section = section[start+1:]
 	if end := strings.Index(section, "\n## "); end >= 0 {
@@ -44,12 +44,12 @@ func TestConfigurationTable(t *testing.T) {
 	}
 	for _, f := range flags {
 		if !slices.Contains(rows, f) {
-			t.Errorf("serve's --%s is not in the README's configuration table", f)
+			t.Errorf("serve's --%s is not in docs/configuration.md's table", f)
 		}
 	}
 	for _, r := range rows {
 		if !slices.Contains(flags, r) {
-			t.Errorf("the README's configuration table names --%s, which serve does not have", r)
+			t.Errorf("docs/configuration.md's table names --%s, which serve does not have", r)
 		}
 	}
 	if len(flags) < 30 {

@@ -49,7 +49,7 @@ func rawDo(t *testing.T, s *server, method, path string, header map[string]strin
 }
 
 // A Content-Length over the route's cap is answered 413 at once, before the
-// body is read (it used to wait for the server's 60 s read timeout); a
+// body is read (not after the server's 60 s read timeout); a
 // refused content type still comes first (docs/api.md §2.7, §2.8).
 func TestDeclaredOversizedBody(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {

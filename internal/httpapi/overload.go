@@ -134,8 +134,7 @@ const shedLogWindow = time.Second
 // shedLog sums the shed requests up in one WARN line a second while the
 // instance sheds (docs/api.md §16.3), instead of the INFO line of each:
 // under overload they are tens of thousands a second, and a line each cost
-// a tenth of posgate's CPU exactly when it had none to spare
-// (docs/performance.md, session 11). Each is still logged at DEBUG and
+// a tenth of posgate's CPU exactly when it had none to spare. Each is still logged at DEBUG and
 // counted by posgate_http_requests_shed_total. The first shed request
 // after a sum starts the next second's count.
 type shedLog struct {

@@ -133,8 +133,8 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 
 // encodeBuffers recycles the buffers answers are encoded into: the body is
 // copied into the connection's writer by Write, so its buffer is free once
-// the handler returns, and each answer no longer grows a buffer of its own
-// from nothing.
+// the handler returns, and no answer grows a buffer of its own from
+// nothing.
 var encodeBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // putEncodeBuffer returns buf to encodeBuffers, unless a large answer made

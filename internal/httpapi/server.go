@@ -192,7 +192,7 @@ func (s *Server) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("PUT "+location+"/receipt-promotion", s.admin(bodyEndpoint(s, adminBody, s.putReceiptPromotion)))
 	mux.HandleFunc("DELETE "+location+"/receipt-promotion", s.admin(s.endpoint(s.deleteReceiptPromotion)))
 
-	// Coupons and loyalty users (issue 5): coupon search, v2 coupon lookup
+	// Coupons and loyalty users: coupon search, v2 coupon lookup
 	// and v2 loyalty-card user lookup (docs/api.md §5, §6),
 	// and their operator routes.
 	mux.HandleFunc("POST /pos/{posSystemId}/coupon/couponCode/search", s.pos(bodyEndpoint(s, strictPOSBody, s.searchCoupons)))

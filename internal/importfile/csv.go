@@ -18,7 +18,7 @@ import (
 	"github.com/posgate/posgate/internal/service"
 )
 
-// The CSV files of the imports (README: "CSV format"), as posgate import
+// The CSV files of the imports (docs/guides/promotions-and-catalogue.md, "The promotions CSV format"), as posgate import
 // and the portal's upload take them, converted to the POS API's import
 // bodies; each conversion returns the line each item starts on, so that a
 // result's item numbers can be told as lines.

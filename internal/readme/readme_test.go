@@ -1,7 +1,7 @@
-// Package readme tests the README: its shell blocks run, in order, against
-// a fresh demo server, and the answers they print have the shapes the
-// README shows. docs/readme-tests.md says how a README author marks
-// blocks.
+// Package readme tests the README and the guides of docs/guides: each
+// file's shell blocks run, in order, against a fresh demo server of its
+// own, and the answers they print have the shapes the file shows.
+// docs/readme-tests.md says how an author marks blocks.
 package readme
 
 import (
@@ -27,9 +27,11 @@ import (
 
 // block is one fenced block of the README.
 type block struct {
-	line int    // where its fence opens (1-based)
-	lang string // the fence's info string, first word
-	text string
+	file    string // the file's name, relative to the repository's root
+	section string // the ## heading it stands under ("" before the first)
+	line    int    // where its fence opens (1-based)
+	lang    string // the fence's info string, first word
+	text    string
 	// directive is the readme-test comment before it, if any.
 	directive string
 	// output is the fenced json or text block right after a shell block:
@@ -39,24 +41,28 @@ type block struct {
 
 var directiveRE = regexp.MustCompile(`^<!--\s*readme-test:\s*(.*?)\s*-->$`)
 
-// parse reads the README's fenced blocks, the readme-test directives in
-// front of them, and the standalone directives (as blocks of lang
-// "directive").
-func parse(readme string) ([]*block, error) {
+// parse reads the fenced blocks of the file name, the readme-test
+// directives in front of them, and the standalone directives (as blocks of
+// lang "directive").
+func parse(name, text string) ([]*block, error) {
 	var out []*block
-	lines := strings.Split(readme, "\n")
+	lines := strings.Split(text, "\n")
+	section := ""
 	pending := ""
 	pendingLine := 0
 	var prevShell *block
 	blankSinceShell := true
 	for i := 0; i < len(lines); i++ {
 		l := strings.TrimRight(lines[i], " \t\r")
+		if strings.HasPrefix(l, "## ") {
+			section = strings.TrimPrefix(l, "## ")
+		}
 		if m := directiveRE.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
 			if pending != "" {
-				return nil, fmt.Errorf("README.md:%d: a readme-test directive follows another (line %d) with no block between", i+1, pendingLine)
+				return nil, fmt.Errorf("%s:%d: a readme-test directive follows another (line %d) with no block between", name, i+1, pendingLine)
 			}
 			if m[1] == "stop background" {
-				out = append(out, &block{line: i + 1, lang: "directive", directive: m[1]})
+				out = append(out, &block{file: name, section: section, line: i + 1, lang: "directive", directive: m[1]})
 			} else {
 				pending, pendingLine = m[1], i+1
 			}
@@ -73,13 +79,13 @@ func parse(readme string) ([]*block, error) {
 		// fence's indentation.
 		indent := l[:len(l)-len(strings.TrimLeft(l, " "))]
 		lang, _, _ := strings.Cut(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(l), "```")), " ")
-		b := &block{line: i + 1, lang: lang}
+		b := &block{file: name, section: section, line: i + 1, lang: lang}
 		var body []string
 		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
 			body = append(body, strings.TrimPrefix(lines[i], indent))
 		}
 		if i == len(lines) {
-			return nil, fmt.Errorf("README.md:%d: the fence is never closed", b.line)
+			return nil, fmt.Errorf("%s:%d: the fence is never closed", name, b.line)
 		}
 		b.text = strings.Join(body, "\n") + "\n"
 		switch {
@@ -93,12 +99,12 @@ func parse(readme string) ([]*block, error) {
 			prevShell = b
 			continue
 		case pending != "":
-			return nil, fmt.Errorf("README.md:%d: directive %q stands before a %q block, which is never run", pendingLine, pending, lang)
+			return nil, fmt.Errorf("%s:%d: directive %q stands before a %q block, which is never run", name, pendingLine, pending, lang)
 		}
 		prevShell = nil
 	}
 	if pending != "" {
-		return nil, fmt.Errorf("README.md:%d: directive %q stands before no block", pendingLine, pending)
+		return nil, fmt.Errorf("%s:%d: directive %q stands before no block", name, pendingLine, pending)
 	}
 	return out, nil
 }
@@ -106,7 +112,7 @@ func parse(readme string) ([]*block, error) {
 func TestParse(t *testing.T) {
 	md := "x\n\n```sh\necho '{\"a\":1}'\n```\n\n```json\n{\"a\":1}\n```\n\n<!-- readme-test: skip (slow) -->\n```bash\nsleep 9\n```\n" +
 		"```go\nfunc(){}\n```\n<!-- readme-test: stop background -->\n```sh\ntrue\n```\ntext\n```text\nnot an output\n```\n"
-	bs, err := parse(md)
+	bs, err := parse("x.md", md)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +120,7 @@ func TestParse(t *testing.T) {
 		bs[2].lang != "directive" || bs[3].text != "true\n" || bs[3].output != nil {
 		t.Fatalf("%+v", bs)
 	}
-	if _, err := parse("<!-- readme-test: skip (x) -->\n```go\nx\n```\n"); err == nil {
+	if _, err := parse("x.md", "<!-- readme-test: skip (x) -->\n```go\nx\n```\n"); err == nil {
 		t.Fatal("a directive before a go block")
 	}
 }
@@ -528,31 +534,234 @@ func goEnv(t *testing.T, names ...string) []string {
 	return strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 }
 
-// TestREADME runs the README's shell blocks top to bottom, verbatim, in a
-// copy of the repository, with `go install`'s posgate on PATH, in a
-// network namespace of its own (so that the demo's localhost:8080 is free):
-// each block must exit 0 (set -e -o pipefail), and a json or text block
-// right after it holds the shape of what it prints. The directives of
+// docFiles answers the files the test runs, relative to root: README.md,
+// then docs/guides/*.md in name order.
+func docFiles(t *testing.T, root string) []string {
+	guides, err := filepath.Glob(filepath.Join(root, "docs", "guides", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []string{"README.md"}
+	for _, g := range guides {
+		rel, _ := filepath.Rel(root, g)
+		files = append(files, filepath.ToSlash(rel))
+	}
+	return files
+}
+
+// parseFile reads and parses one of docFiles.
+func parseFile(t *testing.T, root, name string) []*block {
+	text, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, err := parse(name, string(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return blocks
+}
+
+// kind splits a directive into its postgres prefix and the rest.
+func kind(d string) (postgres bool, rest string) {
+	if d == "postgres" || strings.HasPrefix(d, "postgres ") {
+		return true, strings.TrimSpace(strings.TrimPrefix(d, "postgres"))
+	}
+	return false, d
+}
+
+var (
+	// assignRE finds the shell variables a block sets: NAME=…, export
+	// NAME, read NAME, for NAME in.
+	assignRE = regexp.MustCompile(`(?m)(?:(?:^|[\s;(&|])([A-Za-z_][A-Za-z0-9_]*)=|\b(?:export|read(?:\s+-\S+)*|for)\s+([A-Za-z_][A-Za-z0-9_]*))`)
+	// useRE finds the variables a block expands.
+	useRE = regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)`)
+	// saleRE finds a block that records a sale or refund.
+	saleRE = regexp.MustCompile(`/pos/[^/\s]+/transaction\b|posgate transaction refund`)
+	// resetRE finds a block that starts the demo over.
+	resetRE = regexp.MustCompile(`posgate demo reset|serve --demo --reset`)
+	// pgStartRE finds the line that starts a throw-away PostgreSQL and
+	// sets POSGATE_TEST_POSTGRES_DSN (not the one that stops it).
+	pgStartRE = regexp.MustCompile(`\.ci/pg-start\b`)
+)
+
+// sets answers the variables text assigns.
+func sets(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range assignRE.FindAllStringSubmatch(text, -1) {
+		out[m[1]+m[2]] = true
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if pgStartRE.MatchString(l) && !strings.Contains(l, "--stop") {
+			out[pgtest.EnvDSN] = true
+		}
+	}
+	return out
+}
+
+// lastLine answers text's last line that is not blank, without its
+// trailing comment.
+func lastLine(text string) string {
+	lines := strings.Split(strings.TrimRight(text, "\n \t"), "\n")
+	l := lines[len(lines)-1]
+	if i := strings.Index(l, " #"); i >= 0 {
+		l = l[:i]
+	}
+	return strings.TrimSpace(l)
+}
+
+// check answers what is wrong with a file's blocks before any runs: the
+// traps a reader pasting them in order would fall into.
+//   - A background block runs in the reader's own shell, so it must end
+//     with & (else the shell is held and the next block never runs).
+//   - A terminal block runs in a terminal of its own, which has none of
+//     the variables the file's earlier blocks set.
+//   - A postgres block sets every $POSGATE_… variable it uses itself: a
+//     reader who sets the DSN in one terminal and starts the server in
+//     another starts it on SQLite.
+//   - The section of the first block that records a sale starts the demo
+//     over first (posgate demo reset), so that running it again does not
+//     answer 409.
+func check(blocks []*block) []string {
+	var errs []string
+	earlier := map[string]bool{}
+	resetIn := map[string]bool{} // sections holding a reset block so far
+	saleSeen := false
+	for _, b := range blocks {
+		where := fmt.Sprintf("%s:%d", b.file, b.line)
+		pg, d := kind(b.directive)
+		if b.lang == "directive" || strings.HasPrefix(d, "skip") || strings.HasPrefix(d, "postgres-setup") {
+			continue
+		}
+		own := sets(b.text)
+		switch {
+		case strings.HasPrefix(d, "background"):
+			if l := lastLine(b.text); !strings.HasSuffix(l, "&") || strings.HasSuffix(l, "&&") {
+				errs = append(errs, where+": a background block runs in the reader's shell: end it with & so that the shell returns (a server the reader runs in a terminal of its own is a terminal block)")
+			}
+		case strings.HasPrefix(d, "terminal"):
+			for _, m := range useRE.FindAllStringSubmatch(b.text, -1) {
+				if earlier[m[1]] && !own[m[1]] {
+					errs = append(errs, fmt.Sprintf("%s: a terminal block runs in a terminal of its own, which has no $%s (an earlier block sets it): run it in the reader's shell as a background block ending with &", where, m[1]))
+				}
+			}
+		}
+		if pg {
+			for _, m := range useRE.FindAllStringSubmatch(b.text, -1) {
+				if strings.HasPrefix(m[1], "POSGATE_") && !own[m[1]] {
+					errs = append(errs, fmt.Sprintf("%s: a postgres block uses $%s without setting it: set it in the same block, so that it is set in the terminal that runs the command", where, m[1]))
+				}
+			}
+		}
+		if resetRE.MatchString(b.text) {
+			resetIn[b.section] = true
+		}
+		if !saleSeen && saleRE.MatchString(b.text) {
+			saleSeen = true
+			if !resetIn[b.section] {
+				errs = append(errs, fmt.Sprintf("%s: the first sale of the file: its section (%q) must first start the demo over with a posgate demo reset block, so that running it again does not answer 409", where, b.section))
+			}
+		}
+		for v := range own {
+			earlier[v] = true
+		}
+	}
+	return errs
+}
+
+// TestDocRules checks the README and the guides against the rules of
+// check, without running them (so also under -short).
+func TestDocRules(t *testing.T) {
+	root := repoRoot(t)
+	for _, name := range docFiles(t, root) {
+		for _, e := range check(parseFile(t, root, name)) {
+			t.Error(e)
+		}
+	}
+}
+
+// TestCheck shows check refusing each trap, as blocks were once written.
+func TestCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name, md string
+		want     string // in the one error; "" for none
+	}{
+		{"receiver holds the shell", "```sh\nRECV=$(mktemp -d)\n```\n<!-- readme-test: background http://127.0.0.1:9000/ -->\n```sh\nSECRET=$SECRET go run \"$RECV/receiver.go\" > \"$RECV/events.log\"\n```\n", "end it with &"},
+		{"receiver returns", "```sh\nRECV=$(mktemp -d)\n```\n<!-- readme-test: background http://127.0.0.1:9000/ -->\n```sh\nSECRET=$SECRET go run \"$RECV/receiver.go\" > \"$RECV/events.log\" &\n```\n", ""},
+		{"a server in a terminal of its own", "<!-- readme-test: terminal -->\n```sh\ngo run ./cmd/posgate serve --demo\n```\n", ""},
+		{"a terminal without the shell's variables", "```sh\nRECV=$(mktemp -d)\n```\n<!-- readme-test: terminal http://127.0.0.1:9000/ -->\n```sh\ngo run \"$RECV/receiver.go\"\n```\n", "has no $RECV"},
+		{"the DSN set in another terminal", "<!-- readme-test: postgres-setup -->\n```sh\neval \"$(bash .ci/pg-start /tmp/posgate-pg)\"\n```\n<!-- readme-test: postgres terminal -->\n```sh\ngo run ./cmd/posgate serve --demo --database \"$POSGATE_TEST_POSTGRES_DSN\"\n```\n", "uses $POSGATE_TEST_POSTGRES_DSN without setting it"},
+		{"the DSN set in the same terminal", "<!-- readme-test: postgres terminal -->\n```sh\neval \"$(bash .ci/pg-start /tmp/posgate-pg)\"\ngo run ./cmd/posgate serve --demo --database \"$POSGATE_TEST_POSTGRES_DSN\"\n```\n", ""},
+		{"a checkout that cannot run twice", "## Checkout\n```sh\ncurl -d \"$SALE\" http://localhost:8080/pos/clover/transaction\n```\n", "posgate demo reset"},
+		{"a reset in another section", "## Demo\n```sh\nposgate demo reset\n```\n## Checkout\n```sh\ncurl -d \"$SALE\" http://localhost:8080/pos/clover/transaction\n```\n", "posgate demo reset"},
+		{"a checkout that starts over", "## Checkout\n```sh\nposgate demo reset\n```\n```sh\ncurl -d \"$SALE\" http://localhost:8080/pos/clover/transaction\n```\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bs, err := parse("x.md", tc.md)
+			if err != nil {
+				t.Fatal(err)
+			}
+			errs := check(bs)
+			switch {
+			case tc.want == "" && len(errs) > 0:
+				t.Fatalf("refused: %q", errs)
+			case tc.want != "" && (len(errs) != 1 || !strings.Contains(errs[0], tc.want)):
+				t.Fatalf("want one error with %q, got %q", tc.want, errs)
+			}
+		})
+	}
+}
+
+// TestREADME runs README.md and each guide of docs/guides, each as a
+// sub-test of its own: its shell blocks top to bottom, verbatim, in a copy
+// of the repository, with `go install`'s posgate on PATH, in a network
+// namespace of its own (so that the demo's localhost:8080 is free): each
+// block must exit 0 (set -e -o pipefail), and a json or text block right
+// after it holds the shape of what it prints. The directives of
 // docs/readme-tests.md start servers in the background, stop them, and
-// skip blocks, each with its reason, which the test logs.
+// skip blocks, each with its reason, which the test logs. A guide runs
+// against a fresh demo server that the test starts first, as the README's
+// set-up does.
 func TestREADME(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: the README runs for minutes")
+		t.Skip("-short: the README and the guides run for minutes")
 	}
 	root := repoRoot(t)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	for _, name := range docFiles(t, root) {
+		blocks := parseFile(t, root, name)
+		t.Run(name, func(t *testing.T) {
+			if errs := check(blocks); len(errs) > 0 {
+				t.Fatal(strings.Join(errs, "\n"))
+			}
+			if name != "README.md" {
+				runnable := false
+				for _, b := range blocks {
+					if _, d := kind(b.directive); b.lang != "directive" && !strings.HasPrefix(d, "skip") && !strings.HasPrefix(d, "postgres-setup") {
+						runnable = true
+					}
+				}
+				if !runnable {
+					t.Skip("no block to run")
+				}
+				// The guide's reader has the README's set-up done: posgate
+				// installed and a demo running in a terminal of its own.
+				blocks = append([]*block{
+					{file: name + " (set-up)", lang: "sh", text: "go install ./cmd/posgate\n"},
+					{file: name + " (set-up)", lang: "sh", directive: "terminal", text: "posgate serve --demo\n"},
+				}, blocks...)
+			}
+			runFile(t, root, blocks)
+		})
 	}
-	blocks, err := parse(string(readme))
-	if err != nil {
-		t.Fatal(err)
-	}
+}
+
+// runFile runs one file's blocks in a shell of its own.
+func runFile(t *testing.T, root string, blocks []*block) {
 	isolated := exec.Command("unshare", "-rnpf", "--kill-child", "--mount-proc", "sh", "-c", "ip link set lo up").Run() == nil
 	if !isolated {
 		if c, err := net.DialTimeout("tcp", "127.0.0.1:8080", time.Second); err == nil {
 			c.Close()
-			t.Skip("no network namespace here (unshare -rn), and 127.0.0.1:8080 is taken: the README's demo cannot listen")
+			t.Skip("no network namespace here (unshare -rn), and 127.0.0.1:8080 is taken: the demo cannot listen")
 		}
 	}
 	work := t.TempDir()
@@ -595,14 +804,25 @@ func TestREADME(t *testing.T) {
 		t.Fatalf("the shell did not start: %s %s", out, sh.takeStderr())
 	}
 	for _, b := range blocks {
-		where := fmt.Sprintf("README.md:%d", b.line)
-		d := b.directive
-		if d == "postgres" || strings.HasPrefix(d, "postgres ") {
-			if !postgres {
-				t.Logf("%s: skipped: %s is not set", where, pgtest.EnvDSN)
-				continue
+		where := fmt.Sprintf("%s:%d", b.file, b.line)
+		pg, d := kind(b.directive)
+		if pg && !postgres {
+			t.Logf("%s: skipped: %s is not set", where, pgtest.EnvDSN)
+			continue
+		}
+		text := b.text
+		if pg {
+			// The test's own PostgreSQL: POSGATE_TEST_POSTGRES_DSN is in
+			// the shell's environment already, so the line that would
+			// start a cluster and export its DSN does nothing.
+			var lines []string
+			for _, l := range strings.Split(text, "\n") {
+				if pgStartRE.MatchString(l) && !strings.Contains(l, "--stop") {
+					l = ": " + pgtest.EnvDSN + " is set by the test"
+				}
+				lines = append(lines, l)
 			}
-			d = strings.TrimSpace(strings.TrimPrefix(d, "postgres"))
+			text = strings.Join(lines, "\n")
 		}
 		switch {
 		case b.lang == "directive": // stop background
@@ -620,19 +840,24 @@ func TestREADME(t *testing.T) {
 		case strings.HasPrefix(d, "postgres-setup"):
 			t.Logf("%s: not run: the test points %s at a fresh schema of its own server instead", where, pgtest.EnvDSN)
 			continue
-		case strings.HasPrefix(d, "background"):
-			wait := strings.TrimSpace(strings.TrimPrefix(d, "background"))
+		case strings.HasPrefix(d, "background"), strings.HasPrefix(d, "terminal"):
+			wait := strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(d, "background"), "terminal"))
 			if wait == "" {
 				wait = "http://localhost:8080/readyz"
 			}
 			log := filepath.Join(work, fmt.Sprintf("background-%d.log", b.line))
-			// Wait until it answers; a background block that exits first
-			// (a port taken, a bad flag) fails at once.
-			script := fmt.Sprintf("(\n%s) >%q 2>&1 </dev/null &\nREADMETEST_PID=$!\nREADMETEST_BG=\"$READMETEST_BG $READMETEST_PID\"\n"+
-				"echo $READMETEST_PID >>%q\n"+
-				"for i in $(seq 600); do curl -sf -o /dev/null %q && break; kill -0 $READMETEST_PID 2>/dev/null || exit 1; sleep 0.5; done\n"+
-				"curl -sf -o /dev/null %q || exit 1",
-				b.text, log, bgPIDs, wait, wait)
+			// A terminal block runs in a subshell in the background; a
+			// background block ends with & itself, and $! is what it
+			// started. Wait until it answers; a block whose server exits
+			// first (a port taken, a bad flag) fails at once.
+			start := fmt.Sprintf("(\n%s) >%q 2>&1 </dev/null &\n", text, log)
+			if strings.HasPrefix(d, "background") {
+				start = fmt.Sprintf("{\n%s\n} >%q 2>&1 </dev/null\n", text, log)
+			}
+			script := start + "READMETEST_PID=$!\nREADMETEST_BG=\"$READMETEST_BG $READMETEST_PID\"\n" +
+				fmt.Sprintf("echo $READMETEST_PID >>%q\n", bgPIDs) +
+				fmt.Sprintf("for i in $(seq 600); do curl -sf -o /dev/null %q && break; kill -0 $READMETEST_PID 2>/dev/null || exit 1; sleep 0.5; done\n", wait) +
+				fmt.Sprintf("curl -sf -o /dev/null %q || exit 1", wait)
 			if out, ok := sh.run(script, 6*time.Minute); !ok {
 				logText, _ := os.ReadFile(log)
 				t.Fatalf("%s: the background block did not answer %s: %s\n%s\nits output:\n%s", where, wait, out, sh.takeStderr(), logText)
@@ -641,14 +866,14 @@ func TestREADME(t *testing.T) {
 		case d != "":
 			t.Fatalf("%s: unknown directive %q (docs/readme-tests.md lists them)", where, d)
 		}
-		out, ok := sh.run("set -eo pipefail\n{\n"+b.text+"} </dev/null\nset +eo pipefail", 10*time.Minute)
+		out, ok := sh.run("set -eo pipefail\n{\n"+text+"} </dev/null\nset +eo pipefail", 10*time.Minute)
 		errOut := sh.takeStderr()
 		if !ok {
-			t.Fatalf("%s: the block failed:\n%s\noutput:\n%s\nstderr:\n%s", where, b.text, out, errOut)
+			t.Fatalf("%s: the block failed:\n%s\noutput:\n%s\nstderr:\n%s", where, text, out, errOut)
 		}
 		if b.output != nil {
 			if diff := compare(b.output, out); diff != "" {
-				t.Errorf("%s: the output differs from README.md:%d: %s\nblock:\n%s\noutput:\n%s\nstderr:\n%s", where, b.output.line, diff, b.text, out, errOut)
+				t.Errorf("%s: the output differs from %s:%d: %s\nblock:\n%s\noutput:\n%s\nstderr:\n%s", where, b.file, b.output.line, diff, text, out, errOut)
 			}
 		}
 	}

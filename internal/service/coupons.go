@@ -100,7 +100,7 @@ func displayCoupon(c *posgate.Coupon, now time.Time) CouponCodeDisplay {
 
 // displayCoupons is a page of coupons as answered, in one allocation: the
 // answer's slice grown by append was the largest allocation of the active
-// coupons answer (docs/performance.md, session 9).
+// coupons answer in its allocation profile.
 func displayCoupons(cs []*posgate.Coupon, now time.Time) []CouponCodeDisplay {
 	out := make([]CouponCodeDisplay, len(cs))
 	for i, c := range cs {

@@ -749,7 +749,7 @@ func (s *Service) triggeredPromotions(ctx context.Context, loc *posgate.Location
 // transaction) take each new row at their end rather than on a random page.
 // A random (version 4) id cost the SQLite writer two more pages to read and
 // write back per sale, and a page per session of a group commit
-// (docs/performance.md, "The sale's write path"; docs/decisions.md).
+// (docs/decisions.md, "Transactions").
 func newTimeOrderedUUID() string {
 	id, err := uuid.NewV7()
 	if err != nil {

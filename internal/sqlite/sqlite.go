@@ -92,8 +92,7 @@ const busyTimeout = 5 * time.Second
 // costs 5–6 MB of resident memory (its 2 MiB page cache, its schema, its
 // statements); 3 instead of 4 took the peak RSS of the coupon lookup and
 // search rows from 63–69 MB to 57–64 MB at the same rate within the
-// runs' noise (docs/performance.md, "Where the targets stand after
-// session 6").
+// runs' noise.
 const readConns = 3
 
 // Options configures Open.
