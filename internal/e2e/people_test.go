@@ -742,7 +742,7 @@ func TestPersonReachByRole(t *testing.T) {
 		p := newAgent(t, s)
 		p.signIn(t, "pax@example.com", "a long password")
 		pax := p.implicitToken(t, "service_api")
-		mustProblem(t, s.do(t, startReq(pax, "TERM-05", "LOC123")), 403, "The access token belongs to another POS system.", nil)
+		mustProblem(t, s.do(t, startReq(pax, "TERM-05", "LOC123")), 403, "The access token belongs to POS system 'pax'; this path is of POS system 'clover'.", nil)
 
 		// The company admin's refresh token stops working once disabled.
 		verifier, challenge := pkce("co-")

@@ -14,7 +14,7 @@ const (
 	msgNoPrincipal        = "This operation needs an authenticated caller."
 	msgPOSScope           = "The access token lacks the scope this operation needs (" + posgate.ScopePOSIntegration + " or " + posgate.ScopeServiceAPI + ")."
 	msgAdminScope         = "The access token lacks the scope this operation needs (" + posgate.ScopeAdmin + ")."
-	msgOtherPOS           = "The access token belongs to another POS system."
+	msgOtherPOS           = "The access token belongs to POS system '%s'; this path is of POS system '%s'."
 	msgInstallation       = "This operation acts on the whole installation; the access token is restricted to some POS systems or companies."
 	msgCompanyRestricted  = "The access token is restricted to some companies; it cannot register others."
 	msgLocationRestricted = "The access token is restricted to some locations; it cannot register companies."
@@ -34,7 +34,7 @@ func (s *Service) AuthorizePOS(p *posgate.Principal, posSystemID string) error {
 		// An admin person's token (docs/api.md §21.1) names no POS system
 		// and reaches all; a client with a POS scope is always bound to one
 		// (Client.Validate).
-		return posgate.Errorf(posgate.EFORBIDDEN, msgOtherPOS)
+		return posgate.Errorf(posgate.EFORBIDDEN, msgOtherPOS, p.POSSystemID, posSystemID)
 	}
 	return nil
 }
