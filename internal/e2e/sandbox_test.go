@@ -13,6 +13,9 @@ import (
 const (
 	clockPath   = "/admin/v1/sandbox/clock"
 	advancePath = "/admin/v1/sandbox/clock/advance"
+	// sandboxStartOver ends the detail of a transaction id's conflict on a
+	// demo server.
+	sandboxStartOver = "This is a sandbox: send a new transactionId, or run 'posgate demo reset' to start over from the demo data set."
 )
 
 // TestSandboxClock moves a demo server's sandbox clock through the operator
@@ -128,5 +131,31 @@ func TestSandboxClockOnlyInDemoMode(t *testing.T) {
 				t.Fatalf("%s %s: %s", q.Method, q.Path, r.Body)
 			}
 		}
+	})
+}
+
+// TestSandboxConflictSaysHowToStartOver: the README's checkout sent twice
+// (a new session, the same transactionId) is a 409 whose detail, on a demo
+// server, says how to start over; the problem keeps its shape. Outside
+// demo mode the detail is the conflict alone.
+func TestSandboxConflictSaysHowToStartOver(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		checkout := func() response {
+			t.Helper()
+			pos := s.posToken(t)
+			r := s.do(t, startReq(pos, "TERM-05", "LOC123"))
+			mustStatus(t, r, 200)
+			session := r.JSON(t)["data"].(map[string]any)["sessionId"].(string)
+			return s.do(t, posJSON(pos, "/pos/clover/transaction", `{"sessionId":"`+session+`","transactionId":"CHK-1001",`+
+				`"terminalId":"TERM-05","posLocationId":"LOC123","transactionType":"Sale","transactionAmount":25,`+
+				`"transactionDate":"`+s.clock.Now().Format(time.RFC3339)+`"}`))
+		}
+		mustStatus(t, checkout(), 200)
+		mustProblem(t, checkout(), 409, "Transaction 'CHK-1001' is already recorded with other content. "+sandboxStartOver, nil)
+
+		s.cfg.Demo = false
+		s.restart(t)
+		mustProblem(t, checkout(), 409, "Transaction 'CHK-1001' is already recorded with other content.", nil)
 	})
 }

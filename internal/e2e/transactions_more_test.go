@@ -186,7 +186,7 @@ func TestTransactionBatch(t *testing.T) {
 		for _, want := range []string{
 			`"status":"CompletedWithErrors","createdCount":2,"duplicateCount":1,"errors":[` +
 				`{"entityId":"B-X","rowNumber":4,"errorMessage":"The transactionAmount field is required.","errorDetails":"transactionAmount"},` +
-				`{"entityId":"B-1","rowNumber":5,"errorMessage":"Transaction 'B-1' is already recorded with other content.","errorDetails":"conflict"},` +
+				`{"entityId":"B-1","rowNumber":5,"errorMessage":"Transaction 'B-1' is already recorded with other content. ` + sandboxStartOver + `","errorDetails":"conflict"},` +
 				`{"entityId":"B-D","rowNumber":6,"errorMessage":"The place is disabled or has transactions switched off (posStatus Disabled): nothing is recorded.","errorDetails":"invalid"}]`,
 			`{"transactionId":"B-R","rowNumber":1,"status":"Created","data":{"id":"ID","transactionId":"B-R","sessionId":null,"transactionType":"Refund","posStatus":"Accepted","loyalty":{"userId":"john-doe","pointsEarned":-4,"stampsEarned":0,"points":126,"stamps":4}`,
 			`{"transactionId":"B-1","rowNumber":2,"status":"Created","data":{"id":"ID","transactionId":"B-1","sessionId":"SESSION","transactionType":"Undefined","posStatus":"Accepted","loyalty":{"userId":"john-doe","pointsEarned":10,"stampsEarned":1,"points":130,"stamps":4}`,

@@ -195,7 +195,7 @@ func (s *Service) RefundTransaction(ctx context.Context, p *posgate.Principal, p
 	hash := hex.EncodeToString(sum[:])
 	if prev, err := s.store.FindTransaction(ctx, posSystemID, companyID, *req.TransactionID); err == nil {
 		if prev.RequestHash != hash {
-			return nil, posgate.Errorf(posgate.ECONFLICT, "Transaction '%s' is already recorded with other content.", *req.TransactionID)
+			return nil, s.sandboxHint(posgate.TransactionTaken(*req.TransactionID), *req.TransactionID)
 		}
 		return &TransactionResult{Data: prev.Answer, Replayed: true}, nil
 	} else if posgate.ErrorCode(err) != posgate.ENOTFOUND {
