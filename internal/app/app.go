@@ -270,6 +270,11 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBG()
 	go a.Run(bg)
+	if sandbox != nil {
+		if err := watchDemoReset(ctx, bg, store, sandbox, a.ClockRestarted, log); err != nil {
+			return err
+		}
+	}
 	go sweepSessions(bg, store, now, log)
 	go webhook.Sweep(bg, store, now, webhook.Retention{Delivered: cfg.WebhookRetention, Dead: cfg.WebhookDeadRetention}, log)
 	var observeWebhooks webhook.Observer
