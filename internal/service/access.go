@@ -15,9 +15,9 @@ const (
 	msgPOSScope           = "The access token lacks the scope this operation needs (" + posgate.ScopePOSIntegration + " or " + posgate.ScopeServiceAPI + ")."
 	msgAdminScope         = "The access token lacks the scope this operation needs (" + posgate.ScopeAdmin + ")."
 	msgOtherPOS           = "The access token belongs to POS system '%s'; this path is of POS system '%s'."
-	msgInstallation       = "This operation acts on the whole installation; the access token is restricted to some POS systems or companies."
-	msgCompanyRestricted  = "The access token is restricted to some companies; it cannot register others."
-	msgLocationRestricted = "The access token is restricted to some locations; it cannot register companies."
+	msgInstallation       = "This operation acts on the whole installation; your access is limited to some POS systems, companies or locations."
+	msgCompanyRestricted  = "Your access is limited to some companies: you cannot register other companies."
+	msgLocationRestricted = "Your access is limited to some locations: you cannot register companies."
 )
 
 // AuthorizePOS reports whether p may call the POS API of a POS system: a
