@@ -179,7 +179,9 @@ func (p *Portal) dashboard(q *request) error {
 	if err != nil {
 		return err
 	}
-	d.Recent = p.withEmails(q, recent.Entries)
+	if d.Recent, err = p.withEmails(q, recent.Entries); err != nil {
+		return err
+	}
 	if d.Failing, err = p.failingWebhooks(q, places); err != nil {
 		return err
 	}
@@ -350,7 +352,10 @@ func (p *Portal) audit(q *request) error {
 	if err != nil {
 		return err
 	}
-	d := auditData{Entries: p.withEmails(q, page.Entries), Filter: f}
+	d := auditData{Filter: f}
+	if d.Entries, err = p.withEmails(q, page.Entries); err != nil {
+		return err
+	}
 	if page.NextCursor != nil {
 		older := url.Values{}
 		for k, vs := range f {
@@ -366,8 +371,8 @@ func (p *Portal) audit(q *request) error {
 // withEmails returns entries with each person's id (the actor's subject)
 // replaced by the person's e-mail address, so that "Who" names a person as
 // the person signs in; an entry is copied, not changed. A person the reader
-// may not see (service.FindPerson) keeps the id.
-func (p *Portal) withEmails(q *request, entries []*posgate.AuditEntry) []*posgate.AuditEntry {
+// may not see (service.FindPerson), or no longer registered, keeps the id.
+func (p *Portal) withEmails(q *request, entries []*posgate.AuditEntry) ([]*posgate.AuditEntry, error) {
 	emails := map[string]string{q.person.ID: q.person.Email}
 	out := make([]*posgate.AuditEntry, len(entries))
 	for i, e := range entries {
@@ -377,8 +382,13 @@ func (p *Portal) withEmails(q *request, entries []*posgate.AuditEntry) []*posgat
 		}
 		email, ok := emails[e.Actor.Subject]
 		if !ok {
-			if person, err := p.svc.FindPerson(q.ctx, q.pr, e.Actor.Subject); err == nil {
+			person, err := p.svc.FindPerson(q.ctx, q.pr, e.Actor.Subject)
+			switch posgate.ErrorCode(err) {
+			case "":
 				email = person.Email
+			case posgate.ENOTFOUND, posgate.EFORBIDDEN:
+			default:
+				return nil, err
 			}
 			emails[e.Actor.Subject] = email
 		}
@@ -388,7 +398,7 @@ func (p *Portal) withEmails(q *request, entries []*posgate.AuditEntry) []*posgat
 			out[i] = &c
 		}
 	}
-	return out
+	return out, nil
 }
 
 // peopleData is the people page's.
