@@ -292,16 +292,31 @@ func ImpressionDay(t time.Time) time.Time {
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC)
 }
 
+// imageDataTypes are the media types a slide's data: URL may have: raster
+// images and SVG. A browser shows each in an <img> as an image only: it
+// runs no script of an SVG there, nor loads what the SVG refers to.
+var imageDataTypes = []string{"image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"}
+
+// IsImageDataURL reports whether s is a data: URL of one of imageDataTypes
+// ("data:image/png;base64,…", "data:image/svg+xml,…"): what a slide may
+// carry inline, and what the portal lets through into an <img src>.
+func IsImageDataURL(s string) bool {
+	for _, t := range imageDataTypes {
+		if rest, ok := strings.CutPrefix(s, "data:"+t); ok && (strings.HasPrefix(rest, ",") || strings.HasPrefix(rest, ";")) {
+			return true
+		}
+	}
+	return false
+}
+
 // checkImageURL returns why s is not a usable slide image URL, "" when it is.
 func checkImageURL(s string) string {
 	if strings.HasPrefix(s, "data:") {
 		if len(s) > maxDataURLLen {
 			return fmt.Sprintf("A data: imageUrl must be at most %d bytes; host larger images and give their http(s) URL.", maxDataURLLen)
 		}
-		for _, t := range []string{"image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml"} {
-			if rest, ok := strings.CutPrefix(s, "data:"+t); ok && (strings.HasPrefix(rest, ",") || strings.HasPrefix(rest, ";")) {
-				return ""
-			}
+		if IsImageDataURL(s) {
+			return ""
 		}
 		return "A data: imageUrl must be a PNG, JPEG, GIF, WebP or SVG image."
 	}

@@ -197,7 +197,7 @@ func duplicate(ctx context.Context, tx LedgerTx, it *TransactionInput) (*Transac
 	case err == nil && prev.RequestHash == it.RequestHash:
 		return &TransactionOutcome{Row: it.Row, Status: OutcomeDuplicate, Answer: prev.Answer}, nil
 	case err == nil:
-		return rejected(it, Errorf(ECONFLICT, "Transaction '%s' is already recorded with other content.", it.TransactionID)), nil
+		return rejected(it, TransactionTaken(it.TransactionID)), nil
 	case ErrorCode(err) != ENOTFOUND:
 		return nil, err
 	}

@@ -37,11 +37,16 @@ func (p *Principal) HasScope(s string) bool { return p != nil && slices.Contains
 // system. A nil principal sees nothing: a caller that forgot to pass one gets
 // "absent", never another tenant's data.
 func (p *Principal) CanSeeCompany(posSystemID, companyID string) bool {
-	if p == nil || (p.POSSystemID != "" && p.POSSystemID != posSystemID) || len(p.LocationIDs) > 0 {
+	if p == nil || (p.POSSystemID != "" && p.POSSystemID != posSystemID) || !p.SeesCompanies() {
 		return false
 	}
 	return len(p.CompanyIDs) == 0 || slices.Contains(p.CompanyIDs, companyID)
 }
+
+// SeesCompanies reports whether the principal may see companies at all: a
+// principal restricted to some locations sees none, nor anything that
+// belongs to a company as a whole (coupons, slides, webhooks …).
+func (p *Principal) SeesCompanies() bool { return p != nil && len(p.LocationIDs) == 0 }
 
 // CanSeeLocation reports whether the principal may see a location (of
 // company companyID) of a POS system: one of its locations for a

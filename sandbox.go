@@ -1,6 +1,7 @@
 package posgate
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
 )
@@ -17,9 +18,11 @@ const MaxSandboxOffset = 100 * 365 * 24 * time.Hour
 // (coupons, sessions, tokens, carousel links) without waiting. It is the
 // one injected clock of every component whose rules are about time: its Now
 // is what token issuance and verification, sessions, coupons and the store's
-// timestamps read. It only ever moves forward: caches that trust an entry
-// for a while (the promotion index, the token cache) would otherwise trust
-// it for as long as the clock went back.
+// timestamps read. Set and Advance only move it forward: caches that trust
+// an entry for a while (the token cache) would otherwise trust it for as
+// long as the clock went back. The one way back is Restart, for a reset of
+// the demo data, after which the server forgets what it remembered by that
+// clock (docs/api.md §20.1).
 type SandboxClock struct {
 	real   func() time.Time
 	offset atomic.Int64 // nanoseconds ahead of real, never negative
@@ -81,6 +84,21 @@ func (c *SandboxClock) Advance(d time.Duration) (time.Time, error) {
 			return c.real().Add(time.Duration(old + int64(d))).UTC(), nil
 		}
 	}
+}
+
+// Restart sets the offset to zero: the sandbox time is the real time again.
+func (c *SandboxClock) Restart() { c.offset.Store(0) }
+
+// SandboxMarks is a store that keeps a mark per running demo server, so
+// that a demo server sees a reset of the demo data that another process made
+// (posgate demo reset, serve --demo --reset): the reset deletes every mark
+// (the table is not KeptOnReset), and the server, which wrote its own at
+// start, finds it gone. Both stores implement it.
+type SandboxMarks interface {
+	// PutSandboxMark records the mark id (again).
+	PutSandboxMark(ctx context.Context, id string) error
+	// HasSandboxMark reports whether the mark id is recorded.
+	HasSandboxMark(ctx context.Context, id string) (bool, error)
 }
 
 func invalidNow() error {

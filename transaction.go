@@ -158,6 +158,13 @@ type Transaction struct {
 // IsRefund reports whether t is a refund.
 func (t *Transaction) IsRefund() bool { return t.Type == TransactionRefund }
 
+// TransactionTaken is the ECONFLICT of a transaction id that is recorded
+// already with other content (docs/api.md §13.1); errors.Is tells it from
+// the other conflicts of a transaction.
+func TransactionTaken(transactionID string) *Error {
+	return Errorf(ECONFLICT, "Transaction '%s' is already recorded with other content.", transactionID)
+}
+
 // TransactionAnswer is the data of a transaction's answer (docs/api.md
 // §13.1). posgate stores it whole, so that a repeated request gets exactly
 // the first answer.

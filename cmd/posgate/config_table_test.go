@@ -19,7 +19,7 @@ func TestConfigurationTable(t *testing.T) {
 		t.Fatalf("serve --help: %v", err)
 	}
 	var flags []string
-	for _, m := range regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(out, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^  --([a-z-]+)`).FindAllStringSubmatch(out, -1) {
 		flags = append(flags, m[1])
 	}
 	doc, err := os.ReadFile("../../docs/configuration.md")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -203,11 +204,18 @@ func commandHelp(w io.Writer, fs *flag.FlagSet, name string) {
 		fmt.Fprintln(w, "\nActs on the store named by --database itself, not through a server. Errors name the database.")
 	}
 	fmt.Fprintln(w, "\nFlags (each also POSGATE_<FLAG>):")
+	var b strings.Builder
 	out := fs.Output()
-	fs.SetOutput(w)
+	fs.SetOutput(&b)
 	fs.PrintDefaults()
 	fs.SetOutput(out)
+	// The flag package writes "  -pos string"; posgate's flags are written
+	// --pos everywhere else (either form is accepted).
+	io.WriteString(w, flagLine.ReplaceAllString(b.String(), "  --"))
 }
+
+// flagLine is the start of a flag's line in the flag package's defaults.
+var flagLine = regexp.MustCompile(`(?m)^  -`)
 
 // findCommand returns the command named name.
 func findCommand(cmds []command, name string) (command, bool) {

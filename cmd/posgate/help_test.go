@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -58,7 +59,9 @@ func TestHelpExitsZero(t *testing.T) {
 		code, out, errOut := runBinary(t, dir, args...)
 		want := "usage: posgate loyalty-user adjust ID --pos P --company C [--stamps N] [--points N]\n\nAdd or take stamps and points.\n\n" +
 			"Example:\n  posgate loyalty-user adjust john-doe --pos clover --company demo-company --points 50 --stamps -1\n"
-		if code != 0 || errOut != "" || !strings.HasPrefix(out, want) || !strings.Contains(out, "  -stamps int\n") || !strings.Contains(out, "  -output string\n") {
+		// Flags are listed as the documents write them, with two dashes.
+		if code != 0 || errOut != "" || !strings.HasPrefix(out, want) || !strings.Contains(out, "  --stamps int\n") || !strings.Contains(out, "  --output string\n") ||
+			regexp.MustCompile(`(?m)^\s*-[a-z]`).MatchString(out) {
 			t.Fatalf("posgate %v: exit %d, stderr %q:\n%s", args, code, errOut, out)
 		}
 	}
@@ -95,8 +98,12 @@ func TestUnknownCommand(t *testing.T) {
 	}
 	// A bad flag: one line that says so and where the help is; no usage dump.
 	code, out, errOut := runBinary(t, dir, "company", "list", "--pos", "clover", "--bogus")
-	if code != 2 || out != "" || errOut != "posgate: flag provided but not defined: -bogus (see 'posgate company list --help')\n" {
+	if code != 2 || out != "" || errOut != "posgate: flag provided but not defined: --bogus (see 'posgate company list --help')\n" {
 		t.Fatalf("bad flag: exit %d, %q, %q", code, out, errOut)
+	}
+	code, out, errOut = runBinary(t, dir, "company", "list", "--pos")
+	if code != 2 || out != "" || errOut != "posgate: flag needs an argument: --pos (see 'posgate company list --help')\n" {
+		t.Fatalf("a flag without its value: exit %d, %q, %q", code, out, errOut)
 	}
 	code, _, errOut = runBinary(t, dir, "company", "list", "--pos", "clover", "--output", "xml")
 	if code != 2 || errOut != "posgate: --output must be table or json, not \"xml\"\n" {
@@ -202,4 +209,44 @@ func TestAdjustNeverHalfApplied(t *testing.T) {
 			t.Fatalf("the README's adjustment within bounds: %s", out)
 		}
 	})
+}
+
+// TestMissingRequiredFlags: a command without a flag it needs is refused
+// before anything is sent, naming the flags (exit 2), rather than reaching
+// the server with an empty path segment.
+func TestMissingRequiredFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"terminal", "register", "T1", "--location", "LOC123"},
+			"posgate: terminal register needs --pos (POS system id) (see 'posgate terminal register --help')\n"},
+		{[]string{"terminal", "register", "T1"},
+			"posgate: terminal register needs --location (location id) and --pos (POS system id) (see 'posgate terminal register --help')\n"},
+		{[]string{"receipt-promotion", "set", "--pos", "clover", "--company", "demo-company"},
+			"posgate: receipt-promotion set needs --primary (first line) and --target (the URL the QR code leads to) (see 'posgate receipt-promotion set --help')\n"},
+		{[]string{"coupon", "show", "X1", "--pos", "clover"},
+			"posgate: coupon show needs --company (company id) (see 'posgate coupon show --help')\n"},
+	} {
+		code, out, errOut := runBinary(t, dir, tc.args...)
+		if code != 2 || out != "" || errOut != tc.want {
+			t.Errorf("posgate %v: exit %d, stdout %q, stderr:\n%s\nwant:\n%s", tc.args, code, out, errOut, tc.want)
+		}
+	}
+}
+
+// TestServerWithoutScheme: --server host:port is read as http://host:port
+// (the demo's credentials are then the default, as for any loopback
+// server); an address of another scheme is refused with what is expected.
+func TestServerWithoutScheme(t *testing.T) {
+	base, _ := serveDemo(t)
+	hostPort := strings.TrimPrefix(base, "http://")
+	if out := mustCLI(t, nil, "pos-system", "list", "--server", hostPort); !strings.Contains(out, "clover") {
+		t.Fatalf("pos-system list --server %s:\n%s", hostPort, out)
+	}
+	_, err := runCLI(t, nil, "pos-system", "list", "--server", "ftp://"+hostPort)
+	if want := `--server must be an http:// or https:// address such as http://localhost:8080 (a host:port alone means http://), not "ftp://` + hostPort + `"`; exitCode(err) != 2 || describe(err) != want {
+		t.Fatalf("ftp server: %v %q", exitCode(err), describe(err))
+	}
 }

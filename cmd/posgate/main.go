@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -312,19 +313,43 @@ func (env *cli) parse(fs *flag.FlagSet, args []string) ([]string, error) {
 			commandHelp(env.stdout, fs, name)
 			return nil, err
 		} else if err != nil {
-			return nil, usagef("%v (see 'posgate %s --help')", err, name)
+			return nil, usagef("%s (see 'posgate %s --help')", doubleDash(err.Error()), name)
 		}
 		if env.output != nil && *env.output != "table" && *env.output != "json" {
 			return nil, usagef("--output must be table or json, not %q", *env.output)
 		}
 		args = fs.Args()
 		if len(args) == 0 {
-			return pos, nil
+			return pos, missingFlags(fs, name)
 		}
 		pos = append(pos, args[0])
 		args = args[1:]
 	}
 }
+
+// missingFlags refuses, before anything is sent or opened, a command whose
+// flags marked "(required" in their usage are empty, naming each of them.
+func missingFlags(fs *flag.FlagSet, name string) error {
+	var missing []string
+	fs.VisitAll(func(f *flag.Flag) {
+		what, rest, found := strings.Cut(f.Usage, " (required")
+		if found && (strings.HasPrefix(rest, ")") || strings.HasPrefix(rest, ";")) && f.Value.String() == "" {
+			missing = append(missing, "--"+f.Name+" ("+what+")")
+		}
+	})
+	if len(missing) == 0 {
+		return nil
+	}
+	return usagef("%s needs %s (see 'posgate %s --help')", name, strings.Join(missing, " and "), name)
+}
+
+// flagInMessage is a flag as the flag package names it in its errors
+// ("-pos"), after a space.
+var flagInMessage = regexp.MustCompile(`(^|\s)-([a-zA-Z][a-zA-Z0-9-]*)`)
+
+// doubleDash writes the flags the flag package names in a message with two
+// dashes, as the help and the documents do: "flag needs an argument: --pos".
+func doubleDash(msg string) string { return flagInMessage.ReplaceAllString(msg, "$1--$2") }
 
 // isSet reports whether a flag was given on the command line or in the
 // environment.

@@ -87,6 +87,14 @@ func runImportOn(ctx context.Context, env *cli, args []string, k importKind, ser
 		return errors.New("--client-id and --client-secret (or POSGATE_CLIENT_ID and POSGATE_CLIENT_SECRET) are required")
 	}
 	file := pos[0]
+	if *baseURL, err = serverURL("--server", *baseURL); err != nil {
+		return err
+	}
+	if *authURL != "" {
+		if *authURL, err = serverURL("--auth-url", *authURL); err != nil {
+			return err
+		}
+	}
 	*server = *baseURL
 	kind := strings.ToLower(*format)
 	if kind == "" {

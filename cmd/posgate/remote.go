@@ -109,6 +109,14 @@ func (env *cli) connect(sf serverFlags) (*remote, error) {
 	if err != nil {
 		return nil, err
 	}
+	if server, err = serverURL("--server", server); err != nil {
+		return nil, err
+	}
+	if authURL != "" {
+		if authURL, err = serverURL("--auth-url", authURL); err != nil {
+			return nil, err
+		}
+	}
 	serverGiven := env.isSet(sf.fs, "server")
 	if login != nil && id == "" && secret == "" && (!serverGiven || sameServer(login.Server, server)) {
 		server, id, secret = login.Server, login.ClientID, login.ClientSecret
@@ -140,6 +148,22 @@ func (env *cli) connect(sf serverFlags) (*remote, error) {
 	}
 	r.client = c
 	return r, nil
+}
+
+// serverURL reads a server address given to flag: an http:// or https://
+// URL, or a host and port without a scheme ("localhost:8080"), which is
+// read as http:// (as curl does). Anything else is a usage error that says
+// what is expected.
+func serverURL(flag, given string) (string, error) {
+	s := given
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
+		return "", usagef("%s must be an http:// or https:// address such as http://localhost:8080 (a host:port alone means http://), not %q", flag, given)
+	}
+	return s, nil
 }
 
 // sameServer compares two server addresses, ignoring a trailing slash.

@@ -215,7 +215,7 @@ func TestOnlyTheseCommandsOpenTheDatabase(t *testing.T) {
 	var onDatabase []string
 	for _, c := range commands() {
 		out, _ := runCLI(t, nil, append(strings.Fields(c.name), "--help")...)
-		server, database := strings.Contains(out, "\n  -server string"), strings.Contains(out, "\n  -database string")
+		server, database := strings.Contains(out, "\n  --server string"), strings.Contains(out, "\n  --database string")
 		switch {
 		case server && database:
 			t.Errorf("%s takes both --server and --database", c.name)

@@ -112,6 +112,41 @@ func TestDemoReset(t *testing.T) {
 	}
 }
 
+// TestDemoResetRestartsTheSandboxClock: `posgate demo reset` on the store
+// of a running demo server brings its sandbox clock back to the real time,
+// and so does another `serve --demo --reset` on that store.
+func TestDemoResetRestartsTheSandboxClock(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "posgate-demo.db")
+	env := map[string]string{"POSGATE_SERVER": serveOn(t, app.Config{Database: db, Demo: true})}
+	ahead := regexp.MustCompile(`, (\S+) ahead\)\n$`)
+	waitFor := func(what, want string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			m := ahead.FindStringSubmatch(mustCLI(t, env, "sandbox", "clock"))
+			if m != nil && m[1] == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the sandbox clock is %v ahead, want %s", what, m, want)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	mustCLI(t, env, "sandbox", "clock", "advance", "24h")
+	waitFor("advanced", "24h0m0s")
+	if code, out, errOut := runBinary(t, dir, "demo", "reset"); code != 0 {
+		t.Fatalf("demo reset: %d %q %q", code, out, errOut)
+	}
+	waitFor("after posgate demo reset", "0s")
+
+	mustCLI(t, env, "sandbox", "clock", "advance", "1h")
+	waitFor("advanced again", "1h0m0s")
+	serveOn(t, app.Config{Database: db, Demo: true, DemoReset: true})
+	waitFor("after another serve --demo --reset", "0s")
+}
+
 // TestDemoListensOnLoopback: serve --demo without --listen binds
 // 127.0.0.1:8080, not every interface (the demo's secrets are public). Port
 // 8080 may be taken on a shared machine: the failure then names the address

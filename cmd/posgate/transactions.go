@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/posgate/posgate"
@@ -161,14 +161,33 @@ func cmdTransactionRefund(ctx context.Context, env *cli, args []string) error {
 				return lookErr
 			}
 		}
-		res, err := answer[json.RawMessage](a.RefundTransaction(ctx, *cf.pos, *cf.company, pos[0], conv[client.RefundTransactionRequest](req)))
+		res, err := answer[*posgate.TransactionAnswer](a.RefundTransaction(ctx, *cf.pos, *cf.company, pos[0], conv[client.RefundTransactionRequest](req)))
 		if err != nil {
 			return err
 		}
 		if lookErr == nil {
 			env.human("already refunded (nothing changed): ")
 		}
-		env.say(res, "%s\n", res)
-		return nil
+		return env.emit(res, func(w io.Writer) { printRefund(w, pos[0], res) })
 	})
+}
+
+// printRefund prints a refund's answer for people: what it did to the
+// customer, and the receipt the POS would print.
+func printRefund(w io.Writer, saleID string, t *posgate.TransactionAnswer) {
+	fmt.Fprintf(w, "refund %s of sale %s recorded\n", t.TransactionID, saleID)
+	if l := t.Loyalty; l != nil {
+		fmt.Fprintf(w, "customer %s: %+d points, %+d stamps (balance %d points, %d stamps)\n", l.UserID, l.PointsEarned, l.StampsEarned, l.Points, l.Stamps)
+	} else {
+		fmt.Fprintln(w, "no loyalty customer")
+	}
+	r := t.Receipt
+	if r.PosStatus != posgate.PosAccepted {
+		fmt.Fprintf(w, "receipt promotion: none (%s)\n", r.PosStatus)
+	} else {
+		fmt.Fprintf(w, "receipt promotion: %q, %q, QR code %s\n", r.PrimaryText, r.SecondaryText, r.ImageURL)
+	}
+	if r.LoyaltyText != "" {
+		fmt.Fprintf(w, "receipt loyalty line: %s\n", r.LoyaltyText)
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -42,10 +43,27 @@ func TestTransactionCommands(t *testing.T) {
 		if err != nil || out2[0].Status != posgate.OutcomeCreated {
 			t.Fatalf("sale: %v %+v", err, out2)
 		}
+		// The refund's answer for people, with the receipt the POS would
+		// print (the location's receipt promotion).
 		first := mustCLI(t, env, with("transaction", "refund", "CLI-1", "--id", "CLI-1-R", "--amount", "4")...)
-		if out := first; !strings.Contains(out,
-			`"transactionId":"CLI-1-R","sessionId":null,"transactionType":"Refund","posStatus":"Accepted","loyalty":{"userId":"john-doe","pointsEarned":-10,"stampsEarned":0,"points":135,"stamps":5}`) {
-			t.Fatalf("refund: %s", out)
+		refunded := regexp.MustCompile(`^refund CLI-1-R of sale CLI-1 recorded\n` +
+			`customer john-doe: -10 points, \+0 stamps \(balance 135 points, 5 stamps\)\n` +
+			`receipt promotion: "Thank you for shopping at Demo Store Downtown!", "Scan the code for 10% off your next visit.", QR code (http://\S+)\n` +
+			`receipt loyalty line: -10 points, balance 135\n$`)
+		if m := refunded.FindStringSubmatch(first); m == nil {
+			t.Fatalf("refund:\n%s", first)
+		}
+		var answer struct {
+			TransactionID string `json:"transactionId"`
+			Receipt       struct {
+				PrimaryText string `json:"primaryText"`
+				ImageURL    string `json:"imageUrl"`
+				PosStatus   string `json:"posStatus"`
+			} `json:"receipt"`
+		}
+		if err := json.Unmarshal([]byte(mustCLI(t, env, with("transaction", "refund", "CLI-1", "--id", "CLI-1-R", "--amount", "4", "--output", "json")...)), &answer); err != nil ||
+			answer.TransactionID != "CLI-1-R" || answer.Receipt.PosStatus != "Accepted" || answer.Receipt.PrimaryText == "" || answer.Receipt.ImageURL == "" {
+			t.Fatalf("refund --output json: %+v %v", answer, err)
 		}
 		// The same refund again changes nothing and answers the first answer.
 		if out := mustCLI(t, env, with("transaction", "refund", "CLI-1", "--id", "CLI-1-R", "--amount", "4")...); out != "already refunded (nothing changed): "+first {

@@ -167,6 +167,11 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	}
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopBG()
+	if clk.sandbox != nil {
+		if err := watchDemoReset(ctx, bg, st.store, clk.sandbox, p.auth.ClockRestarted, cfg.Logger); err != nil {
+			return err
+		}
+	}
 	senderDone := startBackground(bg, cfg, clk, st, p.auth)
 	srvs, err := buildServers(ctx, &lc, cfg, st, p, lns, &addrs)
 	if err != nil {

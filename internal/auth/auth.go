@@ -209,6 +209,22 @@ func (a *Auth) Run(ctx context.Context) {
 	}
 }
 
+// ClockRestarted forgets what this instance remembers by its clock: the
+// verified tokens and the lockouts of the token endpoint and the sign-in.
+// A demo server calls it when its sandbox clock goes back to the real time
+// (posgate.SandboxClock.Restart), so that a token or a lockout of the later
+// sandbox time does not last for as long as the clock went back; such a
+// token is then verified afresh, and refused while its iat is ahead.
+func (a *Auth) ClockRestarted() {
+	a.cache.clear()
+	a.clientLockout.clear()
+	a.addressLockout.clear()
+	if a.browser != nil {
+		a.browser.accountLockout.clear()
+		a.browser.addressLockout.clear()
+	}
+}
+
 // Rotate adds a new signing key, makes it the signing key of this instance at
 // once and prunes keys whose tokens have all expired.
 func (a *Auth) Rotate(ctx context.Context) (*posgate.SigningKey, error) {

@@ -88,3 +88,13 @@ func (c *tokenCache) len() int {
 	}
 	return n
 }
+
+// clear drops every entry.
+func (c *tokenCache) clear() {
+	for i := range c.shards {
+		s := &c.shards[i]
+		s.mu.Lock()
+		clear(s.m)
+		s.mu.Unlock()
+	}
+}

@@ -109,3 +109,13 @@ func remoteHost(remoteAddr string) string {
 	}
 	return remoteAddr
 }
+
+// clear forgets every failure and lockout.
+func (l *lockout) clear() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	clear(l.m)
+	l.mu.Unlock()
+}

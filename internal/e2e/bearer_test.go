@@ -157,7 +157,7 @@ func TestBearerAuthentication(t *testing.T) {
 		})
 		t.Run("other POS system", func(t *testing.T) {
 			r := s.call(t, good, "POST", "/pos/pax/startInteraction", `{"terminalId":"TERM-05","posLocationId":"LOC123"}`)
-			mustProblem(t, r, 403, "The access token belongs to another POS system.", nil)
+			mustProblem(t, r, 403, "The access token belongs to POS system 'clover'; this path is of POS system 'pax'.", nil)
 		})
 		t.Run("expired by the clock", func(t *testing.T) {
 			s.clock.Advance(2 * time.Hour)

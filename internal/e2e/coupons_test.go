@@ -179,7 +179,7 @@ func TestCouponSearch(t *testing.T) {
 			mustProblem(t, s.call(t, "", "POST", searchPath, `{"code":"x"}`), 401, "*", nil)
 			mustProblem(t, s.pos(t, "not-a-token", searchPath, `{"code":"x"}`), 401, "*", nil)
 			mustProblem(t, s.pos(t, s.adminToken(t), searchPath, `{"code":"x"}`), 403, "*", nil)
-			mustProblem(t, s.pos(t, pos, "/pos/pax/coupon/couponCode/search", `{"code":"x"}`), 403, "The access token belongs to another POS system.", nil)
+			mustProblem(t, s.pos(t, pos, "/pos/pax/coupon/couponCode/search", `{"code":"x"}`), 403, "The access token belongs to POS system 'clover'; this path is of POS system 'pax'.", nil)
 			mustProblem(t, search("", `{"code":"`+strings.Repeat("x", 70<<10)+`"}`), 413, "*", nil)
 			mustProblem(t, s.do(t, req{Method: "POST", Path: searchPath, Token: pos, ContentType: "text/csv", Body: "code\nx"}), 415, "*", nil)
 			mustProblem(t, s.do(t, req{Method: "POST", Path: searchPath, Token: pos, Body: `{"code":"x"}`}), 415, "*", nil)

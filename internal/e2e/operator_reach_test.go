@@ -170,7 +170,7 @@ func TestRestrictedOperator(t *testing.T) {
 			mustProblem(t, as(tok, "GET", "/admin/v1/pos-systems/nope", ""), 404, `POS system "nope" not found`, nil)
 		})
 		t.Run("installation-wide routes are forbidden", func(t *testing.T) {
-			const msg = "This operation acts on the whole installation; the access token is restricted to some POS systems or companies."
+			const msg = "This operation acts on the whole installation; your access is limited to some POS systems, companies or locations."
 			for _, c := range []struct{ method, path, body string }{
 				{"GET", "/admin/v1/clients", ""},
 				{"GET", "/admin/v1/clients/demo-pos", ""},
@@ -184,7 +184,7 @@ func TestRestrictedOperator(t *testing.T) {
 			}
 			// A company-restricted operator cannot register further companies.
 			mustProblem(t, as(tok, "POST", clover+"/companies", `{"posCompanyId":"new-co"}`), 403,
-				"The access token is restricted to some companies; it cannot register others.", nil)
+				"Your access is limited to some companies: you cannot register other companies.", nil)
 			mustStatus(t, as(admin, "GET", "/admin/v1/clients/demo-pos", ""), 200)
 			wantIDs(clover+"/companies", "posCompanyId", "demo-company")
 		})

@@ -526,7 +526,7 @@ func TestLocationManagerReach(t *testing.T) {
 		mustProblem(t, s.do(t, req{Method: "POST", Path: "/admin/v1/pos-systems/clover/locations/LOC456/terminals", Token: op, ContentType: "application/json",
 			Body: `{"terminalId":"TERM-M2"}`}), 404, `location "LOC456" not found`, nil)
 		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/clients", Token: op}), 403,
-			"This operation acts on the whole installation; the access token is restricted to some POS systems or companies.", nil)
+			"This operation acts on the whole installation; your access is limited to some POS systems, companies or locations.", nil)
 		// The audit log shows the manager their own location's entries,
 		// made by them as a person; the sandbox clock is the installation's.
 		r = s.do(t, req{Method: "GET", Path: "/admin/v1/audit", Token: op})
@@ -544,7 +544,7 @@ func TestLocationManagerReach(t *testing.T) {
 			t.Fatalf("the manager's audit log: %s", r.Body)
 		}
 		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/sandbox/clock", Token: op}), 403,
-			"This operation acts on the whole installation; the access token is restricted to some POS systems or companies.", nil)
+			"This operation acts on the whole installation; your access is limited to some POS systems, companies or locations.", nil)
 
 		// Disabled: the tokens and the session stop working.
 		st := s.openStore(t)
@@ -696,7 +696,7 @@ func TestPeopleOperatorAPI(t *testing.T) {
 		mustProblem(t, s.do(t, req{Method: "GET", Path: "/admin/v1/people/cao@example.com", Token: restricted}), 404, "Person 'cao@example.com' not found.", nil)
 		mustProblem(t, post(restricted, "/admin/v1/people/cao@example.com/disable", ""), 404, "Person 'cao@example.com' not found.", nil)
 		mustProblem(t, post(restricted, "/admin/v1/people", `{"email":"y@example.com","name":"Y","password":"a long password","role":"admin"}`), 403,
-			"This operation acts on the whole installation; the access token is restricted to some POS systems or companies.", nil)
+			"This operation acts on the whole installation; your access is limited to some POS systems, companies or locations.", nil)
 		mustProblem(t, post(restricted, "/admin/v1/people", `{"email":"y@example.com","name":"Y","password":"a long password","role":"location-manager","posSystemId":"clover","locationIds":["LOC-O"]}`), 404,
 			"Location 'LOC-O' of POS system 'clover' not found.", nil)
 		mustStatus(t, post(restricted, "/admin/v1/people", `{"email":"y@example.com","name":"Y","password":"a long password","role":"company-admin","posSystemId":"clover","companyIds":["demo-company"]}`), 201)
@@ -742,7 +742,7 @@ func TestPersonReachByRole(t *testing.T) {
 		p := newAgent(t, s)
 		p.signIn(t, "pax@example.com", "a long password")
 		pax := p.implicitToken(t, "service_api")
-		mustProblem(t, s.do(t, startReq(pax, "TERM-05", "LOC123")), 403, "The access token belongs to another POS system.", nil)
+		mustProblem(t, s.do(t, startReq(pax, "TERM-05", "LOC123")), 403, "The access token belongs to POS system 'pax'; this path is of POS system 'clover'.", nil)
 
 		// The company admin's refresh token stops working once disabled.
 		verifier, challenge := pkce("co-")

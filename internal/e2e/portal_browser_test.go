@@ -181,8 +181,8 @@ func TestPortalInBrowser(t *testing.T) {
 		want := []string{
 			"api terminal.create client demo-admin terminal LOC456/TERM-CLI",
 			"api terminal.create client demo-admin terminal LOC456/TERM-API",
-			"portal terminal.disable person demo-admin-person via portal terminal LOC123/TERM-P1",
-			"portal terminal.create person demo-admin-person via portal terminal LOC123/TERM-P1",
+			"portal terminal.disable person admin@demo.posgate via portal terminal LOC123/TERM-P1",
+			"portal terminal.create person admin@demo.posgate via portal terminal LOC123/TERM-P1",
 		}
 		if got := strings.Split(rows, "\n"); !slices.Equal(got, want) {
 			t.Fatalf("the audit log's entries:\n%s\nwant:\n%s", rows, strings.Join(want, "\n"))
@@ -231,8 +231,30 @@ func TestPortalLocationManager(t *testing.T) {
 		if sections != "location-LOC123" || options != ",clover/LOC123" {
 			t.Fatalf("the manager's terminals page: sections %q, choices %q", sections, options)
 		}
-		if nav := b.eval("the menu", `document.querySelector("#nav").innerText`); strings.Contains(nav, "API clients") {
+		// The menus and forms offer only what a location manager may use:
+		// nothing that belongs to a company as a whole, no company or
+		// location to add, and only its own role to give.
+		if nav := b.eval("the menu", `[...document.querySelectorAll("#nav a")].map(a => a.innerText.trim()).join(",")`); nav != "Dashboard,Places,Terminals,Transactions,People,Audit log" {
 			t.Fatalf("the manager's menu: %q", nav)
+		}
+		b.navigate(s.base + "/portal/places")
+		if forms := b.eval("the places forms", `[...document.querySelectorAll("main form.form")].map(f => f.id).join(",")`); forms != "" {
+			t.Fatalf("the manager's places page offers forms %q", forms)
+		}
+		b.navigate(s.base + "/portal/people")
+		if roles := b.eval("the roles", `[...document.querySelectorAll("#role option")].map(o => o.value).join(",")`); roles != "location-manager" {
+			t.Fatalf("the manager may give the roles %q", roles)
+		}
+		b.navigate(s.base + "/portal/coupons")
+		if got := b.eval("the coupons page", `(document.querySelector("#no-companies") || {innerText: "missing"}).innerText + "|" + document.querySelectorAll("main form").length`); got != "Your access is limited to some locations, and coupons belong to companies: there is nothing here for you.|0" {
+			t.Fatalf("the manager's coupons page: %q", got)
+		}
+		// A company form made up all the same: refused in plain words.
+		b.eval("make a form", `const f = document.createElement("form"); f.method = "post"; f.action = "/portal/companies";
+			f.innerHTML = '<input type="hidden" name="csrf" value="' + document.querySelector("input[name=csrf]").value + '"><input name="posSystemId" value="clover"><input name="posCompanyId" value="mine"><button id="forged">x</button>'; document.body.append(f); ""`)
+		b.submitForm("#forged")
+		if st, e := b.status(), b.shown("error"); st != "403" || e != "Your access is limited to some locations: you cannot register companies." {
+			t.Fatalf("a company made up by the manager: %s %q", st, e)
 		}
 		for path, status := range map[string]string{
 			"/portal/locations/clover/LOC456":       "404",
@@ -421,6 +443,10 @@ func TestPortalContentInBrowser(t *testing.T) {
 		b := newBrowser(t, chrome)
 		b.portalSignIn(s.base, "/portal/content", demo.AdminEmail, demo.AdminPassword, "")
 		b.waitFor("the preview", 5*time.Second, `document.querySelector("#carousel-preview").dataset.current === "welcome" ? "yes" : "no"`)
+		// The demo's slides are data: SVG images: each one shows, in the
+		// preview and in the list (html/template would write "#ZgotmplZ").
+		b.waitFor("the slide images", 5*time.Second, `(function(){const is=[...document.querySelectorAll("#carousel-preview img, img.thumb")];
+			return is.length === 6 && is.every(i => i.getAttribute("src").startsWith("data:image/svg+xml;base64,") && i.complete && i.naturalWidth > 0) ? "yes" : "no"})()`)
 		if got := b.eval("the bars", `String(document.querySelectorAll(".chart svg rect.bar").length)`); got != "3" {
 			t.Fatalf("impressions chart: %s bars, want one per slide", got)
 		}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -182,4 +183,18 @@ func auditActions(t *testing.T, s *server, query string) string {
 		out = append(out, e.Action)
 	}
 	return strings.Join(out, ",")
+}
+
+// TestFavicon: /favicon.ico, which browsers ask every site for, is an
+// icon (a PNG in an ICO container), not a 404.
+func TestFavicon(t *testing.T) {
+	s := start(t, filepath.Join(t.TempDir(), "posgate.db"))
+	r := s.do(t, req{Method: "GET", Path: "/favicon.ico", Undocumented: true})
+	mustStatus(t, r, 200)
+	if ct := r.Header.Get("Content-Type"); ct != "image/x-icon" {
+		t.Fatalf("content type %q", ct)
+	}
+	if b := r.Body; len(b) < 22+8 || string(b[:4]) != "\x00\x00\x01\x00" || string(b[22:30]) != "\x89PNG\r\n\x1a\n" {
+		t.Fatalf("not an ICO holding a PNG: % x", b[:min(len(b), 32)])
+	}
 }

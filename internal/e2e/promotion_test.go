@@ -384,7 +384,7 @@ func TestPromotionImport(t *testing.T) {
 			mustStatus(t, s.call(t, admin, "POST", "/admin/v1/pos-systems/pax/companies", `{"posCompanyId":"demo-company"}`), 201)
 			paxSecret := s.call(t, admin, "POST", "/admin/v1/clients", `{"clientId":"pax-importer","posSystemId":"pax","scopes":["pos_integration"]}`).JSON(t)["data"].(map[string]any)["clientSecret"].(string)
 			pax := s.token(t, "pax-importer", paxSecret, "pos_integration")
-			mustProblem(t, s.request(t, importReq(pax, "demo-company", js, body)), 403, "The access token belongs to another POS system.", nil)
+			mustProblem(t, s.request(t, importReq(pax, "demo-company", js, body)), 403, "The access token belongs to POS system 'pax'; this path is of POS system 'clover'.", nil)
 			// pax's own company of the same id is another company.
 			r := s.call(t, pax, "POST", "/pos/pax/company/demo-company/import/promotions", body)
 			checkResult(t, mustImport(t, r), importResult{Status: "Completed", CreatedCount: 1})

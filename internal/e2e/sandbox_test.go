@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +14,9 @@ import (
 const (
 	clockPath   = "/admin/v1/sandbox/clock"
 	advancePath = "/admin/v1/sandbox/clock/advance"
+	// sandboxStartOver ends the detail of a transaction id's conflict on a
+	// demo server.
+	sandboxStartOver = "This is a sandbox: send a new transactionId, or run 'posgate demo reset' to start over from the demo data set."
 )
 
 // TestSandboxClock moves a demo server's sandbox clock through the operator
@@ -128,5 +132,68 @@ func TestSandboxClockOnlyInDemoMode(t *testing.T) {
 				t.Fatalf("%s %s: %s", q.Method, q.Path, r.Body)
 			}
 		}
+	})
+}
+
+// TestSandboxConflictSaysHowToStartOver: the README's checkout sent twice
+// (a new session, the same transactionId) is a 409 whose detail, on a demo
+// server, says how to start over; the problem keeps its shape. Outside
+// demo mode the detail is the conflict alone.
+func TestSandboxConflictSaysHowToStartOver(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		checkout := func() response {
+			t.Helper()
+			pos := s.posToken(t)
+			r := s.do(t, startReq(pos, "TERM-05", "LOC123"))
+			mustStatus(t, r, 200)
+			session := r.JSON(t)["data"].(map[string]any)["sessionId"].(string)
+			return s.do(t, posJSON(pos, "/pos/clover/transaction", `{"sessionId":"`+session+`","transactionId":"CHK-1001",`+
+				`"terminalId":"TERM-05","posLocationId":"LOC123","transactionType":"Sale","transactionAmount":25,`+
+				`"transactionDate":"`+s.clock.Now().Format(time.RFC3339)+`"}`))
+		}
+		mustStatus(t, checkout(), 200)
+		mustProblem(t, checkout(), 409, "Transaction 'CHK-1001' is already recorded with other content. "+sandboxStartOver, nil)
+
+		s.cfg.Demo = false
+		s.restart(t)
+		mustProblem(t, checkout(), 409, "Transaction 'CHK-1001' is already recorded with other content.", nil)
+	})
+}
+
+// TestDemoResetRestartsTheSandboxClock: a reset of the demo data made by
+// another process on a running demo server's store brings the server's
+// sandbox clock back to the real time within a second or two; a token
+// issued at the later sandbox time is then refused (its iat is ahead), a
+// new one works.
+func TestDemoResetRestartsTheSandboxClock(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		admin := s.adminToken(t)
+		clockView := func(tok string) response {
+			return s.do(t, req{Method: "GET", Path: clockPath, Token: tok})
+		}
+		mustStatus(t, s.do(t, req{Method: "POST", Path: advancePath, Token: admin, ContentType: "application/json", Body: `{"seconds":86400}`}), 200)
+		later := s.adminToken(t)
+		if off := clockView(later).JSON(t)["data"].(map[string]any)["offsetSeconds"]; off != 86400.0 {
+			t.Fatalf("offset after advancing a day: %v", off)
+		}
+
+		if err := demo.Reset(context.Background(), s.openStore(t)); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			r := clockView(s.adminToken(t))
+			mustStatus(t, r, 200)
+			if r.JSON(t)["data"].(map[string]any)["offsetSeconds"] == 0.0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the sandbox clock after the reset: %s", r.Body)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		mustProblem(t, clockView(later), 401, "*", nil)
 	})
 }

@@ -144,7 +144,7 @@ func TestSettingsLookup(t *testing.T) {
 			mustProblem(t, get(admin, "?posCompanyId=demo-company"), 403, "*", nil)
 			mustProblem(t, s.pos(t, admin, settingsPath, `{"posCompanyId":"demo-company"}`), 403, "*", nil)
 			mustProblem(t, s.call(t, pos, "GET", "/v2/pos/pax/settings/lookup?posCompanyId=pax-only", ""), 403,
-				"The access token belongs to another POS system.", nil)
+				"The access token belongs to POS system 'clover'; this path is of POS system 'pax'.", nil)
 			// Authentication comes before the body and the query.
 			mustProblem(t, get(admin, ""), 403, "*", nil)
 			r := s.do(t, req{Method: "PUT", Path: settingsPath, Token: pos, Undocumented: true})
@@ -260,7 +260,7 @@ func TestActiveCoupons(t *testing.T) {
 			mustProblem(t, list("", "LOC123", ""), 401, "*", nil)
 			mustProblem(t, list("not-a-token", "LOC123", ""), 401, "*", nil)
 			mustProblem(t, list(admin, "LOC123", ""), 403, "*", nil)
-			mustProblem(t, s.call(t, pos, "GET", "/pos/pax/coupon/active/locationId/LOC123", ""), 403, "The access token belongs to another POS system.", nil)
+			mustProblem(t, s.call(t, pos, "GET", "/pos/pax/coupon/active/locationId/LOC123", ""), 403, "The access token belongs to POS system 'clover'; this path is of POS system 'pax'.", nil)
 			r := s.do(t, req{Method: "POST", Path: activePath("LOC123"), Token: pos, ContentType: "application/json", Body: `{}`, Undocumented: true})
 			mustProblem(t, r, 405, "*", nil)
 			if r.Header.Get("Allow") != "GET" {

@@ -158,6 +158,11 @@ func (b *browser) tryStartInteraction(terminal, location string) (status, body s
 		b.waitFor("Try it out", 5*time.Second, startOp+`.querySelector(".try-out__btn") ? "yes" : "no"`)
 		b.eval("press Try it out", startOp+`.querySelector(".try-out__btn").click(); ""`)
 		b.waitFor("the editable body", 5*time.Second, startOp+`.querySelector("textarea.body-param__text") ? "yes" : "no"`)
+		// The request's media type offered first is plain JSON, not
+		// application/*+json.
+		if ct := b.eval("the default media type", `(function(){const s=`+startOp+`.querySelector(".body-param-content-type select, .content-type-wrapper select"); return s ? s.value : "no media type selector"})()`); ct != "application/json" {
+			t.Fatalf("Try it out sends %q by default", ct)
+		}
 		if err := chromedp.Do(b.ctx, chromedp.SendKeys("#operations-POS-startInteraction input[placeholder='posSystemId']", "clover")); err != nil {
 			t.Fatalf("typing the POS system: %v", err)
 		}

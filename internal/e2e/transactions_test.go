@@ -264,7 +264,7 @@ func TestTransactionSale(t *testing.T) {
 
 		// Other content under the same transaction id, and another
 		// transaction on the same session: conflicts, nothing changed.
-		mustProblem(t, e.sale(strings.Replace(body, "12.345", "12.35", 1)), 409, "Transaction 'T-1' is already recorded with other content.", nil)
+		mustProblem(t, e.sale(strings.Replace(body, "12.345", "12.35", 1)), 409, "Transaction 'T-1' is already recorded with other content. "+sandboxStartOver, nil)
 		mustProblem(t, e.sale(strings.Replace(body, `"T-1"`, `"T-2"`, 1)), 409, "Session '"+sess+"' is already linked to transaction 'T-1'.", nil)
 		if p, _ := e.balance("john-doe"); p != 132 {
 			t.Fatalf("points after refused requests: %d", p)

@@ -422,3 +422,53 @@ func TestOverloadAnswers(t *testing.T) {
 		}
 	}
 }
+
+// TestApplicationJSONIsTheFirstMediaType: Swagger UI's "Try it out" sends
+// the first media type of a request body's content, so in the served
+// document every content map that offers application/json lists it first
+// (the OpenAPI library alone would put application/*+json there).
+func TestApplicationJSONIsTheFirstMediaType(t *testing.T) {
+	data, err := Document(testBase, testAuth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var checked int
+	// walk reads one value; path names it in failures, and content says it
+	// is the value of a "content" member.
+	var walk func(path string, content bool)
+	walk = func(path string, content bool) {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch tok {
+		case json.Delim('['):
+			for i := 0; dec.More(); i++ {
+				walk(path+"/"+strconv.Itoa(i), false)
+			}
+			dec.Token()
+		case json.Delim('{'):
+			var keys []string
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					t.Fatal(err)
+				}
+				keys = append(keys, k.(string))
+				walk(path+"/"+k.(string), k == "content")
+			}
+			dec.Token()
+			if content && slices.Contains(keys, "application/json") {
+				checked++
+				if keys[0] != "application/json" {
+					t.Errorf("%s: the media types are %v: application/json is not first", path, keys)
+				}
+			}
+		}
+	}
+	walk("", false)
+	if checked < 50 {
+		t.Fatalf("only %d content maps with application/json found", checked)
+	}
+}

@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -77,7 +78,7 @@ func (p *Portal) renderContent(q *request, status int, v view) error {
 			d.Impressions = append(d.Impressions, hourCount{Label: sl.ID, Count: bySlide[sl.ID]})
 		}
 		d.Total = rep.Total
-	} else if v.Error == "" {
+	} else if v.Error == "" && q.pr.SeesCompanies() {
 		v.Error, status = "You reach no company: slides and receipt promotions belong to companies.", http.StatusOK
 	}
 	v.Title, v.Nav, v.Data = "Carousel and receipt", "content", d
@@ -182,4 +183,19 @@ func (p *Portal) deleteReceiptPromotion(q *request) error {
 		return err
 	}
 	return q.redirect(backToContent(pos, co), "Receipt promotion removed.")
+}
+
+// imageSrc is a slide's image URL for an <img src>. html/template refuses
+// every data: URL there (it writes "#ZgotmplZ" instead), which would break
+// the demo's slides and any operator's inline image; a data: URL of an image
+// type a slide may have (posgate.IsImageDataURL: PNG, JPEG, GIF, WebP, SVG)
+// is let through on purpose, since an <img> shows it as an image and runs
+// nothing (not even an SVG's scripts), and the portal's
+// Content-Security-Policy allows data: images. Anything else goes through
+// html/template's own URL filter as before.
+func imageSrc(s string) any {
+	if posgate.IsImageDataURL(s) {
+		return template.URL(s)
+	}
+	return s
 }

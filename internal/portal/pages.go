@@ -18,6 +18,7 @@ import (
 
 // funcs are the templates' helpers.
 var funcs = template.FuncMap{
+	"imageSrc": imageSrc,
 	"when": func(v any) string {
 		var t time.Time
 		switch x := v.(type) {
@@ -178,7 +179,9 @@ func (p *Portal) dashboard(q *request) error {
 	if err != nil {
 		return err
 	}
-	d.Recent = recent.Entries
+	if d.Recent, err = p.withEmails(q, recent.Entries); err != nil {
+		return err
+	}
 	if d.Failing, err = p.failingWebhooks(q, places); err != nil {
 		return err
 	}
@@ -336,12 +339,23 @@ type auditData struct {
 func (p *Portal) audit(q *request) error {
 	f := q.r.URL.Query()
 	size := 50
-	page, err := p.svc.ListAudit(q.ctx, q.pr, &service.ListAuditRequest{Actor: f.Get("actor"), Action: f.Get("action"),
+	actor := strings.TrimSpace(f.Get("actor"))
+	if strings.Contains(actor, "@") {
+		// "Who" shows people by e-mail: a filter by e-mail is by the
+		// person's id.
+		if person, err := p.svc.FindPerson(q.ctx, q.pr, actor); err == nil {
+			actor = person.ID
+		}
+	}
+	page, err := p.svc.ListAudit(q.ctx, q.pr, &service.ListAuditRequest{Actor: actor, Action: f.Get("action"),
 		TargetType: f.Get("targetType"), TargetID: f.Get("targetId"), LocationID: f.Get("location"), Cursor: f.Get("cursor"), PageSize: &size})
 	if err != nil {
 		return err
 	}
-	d := auditData{Entries: page.Entries, Filter: f}
+	d := auditData{Filter: f}
+	if d.Entries, err = p.withEmails(q, page.Entries); err != nil {
+		return err
+	}
 	if page.NextCursor != nil {
 		older := url.Values{}
 		for k, vs := range f {
@@ -352,6 +366,39 @@ func (p *Portal) audit(q *request) error {
 		d.Older = older.Encode()
 	}
 	return p.render(q, http.StatusOK, "audit", view{Title: "Audit log", Nav: "audit", Data: d})
+}
+
+// withEmails returns entries with each person's id (the actor's subject)
+// replaced by the person's e-mail address, so that "Who" names a person as
+// the person signs in; an entry is copied, not changed. A person the reader
+// may not see (service.FindPerson), or no longer registered, keeps the id.
+func (p *Portal) withEmails(q *request, entries []*posgate.AuditEntry) ([]*posgate.AuditEntry, error) {
+	emails := map[string]string{q.person.ID: q.person.Email}
+	out := make([]*posgate.AuditEntry, len(entries))
+	for i, e := range entries {
+		out[i] = e
+		if e.Actor.Kind != posgate.ActorPerson {
+			continue
+		}
+		email, ok := emails[e.Actor.Subject]
+		if !ok {
+			person, err := p.svc.FindPerson(q.ctx, q.pr, e.Actor.Subject)
+			switch posgate.ErrorCode(err) {
+			case "":
+				email = person.Email
+			case posgate.ENOTFOUND, posgate.EFORBIDDEN:
+			default:
+				return nil, err
+			}
+			emails[e.Actor.Subject] = email
+		}
+		if email != "" {
+			c := *e
+			c.Actor.Subject = email
+			out[i] = &c
+		}
+	}
+	return out, nil
 }
 
 // peopleData is the people page's.
@@ -375,7 +422,7 @@ func (p *Portal) renderPeople(q *request, status int, v view) error {
 	if err != nil {
 		return err
 	}
-	v.Title, v.Nav, v.Data = "People", "people", peopleData{People: list, Places: places, Roles: posgate.Roles, Form: q.r.PostForm}
+	v.Title, v.Nav, v.Data = "People", "people", peopleData{People: list, Places: places, Roles: service.CreatableRoles(q.pr), Form: q.r.PostForm}
 	return p.render(q, status, "people", v)
 }
 

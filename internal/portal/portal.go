@@ -87,6 +87,9 @@ func New(svc *service.Service, a *auth.Auth, cfg Config) *Portal {
 // routes function calls it (internal/httpapi).
 func (p *Portal) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /portal/static/{file}", p.static)
+	// Browsers ask every site for /favicon.ico: the portal's icon answers
+	// for the portal, the sign-in pages and the Swagger UI alike.
+	mux.HandleFunc("GET /favicon.ico", p.favicon)
 	mux.HandleFunc("GET /portal", p.page(p.dashboard))
 	mux.HandleFunc("GET /portal/{$}", p.page(p.dashboard))
 	mux.HandleFunc("GET /portal/terminals", p.page(p.terminals))
@@ -206,9 +209,15 @@ type view struct {
 	Error  string
 	Fields map[string][]string
 	// Admin is whether the person reaches the whole installation (the
-	// API clients page).
-	Admin bool
-	Data  any
+	// API clients page). Companies is whether the person sees companies
+	// (not a location manager): the pages of what belongs to a company
+	// (content, coupons, loyalty, catalogue, webhooks) and the form that
+	// adds a location. NewCompanies is whether the person may register
+	// companies. The menus and forms show only what the person may use.
+	Admin        bool
+	Companies    bool
+	NewCompanies bool
+	Data         any
 }
 
 // render writes page name with status.
@@ -218,6 +227,7 @@ func (p *Portal) render(q *request, status int, name string, v view) error {
 		return errors.New("portal: no page " + name)
 	}
 	v.Person, v.CSRF, v.Admin = q.person, q.csrf, q.pr.Unrestricted()
+	v.Companies, v.NewCompanies = q.pr.SeesCompanies(), service.MayRegisterCompanies(q.pr)
 	if v.Notice == "" {
 		v.Notice = q.notice
 	}
@@ -325,9 +335,24 @@ func (p *Portal) static(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
 	case strings.HasSuffix(name, ".js"):
 		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	case strings.HasSuffix(name, ".ico"):
+		w.Header().Set("Content-Type", "image/x-icon")
 	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Cache-Control", "public, max-age=300")
+	w.Write(b)
+}
+
+// favicon serves the site's icon (static/favicon.ico, 32 × 32).
+func (p *Portal) favicon(w http.ResponseWriter, r *http.Request) {
+	b, err := files.ReadFile("static/favicon.ico")
+	if err != nil {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "image/x-icon")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "public, max-age=86400")
 	w.Write(b)
 }
 

@@ -37,3 +37,20 @@ func (db *DB) DeleteAllData(ctx context.Context) error {
 	}
 	return nil
 }
+
+// PutSandboxMark implements posgate.SandboxMarks.
+func (db *DB) PutSandboxMark(ctx context.Context, id string) error {
+	if _, err := db.q(ctx).Exec(ctx, `INSERT INTO sandbox_marks (id) VALUES ($1) ON CONFLICT (id) DO NOTHING`, id); err != nil {
+		return wrap(err, "put sandbox mark")
+	}
+	return nil
+}
+
+// HasSandboxMark implements posgate.SandboxMarks.
+func (db *DB) HasSandboxMark(ctx context.Context, id string) (bool, error) {
+	var ok bool
+	if err := db.q(ctx).QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sandbox_marks WHERE id = $1)`, id).Scan(&ok); err != nil {
+		return false, wrap(err, "read sandbox mark")
+	}
+	return ok, nil
+}

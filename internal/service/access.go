@@ -14,10 +14,10 @@ const (
 	msgNoPrincipal        = "This operation needs an authenticated caller."
 	msgPOSScope           = "The access token lacks the scope this operation needs (" + posgate.ScopePOSIntegration + " or " + posgate.ScopeServiceAPI + ")."
 	msgAdminScope         = "The access token lacks the scope this operation needs (" + posgate.ScopeAdmin + ")."
-	msgOtherPOS           = "The access token belongs to another POS system."
-	msgInstallation       = "This operation acts on the whole installation; the access token is restricted to some POS systems or companies."
-	msgCompanyRestricted  = "The access token is restricted to some companies; it cannot register others."
-	msgLocationRestricted = "The access token is restricted to some locations; it cannot register companies."
+	msgOtherPOS           = "The access token belongs to POS system '%s'; this path is of POS system '%s'."
+	msgInstallation       = "This operation acts on the whole installation; your access is limited to some POS systems, companies or locations."
+	msgCompanyRestricted  = "Your access is limited to some companies: you cannot register other companies."
+	msgLocationRestricted = "Your access is limited to some locations: you cannot register companies."
 )
 
 // AuthorizePOS reports whether p may call the POS API of a POS system: a
@@ -34,7 +34,7 @@ func (s *Service) AuthorizePOS(p *posgate.Principal, posSystemID string) error {
 		// An admin person's token (docs/api.md §21.1) names no POS system
 		// and reaches all; a client with a POS scope is always bound to one
 		// (Client.Validate).
-		return posgate.Errorf(posgate.EFORBIDDEN, msgOtherPOS)
+		return posgate.Errorf(posgate.EFORBIDDEN, msgOtherPOS, p.POSSystemID, posSystemID)
 	}
 	return nil
 }

@@ -140,6 +140,13 @@ type CreateCompanyRequest struct {
 	Features *FeaturePatch   `json:"features"`
 }
 
+// MayRegisterCompanies reports whether p's restrictions let it register
+// companies (CreateCompany's checks): not when restricted to some
+// companies or locations.
+func MayRegisterCompanies(p *posgate.Principal) bool {
+	return p != nil && len(p.LocationIDs) == 0 && len(p.CompanyIDs) == 0
+}
+
 // CreateCompany registers a company under a POS system p reaches. A
 // principal restricted to some companies may not add others (EFORBIDDEN,
 // whether the company exists or not, so nothing is disclosed): a company it

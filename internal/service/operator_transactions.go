@@ -199,7 +199,7 @@ func (s *Service) RefundTransaction(ctx context.Context, p *posgate.Principal, p
 	hash := hex.EncodeToString(sum[:])
 	if prev, err := s.store.FindTransaction(ctx, posSystemID, companyID, *req.TransactionID); err == nil {
 		if prev.RequestHash != hash {
-			return nil, posgate.Errorf(posgate.ECONFLICT, "Transaction '%s' is already recorded with other content.", *req.TransactionID)
+			return nil, s.sandboxHint(posgate.TransactionTaken(*req.TransactionID), *req.TransactionID)
 		}
 		return &TransactionResult{Data: prev.Answer, Replayed: true}, nil
 	} else if posgate.ErrorCode(err) != posgate.ENOTFOUND {
@@ -233,16 +233,29 @@ func (s *Service) RefundTransaction(ctx context.Context, p *posgate.Principal, p
 	if err != nil {
 		return nil, err
 	}
+	// The answer is the POS's refund answer: the receipt promotion to print
+	// and the carousel of the sale's terminal (none when it is no longer
+	// registered).
+	receipt, err := s.receiptFor(ctx, posSystemID, loc)
+	if err != nil {
+		return nil, err
+	}
+	var cfs string
+	if term, err := s.store.FindTerminal(ctx, posSystemID, loc.ID, sale.TerminalID); err == nil {
+		if cfs, err = s.carouselURLFor(ctx, posSystemID, loc, term); err != nil {
+			return nil, err
+		}
+	} else if posgate.ErrorCode(err) != posgate.ENOTFOUND {
+		return nil, err
+	}
 	request, _ := pr.canonical()
 	in := &posgate.TransactionInput{Row: 1, ID: newTimeOrderedUUID(), POSSystemID: posSystemID, CompanyID: companyID, LocationID: sale.LocationID,
 		TerminalID: sale.TerminalID, TransactionID: *req.TransactionID, Type: posgate.TransactionRefund, Amount: neg, Date: date,
 		OriginalTransactionID: sale.TransactionID, RequestHash: hash, Request: request,
 		Answer: posgate.TransactionAnswer{TransactionID: *req.TransactionID, TransactionType: posgate.TransactionRefund, PosStatus: posgate.PosAccepted,
-			Coupons: []posgate.TransactionCoupon{}, Promotions: []posgate.AppliedPromotion{},
-			Receipt: posgate.TransactionReceipt{PosStatus: placeStatus(loc, posgate.FeatureReceiptPromotion)}}}
-	if in.Answer.Receipt.PosStatus == posgate.PosAccepted {
-		in.Answer.Receipt.PosStatus = posgate.PosNotAvailable // an operator's refund prints no receipt
-	}
+			Coupons: []posgate.TransactionCoupon{}, Promotions: []posgate.AppliedPromotion{}, CfsTemplate: posgate.CfsTemplate{CfsCarouselURL: cfs},
+			Receipt: posgate.TransactionReceipt{PrimaryText: receipt.PrimaryText, SecondaryText: receipt.SecondaryText,
+				ImageURL: receipt.ImageURL, PosStatus: receipt.PosStatus}}}
 	var o *posgate.TransactionOutcome
 	err = s.audited(ctx, p, "transaction.refund", func(ctx context.Context, c *change) error {
 		out, err := s.store.ApplyTransactions(ctx, []*posgate.TransactionInput{in})

@@ -125,6 +125,24 @@ func (s *Service) personTarget(ctx context.Context, person *posgate.Person) (pos
 	return t, nil
 }
 
+// CreatableRoles lists the roles of the people p may add, by checkReach's
+// rules: an admin only for an unrestricted principal, a pos-admin for one
+// restricted at most to a POS system, a company-admin for one that sees
+// companies, a location-manager for any operator.
+func CreatableRoles(p *posgate.Principal) []posgate.Role {
+	var out []posgate.Role
+	for _, r := range posgate.Roles {
+		switch {
+		case r == posgate.RoleAdmin && !p.Unrestricted(),
+			r == posgate.RolePOSAdmin && (p == nil || len(p.CompanyIDs) > 0 || len(p.LocationIDs) > 0),
+			r == posgate.RoleCompanyAdmin && !p.SeesCompanies():
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
 // checkReach returns nil when person's reach lies within p's, else the
 // ENOTFOUND (or, for an admin, EFORBIDDEN) answer of the first thing p
 // cannot see.

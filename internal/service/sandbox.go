@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/posgate/posgate"
@@ -92,4 +93,19 @@ func (s *Service) sandboxView() *SandboxClockView {
 	off := c.Offset()
 	real := c.Real()
 	return &SandboxClockView{Now: real.Add(off), RealNow: real, OffsetSeconds: int64(off / time.Second)}
+}
+
+// sandboxStartOver is what a demo server adds to the conflict of a
+// transaction id used before: running an example again (the README's
+// checkout) re-sends its transaction ids.
+const sandboxStartOver = "This is a sandbox: send a new transactionId, or run 'posgate demo reset' to start over from the demo data set."
+
+// sandboxHint returns err, with sandboxStartOver added to its message on a
+// demo server when err is the conflict of transactionID being recorded
+// already with other content (docs/api.md §20.1).
+func (s *Service) sandboxHint(err error, transactionID string) error {
+	if s.cfg.Sandbox == nil || !errors.Is(err, posgate.TransactionTaken(transactionID)) {
+		return err
+	}
+	return posgate.Errorf(posgate.ECONFLICT, "%s %s", posgate.ErrorMessage(err), sandboxStartOver)
 }

@@ -381,7 +381,7 @@ func (s *Service) RecordTransaction(ctx context.Context, p *posgate.Principal, p
 	}
 	switch o := out[0]; o.Status {
 	case posgate.OutcomeRejected:
-		return nil, o.Err
+		return nil, s.sandboxHint(o.Err, in.TransactionID)
 	default:
 		return &TransactionResult{Data: o.Answer, Replayed: o.Status == posgate.OutcomeDuplicate}, nil
 	}
@@ -557,7 +557,7 @@ func (s *Service) RecordTransactionBatch(ctx context.Context, p *posgate.Princip
 			out.DuplicateCount++
 			r.Data = o.Answer
 		default:
-			out.Errors = append(out.Errors, itemErrors(r.TransactionID, o.Row, o.Err)...)
+			out.Errors = append(out.Errors, itemErrors(r.TransactionID, o.Row, s.sandboxHint(o.Err, r.TransactionID))...)
 		}
 	}
 	switch {

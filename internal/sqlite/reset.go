@@ -77,3 +77,21 @@ func isVirtualOrShadow(t string, virtual []string) bool {
 	}
 	return false
 }
+
+// PutSandboxMark implements posgate.SandboxMarks.
+func (db *DB) PutSandboxMark(ctx context.Context, id string) error {
+	if _, err := db.w(ctx).ExecContext(ctx, `INSERT INTO sandbox_marks (id) VALUES (?) ON CONFLICT (id) DO NOTHING`, id); err != nil {
+		return fmt.Errorf("sqlite: put sandbox mark: %w", err)
+	}
+	return nil
+}
+
+// HasSandboxMark implements posgate.SandboxMarks, through the read pool: a
+// demo server asks every second, and must not queue behind the writer.
+func (db *DB) HasSandboxMark(ctx context.Context, id string) (bool, error) {
+	var ok bool
+	if err := db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM sandbox_marks WHERE id = ?)`, id).Scan(&ok); err != nil {
+		return false, fmt.Errorf("sqlite: read sandbox mark: %w", err)
+	}
+	return ok, nil
+}
