@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -22,7 +24,20 @@ const (
 // generated (creation, rotation): the only answers that carry it.
 type WebhookEndpointWithSecret struct {
 	*posgate.WebhookEndpoint
-	Secret string `json:"secret"`
+	Secret string `json:"secret,omitempty"`
+	// SecretNote stands in for Secret in a replay of that answer (an
+	// Idempotency-Key sent again): see WithoutSecret.
+	SecretNote string `json:"secretNote,omitempty"`
+}
+
+// WithoutSecret is e as kept for replay under an Idempotency-Key
+// (docs/api.md §14): no secret, and a note that says how to get a new one.
+func (e *WebhookEndpointWithSecret) WithoutSecret() any {
+	out := *e
+	out.Secret = ""
+	out.SecretNote = fmt.Sprintf(msgSecretNotKept, "/admin/v1/pos-systems/"+url.PathEscape(e.POSSystemID)+"/companies/"+
+		url.PathEscape(e.CompanyID)+"/webhooks/"+url.PathEscape(e.ID)+"/rotate-secret")
+	return &out
 }
 
 // CreateWebhookEndpointRequest registers an endpoint; enabled defaults to
