@@ -30,7 +30,7 @@ func webhookCommands() []command {
 
 // webhookCommand is operatorCommand with the flags every webhook command
 // takes. Whether a URL on a private or loopback address is accepted is the
-// server's to say (serve --webhooks-allow-private), since it is the server
+// server's to say (serve --webhooks-allow-loopback), since it is the server
 // that sends.
 func webhookCommand(ctx context.Context, env *cli, name string, args []string, nargs int, define func(fs *flag.FlagSet),
 	fn func(a *client.Admin, posID, company string, pos []string) error) error {

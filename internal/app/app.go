@@ -96,9 +96,10 @@ type Config struct {
 	// NoWebhooks keeps this instance from sending webhooks (events are
 	// still written to the outbox, for the instances that send).
 	NoWebhooks bool
-	// WebhooksAllowPrivate lets endpoints be registered on, and deliveries
-	// reach, private and loopback addresses (docs/api.md §19.1).
-	WebhooksAllowPrivate bool
+	// WebhooksAllowLoopback lets endpoints be registered on, and deliveries
+	// reach, loopback addresses (tests, demos); no other non-public address
+	// (docs/api.md §19.1).
+	WebhooksAllowLoopback bool
 	// WebhookTimeout bounds one delivery attempt (0: 10 s); WebhookRetryFor
 	// is how long a delivery is retried before it is dead (0: 72 h).
 	WebhookTimeout  time.Duration
@@ -245,7 +246,7 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		Sandbox:           sandbox,
 		RateLimit:         defaultRateLimit(cfg.RateLimit, cfg.RateBurst),
 
-		WebhookAllowPrivate: cfg.WebhooksAllowPrivate,
+		WebhookAllowLoopback: cfg.WebhooksAllowLoopback,
 	})
 	api := httpapi.New(svc, a, httpapi.Config{
 		BaseURL:            addrs.BaseURL,
@@ -281,7 +282,7 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		close(senderDone)
 	} else {
 		sender := webhook.New(webhook.Config{Store: store, Now: now, Timeout: cfg.WebhookTimeout, RetryFor: cfg.WebhookRetryFor,
-			AllowPrivate: cfg.WebhooksAllowPrivate, Observer: observeWebhooks, Logger: log})
+			AllowLoopback: cfg.WebhooksAllowLoopback, Observer: observeWebhooks, Logger: log})
 		store.NotifyWebhooks(sender.Notify)
 		go func() {
 			defer close(senderDone)

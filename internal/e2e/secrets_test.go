@@ -22,7 +22,7 @@ import (
 // endpoint's own secret columns (it signs with it, docs/api.md §19.4).
 func TestSecretsNotKeptForReplay(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
-		s := start(t, dsn, allowPrivate)
+		s := start(t, dsn, allowLoopback)
 		admin := s.adminToken(t)
 		post := func(path, body, key string) req {
 			return keyed(req{Method: "POST", Path: path, Token: admin, ContentType: "application/json", Body: body}, key)

@@ -60,15 +60,16 @@ func (q *CreateWebhookEndpointRequest) Validate() error {
 	return v.Err()
 }
 
-// checkReachable refuses a URL whose host is not public unless the
-// instance allows private receivers (--webhooks-allow-private).
+// checkReachable refuses a URL whose host is, or resolves to, an address
+// outgoing calls may not reach (webhook.AddressPolicy): loopback only when
+// the instance allows it (--webhooks-allow-loopback).
 func (s *Service) checkReachable(ctx context.Context, url string) error {
-	if err := webhook.CheckURL(ctx, url, s.cfg.WebhookAllowPrivate); err != nil {
+	if err := webhook.CheckURL(ctx, url, webhook.AddressPolicy{AllowLoopback: s.cfg.WebhookAllowLoopback}); err != nil {
 		v := posgate.ValidationError{}
 		if strings.Contains(err.Error(), "cannot be resolved") {
 			v.Add("url", "The url's host cannot be resolved.")
 		} else {
-			v.Add("url", "The url must reach a public address: private, loopback and link-local addresses are refused.")
+			v.Add("url", "The url must reach a public address: private, loopback, link-local and other special-purpose addresses are refused.")
 		}
 		return v.Err()
 	}

@@ -66,10 +66,9 @@ type Config struct {
 	// whose adapter sets an origin for every operator request.
 	Origin posgate.AuditOrigin
 
-	// WebhookAllowPrivate lets operators register webhook endpoints on
-	// private and loopback addresses (--webhooks-allow-private,
-	// docs/api.md §19.1).
-	WebhookAllowPrivate bool
+	// WebhookAllowLoopback lets operators register webhook endpoints on
+	// loopback addresses (--webhooks-allow-loopback, docs/api.md §19.1).
+	WebhookAllowLoopback bool
 }
 
 // Service is posgate's use cases over one store. It is safe for concurrent

@@ -3,16 +3,13 @@ package webhook
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -53,9 +50,9 @@ type Config struct {
 	// Poll is how often the sender looks for due deliveries without being
 	// woken (retries coming due, events committed by another instance).
 	Poll time.Duration
-	// AllowPrivate lets deliveries reach private, loopback and link-local
-	// addresses (tests, demos, receivers on the same network).
-	AllowPrivate bool
+	// AllowLoopback lets deliveries reach loopback addresses (tests,
+	// demos); no other non-public address is ever reached (AddressPolicy).
+	AllowLoopback bool
 	// Jitter returns a number in [0, 1) (math/rand by default); tests fix
 	// it.
 	Jitter func() float64
@@ -120,7 +117,7 @@ func New(cfg Config) *Sender {
 	}
 	s := &Sender{cfg: cfg, owner: uuid.NewString(), wake: make(chan struct{}, 1), slots: make(chan struct{}, cfg.Claimed),
 		busy: make(chan struct{}, cfg.Workers)}
-	s.client = NewClient(cfg.Timeout, cfg.AllowPrivate)
+	s.client = NewClient(cfg.Timeout, AddressPolicy{AllowLoopback: cfg.AllowLoopback})
 	// Keep a connection per worker to a receiver: with fewer idle
 	// connections than workers, each attempt beyond them opened (and
 	// closed) a connection of its own.
@@ -371,90 +368,4 @@ func (s *Sender) send(ctx context.Context, t *posgate.DeliveryTask, now time.Tim
 		b = b[:len(b)-1] // a cut through a character
 	}
 	return resp.StatusCode, string(b), nil
-}
-
-// ErrForbiddenAddress is the error of a connection to an address that
-// deliveries may not reach.
-var ErrForbiddenAddress = errors.New("webhook: the address is private, loopback or otherwise not public")
-
-// NewClient returns the HTTP client of deliveries: no proxy, no redirects
-// followed (a 3xx is a failed attempt), and, unless allowPrivate, a dialer
-// that refuses to connect to a non-public address. The check is made on
-// the address the dialer connects to, after name resolution, so a name
-// that resolves to a public address when the endpoint is registered and
-// to loopback later (DNS rebinding) is refused all the same.
-func NewClient(timeout time.Duration, allowPrivate bool) *http.Client {
-	dialer := &net.Dialer{Timeout: timeout}
-	if !allowPrivate {
-		dialer.Control = func(network, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return err
-			}
-			ip := net.ParseIP(host)
-			if ip == nil || !PublicIP(ip) {
-				return fmt.Errorf("%w: %s", ErrForbiddenAddress, host)
-			}
-			return nil
-		}
-	}
-	transport := &http.Transport{
-		DialContext:           dialer.DialContext,
-		TLSHandshakeTimeout:   timeout,
-		ResponseHeaderTimeout: timeout,
-		MaxIdleConnsPerHost:   DefaultWorkers,
-		IdleConnTimeout:       90 * time.Second,
-	}
-	return &http.Client{Transport: transport, Timeout: timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-}
-
-// cgnat is the shared address space of carrier-grade NAT (RFC 6598), not
-// public either.
-var cgnat = &net.IPNet{IP: net.IPv4(100, 64, 0, 0), Mask: net.CIDRMask(10, 32)}
-
-// PublicIP reports whether ip is a public unicast address: not loopback,
-// private (RFC 1918, RFC 4193), link-local (cloud metadata services live
-// there), unspecified, multicast or carrier-grade NAT.
-func PublicIP(ip net.IP) bool {
-	if ip4 := ip.To4(); ip4 != nil {
-		ip = ip4
-		if ip4[0] == 0 || cgnat.Contains(ip4) {
-			return false
-		}
-	}
-	return !(ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsInterfaceLocalMulticast() || ip.IsMulticast() || ip.IsUnspecified())
-}
-
-// CheckURL refuses an endpoint URL whose host is, or resolves to, a
-// non-public address, unless allowPrivate (docs/api.md §19.1). The sender
-// checks again at each connection.
-func CheckURL(ctx context.Context, rawURL string, allowPrivate bool) error {
-	if allowPrivate {
-		return nil
-	}
-	req, err := http.NewRequest(http.MethodPost, rawURL, nil)
-	if err != nil {
-		return err
-	}
-	host := req.URL.Hostname()
-	if ip := net.ParseIP(host); ip != nil {
-		if !PublicIP(ip) {
-			return ErrForbiddenAddress
-		}
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
-	if err != nil {
-		return fmt.Errorf("webhook: the host %q cannot be resolved", host)
-	}
-	for _, a := range addrs {
-		if !PublicIP(a.IP) {
-			return ErrForbiddenAddress
-		}
-	}
-	return nil
 }
