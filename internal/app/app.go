@@ -243,6 +243,7 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		TransactionMaxAge: cfg.TransactionMaxAge,
 		Keys:              a,
 		Now:               now,
+		Wall:              wall,
 		Sandbox:           sandbox,
 		RateLimit:         defaultRateLimit(cfg.RateLimit, cfg.RateBurst),
 
@@ -281,7 +282,7 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	if cfg.NoWebhooks {
 		close(senderDone)
 	} else {
-		sender := webhook.New(webhook.Config{Store: store, Now: now, Timeout: cfg.WebhookTimeout, RetryFor: cfg.WebhookRetryFor,
+		sender := webhook.New(webhook.Config{Store: store, Now: now, Wall: wall, Timeout: cfg.WebhookTimeout, RetryFor: cfg.WebhookRetryFor,
 			AllowLoopback: cfg.WebhooksAllowLoopback, Observer: observeWebhooks, Logger: log})
 		store.NotifyWebhooks(sender.Notify)
 		go func() {

@@ -205,7 +205,8 @@ func (s *Service) DeleteWebhookEndpoint(ctx context.Context, p *posgate.Principa
 
 // RotateWebhookSecret gives an endpoint a new secret, shown in this answer
 // only; the old one keeps signing beside it for
-// posgate.SecretRotationOverlap.
+// posgate.SecretRotationOverlap of real time (the sandbox clock does not
+// shorten it).
 func (s *Service) RotateWebhookSecret(ctx context.Context, p *posgate.Principal, posSystemID, companyID, id string) (*WebhookEndpointWithSecret, error) {
 	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
 		return nil, err
@@ -217,7 +218,8 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, p *posgate.Principal,
 			return err
 		}
 		after := *before
-		until := posgate.Timestamp(s.now().Add(posgate.SecretRotationOverlap))
+		// The overlap is for receivers deploying the new secret: real time.
+		until := posgate.Timestamp(s.wall().Add(posgate.SecretRotationOverlap))
 		after.PreviousSecret, after.PreviousSecretUntil, after.Secret = before.Secret, &until, webhook.NewSecret()
 		ch.target, ch.before, ch.after, e = webhookTarget(before), before, &after, &after
 		return s.store.UpdateWebhookEndpoint(ctx, e)

@@ -33,8 +33,12 @@ type Config struct {
 	// Store holds the outbox.
 	Store posgate.WebhookStore
 	// Now is the clock of the schedule (when a delivery is due, when its
-	// retries end, the webhook-timestamp).
+	// retries end), the store's clock: the sandbox clock in demo mode.
 	Now func() time.Time
+	// Wall is the real clock, for what receivers check against theirs
+	// (docs/api.md §20): the webhook-timestamp and which secrets still sign
+	// after a rotation. Default time.Now.
+	Wall func() time.Time
 	// Timeout bounds one attempt: connecting, sending and reading the
 	// answer (docs/api.md §19.4: 10 s).
 	Timeout time.Duration
@@ -93,6 +97,9 @@ type Sender struct {
 func New(cfg Config) *Sender {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Wall == nil {
+		cfg.Wall = time.Now
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
@@ -300,7 +307,7 @@ func Delay(n int, jitter float64) time.Duration {
 func (s *Sender) attempt(ctx context.Context, t *posgate.DeliveryTask) *posgate.DeliveryResult {
 	now := s.cfg.Now().UTC()
 	r := &posgate.DeliveryResult{ID: t.ID, At: now}
-	code, body, err := s.send(ctx, t, now)
+	code, body, err := s.send(ctx, t, s.cfg.Wall().UTC())
 	r.StatusCode, r.Response = code, body
 	switch {
 	case err != nil:
@@ -338,11 +345,12 @@ func (s *Sender) attempt(ctx context.Context, t *posgate.DeliveryTask) *posgate.
 	return r
 }
 
-// send posts the delivery, signed; it returns the answer's status and the
-// first MaxWebhookResponse bytes of its body.
-func (s *Sender) send(ctx context.Context, t *posgate.DeliveryTask, now time.Time) (int, string, error) {
-	ts := now.Unix()
-	sig, err := SignatureHeader(t.Endpoint.Secrets(now), t.EventID, ts, t.Payload)
+// send posts the delivery, signed at wall (the real time: receivers
+// check the timestamp against their own clock); it returns the answer's
+// status and the first MaxWebhookResponse bytes of its body.
+func (s *Sender) send(ctx context.Context, t *posgate.DeliveryTask, wall time.Time) (int, string, error) {
+	ts := wall.Unix()
+	sig, err := SignatureHeader(t.Endpoint.Secrets(wall), t.EventID, ts, t.Payload)
 	if err != nil {
 		return 0, "", err
 	}
