@@ -297,6 +297,9 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		servers = append(servers, newServer(api.IdentityHandler(), log))
 		listeners = append(listeners, authLn)
 	}
+	for _, srv := range servers {
+		srv.ConnState = api.ConnState // the drain waits for idle connections
+	}
 	if cfg.DebugListen != "" {
 		ln, err := lc.Listen(ctx, "tcp", cfg.DebugListen)
 		if err != nil {
@@ -335,12 +338,19 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 			log.Error("server failed", slog.Any("err", err))
 		}
 	}
-	if cfg.DrainDelay > 0 && ctx.Err() != nil {
+	if ctx.Err() != nil {
 		// Load balancers see /readyz fail and stop sending; until they do,
-		// every request is still served, each with Connection: close.
+		// every request is still served, each with Connection: close. The
+		// listeners close once no keep-alive connection is idle, so that
+		// none is closed under a request its client is sending.
 		api.StartDrain()
-		log.Info("draining: /readyz answers 503, still serving", slog.Duration("delay", cfg.DrainDelay))
-		time.Sleep(cfg.DrainDelay)
+		if cfg.DrainDelay > 0 {
+			log.Info("draining: /readyz answers 503, still serving", slog.Duration("delay", cfg.DrainDelay))
+			time.Sleep(cfg.DrainDelay)
+		}
+		if n := api.WaitIdleGone(context.WithoutCancel(ctx), 0); n > 0 {
+			log.Info("draining: idle connections left to the shutdown", slog.Int("idle", n))
+		}
 	}
 	log.Info("shutting down: finishing in-flight requests", slog.Duration("timeout", cfg.ShutdownTimeout))
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
