@@ -31,6 +31,12 @@ const (
 // reports the field as "must be a number".
 var errNotNumber = errors.New("not a JSON number")
 
+// ErrAmountRoundsToZero is returned for a number that is not 0 but rounds
+// to 0.00 (0.004, -0.001): read as 0 it would change what was meant (a
+// refund of -0.001 would become a sale), so it is refused; the codec
+// reports the field with its own message (docs/api.md §13.3).
+var ErrAmountRoundsToZero = errors.New("a non-zero amount rounds to 0.00")
+
 // JSONNumber marks Amount as a JSON number for the request decoder
 // (internal/codec), whatever its Go kind, so that XML text is read as a
 // number and a wrong type is reported as "must be a number".
@@ -73,7 +79,9 @@ func (a Amount) Abs() Amount {
 
 // ParseAmount reads a JSON number (RFC 8259 grammar) as hundredths, rounded
 // half to even at the third decimal, exactly. Anything that is not a JSON
-// number is an error; a number far beyond MaxAmount saturates (see Amount).
+// number is an error, and so is a number other than 0 that rounds to 0
+// (ErrAmountRoundsToZero); a number far beyond MaxAmount saturates (see
+// Amount).
 func ParseAmount(s string) (Amount, error) {
 	i, neg := 0, false
 	if i < len(s) && s[i] == '-' {
@@ -154,6 +162,9 @@ func ParseAmount(s string) (Amount, error) {
 			n++
 		}
 		v = Amount(n)
+	}
+	if v == 0 {
+		return 0, ErrAmountRoundsToZero
 	}
 	if neg {
 		v = -v

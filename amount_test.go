@@ -1,17 +1,27 @@
 package posgate
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 func TestParseAmount(t *testing.T) {
 	for in, want := range map[string]Amount{
 		"0": 0, "-0": 0, "12": 1200, "12.3": 1230, "12.34": 1234, "12.345": 1234, "12.355": 1236, "12.3451": 1235,
-		"-12.345": -1234, "-12.355": -1236, "0.005": 0, "0.015": 2, "0.0050000001": 1, "1e3": 100000, "1.5E-1": 15,
-		"1e-400": 0, "1000000000": 100000000000, "1e400": amountSaturated, "-1e400": -amountSaturated,
-		"123456789012345678901234567890": amountSaturated, "0.000000000000000000000000000005": 0,
+		"-12.345": -1234, "-12.355": -1236, "0.015": 2, "0.0051": 1, "-0.006": -1, "0e7": 0, "0.000": 0, "0.0050000001": 1, "1e3": 100000, "1.5E-1": 15,
+		"1000000000": 100000000000, "1e400": amountSaturated, "-1e400": -amountSaturated,
+		"123456789012345678901234567890": amountSaturated,
 	} {
 		got, err := ParseAmount(in)
 		if err != nil || got != want {
 			t.Errorf("ParseAmount(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	// A number other than 0 that rounds to 0.00 would change meaning (a
+	// refund's sign, a price): refused.
+	for _, in := range []string{"0.005", "-0.001", "0.004", "-0.005", "1e-400", "-1e-3", "0.000000000000000000000000000005"} {
+		if got, err := ParseAmount(in); !errors.Is(err, ErrAmountRoundsToZero) {
+			t.Errorf("ParseAmount(%q) = %d, %v; want ErrAmountRoundsToZero", in, got, err)
 		}
 	}
 	for _, in := range []string{"", "-", "01", "1.", ".5", "1e", "1e+", "+1", `"1"`, "1 ", "0x10", "NaN", "true", "null"} {

@@ -190,11 +190,19 @@ type PeopleStore interface {
 	// UseAuthCode marks the code used and returns it as it was before (Used
 	// tells a replay); ENOTFOUND when no such code was issued.
 	UseAuthCode(ctx context.Context, codeHash []byte) (*AuthCode, error)
+	// FindAuthCode returns the code as it is and changes nothing, so that
+	// a refused exchange leaves it as it was; ENOTFOUND when no such code
+	// was issued.
+	FindAuthCode(ctx context.Context, codeHash []byte) (*AuthCode, error)
 
 	CreateRefreshToken(ctx context.Context, t *RefreshToken) error
 	// UseRefreshToken marks the token used and returns it as it was before
 	// (Used and Revoked tell a replay); ENOTFOUND when no such token exists.
 	UseRefreshToken(ctx context.Context, tokenHash []byte) (*RefreshToken, error)
+	// FindRefreshToken returns the token as it is and changes nothing, so
+	// that a refused refresh leaves it as it was; ENOTFOUND when no such
+	// token exists.
+	FindRefreshToken(ctx context.Context, tokenHash []byte) (*RefreshToken, error)
 	// RevokeRefreshFamily revokes every refresh token of a family.
 	RevokeRefreshFamily(ctx context.Context, familyID string) error
 	// DeleteExpiredGrants removes the sign-ins, authorization codes and

@@ -66,7 +66,7 @@ func startPosgate(ctx context.Context, o *options, bin, dsn, logPath string, pro
 	// Webhooks may reach the benchmark's own receiver on 127.0.0.1 (the
 	// transaction+webhooks row); no other row registers an endpoint.
 	args := append([]string{"serve", "--listen", addr, "--database", dsn, "--rate-limit", "1000000", "--rate-burst", "1000000",
-		"--webhooks-allow-private"}, o.serveArgs...)
+		"--webhooks-allow-loopback"}, o.serveArgs...)
 	metrics, err := freeAddr()
 	if err != nil {
 		return nil, err

@@ -554,8 +554,12 @@ type APIClientWithSecret struct {
 	UpdatedAt   time.Time `json:"updatedAt"`
 	// Always null for a new client (the default applies).
 	RateLimit *RateLimit `json:"rateLimit"`
-	// The client secret; store it now, posgate keeps only its hash.
-	ClientSecret string `json:"clientSecret"`
+	// The client secret; store it now, posgate keeps only its hash. Empty
+	// in a replay of the answer (an Idempotency-Key sent again).
+	ClientSecret string `json:"clientSecret,omitempty"`
+	// Only in a replay of the answer, in place of ClientSecret: how to get
+	// a new secret (rotate it).
+	SecretNote string `json:"secretNote,omitempty"`
 }
 
 // CreateAPIClientRequest mirrors the API's CreateClientRequest: An API client to register; unknown properties
@@ -1453,7 +1457,11 @@ type WebhookEndpoint struct {
 // secret (whsec_…), shown this once: at registration and at rotation.
 type WebhookEndpointWithSecret struct {
 	WebhookEndpoint
-	Secret string `json:"secret"`
+	// Empty in a replay of the answer (an Idempotency-Key sent again).
+	Secret string `json:"secret,omitempty"`
+	// Only in a replay of the answer, in place of Secret: how to get a new
+	// secret (rotate it).
+	SecretNote string `json:"secretNote,omitempty"`
 }
 
 // CreateWebhookEndpointRequest registers an endpoint; Enabled nil is true.

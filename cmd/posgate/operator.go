@@ -329,7 +329,7 @@ func cmdClientCreate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		env.say(c, "client_id:     %s\nclient_secret: %s\n\nThe secret is shown only now; posgate keeps only its hash.\n", c.ID, c.ClientSecret)
+		env.say(c, "client_id:     %s\nclient_secret: %s\n\nThe secret is shown only now; posgate keeps only its hash.\n", c.ID, secretOrNote(c.ClientSecret, c.SecretNote))
 		return nil
 	})
 }
@@ -375,7 +375,7 @@ func cmdClientRotateSecret(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		env.say(c, "client_id:     %s\nclient_secret: %s\n\nThe old secret no longer works; the new one is shown only now.\n", c.ID, c.ClientSecret)
+		env.say(c, "client_id:     %s\nclient_secret: %s\n\nThe old secret no longer works; the new one is shown only now.\n", c.ID, secretOrNote(c.ClientSecret, c.SecretNote))
 		return nil
 	})
 }

@@ -66,7 +66,8 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	fs.DurationVar(&cfg.DrainDelay, "drain-delay", defaultDrainDelay, "how long SIGTERM keeps serving, with /readyz at 503 and Connection: close, before it shuts down (0: at once)")
 	fs.StringVar(&cfg.MetricsListen, "metrics-listen", "", "private address for Prometheus metrics (/metrics), e.g. 127.0.0.1:9090; never the public listener")
 	fs.BoolVar(&cfg.NoWebhooks, "no-webhooks", false, "send no webhooks from this instance (events still go to the outbox, for the instances that send)")
-	fs.BoolVar(&cfg.WebhooksAllowPrivate, "webhooks-allow-private", false, "allow webhook endpoints on private, loopback and link-local addresses (tests, demos, receivers on the same network)")
+	fs.BoolVar(&cfg.WebhooksAllowLoopback, "webhooks-allow-loopback", false, "allow webhook endpoints on loopback addresses (tests, demos); private, link-local and other special-purpose addresses are refused all the same")
+	allowPrivate := fs.Bool("webhooks-allow-private", false, "deprecated: the same as --webhooks-allow-loopback (private and link-local addresses are refused all the same)")
 	fs.DurationVar(&cfg.WebhookTimeout, "webhook-timeout", webhook.DefaultTimeout, "how long one webhook delivery attempt may take")
 	fs.DurationVar(&cfg.WebhookRetention, "webhook-retention", webhook.DefaultRetention, "how long delivered webhook deliveries (and their events) are kept before they are swept (0: kept)")
 	fs.DurationVar(&cfg.WebhookDeadRetention, "webhook-dead-retention", webhook.DefaultDeadRetention, "how long dead webhook deliveries are kept for redelivery before they are swept (0: kept)")
@@ -102,6 +103,10 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 		return err
 	}
 	cfg.Logger = slog.New(flushing{log.Handler(), logOut})
+	if *allowPrivate {
+		cfg.WebhooksAllowLoopback = true
+		cfg.Logger.Warn("--webhooks-allow-private is deprecated: it allows loopback receivers only, as --webhooks-allow-loopback does")
+	}
 	return app.Serve(ctx, cfg, func(a app.Addrs) {
 		logOut.Flush() // the start-up lines before the demo banner
 		if cfg.Demo {

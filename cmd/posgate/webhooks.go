@@ -30,7 +30,7 @@ func webhookCommands() []command {
 
 // webhookCommand is operatorCommand with the flags every webhook command
 // takes. Whether a URL on a private or loopback address is accepted is the
-// server's to say (serve --webhooks-allow-private), since it is the server
+// server's to say (serve --webhooks-allow-loopback), since it is the server
 // that sends.
 func webhookCommand(ctx context.Context, env *cli, name string, args []string, nargs int, define func(fs *flag.FlagSet),
 	fn func(a *client.Admin, posID, company string, pos []string) error) error {
@@ -55,6 +55,16 @@ func eventList(s string) []string {
 		}
 	}
 	return out
+}
+
+// secretOrNote is a secret to print, or, when the answer was a replay of
+// the one that showed it (the client's retry under its Idempotency-Key
+// after a lost answer), the server's note on how to get a new one.
+func secretOrNote(secret, note string) string {
+	if secret == "" && note != "" {
+		return "(not shown again) " + note
+	}
+	return secret
 }
 
 func printEndpoint(env *cli, verb string, e *client.WebhookEndpoint, secret string) {
@@ -83,7 +93,7 @@ func cmdWebhookAdd(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		printEndpoint(env, "registered", &e.WebhookEndpoint, e.Secret)
+		printEndpoint(env, "registered", &e.WebhookEndpoint, secretOrNote(e.Secret, e.SecretNote))
 		return nil
 	})
 }
@@ -153,7 +163,7 @@ func cmdWebhookRotate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(env.stdout, "new signing secret of %s (shown once): %s\nthe previous secret signs beside it until %s\n", e.ID, e.Secret,
+		fmt.Fprintf(env.stdout, "new signing secret of %s (shown once): %s\nthe previous secret signs beside it until %s\n", e.ID, secretOrNote(e.Secret, e.SecretNote),
 			e.PreviousSecretUntil.UTC().Format(time.RFC3339))
 		return nil
 	})

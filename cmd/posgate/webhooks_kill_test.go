@@ -50,7 +50,7 @@ func webhooksSurviveSIGKILL(t *testing.T, db string) {
 	defer close(release)
 
 	dir := t.TempDir()
-	args := []string{"--database", db, "--webhooks-allow-private", "--webhook-timeout", "2s", "--drain-delay", "0"}
+	args := []string{"--database", db, "--webhooks-allow-loopback", "--webhook-timeout", "2s", "--drain-delay", "0"}
 	p := startProcess(t, dir, args...)
 	admin := token(t, p.base, "demo-admin", "demo-admin-secret")
 	st, body := call(t, "POST", p.base+"/admin/v1/pos-systems/clover/companies/demo-company/webhooks", admin,

@@ -11,7 +11,7 @@ import (
 
 // TestWebhookCommands runs every webhook command against a server, one that
 // refuses loopback receivers and one that allows them
-// (--webhooks-allow-private), whose answers the commands print.
+// (--webhooks-allow-loopback), whose answers the commands print.
 func TestWebhookCommands(t *testing.T) {
 	strict := startServer(t, filepath.Join(t.TempDir(), "strict.db"), false)
 	senv := strict.env(t)
@@ -19,10 +19,10 @@ func TestWebhookCommands(t *testing.T) {
 	mustCLI(t, senv, "company", "create", "acme", "--pos", "pax")
 	if _, err := runCLI(t, senv, "webhook", "add", "--url", "http://127.0.0.1:9/h", "--events", "coupon.issued", "--pos", "pax", "--company", "acme"); err == nil ||
 		!strings.Contains(describe(err), "The url must reach a public address") || !strings.Contains(describe(err), "(server "+strict.base+")") {
-		t.Fatalf("webhook add on loopback to a server without --webhooks-allow-private: %v", err)
+		t.Fatalf("webhook add on loopback to a server without --webhooks-allow-loopback: %v", err)
 	}
 
-	s := startServerWith(t, filepath.Join(t.TempDir(), "webhooks.db"), false, app.Config{WebhooksAllowPrivate: true})
+	s := startServerWith(t, filepath.Join(t.TempDir(), "webhooks.db"), false, app.Config{WebhooksAllowLoopback: true})
 	env := s.env(t)
 	mustCLI(t, env, "pos-system", "create", "pax")
 	mustCLI(t, env, "company", "create", "acme", "--pos", "pax")

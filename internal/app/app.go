@@ -99,9 +99,10 @@ type Config struct {
 	// NoWebhooks keeps this instance from sending webhooks (events are
 	// still written to the outbox, for the instances that send).
 	NoWebhooks bool
-	// WebhooksAllowPrivate lets endpoints be registered on, and deliveries
-	// reach, private and loopback addresses (docs/api.md §19.1).
-	WebhooksAllowPrivate bool
+	// WebhooksAllowLoopback lets endpoints be registered on, and deliveries
+	// reach, loopback addresses (tests, demos); no other non-public address
+	// (docs/api.md §19.1).
+	WebhooksAllowLoopback bool
 	// WebhookTimeout bounds one delivery attempt (0: 10 s); WebhookRetryFor
 	// is how long a delivery is retried before it is dead (0: 72 h).
 	WebhookTimeout  time.Duration
@@ -329,10 +330,11 @@ func buildParts(ctx context.Context, cfg Config, clk clocks, st *stores, addrs A
 		TransactionMaxAge: cfg.TransactionMaxAge,
 		Keys:              a,
 		Now:               clk.now,
+		Wall:              clk.wall,
 		Sandbox:           clk.sandbox,
 		RateLimit:         defaultRateLimit(cfg.RateLimit, cfg.RateBurst),
 
-		WebhookAllowPrivate: cfg.WebhooksAllowPrivate,
+		WebhookAllowLoopback: cfg.WebhooksAllowLoopback,
 	})
 	api := httpapi.New(svc, a, httpapi.Config{
 		BaseURL:            addrs.BaseURL,
@@ -373,8 +375,8 @@ func startBackground(bg context.Context, cfg Config, clk clocks, st *stores, a *
 		close(senderDone)
 		return senderDone
 	}
-	sender := webhook.New(webhook.Config{Store: st.store, Now: clk.now, Timeout: cfg.WebhookTimeout, RetryFor: cfg.WebhookRetryFor,
-		AllowPrivate: cfg.WebhooksAllowPrivate, Observer: observeWebhooks, Logger: log})
+	sender := webhook.New(webhook.Config{Store: st.store, Now: clk.now, Wall: clk.wall, Timeout: cfg.WebhookTimeout, RetryFor: cfg.WebhookRetryFor,
+		AllowLoopback: cfg.WebhooksAllowLoopback, Observer: observeWebhooks, Logger: log})
 	st.store.NotifyWebhooks(sender.Notify)
 	go func() {
 		defer close(senderDone)
@@ -404,6 +406,9 @@ func buildServers(ctx context.Context, lc *net.ListenConfig, cfg Config, st *sto
 		for _, s := range srvs[public:] {
 			s.ln.Close()
 		}
+	}
+	for _, s := range srvs {
+		s.srv.ConnState = p.api.ConnState // the drain waits for idle connections
 	}
 	if cfg.DebugListen != "" {
 		ln, err := lc.Listen(ctx, "tcp", cfg.DebugListen)
@@ -448,12 +453,19 @@ func run(ctx context.Context, cfg Config, api *httpapi.Server, srvs []served, ad
 			log.Error("server failed", slog.Any("err", err))
 		}
 	}
-	if cfg.DrainDelay > 0 && ctx.Err() != nil {
+	if ctx.Err() != nil {
 		// Load balancers see /readyz fail and stop sending; until they do,
-		// every request is still served, each with Connection: close.
+		// every request is still served, each with Connection: close. The
+		// listeners close once no keep-alive connection is idle, so that
+		// none is closed under a request its client is sending.
 		api.StartDrain()
-		log.Info("draining: /readyz answers 503, still serving", slog.Duration("delay", cfg.DrainDelay))
-		time.Sleep(cfg.DrainDelay)
+		if cfg.DrainDelay > 0 {
+			log.Info("draining: /readyz answers 503, still serving", slog.Duration("delay", cfg.DrainDelay))
+			time.Sleep(cfg.DrainDelay)
+		}
+		if n := api.WaitIdleGone(context.WithoutCancel(ctx), 0); n > 0 {
+			log.Info("draining: idle connections left to the shutdown", slog.Int("idle", n))
+		}
 	}
 	log.Info("shutting down: finishing in-flight requests", slog.Duration("timeout", cfg.ShutdownTimeout))
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)

@@ -263,7 +263,8 @@ func invalidGrant(desc string) *oauthError {
 
 // codeGrant exchanges an authorization code (RFC 6749 §4.1.3, RFC 7636
 // §4.6) for an access token and the first refresh token of its family. A
-// code presented again revokes that family.
+// code presented again revokes that family; any other refusal leaves the
+// code as it was (it is read, checked, and only then spent).
 func (a *Auth) codeGrant(ctx context.Context, c *posgate.Client, form url.Values) (*tokenResponse, *oauthError) {
 	b := a.browser
 	code, verifier := form.Get("code"), form.Get("code_verifier")
@@ -275,20 +276,12 @@ func (a *Auth) codeGrant(ctx context.Context, c *posgate.Client, form url.Values
 	case len(code) > 256:
 		return nil, invalidGrant("The authorization code is invalid.")
 	}
-	ac, err := b.people.UseAuthCode(ctx, hashToken(code))
+	hash := hashToken(code)
+	ac, err := b.people.FindAuthCode(ctx, hash)
+	if oerr := a.codeRefusal(ctx, c, ac, err); oerr != nil {
+		return nil, oerr
+	}
 	switch {
-	case posgate.ErrorCode(err) == posgate.ENOTFOUND:
-		return nil, invalidGrant("The authorization code is invalid.")
-	case err != nil:
-		a.log.Error("auth: using an authorization code failed", "err", err)
-		return nil, errServer
-	case ac.Used:
-		if err := b.people.RevokeRefreshFamily(ctx, ac.FamilyID); err != nil {
-			a.log.Error("auth: revoking a refresh token family failed", "err", err)
-			return nil, errServer
-		}
-		a.log.Warn("auth: an authorization code was presented twice; its refresh tokens are revoked", "client_id", c.ID)
-		return nil, invalidGrant("The authorization code was used already; the refresh tokens issued for it are revoked.")
 	case ac.ClientID != c.ID:
 		return nil, invalidGrant("The authorization code was issued to another client.")
 	case !a.now().Before(ac.ExpiresAt):
@@ -298,12 +291,44 @@ func (a *Auth) codeGrant(ctx context.Context, c *posgate.Client, form url.Values
 	case !pkceValue.MatchString(verifier) || sha256B64(verifier) != ac.CodeChallenge:
 		return nil, invalidGrant("The code_verifier does not match the code_challenge.")
 	}
-	return a.personTokens(ctx, c, ac.PersonID, ac.FamilyID, ac.Scopes)
+	p, oerr := a.activePerson(ctx, ac.PersonID)
+	if oerr != nil {
+		return nil, oerr
+	}
+	// Spend it: of concurrent exchanges one finds it unused, the others
+	// are replays.
+	ac, err = b.people.UseAuthCode(ctx, hash)
+	if oerr := a.codeRefusal(ctx, c, ac, err); oerr != nil {
+		return nil, oerr
+	}
+	return a.personTokens(ctx, c, p, ac.FamilyID, ac.Scopes)
+}
+
+// codeRefusal is the answer to an unknown code, a failed read, or a code
+// that was exchanged already (whose family it then revokes); nil otherwise.
+func (a *Auth) codeRefusal(ctx context.Context, c *posgate.Client, ac *posgate.AuthCode, err error) *oauthError {
+	switch {
+	case posgate.ErrorCode(err) == posgate.ENOTFOUND:
+		return invalidGrant("The authorization code is invalid.")
+	case err != nil:
+		a.log.Error("auth: using an authorization code failed", "err", err)
+		return errServer
+	case ac.Used:
+		if err := a.browser.people.RevokeRefreshFamily(ctx, ac.FamilyID); err != nil {
+			a.log.Error("auth: revoking a refresh token family failed", "err", err)
+			return errServer
+		}
+		a.log.Warn("auth: an authorization code was presented twice; its refresh tokens are revoked", "client_id", c.ID)
+		return invalidGrant("The authorization code was used already; the refresh tokens issued for it are revoked.")
+	}
+	return nil
 }
 
 // refreshGrant exchanges a refresh token (RFC 6749 §6) for a new access
 // token and a new refresh token of the same family; the old one is spent.
-// A spent one presented again revokes the family (RFC 9700 §4.14.2).
+// A spent one presented again revokes the family (RFC 9700 §4.14.2); any
+// other refusal leaves the token as it was (it is read, checked, and only
+// then spent), so that a refused request changes nothing.
 func (a *Auth) refreshGrant(ctx context.Context, c *posgate.Client, form url.Values) (*tokenResponse, *oauthError) {
 	b := a.browser
 	token := form.Get("refresh_token")
@@ -313,22 +338,14 @@ func (a *Auth) refreshGrant(ctx context.Context, c *posgate.Client, form url.Val
 	if len(token) > 256 {
 		return nil, invalidGrant("The refresh token is invalid.")
 	}
-	rt, err := b.people.UseRefreshToken(ctx, hashToken(token))
+	hash := hashToken(token)
+	rt, err := b.people.FindRefreshToken(ctx, hash)
+	if oerr := a.refreshRefusal(ctx, c, rt, err); oerr != nil {
+		return nil, oerr
+	}
 	switch {
-	case posgate.ErrorCode(err) == posgate.ENOTFOUND:
-		return nil, invalidGrant("The refresh token is invalid.")
-	case err != nil:
-		a.log.Error("auth: using a refresh token failed", "err", err)
-		return nil, errServer
-	case rt.Revoked:
-		return nil, invalidGrant("The refresh token is revoked.")
-	case rt.Used || rt.ClientID != c.ID:
-		if err := b.people.RevokeRefreshFamily(ctx, rt.FamilyID); err != nil {
-			a.log.Error("auth: revoking a refresh token family failed", "err", err)
-			return nil, errServer
-		}
-		a.log.Warn("auth: a spent refresh token was presented again; its family is revoked", "client_id", c.ID)
-		return nil, invalidGrant("The refresh token was used already; every refresh token of its family is revoked.")
+	case rt.ClientID != c.ID:
+		return nil, invalidGrant("The refresh token was issued to another client.")
 	case !a.now().Before(rt.ExpiresAt):
 		return nil, invalidGrant("The refresh token has expired.")
 	}
@@ -341,14 +358,45 @@ func (a *Auth) refreshGrant(ctx context.Context, c *posgate.Client, form url.Val
 		}
 		scopes = want
 	}
-	return a.personTokens(ctx, c, rt.PersonID, rt.FamilyID, scopes)
+	p, oerr := a.activePerson(ctx, rt.PersonID)
+	if oerr != nil {
+		return nil, oerr
+	}
+	// Spend it: of concurrent refreshes one finds it unused, the others
+	// are replays.
+	rt, err = b.people.UseRefreshToken(ctx, hash)
+	if oerr := a.refreshRefusal(ctx, c, rt, err); oerr != nil {
+		return nil, oerr
+	}
+	return a.personTokens(ctx, c, p, rt.FamilyID, scopes)
 }
 
-// personTokens issues an access token for a person and a new refresh token
-// of family; a disabled person gets neither.
-func (a *Auth) personTokens(ctx context.Context, c *posgate.Client, personID, family string, scopes []string) (*tokenResponse, *oauthError) {
-	b := a.browser
-	p, err := b.people.FindPerson(ctx, personID)
+// refreshRefusal is the answer to an unknown token, a failed read, a
+// revoked token, or a spent one (whose family it then revokes); nil
+// otherwise.
+func (a *Auth) refreshRefusal(ctx context.Context, c *posgate.Client, rt *posgate.RefreshToken, err error) *oauthError {
+	switch {
+	case posgate.ErrorCode(err) == posgate.ENOTFOUND:
+		return invalidGrant("The refresh token is invalid.")
+	case err != nil:
+		a.log.Error("auth: using a refresh token failed", "err", err)
+		return errServer
+	case rt.Revoked:
+		return invalidGrant("The refresh token is revoked.")
+	case rt.Used:
+		if err := a.browser.people.RevokeRefreshFamily(ctx, rt.FamilyID); err != nil {
+			a.log.Error("auth: revoking a refresh token family failed", "err", err)
+			return errServer
+		}
+		a.log.Warn("auth: a spent refresh token was presented again; its family is revoked", "client_id", c.ID)
+		return invalidGrant("The refresh token was used already; every refresh token of its family is revoked.")
+	}
+	return nil
+}
+
+// activePerson is the person a grant was issued to, unless disabled.
+func (a *Auth) activePerson(ctx context.Context, personID string) (*posgate.Person, *oauthError) {
+	p, err := a.browser.people.FindPerson(ctx, personID)
 	switch {
 	case posgate.ErrorCode(err) == posgate.ENOTFOUND || (err == nil && p.Disabled):
 		return nil, invalidGrant("The person the grant was issued to is disabled.")
@@ -356,6 +404,13 @@ func (a *Auth) personTokens(ctx context.Context, c *posgate.Client, personID, fa
 		a.log.Error("auth: looking up a person failed", "err", err)
 		return nil, errServer
 	}
+	return p, nil
+}
+
+// personTokens issues an access token for a person and a new refresh token
+// of family.
+func (a *Auth) personTokens(ctx context.Context, c *posgate.Client, p *posgate.Person, family string, scopes []string) (*tokenResponse, *oauthError) {
+	b := a.browser
 	access, _, err := a.IssueForPerson(ctx, c, p, scopes)
 	if err != nil {
 		a.log.Error("auth: issuing a token failed", "client_id", c.ID, "err", err)

@@ -29,8 +29,10 @@ type People interface {
 	DeleteSignIn(ctx context.Context, idHash []byte) error
 	CreateAuthCode(ctx context.Context, c *posgate.AuthCode) error
 	UseAuthCode(ctx context.Context, codeHash []byte) (*posgate.AuthCode, error)
+	FindAuthCode(ctx context.Context, codeHash []byte) (*posgate.AuthCode, error)
 	CreateRefreshToken(ctx context.Context, t *posgate.RefreshToken) error
 	UseRefreshToken(ctx context.Context, tokenHash []byte) (*posgate.RefreshToken, error)
+	FindRefreshToken(ctx context.Context, tokenHash []byte) (*posgate.RefreshToken, error)
 	RevokeRefreshFamily(ctx context.Context, familyID string) error
 	ClientRedirectURIs(ctx context.Context, clientID string) ([]string, error)
 }

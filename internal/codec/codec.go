@@ -235,6 +235,9 @@ func decodeError(err error, root *node, prefix jsontext.Pointer) error {
 		if sem.Err == json.ErrUnknownName {
 			return unknownProperty(path)
 		}
+		if errors.Is(sem.Err, posgate.ErrAmountRoundsToZero) {
+			return fieldError(path, fmt.Sprintf("The %s field must be 0 or at least 0.01 in magnitude: a number other than 0 that rounds to 0.00 at two decimals is refused.", path))
+		}
 		return fieldError(path, typeMessage(path, n))
 	}
 	return fmt.Errorf("codec: decode: %w", err)

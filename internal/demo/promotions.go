@@ -59,22 +59,26 @@ func loadCatalogue(ctx context.Context, st posgate.Store) (*posgate.Catalogue, e
 
 // demoPromotions are demo-company's promotions, each imported only while
 // absent: one everywhere and always, one at LOC123 on weekend mornings, one
-// at LOC456 through 2030.
+// at LOC456 through 2030. Each reaches exactly what its name says
+// (TestDemoPromotionsMeanTheirNames): a promotion's categories and
+// products add up, so "any large coffee" names the large latte alone, not
+// the COFFEE category; and a promotion has no basket condition, so the
+// airport's free muffin is free without a sandwich, as its name says.
 func demoPromotions() []*posgate.Promotion {
 	date := func(s string) *time.Time {
 		t, _ := time.Parse(time.RFC3339, s)
 		return &t
 	}
 	return []*posgate.Promotion{
-		{ID: "DEMO-COFFEE-2OFF", Name: "2 off any large coffee", CategoryIDs: []string{"COFFEE"}, ProductIDs: []string{"SKU-LATTE-L"},
+		{ID: "DEMO-COFFEE-2OFF", Name: "2 off any large coffee", ProductIDs: []string{"SKU-LATTE-L"},
 			Results: []posgate.PromotionResult{{PromotionType: posgate.PromotionAmount, Value: 2}}},
 		{ID: "DEMO-WEEKEND-BREAKFAST", Name: "15% off breakfast on weekend mornings", LocationIDs: []string{"LOC123"},
 			CategoryIDs: []string{"BAKERY", "COFFEE"},
 			Validities: []posgate.PromotionValidity{{StartDate: date("2025-01-01T00:00:00Z"), Recurrence: &posgate.PromotionRecurrence{
 				DaysOfWeek: []string{"Saturday", "Sunday"}, StartDate: date("2025-01-04T07:00:00Z"), EndDate: date("2025-01-04T11:00:00Z")}}},
 			Results: []posgate.PromotionResult{{PromotionType: posgate.PromotionPercentage, Value: 15}}},
-		{ID: "DEMO-AIRPORT-MUFFIN", Name: "Free muffin with a sandwich", LocationIDs: []string{"LOC456"}, UseForAllCategories: true,
-			ProductIDs: []string{"SKU-MUFFIN", "SKU-SANDWICH-BLT"},
+		{ID: "DEMO-AIRPORT-MUFFIN", Name: "Free muffin at the airport", LocationIDs: []string{"LOC456"},
+			ProductIDs: []string{"SKU-MUFFIN"},
 			Validities: []posgate.PromotionValidity{{StartDate: date("2025-01-01T00:00:00Z"), EndDate: date("2030-12-31T23:59:59Z")}},
 			Results:    []posgate.PromotionResult{{PromotionType: posgate.PromotionPercentage, Value: 100}}},
 	}

@@ -104,6 +104,13 @@ func (s *server) run(t *testing.T) {
 	t.Cleanup(func() { s.stop(t) })
 }
 
+// checkedClient is a plain HTTP client whose every answer is validated
+// against the served OpenAPI document, for the tests that build their
+// requests by hand (streamed bodies, processes killed mid-request).
+func checkedClient(t *testing.T) *http.Client {
+	return &http.Client{Transport: validator(t).Transport(t, http.DefaultTransport)}
+}
+
 func validator(t *testing.T) *openapitest.Validator {
 	validatorOnce.Do(func() { validatorOnce.v = openapitest.New(t) })
 	return validatorOnce.v

@@ -196,7 +196,7 @@ func hold(t *testing.T, s *server, path, token string) (release func(body string
 	r.Header.Set("Content-Type", "application/json")
 	ch := make(chan int, 1)
 	go func() {
-		resp, err := http.DefaultClient.Do(r)
+		resp, err := checkedClient(t).Do(r)
 		if err != nil {
 			ch <- -1
 			return
@@ -267,7 +267,7 @@ func TestShedding(t *testing.T) {
 		release, held := hold(t, s, "/pos/clover/startInteraction", pos)
 		waitMetric(t, s, "posgate_http_requests_in_flight 1")
 		waiter := make(chan int, 1)
-		go func() { waiter <- doTo(t, http.DefaultClient, s.base, startReq(pos, "TERM-05", "LOC123")).Status }()
+		go func() { waiter <- doTo(t, checkedClient(t), s.base, startReq(pos, "TERM-05", "LOC123")).Status }()
 		waitMetric(t, s, "posgate_http_requests_waiting 1")
 		// The waiter takes the one place in the queue: a third request is shed at once.
 		r := s.api(t, pos).start("TERM-05", "LOC123")

@@ -139,7 +139,7 @@ func (p *process) count(t *testing.T, admin, kind string) int {
 	t.Helper()
 	r, _ := http.NewRequest("GET", p.base+"/admin/v1/pos-systems/clover/companies/crash/"+kind+"?pageSize=1", nil)
 	r.Header.Set("Authorization", "Bearer "+admin)
-	resp, err := http.DefaultClient.Do(r)
+	resp, err := checkedClient(t).Do(r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func (p *process) createCrashCompany(t *testing.T, admin string) {
 		r, _ := http.NewRequest("POST", p.base+c[0], strings.NewReader(c[1]))
 		r.Header.Set("Authorization", "Bearer "+admin)
 		r.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(r)
+		resp, err := checkedClient(t).Do(r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +204,7 @@ func (p *process) importUntil(t *testing.T, path, tok string, body []byte, after
 	r.Header.Set("Content-Type", "application/json")
 	answered := make(chan int, 1)
 	go func() {
-		resp, err := http.DefaultClient.Do(r)
+		resp, err := checkedClient(t).Do(r)
 		if err != nil {
 			answered <- 0
 			return
@@ -299,7 +299,7 @@ func TestPromotionImportCrash(t *testing.T) {
 		r, _ := http.NewRequest("POST", p.base+importPath("crash"), bytes.NewReader(body))
 		r.Header.Set("Authorization", "Bearer "+tok)
 		r.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(r)
+		resp, err := checkedClient(t).Do(r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,7 +368,7 @@ func TestProductImportCrash(t *testing.T) {
 		r, _ := http.NewRequest("POST", p.base+path, bytes.NewReader(body))
 		r.Header.Set("Authorization", "Bearer "+tok)
 		r.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(r)
+		resp, err := checkedClient(t).Do(r)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,7 @@ func (p *process) ledger(t *testing.T) (count, points int) {
 	get := func(path string, v any) {
 		r, _ := http.NewRequest("GET", p.base+companyPath+path, nil)
 		r.Header.Set("Authorization", "Bearer "+admin)
-		resp, err := http.DefaultClient.Do(r)
+		resp, err := checkedClient(t).Do(r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func TestTransactionBatchCrash(t *testing.T) {
 			r.Header.Set("Content-Type", "application/json")
 			answered := make(chan int, 1)
 			go func() {
-				resp, err := http.DefaultClient.Do(r)
+				resp, err := checkedClient(t).Do(r)
 				if err != nil {
 					answered <- 0
 					return
@@ -120,7 +120,7 @@ func TestTransactionBatchCrash(t *testing.T) {
 		r, _ := http.NewRequest("POST", p.base+"/v2/pos/clover/transactions/batch", bytes.NewReader(body))
 		r.Header.Set("Authorization", "Bearer "+p.token(t, "demo-pos", "demo-pos-secret", "pos_integration"))
 		r.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(r)
+		resp, err := checkedClient(t).Do(r)
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("batch: %v %v", resp, err)
 		}

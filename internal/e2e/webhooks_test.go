@@ -74,13 +74,13 @@ func (h *hookReceiver) wait(t *testing.T, n int) []hookRequest {
 	}
 }
 
-func allowPrivate(c *app.Config) { c.WebhooksAllowPrivate = true }
+func allowLoopback(c *app.Config) { c.WebhooksAllowLoopback = true }
 
 var secretRE = regexp.MustCompile(`"secret":"whsec_[A-Za-z0-9+/]+=*"`)
 
 func TestWebhooksCheckout(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
-		s := start(t, dsn, allowPrivate)
+		s := start(t, dsn, allowLoopback)
 		e := &txEnv{t: t, s: s, pos: s.posToken(t), admin: s.adminToken(t)}
 		h := newHookReceiver(t)
 
@@ -237,6 +237,23 @@ func TestWebhooksCheckout(t *testing.T) {
 	})
 }
 
+// TestWebhooksLoopbackOnly: --webhooks-allow-loopback adds loopback
+// receivers and nothing else: link-local (the metadata service), private
+// space and their NAT64 and 6to4 forms stay refused.
+func TestWebhooksLoopbackOnly(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn, allowLoopback)
+		e := &txEnv{t: t, s: s, pos: s.posToken(t), admin: s.adminToken(t)}
+		const msg = "The url must reach a public address: private, loopback, link-local and other special-purpose addresses are refused."
+		for _, u := range []string{"http://169.254.169.254/latest/meta-data", "http://10.0.0.7/hook", "http://[fd00:ec2::254]/",
+			"http://[64:ff9b::a9fe:a9fe]/", "http://[2002:a9fe:a9fe::1]/", "http://198.18.0.1/", "http://100.100.100.200/"} {
+			mustProblem(t, e.admin_("POST", "/webhooks", `{"url":"`+u+`","eventTypes":["coupon.issued"]}`), 400, "*",
+				map[string][]string{"url": {msg}})
+		}
+		mustStatus(t, e.admin_("POST", "/webhooks", `{"url":"http://127.0.0.1:9/hook","eventTypes":["coupon.issued"],"enabled":false}`), 201)
+	})
+}
+
 func TestWebhooksOperatorErrors(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
 		s := start(t, dsn) // private addresses refused
@@ -246,9 +263,9 @@ func TestWebhooksOperatorErrors(t *testing.T) {
 			mustProblem(t, e.admin_("POST", "/webhooks", body), 400, "*", errs)
 		}
 		bad(`{"url":"http://127.0.0.1:9/hook","eventTypes":["coupon.issued"]}`,
-			map[string][]string{"url": {"The url must reach a public address: private, loopback and link-local addresses are refused."}})
+			map[string][]string{"url": {"The url must reach a public address: private, loopback, link-local and other special-purpose addresses are refused."}})
 		bad(`{"url":"http://169.254.169.254/","eventTypes":["coupon.issued"]}`,
-			map[string][]string{"url": {"The url must reach a public address: private, loopback and link-local addresses are refused."}})
+			map[string][]string{"url": {"The url must reach a public address: private, loopback, link-local and other special-purpose addresses are refused."}})
 		bad(`{"url":"ftp://example.com/","eventTypes":["coupon.issued","coupon.issued"]}`, map[string][]string{
 			"url": {"The url must be an absolute http or https URL."}, "eventTypes": {"Event type 'coupon.issued' is given twice."}})
 		bad(`{"url":"https://u:p@example.com/","eventTypes":["nope"]}`, map[string][]string{
@@ -267,7 +284,7 @@ func TestWebhooksOperatorErrors(t *testing.T) {
 		json.Unmarshal(r.Body, &ep)
 		path := "/webhooks/" + ep.Data.ID
 		mustProblem(t, e.admin_("PATCH", path, `{"url":"http://localhost/hook"}`), 400, "*",
-			map[string][]string{"url": {"The url must reach a public address: private, loopback and link-local addresses are refused."}})
+			map[string][]string{"url": {"The url must reach a public address: private, loopback, link-local and other special-purpose addresses are refused."}})
 		mustProblem(t, e.admin_("GET", "/webhooks/wh_nope", ""), 404, `webhook endpoint "wh_nope" not found`, nil)
 		mustProblem(t, e.admin_("POST", path+"/deliveries/1/redeliver", ""), 404, `dead webhook delivery "1" not found`, nil)
 		mustProblem(t, e.admin_("POST", path+"/deliveries/x/redeliver", ""), 404, `dead webhook delivery "x" not found`, nil)
@@ -301,7 +318,7 @@ func TestWebhooksOperatorErrors(t *testing.T) {
 // Pending in the outbox's backlog.
 func TestWebhookMetrics(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
-		s := start(t, dsn, allowPrivate, func(c *app.Config) { c.MetricsListen = "127.0.0.1:0" })
+		s := start(t, dsn, allowLoopback, func(c *app.Config) { c.MetricsListen = "127.0.0.1:0" })
 		e := &txEnv{t: t, s: s, pos: s.posToken(t), admin: s.adminToken(t)}
 		waitMetric(t, s, `posgate_webhook_deliveries_pending 0`)
 		waitMetric(t, s, `posgate_webhook_attempts_total{outcome="delivered"} 0`)

@@ -94,7 +94,8 @@ func (s *Server) setTerminalStatus(st posgate.Status) func(r *http.Request) (int
 }
 
 func (s *Server) createClient(r *http.Request, req *service.CreateClientRequest) (int, any, error) {
-	return created(s.svc.CreateClient(r.Context(), principal(r.Context()), req))
+	out, err := s.svc.CreateClient(r.Context(), principal(r.Context()), req)
+	return withSecret(http.StatusCreated, out, err)
 }
 
 func (s *Server) listClients(r *http.Request) (int, any, error) {
@@ -114,7 +115,8 @@ func (s *Server) setClientDisabled(disabled bool) func(r *http.Request) (int, an
 // rotateClientSecret answers the client with its new secret, shown this
 // once (docs/api.md §10).
 func (s *Server) rotateClientSecret(r *http.Request) (int, any, error) {
-	return enveloped(s.svc.RotateClientSecret(r.Context(), principal(r.Context()), r.PathValue("clientId")))
+	out, err := s.svc.RotateClientSecret(r.Context(), principal(r.Context()), r.PathValue("clientId"))
+	return withSecret(http.StatusOK, out, err)
 }
 
 func (s *Server) putClientRateLimit(r *http.Request, req *posgate.RateLimit) (int, any, error) {

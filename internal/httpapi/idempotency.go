@@ -93,7 +93,18 @@ func (s *Server) idempotent(w http.ResponseWriter, r *http.Request, keys []strin
 		}
 	}
 	settled = true
-	if err := call.Finish(ctx, &posgate.IdempotentAnswer{Status: status, Header: kept, Body: rec.body}); err != nil {
+	answer := &posgate.IdempotentAnswer{Status: status, Header: kept, Body: rec.body}
+	if rec.replaced {
+		// The answer carries a secret: its record keeps the body the
+		// handler gave in its place, or nothing.
+		answer.Body = rec.kept
+	}
+	if rec.replaced && rec.kept == nil {
+		err = call.Release(ctx)
+	} else {
+		err = call.Finish(ctx, answer)
+	}
+	if err != nil {
 		// The request took effect and is answered; its key stays in
 		// flight until its lease ends.
 		s.log.WarnContext(ctx, "idempotency key: store the answer", slog.String("traceId", traceID(ctx)), slog.Any("err", err))
@@ -123,6 +134,10 @@ type answerRecorder struct {
 	header http.Header
 	status int
 	body   []byte
+	// replaced is set when the handler's answer must not be kept as sent
+	// (it carries a secret): kept is then the body to keep for replay.
+	replaced bool
+	kept     []byte
 }
 
 // Header implements http.ResponseWriter.

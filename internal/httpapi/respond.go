@@ -107,6 +107,43 @@ func (s *Server) rawEndpoint(fn func(w http.ResponseWriter, r *http.Request) err
 	}
 }
 
+// secretBearer is an answer that carries a secret, shown once: WithoutSecret
+// is what a replay of it answers instead (docs/api.md §14).
+type secretBearer interface{ WithoutSecret() any }
+
+// withSecret answers status with out, a view that carries a secret, in the
+// data envelope, or the error. Under an Idempotency-Key the answer kept for
+// replay is out.WithoutSecret(), so that the secret is never stored.
+func withSecret[T secretBearer](status int, out T, err error) (int, any, error) {
+	if err != nil {
+		return 0, nil, err
+	}
+	return status, secretAnswer{shown: envelope{out}, kept: envelope{out.WithoutSecret()}}, nil
+}
+
+// secretAnswer is an answer whose replay differs from it: shown is sent,
+// kept is what the Idempotency-Key's record holds.
+type secretAnswer struct{ shown, kept any }
+
+// keepForReplay hands the answerRecorder under w (when the request runs
+// under an Idempotency-Key) the body to keep in place of the one sent.
+func keepForReplay(w http.ResponseWriter, kept any) {
+	for w != nil {
+		if rec, ok := w.(*answerRecorder); ok {
+			// A body that cannot be encoded (nil) is kept by no record:
+			// the key is released instead.
+			rec.kept, _ = encode.JSON(kept)
+			rec.replaced = true
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
+}
+
 // writeJSON writes v as the response. Accept: text/json or text/plain gets
 // the same JSON under that media type (docs/api.md §2.5).
 func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
@@ -115,6 +152,10 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 			w.Header()[k] = vs
 		}
 		v = h.body
+	}
+	if a, ok := v.(secretAnswer); ok {
+		keepForReplay(w, a.kept)
+		v = a.shown
 	}
 	buf := encodeBuffers.Get().(*bytes.Buffer)
 	defer putEncodeBuffer(buf)

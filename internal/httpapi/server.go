@@ -88,6 +88,7 @@ type Server struct {
 	imports  *slots         // nil: no cap
 	shedLog  *shedLog
 	draining atomic.Bool
+	conns    connStates // idle keep-alive connections (drain.go)
 }
 
 // New returns a Server; zero Config fields get their defaults.

@@ -11,7 +11,8 @@ import (
 // The operator's webhook routes (docs/api.md §19.1, §19.3).
 
 func (s *Server) createWebhook(r *http.Request, req *service.CreateWebhookEndpointRequest) (int, any, error) {
-	return created(s.svc.CreateWebhookEndpoint(r.Context(), principal(r.Context()), r.PathValue("posSystemId"), r.PathValue("posCompanyId"), req))
+	out, err := s.svc.CreateWebhookEndpoint(r.Context(), principal(r.Context()), r.PathValue("posSystemId"), r.PathValue("posCompanyId"), req)
+	return withSecret(http.StatusCreated, out, err)
 }
 
 func (s *Server) listWebhooks(r *http.Request) (int, any, error) {
@@ -31,7 +32,8 @@ func (s *Server) deleteWebhook(r *http.Request) (int, any, error) {
 }
 
 func (s *Server) rotateWebhookSecret(r *http.Request) (int, any, error) {
-	return enveloped(s.svc.RotateWebhookSecret(r.Context(), principal(r.Context()), r.PathValue("posSystemId"), r.PathValue("posCompanyId"), r.PathValue("endpointId")))
+	out, err := s.svc.RotateWebhookSecret(r.Context(), principal(r.Context()), r.PathValue("posSystemId"), r.PathValue("posCompanyId"), r.PathValue("endpointId"))
+	return withSecret(http.StatusOK, out, err)
 }
 
 func (s *Server) testWebhook(r *http.Request) (int, any, error) {

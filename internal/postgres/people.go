@@ -126,6 +126,30 @@ func (db *DB) UseAuthCode(ctx context.Context, codeHash []byte) (*posgate.AuthCo
 	return c, nil
 }
 
+// FindAuthCode returns the code as it is, changing nothing.
+func (db *DB) FindAuthCode(ctx context.Context, codeHash []byte) (*posgate.AuthCode, error) {
+	c := &posgate.AuthCode{}
+	err := db.pool.QueryRow(ctx, `SELECT code_hash, family_id, client_id, person_id, redirect_uri, scopes, code_challenge, expires_at, used
+		FROM auth_codes WHERE code_hash = $1`,
+		codeHash).Scan(&c.CodeHash, &c.FamilyID, &c.ClientID, &c.PersonID, &c.RedirectURI, &c.Scopes, &c.CodeChallenge, &c.ExpiresAt, &c.Used)
+	if err != nil {
+		return nil, readErr(err, "find authorization code", posgate.NotFound("authorization code", "?"))
+	}
+	return c, nil
+}
+
+// FindRefreshToken returns the token as it is, changing nothing.
+func (db *DB) FindRefreshToken(ctx context.Context, tokenHash []byte) (*posgate.RefreshToken, error) {
+	t := &posgate.RefreshToken{}
+	err := db.pool.QueryRow(ctx, `SELECT token_hash, family_id, client_id, person_id, scopes, expires_at, used, revoked
+		FROM refresh_tokens WHERE token_hash = $1`,
+		tokenHash).Scan(&t.TokenHash, &t.FamilyID, &t.ClientID, &t.PersonID, &t.Scopes, &t.ExpiresAt, &t.Used, &t.Revoked)
+	if err != nil {
+		return nil, readErr(err, "find refresh token", posgate.NotFound("refresh token", "?"))
+	}
+	return t, nil
+}
+
 // CreateRefreshToken stores a refresh token (times as given).
 func (db *DB) CreateRefreshToken(ctx context.Context, t *posgate.RefreshToken) error {
 	_, err := db.pool.Exec(ctx, `INSERT INTO refresh_tokens (token_hash, family_id, client_id, person_id, scopes, expires_at, used, revoked)

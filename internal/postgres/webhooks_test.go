@@ -89,7 +89,7 @@ func TestWebhookTwoInstances(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	for _, st := range []*DB{a, b} {
-		s := webhook.New(webhook.Config{Store: st, AllowPrivate: true, Poll: 20 * time.Millisecond, Workers: 4})
+		s := webhook.New(webhook.Config{Store: st, AllowLoopback: true, Poll: 20 * time.Millisecond, Workers: 4})
 		wg.Add(1)
 		go func() { defer wg.Done(); s.Run(runCtx) }()
 	}

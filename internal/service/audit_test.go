@@ -204,7 +204,7 @@ func couponInputs(codes ...string) iter.Seq2[*service.CouponInput, error] {
 func auditService(t *testing.T, now time.Time, st posgate.Store) (*service.Service, posgate.Store) {
 	t.Helper()
 	svc := service.New(st, service.Config{BaseURL: "http://posgate.test", Now: func() time.Time { return now },
-		Keys: rotator{st}, Origin: posgate.AuditOrigin{Channel: posgate.ChannelCLI, UserAgent: "posgate-cli"}, WebhookAllowPrivate: true})
+		Keys: rotator{st}, Origin: posgate.AuditOrigin{Channel: posgate.ChannelCLI, UserAgent: "posgate-cli"}, WebhookAllowLoopback: true})
 	for _, id := range []string{"wh_audit", "wh_gone"} {
 		if err := st.CreateWebhookEndpoint(t.Context(), &posgate.WebhookEndpoint{ID: id, POSSystemID: demo.POSSystemID, CompanyID: demo.CompanyID,
 			URL: "http://127.0.0.1:9/" + id, EventTypes: []string{posgate.EventTransactionRecorded}, Enabled: true, Secret: "whsec_dGVzdA=="}); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/auth/credential"
@@ -29,9 +30,26 @@ type ClientView struct {
 	*posgate.Client
 	Scopes     []string `json:"scopes"`
 	CompanyIDs []string `json:"companyIds"`
-	// ClientSecret is set only in the answer that creates the client: the
-	// secret is shown once, only its hash is stored.
+	// ClientSecret is set only in the answer that creates the client or
+	// rotates its secret: the secret is shown once, only its hash is
+	// stored.
 	ClientSecret string `json:"clientSecret,omitempty"`
+	// SecretNote stands in for ClientSecret in a replay of that answer
+	// (an Idempotency-Key sent again): see WithoutSecret.
+	SecretNote string `json:"secretNote,omitempty"`
+}
+
+// msgSecretNotKept is the SecretNote of a replayed answer that first
+// carried a secret, with the path of the route that rotates it.
+const msgSecretNotKept = "The secret was shown only in the first answer to this request and is not kept; rotate it (POST %s) to get a new one."
+
+// WithoutSecret is v as kept for replay under an Idempotency-Key (docs/api.md
+// §14): no secret, and a note that says how to get a new one.
+func (v *ClientView) WithoutSecret() any {
+	out := *v
+	out.ClientSecret = ""
+	out.SecretNote = fmt.Sprintf(msgSecretNotKept, "/admin/v1/clients/"+url.PathEscape(v.ID)+"/rotate-secret")
+	return &out
 }
 
 func viewClient(c *posgate.Client) *ClientView {

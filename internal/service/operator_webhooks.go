@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -22,7 +24,20 @@ const (
 // generated (creation, rotation): the only answers that carry it.
 type WebhookEndpointWithSecret struct {
 	*posgate.WebhookEndpoint
-	Secret string `json:"secret"`
+	Secret string `json:"secret,omitempty"`
+	// SecretNote stands in for Secret in a replay of that answer (an
+	// Idempotency-Key sent again): see WithoutSecret.
+	SecretNote string `json:"secretNote,omitempty"`
+}
+
+// WithoutSecret is e as kept for replay under an Idempotency-Key
+// (docs/api.md §14): no secret, and a note that says how to get a new one.
+func (e *WebhookEndpointWithSecret) WithoutSecret() any {
+	out := *e
+	out.Secret = ""
+	out.SecretNote = fmt.Sprintf(msgSecretNotKept, "/admin/v1/pos-systems/"+url.PathEscape(e.POSSystemID)+"/companies/"+
+		url.PathEscape(e.CompanyID)+"/webhooks/"+url.PathEscape(e.ID)+"/rotate-secret")
+	return &out
 }
 
 // CreateWebhookEndpointRequest registers an endpoint; enabled defaults to
@@ -45,15 +60,16 @@ func (q *CreateWebhookEndpointRequest) Validate() error {
 	return v.Err()
 }
 
-// checkReachable refuses a URL whose host is not public unless the
-// instance allows private receivers (--webhooks-allow-private).
+// checkReachable refuses a URL whose host is, or resolves to, an address
+// outgoing calls may not reach (endpoint.AddressPolicy): loopback only when
+// the instance allows it (--webhooks-allow-loopback).
 func (s *Service) checkReachable(ctx context.Context, url string) error {
-	if err := endpoint.CheckURL(ctx, url, s.cfg.WebhookAllowPrivate); err != nil {
+	if err := endpoint.CheckURL(ctx, url, endpoint.AddressPolicy{AllowLoopback: s.cfg.WebhookAllowLoopback}); err != nil {
 		v := posgate.ValidationError{}
 		if strings.Contains(err.Error(), "cannot be resolved") {
 			v.Add("url", "The url's host cannot be resolved.")
 		} else {
-			v.Add("url", "The url must reach a public address: private, loopback and link-local addresses are refused.")
+			v.Add("url", "The url must reach a public address: private, loopback, link-local and other special-purpose addresses are refused.")
 		}
 		return v.Err()
 	}
@@ -189,7 +205,8 @@ func (s *Service) DeleteWebhookEndpoint(ctx context.Context, p *posgate.Principa
 
 // RotateWebhookSecret gives an endpoint a new secret, shown in this answer
 // only; the old one keeps signing beside it for
-// posgate.SecretRotationOverlap.
+// posgate.SecretRotationOverlap of real time (the sandbox clock does not
+// shorten it).
 func (s *Service) RotateWebhookSecret(ctx context.Context, p *posgate.Principal, posSystemID, companyID, id string) (*WebhookEndpointWithSecret, error) {
 	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
 		return nil, err
@@ -201,7 +218,8 @@ func (s *Service) RotateWebhookSecret(ctx context.Context, p *posgate.Principal,
 			return err
 		}
 		after := *before
-		until := posgate.Timestamp(s.now().Add(posgate.SecretRotationOverlap))
+		// The overlap is for receivers deploying the new secret: real time.
+		until := posgate.Timestamp(s.wall().Add(posgate.SecretRotationOverlap))
 		after.PreviousSecret, after.PreviousSecretUntil, after.Secret = before.Secret, &until, endpoint.NewSecret()
 		ch.target, ch.before, ch.after, e = webhookTarget(before), before, &after, &after
 		return s.store.UpdateWebhookEndpoint(ctx, e)

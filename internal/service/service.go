@@ -52,6 +52,11 @@ type Config struct {
 	RateLimit posgate.RateLimit
 	// Now is the clock; its times are used in UTC.
 	Now func() time.Time
+	// Wall is the real clock, for times third parties check against their
+	// own clocks (a rotated webhook secret's overlap, docs/api.md §20);
+	// default Now (they differ only in demo mode, where Now is the sandbox
+	// clock).
+	Wall func() time.Time
 	// Sandbox is a demo server's sandbox clock (docs/api.md §20), whose
 	// Now is Now; nil outside demo mode, where the sandbox use cases answer
 	// ENOTFOUND.
@@ -66,10 +71,9 @@ type Config struct {
 	// whose adapter sets an origin for every operator request.
 	Origin posgate.AuditOrigin
 
-	// WebhookAllowPrivate lets operators register webhook endpoints on
-	// private and loopback addresses (--webhooks-allow-private,
-	// docs/api.md §19.1).
-	WebhookAllowPrivate bool
+	// WebhookAllowLoopback lets operators register webhook endpoints on
+	// loopback addresses (--webhooks-allow-loopback, docs/api.md §19.1).
+	WebhookAllowLoopback bool
 }
 
 // Service is posgate's use cases over one store. It is safe for concurrent
@@ -98,11 +102,17 @@ func New(store posgate.Store, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Wall == nil {
+		cfg.Wall = cfg.Now
+	}
 	return &Service{store: store, cfg: cfg, links: links{store: store}, indexes: newIndexCache(cfg.PromotionCacheTTL)}
 }
 
 // now is the service's clock, in UTC.
 func (s *Service) now() time.Time { return s.cfg.Now().UTC() }
+
+// wall is the real time in UTC (Config.Wall).
+func (s *Service) wall() time.Time { return s.cfg.Wall().UTC() }
 
 // Ready reports whether the store can serve requests (for /readyz).
 func (s *Service) Ready(ctx context.Context) error { return s.store.Ping(ctx) }

@@ -212,11 +212,20 @@ func (q *TransactionRequest) validate(v posgate.ValidationError) {
 		text(f+".productName", p.ProductName, maxTransactionText)
 		text(f+".manufacturer", p.Manufacturer, maxTransactionText)
 		text(f+".productCategory", p.ProductCategory, maxTransactionText)
-		if p.Quantity != nil && (math.IsNaN(*p.Quantity) || math.Abs(*p.Quantity) > maxQuantity) {
-			v.Add(f+".quantity", fmt.Sprintf("The quantity field must be a number from -%d to %d.", maxQuantity, maxQuantity))
+		if value(p.ProductID) == "" && value(p.ProductName) == "" {
+			v.Add(f, "A product line needs a productId or a productName.")
 		}
-		if p.Price != nil && p.Price.Abs() > posgate.MaxAmount {
-			v.Add(f+".price", fmt.Sprintf("The price field must be a number from -%s to %s.", posgate.MaxAmount, posgate.MaxAmount))
+		switch {
+		case p.Quantity != nil && (math.IsNaN(*p.Quantity) || math.Abs(*p.Quantity) > maxQuantity):
+			v.Add(f+".quantity", fmt.Sprintf("The quantity field must be a number from -%d to %d.", maxQuantity, maxQuantity))
+		case p.Quantity != nil && !refund && *p.Quantity <= 0:
+			v.Add(f+".quantity", "A sale's quantity must be greater than 0 (a negative quantity is a refund's).")
+		}
+		switch {
+		case p.Price != nil && *p.Price < 0:
+			v.Add(f+".price", "The price field must not be negative (it is the price of one unit; a refund's lines say so by their quantity).")
+		case p.Price != nil && *p.Price > posgate.MaxAmount:
+			v.Add(f+".price", fmt.Sprintf("The price field must be a number from 0 to %s.", posgate.MaxAmount))
 		}
 	}
 }

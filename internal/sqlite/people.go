@@ -124,12 +124,25 @@ func (db *DB) CreateAuthCode(ctx context.Context, c *posgate.AuthCode) error {
 // read and the write share one write transaction, so two concurrent
 // exchanges cannot both see the code unused.
 func (db *DB) UseAuthCode(ctx context.Context, codeHash []byte) (*posgate.AuthCode, error) {
-	return useOnce(ctx, db, "use authorization code", `SELECT code_hash, family_id, client_id, person_id, redirect_uri, scopes,
-		code_challenge, expires_at, used FROM auth_codes WHERE code_hash = ?`, `UPDATE auth_codes SET used = 1 WHERE code_hash = ?`,
-		codeHash, func(c *posgate.AuthCode) []any {
-			return []any{&c.CodeHash, &c.FamilyID, &c.ClientID, &c.PersonID, &c.RedirectURI, stringsColumn{&c.Scopes},
-				&c.CodeChallenge, timeColumn{&c.ExpiresAt}, &c.Used}
-		}, posgate.NotFound("authorization code", "?"))
+	return useOnce(ctx, db, "use authorization code", authCodeRead, `UPDATE auth_codes SET used = 1 WHERE code_hash = ?`,
+		codeHash, authCodeDest, posgate.NotFound("authorization code", "?"))
+}
+
+// FindAuthCode returns the code as it is, changing nothing.
+func (db *DB) FindAuthCode(ctx context.Context, codeHash []byte) (*posgate.AuthCode, error) {
+	c, err := scanRow(db.read.QueryRowContext(ctx, authCodeRead, codeHash), authCodeDest)
+	if err != nil {
+		return nil, readErr(err, "find authorization code", posgate.NotFound("authorization code", "?"))
+	}
+	return c, nil
+}
+
+const authCodeRead = `SELECT code_hash, family_id, client_id, person_id, redirect_uri, scopes,
+		code_challenge, expires_at, used FROM auth_codes WHERE code_hash = ?`
+
+func authCodeDest(c *posgate.AuthCode) []any {
+	return []any{&c.CodeHash, &c.FamilyID, &c.ClientID, &c.PersonID, &c.RedirectURI, stringsColumn{&c.Scopes},
+		&c.CodeChallenge, timeColumn{&c.ExpiresAt}, &c.Used}
 }
 
 // useOnce reads a row by its hash and marks it used in one write
@@ -165,11 +178,24 @@ func (db *DB) CreateRefreshToken(ctx context.Context, t *posgate.RefreshToken) e
 
 // UseRefreshToken marks the token used and returns it as it was before.
 func (db *DB) UseRefreshToken(ctx context.Context, tokenHash []byte) (*posgate.RefreshToken, error) {
-	return useOnce(ctx, db, "use refresh token", `SELECT token_hash, family_id, client_id, person_id, scopes, expires_at, used, revoked
-		FROM refresh_tokens WHERE token_hash = ?`, `UPDATE refresh_tokens SET used = 1 WHERE token_hash = ?`,
-		tokenHash, func(t *posgate.RefreshToken) []any {
-			return []any{&t.TokenHash, &t.FamilyID, &t.ClientID, &t.PersonID, stringsColumn{&t.Scopes}, timeColumn{&t.ExpiresAt}, &t.Used, &t.Revoked}
-		}, posgate.NotFound("refresh token", "?"))
+	return useOnce(ctx, db, "use refresh token", refreshTokenRead, `UPDATE refresh_tokens SET used = 1 WHERE token_hash = ?`,
+		tokenHash, refreshTokenDest, posgate.NotFound("refresh token", "?"))
+}
+
+// FindRefreshToken returns the token as it is, changing nothing.
+func (db *DB) FindRefreshToken(ctx context.Context, tokenHash []byte) (*posgate.RefreshToken, error) {
+	t, err := scanRow(db.read.QueryRowContext(ctx, refreshTokenRead, tokenHash), refreshTokenDest)
+	if err != nil {
+		return nil, readErr(err, "find refresh token", posgate.NotFound("refresh token", "?"))
+	}
+	return t, nil
+}
+
+const refreshTokenRead = `SELECT token_hash, family_id, client_id, person_id, scopes, expires_at, used, revoked
+		FROM refresh_tokens WHERE token_hash = ?`
+
+func refreshTokenDest(t *posgate.RefreshToken) []any {
+	return []any{&t.TokenHash, &t.FamilyID, &t.ClientID, &t.PersonID, stringsColumn{&t.Scopes}, timeColumn{&t.ExpiresAt}, &t.Used, &t.Revoked}
 }
 
 // RevokeRefreshFamily revokes every refresh token of the family.

@@ -125,12 +125,18 @@ func testAuthCodesAndRefreshTokens(t *testing.T, e *env) {
 	if err := e.s.CreateAuthCode(ctx, c); err != nil {
 		t.Fatalf("CreateAuthCode: %v", err)
 	}
+	check(t, "FindAuthCode", must[*posgate.AuthCode](t, "FindAuthCode")(e.s.FindAuthCode(ctx, secret(1))), c)
+	check(t, "FindAuthCode changes nothing", must[*posgate.AuthCode](t, "FindAuthCode")(e.s.FindAuthCode(ctx, secret(1))), c)
 	check(t, "UseAuthCode (first)", must[*posgate.AuthCode](t, "UseAuthCode")(e.s.UseAuthCode(ctx, secret(1))), c)
 	used := *c
 	used.Used = true
 	check(t, "UseAuthCode (again)", must[*posgate.AuthCode](t, "UseAuthCode")(e.s.UseAuthCode(ctx, secret(1))), &used)
 	_, err := e.s.UseAuthCode(ctx, secret(2))
 	check(t, "UseAuthCode(unknown) is ENOTFOUND", posgate.ErrorCode(err), posgate.ENOTFOUND)
+	_, err = e.s.FindAuthCode(ctx, secret(2))
+	check(t, "FindAuthCode(unknown) is ENOTFOUND", posgate.ErrorCode(err), posgate.ENOTFOUND)
+	_, err = e.s.FindRefreshToken(ctx, secret(2))
+	check(t, "FindRefreshToken(unknown) is ENOTFOUND", posgate.ErrorCode(err), posgate.ENOTFOUND)
 
 	// Refresh tokens: used once, then replayed; a family revoked at once.
 	r1 := &posgate.RefreshToken{TokenHash: secret(3), FamilyID: "f1", ClientID: "web", PersonID: "p1", Scopes: []string{posgate.ScopeServiceAPI}, ExpiresAt: now.Add(time.Hour)}
@@ -141,9 +147,11 @@ func testAuthCodesAndRefreshTokens(t *testing.T, e *env) {
 			t.Fatalf("CreateRefreshToken: %v", err)
 		}
 	}
+	check(t, "FindRefreshToken changes nothing", must[*posgate.RefreshToken](t, "FindRefreshToken")(e.s.FindRefreshToken(ctx, secret(3))), r1)
 	check(t, "UseRefreshToken (first)", must[*posgate.RefreshToken](t, "UseRefreshToken")(e.s.UseRefreshToken(ctx, secret(3))), r1)
 	r1used := *r1
 	r1used.Used = true
+	check(t, "FindRefreshToken of a used one", must[*posgate.RefreshToken](t, "FindRefreshToken")(e.s.FindRefreshToken(ctx, secret(3))), &r1used)
 	check(t, "UseRefreshToken (replayed)", must[*posgate.RefreshToken](t, "UseRefreshToken")(e.s.UseRefreshToken(ctx, secret(3))), &r1used)
 	if err := e.s.RevokeRefreshFamily(ctx, "f1"); err != nil {
 		t.Fatalf("RevokeRefreshFamily: %v", err)

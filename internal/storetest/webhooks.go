@@ -305,7 +305,7 @@ func (r *receiver) requests() []received {
 // sender is the real sender on e's store and clock, with jitter fixed at
 // the middle (no spread), so that the schedule is exact.
 func (e *env) sender(retryFor time.Duration) *webhook.Sender {
-	return webhook.New(webhook.Config{Store: e.s, Now: e.clk.Now, Timeout: 5 * time.Second, RetryFor: retryFor, AllowPrivate: true,
+	return webhook.New(webhook.Config{Store: e.s, Now: e.clk.Now, Timeout: 5 * time.Second, RetryFor: retryFor, AllowLoopback: true,
 		Jitter: func() float64 { return 0.5 }})
 }
 
@@ -575,7 +575,7 @@ func testWebhookSenderLeaseMargin(t *testing.T, e *env) {
 			t.Fatalf("EmitTestEvent: %v", err)
 		}
 	}
-	s := webhook.New(webhook.Config{Store: e.s, Now: e.clk.Now, Timeout: 5 * time.Second, Workers: 1, Claimed: 4, AllowPrivate: true,
+	s := webhook.New(webhook.Config{Store: e.s, Now: e.clk.Now, Timeout: 5 * time.Second, Workers: 1, Claimed: 4, AllowLoopback: true,
 		Jitter: func() float64 { return 0.5 }})
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})

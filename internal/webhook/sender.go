@@ -7,11 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -36,8 +34,12 @@ type Config struct {
 	// Store holds the outbox.
 	Store posgate.WebhookStore
 	// Now is the clock of the schedule (when a delivery is due, when its
-	// retries end, the webhook-timestamp).
+	// retries end), the store's clock: the sandbox clock in demo mode.
 	Now func() time.Time
+	// Wall is the real clock, for what receivers check against theirs
+	// (docs/api.md §20): the webhook-timestamp and which secrets still sign
+	// after a rotation. Default time.Now.
+	Wall func() time.Time
 	// Timeout bounds one attempt: connecting, sending and reading the
 	// answer (docs/api.md §19.4: 10 s).
 	Timeout time.Duration
@@ -53,9 +55,9 @@ type Config struct {
 	// Poll is how often the sender looks for due deliveries without being
 	// woken (retries coming due, events committed by another instance).
 	Poll time.Duration
-	// AllowPrivate lets deliveries reach private, loopback and link-local
-	// addresses (tests, demos, receivers on the same network).
-	AllowPrivate bool
+	// AllowLoopback lets deliveries reach loopback addresses (tests,
+	// demos); no other non-public address is ever reached (AddressPolicy).
+	AllowLoopback bool
 	// Jitter returns a number in [0, 1) (math/rand by default); tests fix
 	// it.
 	Jitter func() float64
@@ -97,6 +99,9 @@ func New(cfg Config) *Sender {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Wall == nil {
+		cfg.Wall = time.Now
+	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
 	}
@@ -120,7 +125,7 @@ func New(cfg Config) *Sender {
 	}
 	s := &Sender{cfg: cfg, owner: uuid.NewString(), wake: make(chan struct{}, 1), slots: make(chan struct{}, cfg.Claimed),
 		busy: make(chan struct{}, cfg.Workers)}
-	s.client = NewClient(cfg.Timeout, cfg.AllowPrivate)
+	s.client = NewClient(cfg.Timeout, endpoint.AddressPolicy{AllowLoopback: cfg.AllowLoopback})
 	// Keep a connection per worker to a receiver: with fewer idle
 	// connections than workers, each attempt beyond them opened (and
 	// closed) a connection of its own.
@@ -303,7 +308,7 @@ func Delay(n int, jitter float64) time.Duration {
 func (s *Sender) attempt(ctx context.Context, t *posgate.DeliveryTask) *posgate.DeliveryResult {
 	now := s.cfg.Now().UTC()
 	r := &posgate.DeliveryResult{ID: t.ID, At: now}
-	code, body, err := s.send(ctx, t, now)
+	code, body, err := s.send(ctx, t, s.cfg.Wall().UTC())
 	r.StatusCode, r.Response = code, body
 	switch {
 	case err != nil:
@@ -341,11 +346,12 @@ func (s *Sender) attempt(ctx context.Context, t *posgate.DeliveryTask) *posgate.
 	return r
 }
 
-// send posts the delivery, signed; it returns the answer's status and the
-// first MaxWebhookResponse bytes of its body.
-func (s *Sender) send(ctx context.Context, t *posgate.DeliveryTask, now time.Time) (int, string, error) {
-	ts := now.Unix()
-	sig, err := SignatureHeader(t.Endpoint.Secrets(now), t.EventID, ts, t.Payload)
+// send posts the delivery, signed at wall (the real time: receivers
+// check the timestamp against their own clock); it returns the answer's
+// status and the first MaxWebhookResponse bytes of its body.
+func (s *Sender) send(ctx context.Context, t *posgate.DeliveryTask, wall time.Time) (int, string, error) {
+	ts := wall.Unix()
+	sig, err := SignatureHeader(t.Endpoint.Secrets(wall), t.EventID, ts, t.Payload)
 	if err != nil {
 		return 0, "", err
 	}
@@ -371,36 +377,4 @@ func (s *Sender) send(ctx context.Context, t *posgate.DeliveryTask, now time.Tim
 		b = b[:len(b)-1] // a cut through a character
 	}
 	return resp.StatusCode, string(b), nil
-}
-
-// NewClient returns the HTTP client of deliveries: no proxy, no redirects
-// followed (a 3xx is a failed attempt), and, unless allowPrivate, a dialer
-// that refuses to connect to a non-public address. The check is made on
-// the address the dialer connects to, after name resolution, so a name
-// that resolves to a public address when the endpoint is registered and
-// to loopback later (DNS rebinding) is refused all the same.
-func NewClient(timeout time.Duration, allowPrivate bool) *http.Client {
-	dialer := &net.Dialer{Timeout: timeout}
-	if !allowPrivate {
-		dialer.Control = func(network, address string, _ syscall.RawConn) error {
-			host, _, err := net.SplitHostPort(address)
-			if err != nil {
-				return err
-			}
-			ip := net.ParseIP(host)
-			if ip == nil || !endpoint.PublicIP(ip) {
-				return fmt.Errorf("%w: %s", endpoint.ErrForbiddenAddress, host)
-			}
-			return nil
-		}
-	}
-	transport := &http.Transport{
-		DialContext:           dialer.DialContext,
-		TLSHandshakeTimeout:   timeout,
-		ResponseHeaderTimeout: timeout,
-		MaxIdleConnsPerHost:   DefaultWorkers,
-		IdleConnTimeout:       90 * time.Second,
-	}
-	return &http.Client{Transport: transport, Timeout: timeout,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }

@@ -80,14 +80,14 @@ func TestDelaySchedule(t *testing.T) {
 // TestClientRefusesPrivateAtConnect: the delivery client checks the
 // address it connects to, after resolution, so a name that resolves to
 // loopback only at delivery time (DNS rebinding) reaches nothing; with
-// private addresses allowed, the same request arrives.
+// loopback allowed, the same request arrives.
 func TestClientRefusesPrivateAtConnect(t *testing.T) {
 	hits := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits++ }))
 	defer srv.Close()
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	for _, u := range []string{srv.URL, "http://localhost:" + port + "/hook"} {
-		resp, err := NewClient(2*time.Second, false).Post(u, "application/json", strings.NewReader("{}"))
+		resp, err := NewClient(2*time.Second, endpoint.AddressPolicy{}).Post(u, "application/json", strings.NewReader("{}"))
 		if err == nil {
 			resp.Body.Close()
 			t.Fatalf("POST %s reached the loopback receiver", u)
@@ -99,13 +99,29 @@ func TestClientRefusesPrivateAtConnect(t *testing.T) {
 	if hits != 0 {
 		t.Fatalf("receiver got %d requests", hits)
 	}
-	resp, err := NewClient(2*time.Second, true).Post(srv.URL, "application/json", strings.NewReader("{}"))
+	resp, err := NewClient(2*time.Second, endpoint.AddressPolicy{AllowLoopback: true}).Post(srv.URL, "application/json", strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
 	if hits != 1 {
 		t.Fatalf("allowed client: receiver got %d requests", hits)
+	}
+}
+
+// TestClientRefusesLinkLocalWithLoopbackAllowed: the connect-time check
+// stays on with loopback allowed: a link-local address (the metadata
+// service's) is refused before any packet is sent.
+func TestClientRefusesLinkLocalWithLoopbackAllowed(t *testing.T) {
+	for _, u := range []string{"http://169.254.169.254/latest/meta-data", "http://[64:ff9b::a9fe:a9fe]/", "http://10.255.255.1/"} {
+		resp, err := NewClient(2*time.Second, endpoint.AddressPolicy{AllowLoopback: true}).Post(u, "application/json", strings.NewReader("{}"))
+		if err == nil {
+			resp.Body.Close()
+			t.Fatalf("POST %s was sent", u)
+		}
+		if !errors.Is(err, endpoint.ErrForbiddenAddress) {
+			t.Fatalf("POST %s: %v, want endpoint.ErrForbiddenAddress", u, err)
+		}
 	}
 }
 
@@ -116,7 +132,7 @@ func TestClientFollowsNoRedirect(t *testing.T) {
 		http.Redirect(w, r, "http://169.254.169.254/", http.StatusFound)
 	}))
 	defer srv.Close()
-	resp, err := NewClient(2*time.Second, true).Post(srv.URL, "application/json", strings.NewReader("{}"))
+	resp, err := NewClient(2*time.Second, endpoint.AddressPolicy{AllowLoopback: true}).Post(srv.URL, "application/json", strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,13 @@ package openapitest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -116,7 +120,107 @@ func (v *Validator) Check(t testing.TB, req *http.Request, resp *http.Response, 
 	if err := openapi3filter.ValidateResponse(req.Context(), in); err != nil {
 		t.Errorf("openapitest: %s %s (operation %s) answered %d %q: %v\nbody: %s",
 			req.Method, req.URL.Path, route.Operation.OperationID, resp.StatusCode, resp.Header.Get("Content-Type"), err, body)
+		return
 	}
+	if bad := strictNulls(route.Operation, resp, body); len(bad) > 0 {
+		t.Errorf("openapitest: %s %s (operation %s) answered %d with null where the document does not admit it (OpenAPI 3.0.3: "+
+			"nullable adds null only to a type of its own schema, and every allOf part must admit it): %s\nbody: %s",
+			req.Method, req.URL.Path, route.Operation.OperationID, resp.StatusCode, strings.Join(bad, ", "), body)
+	}
+}
+
+// strictNulls returns the JSON paths of the nulls in a JSON answer that
+// the answer's schema does not admit as OpenAPI 3.0.3 reads "nullable".
+// kin-openapi lets a null through as soon as the schema it meets says
+// nullable, without looking at its allOf parts: "nullable: true" beside
+// "allOf: [$ref X]" passes there and fails in stricter validators (and in
+// every OpenAPI 3.1 conversion), where X must admit null too.
+func strictNulls(op *openapi3.Operation, resp *http.Response, body []byte) []string {
+	ref := op.Responses.Status(resp.StatusCode)
+	if ref == nil {
+		ref = op.Responses.Default()
+	}
+	if ref == nil || ref.Value == nil {
+		return nil
+	}
+	mt := ref.Value.Content.Get(resp.Header.Get("Content-Type"))
+	if mt == nil || mt.Schema == nil {
+		return nil
+	}
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return nil
+	}
+	var bad []string
+	walkNulls(mt.Schema.Value, v, "$", &bad)
+	return bad
+}
+
+// walkNulls records in bad the paths under path where v holds a null that
+// s does not admit.
+func walkNulls(s *openapi3.Schema, v any, path string, bad *[]string) {
+	if s == nil {
+		return
+	}
+	if v == nil {
+		if !admitsNull(s) {
+			*bad = append(*bad, path)
+		}
+		return
+	}
+	for _, part := range s.AllOf {
+		walkNulls(part.Value, v, path, bad)
+	}
+	for _, alts := range []openapi3.SchemaRefs{s.OneOf, s.AnyOf} {
+		for _, alt := range alts {
+			if alt.Value != nil && alt.Value.VisitJSON(v) == nil {
+				walkNulls(alt.Value, v, path, bad)
+				break
+			}
+		}
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for k, pv := range v {
+			if ps := s.Properties[k]; ps != nil {
+				walkNulls(ps.Value, pv, path+"."+k, bad)
+			} else if ap := s.AdditionalProperties.Schema; ap != nil {
+				walkNulls(ap.Value, pv, path+"."+k, bad)
+			}
+		}
+	case []any:
+		if s.Items != nil {
+			for i, item := range v {
+				walkNulls(s.Items.Value, item, path+"["+strconv.Itoa(i)+"]", bad)
+			}
+		}
+	}
+}
+
+// admitsNull reports whether s admits null under OpenAPI 3.0.3: a type of
+// its own admits it only with nullable, an enum only when it lists null,
+// every allOf part must admit it and one oneOf or anyOf part.
+func admitsNull(s *openapi3.Schema) bool {
+	if s == nil {
+		return true
+	}
+	if s.Type != nil && !s.Type.IsEmpty() && !s.Nullable {
+		return false
+	}
+	if len(s.Enum) > 0 && !slices.Contains(s.Enum, nil) {
+		return false
+	}
+	for _, part := range s.AllOf {
+		if !admitsNull(part.Value) {
+			return false
+		}
+	}
+	for _, alts := range []openapi3.SchemaRefs{s.OneOf, s.AnyOf} {
+		if len(alts) > 0 && !slices.ContainsFunc(alts, func(r *openapi3.SchemaRef) bool { return admitsNull(r.Value) }) {
+			return false
+		}
+	}
+	return true
 }
 
 // Transport wraps next (http.DefaultTransport when nil) so that every

@@ -1,12 +1,15 @@
 package openapitest
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
 // recorder is a testing.TB that keeps the failures instead of failing, so
@@ -183,6 +186,48 @@ func TestCheckDirect(t *testing.T) {
 		v.Check(rec, req, &http.Response{StatusCode: c.status, Header: header}, []byte(c.body))
 		if got := len(rec.errors) != 0; got != c.fails {
 			t.Errorf("%d %s: failed %v, want %v: %v", c.status, c.body, got, c.fails, rec.errors)
+		}
+	}
+}
+
+// TestStrictNulls: a null passes only where OpenAPI 3.0.3 admits it:
+// "nullable" beside "allOf: [$ref X]" is not enough when X does not admit
+// null (kin-openapi lets it through; stricter validators do not).
+func TestStrictNulls(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromData([]byte(`{"openapi":"3.0.1","info":{"title":"t","version":"1"},"paths":{},
+"components":{"schemas":{
+ "X":{"type":"object","properties":{"n":{"type":"integer"}}},
+ "Null":{"type":"object","nullable":true,"enum":[null]},
+ "T":{"type":"object","properties":{
+  "viaAllOf":{"type":"object","nullable":true,"allOf":[{"$ref":"#/components/schemas/X"}]},
+  "viaOneOf":{"oneOf":[{"$ref":"#/components/schemas/X"},{"$ref":"#/components/schemas/Null"}]},
+  "plain":{"type":"string","nullable":true},
+  "strict":{"type":"string"},
+  "list":{"type":"array","items":{"type":"object","nullable":true,"allOf":[{"$ref":"#/components/schemas/X"}]}}}}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := doc.Components.Schemas["T"].Value
+	for body, want := range map[string]string{
+		`{"viaAllOf":null}`:                  "$.viaAllOf",
+		`{"viaAllOf":{"n":1}}`:               "",
+		`{"viaOneOf":null}`:                  "",
+		`{"viaOneOf":{"n":1}}`:               "",
+		`{"plain":null}`:                     "",
+		`{"strict":null}`:                    "$.strict",
+		`{"list":[{"n":1},null]}`:            "$.list[1]",
+		`{"list":[],"viaOneOf":null}`:        "",
+		`{"viaAllOf":null,"plain":"a"}`:      "$.viaAllOf",
+		`{"viaOneOf":{"n":1},"strict":"ok"}`: "",
+	} {
+		var v any
+		if err := json.Unmarshal([]byte(body), &v); err != nil {
+			t.Fatal(err)
+		}
+		var bad []string
+		walkNulls(s, v, "$", &bad)
+		if got := strings.Join(bad, ","); got != want {
+			t.Errorf("%s: %q, want %q", body, got, want)
 		}
 	}
 }
