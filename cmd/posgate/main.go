@@ -46,6 +46,7 @@ func commands() []command {
 	return append([]command{
 		{"serve", "serve the POS API, the operator API and the identity provider", cmdServe},
 		{"migrate", "bring the store's schema up to date and exit", cmdMigrate},
+		{"version", "print the build (module version, VCS revision and whether the checkout was modified, Go version); also --version", cmdVersion},
 		{"demo load", "load the fixed demo data set into the store (objects that exist are left as they are)", cmdDemoLoad},
 		{"demo reset", "make the store hold exactly the demo data set again: everything else is deleted", cmdDemoReset},
 		{"sandbox clock", "show, set or advance a demo server's sandbox clock: [set TIME | advance DURATION] [--server U]", cmdSandboxClock},
@@ -119,6 +120,9 @@ func (env *cli) run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		env.topUsage(env.stderr, cmds)
 		return usagef("no command given")
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		return cmdVersion(ctx, env, args[1:])
 	}
 	if isHelp(args[0]) {
 		if len(args) == 1 {

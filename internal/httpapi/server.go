@@ -12,8 +12,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/auth"
+	"github.com/posgate/posgate/internal/buildinfo"
 	"github.com/posgate/posgate/internal/codec"
 	"github.com/posgate/posgate/internal/openapi"
 	"github.com/posgate/posgate/internal/portal"
@@ -63,6 +66,9 @@ type Config struct {
 	// server), by which the portal's dashboard counts the last hours;
 	// default Now.
 	ServiceNow func() time.Time
+	// Instance identifies this process in /healthz; empty: a random id
+	// made by New, so that two processes never answer the same one.
+	Instance string
 }
 
 // Observer receives what the HTTP layer measures. Request is called once
@@ -118,6 +124,9 @@ func New(svc *service.Service, a *auth.Auth, cfg Config) *Server {
 	}
 	if cfg.ServiceNow == nil {
 		cfg.ServiceNow = cfg.Now
+	}
+	if cfg.Instance == "" {
+		cfg.Instance = uuid.NewString()
 	}
 	s := &Server{svc: svc, auth: a, cfg: cfg, log: cfg.Logger, obs: cfg.Observer,
 		inFlight: newSlots(cfg.MaxInFlight, cfg.MaxQueued, cfg.QueueWait),
@@ -425,8 +434,16 @@ func declaredTooLarge(r *http.Request, limit int64) error {
 	return posgate.Errorf(posgate.ETOOLARGE, "The request body is larger than %d bytes.", limit)
 }
 
+// health is the /healthz answer: the process serves, which build it runs
+// (internal/buildinfo) and which process it is.
+type health struct {
+	Status string `json:"status"`
+	buildinfo.Info
+	Instance string `json:"instance"`
+}
+
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, r, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, r, http.StatusOK, health{Status: "ok", Info: buildinfo.Read(), Instance: s.cfg.Instance})
 }
 
 // readyz answers 503 while the store cannot serve, so a load balancer takes
