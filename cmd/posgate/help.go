@@ -49,6 +49,7 @@ var examples = map[string]string{
 	"client rate-limit":        "posgate client rate-limit demo-pos --rps 20",
 	"keys rotate":              "posgate keys rotate --server http://localhost:8080",
 	"keys list":                "posgate keys list --output json",
+	"keys rotate-kek":          "posgate keys rotate-kek --database posgate.db --key-encryption-key-file new.kek --previous-key-encryption-key-file old.kek",
 	"webhook add":              "posgate webhook add " + demoFlags + " --url https://hooks.example.com/posgate --events transaction.recorded,loyalty.balance_changed",
 	"webhook list":             "posgate webhook list " + demoFlags,
 	"webhook update":           "posgate webhook update wh_0123456789abcdef " + demoFlags + " --disable",

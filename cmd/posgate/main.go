@@ -73,6 +73,7 @@ func commands() []command {
 		{"client rate-limit", "set an API client's own rate limit: ID --rps N [--burst N], or ID --default", cmdClientRateLimit},
 		{"keys rotate", "add a new token signing key; older keys stay published until their tokens expire", cmdKeysRotate},
 		{"keys list", "list token signing keys", cmdKeysList},
+		{"keys rotate-kek", "seal every stored signing key with the current key-encryption key (plain ones and those of the previous key): --key-encryption-key-file F [--previous-key-encryption-key-file F] [--database D]", cmdKeysRotateKEK},
 		// Coupons and loyalty users (coupons.go).
 		{"coupon issue", "issue a coupon: CODE --pos P --company C [--provider] [--name] [--title] [--picture-url] [--until T] [--status] [--user U] [--email] [--phone] [--locations L1,L2] [--info JSON]", cmdCouponIssue},
 		{"coupon import", "issue the coupons of a CSV or JSON file, all or none: FILE --pos P --company C [--format csv|json]", cmdCouponImport},

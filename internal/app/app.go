@@ -43,6 +43,10 @@ type Config struct {
 	DemoReset   bool   // with Demo: first delete every other datum, so that the store holds exactly the demo data set
 	NoMigrate   bool   // refuse to start on a stale schema instead of migrating
 
+	// KeyEncryption seals the token signing keys at rest (auth.KeyEncryption);
+	// nil: they are stored plain, which serve warns about outside the demo.
+	KeyEncryption *auth.KeyEncryption
+
 	Audience        string
 	TokenTTL        time.Duration
 	SessionTTL      time.Duration
@@ -209,13 +213,15 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		}
 	}
 
+	warnPlainKeys(cfg, log)
 	a, err := auth.New(ctx, st, auth.Config{
-		Issuer:     addrs.AuthURL,
-		Audience:   cfg.Audience,
-		TokenTTL:   cfg.TokenTTL,
-		KeyRefresh: cfg.KeyRefresh,
-		Now:        now,
-		Logger:     log,
+		Issuer:        addrs.AuthURL,
+		Audience:      cfg.Audience,
+		TokenTTL:      cfg.TokenTTL,
+		KeyRefresh:    cfg.KeyRefresh,
+		Now:           now,
+		Logger:        log,
+		KeyEncryption: cfg.KeyEncryption,
 
 		ClientFailures:  cfg.AuthClientFailures,
 		AddressFailures: cfg.AuthAddressFailures,
@@ -354,6 +360,16 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	stopBG()
 	<-senderDone
 	return firstErr
+}
+
+// warnPlainKeys says, outside the demo, that the signing keys are stored
+// unencrypted: whoever copies the database can then mint tokens
+// (docs/deployment.md, "Signing keys at rest").
+func warnPlainKeys(cfg Config, log *slog.Logger) {
+	if cfg.KeyEncryption == nil && !cfg.Demo {
+		log.Warn("token signing keys are stored unencrypted: a copy of the database can mint access tokens; " +
+			"give a key-encryption key (--key-encryption-key-file or POSGATE_KEY_ENCRYPTION_KEY)")
+	}
 }
 
 // newServer sets every timeout: a slow or stalled client cannot hold a
