@@ -28,7 +28,7 @@ type kekFlags struct {
 
 func addKEKFlags(fs *flag.FlagSet) kekFlags {
 	return kekFlags{
-		file: fs.String("key-encryption-key-file", "", "file holding the key-encryption key that seals the token signing keys at rest (32 bytes in base64: openssl rand -base64 32); or the key itself in "+kekEnv),
+		file:         fs.String("key-encryption-key-file", "", "file holding the key-encryption key that seals the token signing keys at rest (32 bytes in base64: openssl rand -base64 32); or the key itself in "+kekEnv),
 		previousFile: fs.String("previous-key-encryption-key-file", "", "file holding the previous key-encryption key, still accepted to open keys while a KEK rotation is rolled out; or the key itself in "+previousKEKEnv),
 	}
 }
