@@ -23,6 +23,8 @@ var examples = map[string]string{
 	"serve":                    "posgate serve --demo          # on 127.0.0.1:8080, demo data in posgate-demo.db",
 	"migrate":                  "posgate migrate --database postgres://posgate@db.internal/posgate",
 	"version":                  "posgate version --output json",
+	"backup":                   "posgate backup --database /var/lib/posgate/posgate.db --to /var/backups/posgate-$(date +%F).db",
+	"restore":                  "posgate restore --from /var/backups/posgate-2026-11-29.db --database /var/lib/posgate/posgate.db --force",
 	"demo load":                "posgate demo load             # into posgate-demo.db, adding only what is absent",
 	"demo reset":               "posgate demo reset            # posgate-demo.db back to the demo data set",
 	"sandbox clock":            "posgate sandbox clock advance 24h --server http://127.0.0.1:8080",

@@ -1,7 +1,8 @@
 // Command posgate is the posgate service (`posgate serve`) and its operator
 // commands. The operator commands are clients of a running posgate's
-// operator API (--server); only serve, migrate, demo load and reset, client
-// bootstrap and generate act on the store named by --database.
+// operator API (--server); only serve, migrate, backup and restore, demo
+// load and reset, client bootstrap, keys rotate-kek and generate act on the
+// store named by --database.
 package main
 
 import (
@@ -46,6 +47,8 @@ func commands() []command {
 	return append([]command{
 		{"serve", "serve the POS API, the operator API and the identity provider", cmdServe},
 		{"migrate", "bring the store's schema up to date and exit", cmdMigrate},
+		{"backup", "copy a SQLite store to a new file while posgate serves from it: --to FILE [--database D]", cmdBackup},
+		{"restore", "make a SQLite store a copy of a backup (stop its servers first): --from FILE [--database D] [--force]", cmdRestore},
 		{"version", "print the build (module version, VCS revision and whether the checkout was modified, Go version); also --version", cmdVersion},
 		{"demo load", "load the fixed demo data set into the store (objects that exist are left as they are)", cmdDemoLoad},
 		{"demo reset", "make the store hold exactly the demo data set again: everything else is deleted", cmdDemoReset},
