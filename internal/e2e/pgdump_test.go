@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -86,10 +85,7 @@ func TestPgDumpRoundTrip(t *testing.T) {
 	s := start(t, src)
 	pos, admin := s.posToken(t), s.adminToken(t)
 	for i := range 5 {
-		in := mustInteraction(t, s.do(t, startReq(pos, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Accepted")
-		mustStatus(t, s.do(t, req{Method: "POST", Path: "/pos/clover/transaction", Token: pos, ContentType: "application/json",
-			Body: fmt.Sprintf(`{"sessionId":%q,"transactionId":"DUMP-%d","terminalId":"TERM-05","posLocationId":"LOC123","transactionType":"Sale",`+
-				`"transactionAmount":3,"transactionDate":%q,"loyalty":{"cardNumber":"john-doe"}}`, *in.SessionID, i, s.clock.Now().UTC().Format(time.RFC3339))}), 200)
+		recordSale(t, s, pos, fmt.Sprintf("DUMP-%d", i))
 	}
 	count, points := s.salesAndPoints(t, admin)
 
