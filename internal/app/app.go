@@ -16,10 +16,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/auth"
+	"github.com/posgate/posgate/internal/buildinfo"
 	"github.com/posgate/posgate/internal/demo"
 	"github.com/posgate/posgate/internal/httpapi"
 	"github.com/posgate/posgate/internal/metrics"
@@ -213,7 +215,8 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		}
 	}
 
-	warnPlainKeys(cfg, log)
+	// instance names this process in /healthz and in the start-up line.
+	instance := uuid.NewString()
 	a, err := auth.New(ctx, st, auth.Config{
 		Issuer:        addrs.AuthURL,
 		Audience:      cfg.Audience,
@@ -233,6 +236,7 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 	if err != nil {
 		return fmt.Errorf("identity provider: %w", err)
 	}
+	warnPlainKeys(cfg, log) // the keys loaded without a KEK: they are plain
 	// Promotion evaluation's index of a company is revalidated as often as
 	// the lookups are cached; without a cache, every evaluation reads it.
 	promotionTTL := time.Duration(-1)
@@ -271,6 +275,7 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		Now:         wall,
 		ServiceNow:  now,
 		Sandbox:     sandbox != nil,
+		Instance:    instance,
 	})
 
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
@@ -327,7 +332,8 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		go func() { errc <- srv.Serve(listeners[i]) }()
 	}
 	log.Info("posgate serving", slog.String("api", addrs.API.String()), slog.String("baseUrl", addrs.BaseURL),
-		slog.String("authUrl", addrs.AuthURL), slog.Bool("ownIdentityListener", authLn != nil))
+		slog.String("authUrl", addrs.AuthURL), slog.Bool("ownIdentityListener", authLn != nil),
+		slog.String("version", buildinfo.Read().String()), slog.String("instance", instance))
 	if ready != nil {
 		ready(addrs)
 	}
