@@ -348,7 +348,7 @@ type Session struct {
 type SigningKey struct {
 	ID         string    // the JWT "kid"
 	Algorithm  string    // "ES256"
-	PrivateKey []byte    // PKCS #8 DER
+	PrivateKey []byte    // PKCS #8 DER, or that sealed with a key-encryption key (internal/auth)
 	CreatedAt  time.Time // the newest key signs; older ones only verify
 }
 
@@ -447,4 +447,8 @@ type TenancyStore interface {
 	// ListSigningKeys returns every key, oldest first.
 	ListSigningKeys(ctx context.Context) ([]*SigningKey, error)
 	DeleteSigningKey(ctx context.Context, id string) error
+	// ReplaceSigningKey sets key id's PrivateKey to next if it still is
+	// old, and reports whether it did (false: the key is gone or another
+	// writer changed it first). Encrypting keys at rest rewrites them so.
+	ReplaceSigningKey(ctx context.Context, id string, old, next []byte) (bool, error)
 }

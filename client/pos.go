@@ -188,9 +188,10 @@ func (c *Client) GetReceiptQRCode(ctx context.Context, imageURL string) ([]byte,
 	return b, nil
 }
 
-// GetHealth answers whether the instance is alive (operation getHealth).
-func (c *Client) GetHealth(ctx context.Context) (*Health, error) {
-	return unwrapped[Health](ctx, c, request{method: "GET", base: c.baseURL, path: "/healthz", noAuth: true})
+// GetHealth answers whether the instance is alive, which build it runs
+// and which process answered (operation getHealth).
+func (c *Client) GetHealth(ctx context.Context) (*Liveness, error) {
+	return unwrapped[Liveness](ctx, c, request{method: "GET", base: c.baseURL, path: "/healthz", noAuth: true})
 }
 
 // GetReadiness answers whether the instance takes traffic (operation

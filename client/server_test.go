@@ -536,8 +536,8 @@ func TestPOSAPIAgainstServer(t *testing.T) {
 	e.same(j, err, true)
 	h, err := c.GetHealth(ctx)
 	e.same(h, err, true)
-	h, err = c.GetReadiness(ctx)
-	e.same(h, err, true)
+	ready, err := c.GetReadiness(ctx)
+	e.same(ready, err, true)
 	tok, err := c.RequestToken(ctx, client.TokenRequest{ClientID: posClientID, ClientSecret: posClientSecret})
 	e.same(tok, err, true)
 

@@ -388,9 +388,21 @@ type JWK struct {
 	Alg string `json:"alg"`
 }
 
-// Health mirrors the API's HealthStatus object.
+// Health mirrors the API's HealthStatus object (the readiness answer).
 type Health struct {
 	Status string `json:"status"`
+}
+
+// Liveness mirrors the API's Liveness object: the process serves, the
+// build it runs and an id of the process, new at every start.
+type Liveness struct {
+	Status       string `json:"status"`
+	Version      string `json:"version"`
+	Revision     string `json:"revision"`
+	RevisionTime string `json:"revisionTime"`
+	Modified     bool   `json:"modified"`
+	GoVersion    string `json:"goVersion"`
+	Instance     string `json:"instance"`
 }
 
 // Features mirrors the API's Features: A company's feature switches; startInteraction belongs to

@@ -23,6 +23,9 @@ const demoFlags = "--pos clover --company demo-company"
 var examples = map[string]string{
 	"serve":                    "posgate serve --demo          # on 127.0.0.1:8080, demo data in posgate-demo.db",
 	"migrate":                  "posgate migrate --database postgres://posgate@db.internal/posgate",
+	"version":                  "posgate version --output json",
+	"backup":                   "posgate backup --database /var/lib/posgate/posgate.db --to /var/backups/posgate-$(date +%F).db",
+	"restore":                  "posgate restore --from /var/backups/posgate-2026-11-29.db --database /var/lib/posgate/posgate.db --force",
 	"demo load":                "posgate demo load             # into posgate-demo.db, adding only what is absent",
 	"demo reset":               "posgate demo reset            # posgate-demo.db back to the demo data set",
 	"sandbox clock":            "posgate sandbox clock advance 24h --server http://127.0.0.1:8080",
@@ -49,6 +52,7 @@ var examples = map[string]string{
 	"client rate-limit":        "posgate client rate-limit demo-pos --rps 20",
 	"keys rotate":              "posgate keys rotate --server http://localhost:8080",
 	"keys list":                "posgate keys list --output json",
+	"keys rotate-kek":          "posgate keys rotate-kek --database posgate.db --key-encryption-key-file new.kek --previous-key-encryption-key-file old.kek",
 	"webhook add":              "posgate webhook add " + demoFlags + " --url https://hooks.example.com/posgate --events transaction.recorded,loyalty.balance_changed",
 	"webhook list":             "posgate webhook list " + demoFlags,
 	"webhook update":           "posgate webhook update wh_0123456789abcdef " + demoFlags + " --disable",

@@ -1,7 +1,8 @@
 // Command posgate is the posgate service (`posgate serve`) and its operator
 // commands. The operator commands are clients of a running posgate's
-// operator API (--server); only serve, migrate, demo load and reset, client
-// bootstrap and generate act on the store named by --database.
+// operator API (--server); only serve, migrate, backup and restore, demo
+// load and reset, client bootstrap, keys rotate-kek and generate act on the
+// store named by --database.
 package main
 
 import (
@@ -47,6 +48,9 @@ func commands() []command {
 	return append([]command{
 		{"serve", "serve the POS API, the operator API and the identity provider", cmdServe},
 		{"migrate", "bring the store's schema up to date and exit", cmdMigrate},
+		{"backup", "copy a SQLite store to a new file while posgate serves from it: --to FILE [--database D]", cmdBackup},
+		{"restore", "make a SQLite store a copy of a backup (stop its servers first): --from FILE [--database D] [--force]", cmdRestore},
+		{"version", "print the build (module version, VCS revision and whether the checkout was modified, Go version); also --version", cmdVersion},
 		{"demo load", "load the fixed demo data set into the store (objects that exist are left as they are)", cmdDemoLoad},
 		{"demo reset", "make the store hold exactly the demo data set again: everything else is deleted", cmdDemoReset},
 		{"sandbox clock", "show, set or advance a demo server's sandbox clock: [set TIME | advance DURATION] [--server U]", cmdSandboxClock},
@@ -73,6 +77,7 @@ func commands() []command {
 		{"client rate-limit", "set an API client's own rate limit: ID --rps N [--burst N], or ID --default", cmdClientRateLimit},
 		{"keys rotate", "add a new token signing key; older keys stay published until their tokens expire", cmdKeysRotate},
 		{"keys list", "list token signing keys", cmdKeysList},
+		{"keys rotate-kek", "seal every stored signing key with the current key-encryption key (plain ones and those of the previous key): --key-encryption-key-file F [--previous-key-encryption-key-file F] [--database D]", cmdKeysRotateKEK},
 		// Coupons and loyalty users (coupons.go).
 		{"coupon issue", "issue a coupon: CODE --pos P --company C [--provider] [--name] [--title] [--picture-url] [--until T] [--status] [--user U] [--email] [--phone] [--locations L1,L2] [--info JSON]", cmdCouponIssue},
 		{"coupon import", "issue the coupons of a CSV or JSON file, all or none: FILE --pos P --company C [--format csv|json]", cmdCouponImport},
@@ -120,6 +125,9 @@ func (env *cli) run(ctx context.Context, args []string) error {
 	if len(args) == 0 {
 		env.topUsage(env.stderr, cmds)
 		return usagef("no command given")
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		return cmdVersion(ctx, env, args[1:])
 	}
 	if isHelp(args[0]) {
 		if len(args) == 1 {

@@ -74,9 +74,11 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	fs.DurationVar(&cfg.WebhookRetryFor, "webhook-retry-for", webhook.DefaultRetryFor, "how long a failing webhook delivery is retried before it is dead")
 	gcPercent := fs.Int("gc-percent", defaultGCPercent, "garbage collector target: heap growth in percent over the live heap before a collection (Go's GOGC, which wins when set)")
 	memLimit := fs.Int64("memory-limit", defaultMemoryLimit, "soft memory limit in bytes: the collector works harder near it (Go's GOMEMLIMIT, which wins when set; 0: none)")
+	kf := addKEKFlags(fs)
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	logFormat := fs.String("log-format", "text", "text or json")
-	if _, err := env.parse(fs, args); err != nil {
+	_, err := env.parse(fs, args)
+	if err != nil {
 		return err
 	}
 	tuneGC(*gcPercent, *memLimit)
@@ -93,6 +95,9 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	}
 	if cfg.DemoReset && !cfg.Demo {
 		return usagef("--reset works only with --demo")
+	}
+	if cfg.KeyEncryption, err = kf.load(env); err != nil {
+		return err
 	}
 	// The log is buffered (one write per burst of request lines, not one
 	// per line) and flushed every 100 ms and before serve returns.

@@ -18,10 +18,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/auth"
+	"github.com/posgate/posgate/internal/buildinfo"
 	"github.com/posgate/posgate/internal/demo"
 	"github.com/posgate/posgate/internal/httpapi"
 	"github.com/posgate/posgate/internal/metrics"
@@ -45,6 +47,10 @@ type Config struct {
 	Demo        bool   // load the fixed demo data set before serving, and run on a sandbox clock (docs/api.md §20)
 	DemoReset   bool   // with Demo: first delete every other datum, so that the store holds exactly the demo data set
 	NoMigrate   bool   // refuse to start on a stale schema instead of migrating
+
+	// KeyEncryption seals the token signing keys at rest (auth.KeyEncryption);
+	// nil: they are stored plain, which serve warns about outside the demo.
+	KeyEncryption *auth.KeyEncryption
 
 	Audience        string
 	TokenTTL        time.Duration
@@ -297,13 +303,16 @@ type parts struct {
 // buildParts builds the identity provider, the service and the front ends.
 func buildParts(ctx context.Context, cfg Config, clk clocks, st *stores, addrs Addrs) (*parts, error) {
 	log := cfg.Logger
+	// instance names this process in /healthz and in the start-up line.
+	instance := uuid.NewString()
 	a, err := auth.New(ctx, st.served, auth.Config{
-		Issuer:     addrs.AuthURL,
-		Audience:   cfg.Audience,
-		TokenTTL:   cfg.TokenTTL,
-		KeyRefresh: cfg.KeyRefresh,
-		Now:        clk.now,
-		Logger:     log,
+		Issuer:        addrs.AuthURL,
+		Audience:      cfg.Audience,
+		TokenTTL:      cfg.TokenTTL,
+		KeyRefresh:    cfg.KeyRefresh,
+		Now:           clk.now,
+		Logger:        log,
+		KeyEncryption: cfg.KeyEncryption,
 
 		ClientFailures:  cfg.AuthClientFailures,
 		AddressFailures: cfg.AuthAddressFailures,
@@ -315,6 +324,7 @@ func buildParts(ctx context.Context, cfg Config, clk clocks, st *stores, addrs A
 	if err != nil {
 		return nil, fmt.Errorf("identity provider: %w", err)
 	}
+	warnPlainKeys(cfg, log) // the keys loaded without a KEK: they are plain
 	// Promotion evaluation's index of a company is revalidated as often as
 	// the lookups are cached; without a cache, every evaluation reads it.
 	promotionTTL := time.Duration(-1)
@@ -352,6 +362,7 @@ func buildParts(ctx context.Context, cfg Config, clk clocks, st *stores, addrs A
 		Observer:    observer(st.metrics),
 		Now:         clk.wall,
 		Sandbox:     clk.sandbox != nil,
+		Instance:    instance,
 	})
 	// The portal's dashboard counts the last hours by the use cases' clock.
 	p := portal.New(svc, a, portal.Config{TraceID: httpapi.TraceID, Now: clk.now, Logger: log})
@@ -441,7 +452,8 @@ func run(ctx context.Context, cfg Config, api *httpapi.Server, srvs []served, ad
 		go func() { errc <- s.srv.Serve(s.ln) }()
 	}
 	log.Info("posgate serving", slog.String("api", addrs.API.String()), slog.String("baseUrl", addrs.BaseURL),
-		slog.String("authUrl", addrs.AuthURL), slog.Bool("ownIdentityListener", addrs.Auth != nil))
+		slog.String("authUrl", addrs.AuthURL), slog.Bool("ownIdentityListener", addrs.Auth != nil),
+		slog.String("version", buildinfo.Read().String()), slog.String("instance", api.Instance()))
 	if ready != nil {
 		ready(addrs)
 	}
@@ -477,6 +489,16 @@ func run(ctx context.Context, cfg Config, api *httpapi.Server, srvs []served, ad
 		}
 	}
 	return firstErr
+}
+
+// warnPlainKeys says, outside the demo, that the signing keys are stored
+// unencrypted: whoever copies the database can then mint tokens
+// (docs/deployment.md, "Signing keys at rest").
+func warnPlainKeys(cfg Config, log *slog.Logger) {
+	if cfg.KeyEncryption == nil && !cfg.Demo {
+		log.Warn("token signing keys are stored unencrypted: a copy of the database can mint access tokens; " +
+			"give a key-encryption key (--key-encryption-key-file or POSGATE_KEY_ENCRYPTION_KEY)")
+	}
 }
 
 // newServer sets every timeout: a slow or stalled client cannot hold a

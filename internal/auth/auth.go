@@ -47,6 +47,12 @@ type Config struct {
 	Now        func() time.Time
 	Logger     *slog.Logger
 
+	// KeyEncryption seals the signing keys at rest (kek.go): New seals the
+	// stored keys that are not sealed with its current KEK yet, and new
+	// keys are stored sealed. nil: keys are stored plain, and a sealed key
+	// in the store is an error.
+	KeyEncryption *KeyEncryption
+
 	// ClientFailures and AddressFailures failed client authentications of
 	// one client id, or from one remote address, within Lockout lock it out
 	// of the token endpoint for Lockout (docs/api.md §16.2). Zero: the
@@ -111,6 +117,9 @@ type Auth struct {
 	// browser is the sign-in and the browser flows; nil without People.
 	browser *browser
 
+	// kek seals and opens the stored private keys; nil: they are plain.
+	kek *KeyEncryption
+
 	keys atomic.Pointer[keySet]
 
 	reloadMu   sync.Mutex
@@ -142,6 +151,7 @@ func New(ctx context.Context, s Store, cfg Config) (*Auth, error) {
 		log:      cfg.Logger,
 		parser:   jwt.NewParser(jwt.WithoutClaimsValidation(), jwt.WithStrictDecoding()),
 		cache:    newTokenCache(orDefault(cfg.CacheSize, DefaultCacheSize)),
+		kek:      cfg.KeyEncryption,
 	}
 	window := orDefault(cfg.Lockout, DefaultLockout)
 	a.clientLockout = newLockout(orDefault(cfg.ClientFailures, DefaultClientFailures), window)
@@ -166,12 +176,25 @@ func New(ctx context.Context, s Store, cfg Config) (*Auth, error) {
 		return nil, fmt.Errorf("auth: discovery document: %w", err)
 	}
 
+	if a.kek != nil {
+		ks, ok := s.(KeyStore)
+		if !ok {
+			return nil, errors.New("auth: this store cannot rewrite signing keys, so it cannot seal them")
+		}
+		n, err := SealKeys(ctx, ks, a.kek)
+		if err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			a.log.Info("auth: sealed the stored signing keys with the key-encryption key", "count", n, "kek", a.kek.Fingerprint())
+		}
+	}
 	keys, err := s.ListSigningKeys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("auth: list signing keys: %w", err)
 	}
 	if len(keys) == 0 {
-		k, err := Rotate(ctx, s, a.now(), a.ttl)
+		k, err := Rotate(ctx, s, a.kek, a.now(), a.ttl)
 		if err != nil {
 			return nil, err
 		}
@@ -228,7 +251,7 @@ func (a *Auth) ClockRestarted() {
 // Rotate adds a new signing key, makes it the signing key of this instance at
 // once and prunes keys whose tokens have all expired.
 func (a *Auth) Rotate(ctx context.Context) (*posgate.SigningKey, error) {
-	k, err := Rotate(ctx, a.store, a.now(), a.ttl)
+	k, err := Rotate(ctx, a.store, a.kek, a.now(), a.ttl)
 	if err != nil {
 		return nil, err
 	}

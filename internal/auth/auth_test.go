@@ -382,7 +382,7 @@ func TestRotation(t *testing.T) {
 	}
 
 	// The next rotation prunes it; the CLI's Rotate works on the store alone.
-	k3, err := Rotate(ctx, store, clock.Now(), time.Hour)
+	k3, err := Rotate(ctx, store, nil, clock.Now(), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -515,7 +515,7 @@ func TestRotateWithAClockBehind(t *testing.T) {
 	store, clock := newMemStore(), newFakeClock()
 	a := newTestAuth(t, store, clock)
 	first := store.keyIDs(t)[0]
-	k, err := Rotate(context.Background(), store, clock.Now().Add(-time.Hour), time.Hour)
+	k, err := Rotate(context.Background(), store, nil, clock.Now().Add(-time.Hour), time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/x509"
@@ -113,6 +114,19 @@ func (s *memStore) ListSigningKeys(context.Context) ([]*posgate.SigningKey, erro
 	}
 	slices.SortFunc(out, func(a, b *posgate.SigningKey) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	return out, nil
+}
+
+func (s *memStore) ReplaceSigningKey(_ context.Context, id string, old, next []byte) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k, ok := s.keys[id]
+	if !ok || !bytes.Equal(k.PrivateKey, old) {
+		return false, nil
+	}
+	cp := *k
+	cp.PrivateKey = slices.Clone(next)
+	s.keys[id] = &cp
+	return true, nil
 }
 
 func (s *memStore) DeleteSigningKey(_ context.Context, id string) error {

@@ -90,8 +90,8 @@ func retiredAt(keys []*posgate.SigningKey, i int, ttl time.Duration) time.Time {
 	return keys[i+1].CreatedAt.Add(ttl + retireSkew)
 }
 
-// newKeySet parses the stored keys.
-func newKeySet(stored []*posgate.SigningKey, ttl time.Duration) (*keySet, error) {
+// newKeySet parses the stored keys, opening sealed ones with kek.
+func newKeySet(stored []*posgate.SigningKey, ttl time.Duration, kek *KeyEncryption) (*keySet, error) {
 	if len(stored) == 0 {
 		return nil, errors.New("auth: the store holds no signing key")
 	}
@@ -99,7 +99,11 @@ func newKeySet(stored []*posgate.SigningKey, ttl time.Duration) (*keySet, error)
 	sortKeys(stored)
 	ks := &keySet{keys: make([]publicKey, len(stored))}
 	for i, sk := range stored {
-		priv, err := parseKey(sk)
+		der, err := kek.open(sk.ID, sk.PrivateKey)
+		if err != nil {
+			return nil, fmt.Errorf("auth: signing key %q: %w", sk.ID, err)
+		}
+		priv, err := parseKey(sk, der)
 		if err != nil {
 			return nil, err
 		}
@@ -126,11 +130,12 @@ func newKeySet(stored []*posgate.SigningKey, ttl time.Duration) (*keySet, error)
 	return ks, nil
 }
 
-func parseKey(sk *posgate.SigningKey) (*ecdsa.PrivateKey, error) {
+// parseKey parses the PKCS #8 key der of sk (its private key, opened).
+func parseKey(sk *posgate.SigningKey, der []byte) (*ecdsa.PrivateKey, error) {
 	if sk.Algorithm != algES256 {
 		return nil, fmt.Errorf("auth: signing key %q: unsupported algorithm %q", sk.ID, sk.Algorithm)
 	}
-	k, err := x509.ParsePKCS8PrivateKey(sk.PrivateKey)
+	k, err := x509.ParsePKCS8PrivateKey(der)
 	if err != nil {
 		return nil, fmt.Errorf("auth: signing key %q: %w", sk.ID, err)
 	}
@@ -169,7 +174,7 @@ func (a *Auth) reloadLocked(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("auth: list signing keys: %w", err)
 	}
-	ks, err := newKeySet(stored, a.ttl)
+	ks, err := newKeySet(stored, a.ttl, a.kek)
 	if err != nil {
 		return err
 	}
@@ -182,9 +187,10 @@ func (a *Auth) reloadLocked(ctx context.Context) error {
 // newest stored key, should that be later) and deletes the keys that are no
 // longer published: all their tokens, of lifetime ttl, have expired. It works
 // on the store alone, for the CLI; running instances pick the new key up at
-// their next refresh. ttl must be the servers' TokenTTL. The returned key
-// holds the private key: never show or log it.
-func Rotate(ctx context.Context, s Store, now time.Time, ttl time.Duration) (*posgate.SigningKey, error) {
+// their next refresh. ttl must be the servers' TokenTTL. With kek the new
+// key is stored sealed. The returned key holds the private key (plain):
+// never show or log it.
+func Rotate(ctx context.Context, s Store, kek *KeyEncryption, now time.Time, ttl time.Duration) (*posgate.SigningKey, error) {
 	keys, err := s.ListSigningKeys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("auth: list signing keys: %w", err)
@@ -201,7 +207,13 @@ func Rotate(ctx context.Context, s Store, now time.Time, ttl time.Duration) (*po
 	if err != nil {
 		return nil, err
 	}
-	if err := s.CreateSigningKey(ctx, k); err != nil {
+	stored := *k
+	if kek != nil {
+		if stored.PrivateKey, err = kek.seal(k.ID, k.PrivateKey); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.CreateSigningKey(ctx, &stored); err != nil {
 		return nil, fmt.Errorf("auth: store signing key: %w", err)
 	}
 	keys = append(keys, k)

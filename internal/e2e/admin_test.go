@@ -2,10 +2,15 @@ package e2e
 
 import (
 	"errors"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/posgate/posgate/client"
+	"github.com/posgate/posgate/internal/buildinfo"
 )
 
 func TestOperatorAPI(t *testing.T) {
@@ -201,8 +206,27 @@ func TestOperatorAPI(t *testing.T) {
 func TestHealthAndDocument(t *testing.T) {
 	s := start(t, t.TempDir()+"/p.db")
 	c := s.api(t, "")
-	_, err := c.GetHealth(t.Context())
-	mustBody(t, c.ok(err), `{"status":"ok"}`)
+	h, err := c.GetHealth(t.Context())
+	// The build is the test binary's (internal/buildinfo); the instance is
+	// this process's id, which a restart changes.
+	bi := buildinfo.Read()
+	healthBody := func(instance string) string {
+		return fmt.Sprintf(`{"status":"ok","version":%q,"revision":%q,"revisionTime":%q,"modified":%t,"goVersion":%q,"instance":%q}`,
+			bi.Version, bi.Revision, bi.RevisionTime, bi.Modified, bi.GoVersion, instance)
+	}
+	mustBody(t, c.ok(err), healthBody(h.Instance))
+	if _, err := uuid.Parse(h.Instance); err != nil || bi.GoVersion != runtime.Version() {
+		t.Fatalf("instance %q (%v), goVersion %q", h.Instance, err, bi.GoVersion)
+	}
+	again, err := c.GetHealth(t.Context())
+	mustBody(t, c.ok(err), healthBody(h.Instance))
+	s.restart(t)
+	c = s.api(t, "")
+	again, err = c.GetHealth(t.Context())
+	mustBody(t, c.ok(err), healthBody(again.Instance))
+	if again.Instance == h.Instance {
+		t.Fatalf("a restarted process answered the same instance %q", h.Instance)
+	}
 	_, err = c.GetReadiness(t.Context())
 	mustBody(t, c.ok(err), `{"status":"ready"}`)
 	r := s.do(t, req{Method: "GET", Path: "/swagger/v1/swagger.json", Undocumented: true})

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/posgate/posgate/internal/app"
+	"github.com/posgate/posgate/internal/buildinfo"
 	"github.com/posgate/posgate/internal/syncbuf"
 )
 
@@ -361,6 +363,7 @@ func TestMetrics(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		text := string(b)
+		bi := buildinfo.Read()
 		for _, want := range []string{
 			`posgate_http_requests_total{route="POST /pos/{posSystemId}/startInteraction",status="200"} 2`,
 			`posgate_http_requests_total{route="POST /pos/{posSystemId}/startInteraction",status="404"} 1`,
@@ -378,6 +381,7 @@ func TestMetrics(t *testing.T) {
 			`posgate_store_operation_duration_seconds_count{operation="FindTerminal"} 2`,
 			`go_goroutines `,
 			`process_resident_memory_bytes `,
+			fmt.Sprintf(`posgate_build_info{goversion=%q,modified="%t",revision=%q,version=%q} 1`, bi.GoVersion, bi.Modified, bi.Revision, bi.Version),
 		} {
 			if !strings.Contains(text, want+"\n") && !strings.Contains(text, want) {
 				t.Errorf("metrics lack %q", want)

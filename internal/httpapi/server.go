@@ -12,8 +12,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/auth"
+	"github.com/posgate/posgate/internal/buildinfo"
 	"github.com/posgate/posgate/internal/codec"
 	"github.com/posgate/posgate/internal/openapi"
 	"github.com/posgate/posgate/internal/service"
@@ -55,6 +58,9 @@ type Config struct {
 	Observer Observer
 	// Now is the rate limits' clock; default time.Now.
 	Now func() time.Time
+	// Instance identifies this process in /healthz; empty: a random id
+	// made by New, so that two processes never answer the same one.
+	Instance string
 }
 
 // Observer receives what the HTTP layer measures. Request is called once
@@ -107,6 +113,9 @@ func New(svc *service.Service, a *auth.Auth, cfg Config) *Server {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Instance == "" {
+		cfg.Instance = uuid.NewString()
 	}
 	s := &Server{svc: svc, auth: a, cfg: cfg, log: cfg.Logger, obs: cfg.Observer,
 		inFlight: newSlots(cfg.MaxInFlight, cfg.MaxQueued, cfg.QueueWait),
@@ -389,9 +398,23 @@ func declaredTooLarge(r *http.Request, limit int64) error {
 	return posgate.Errorf(posgate.ETOOLARGE, "The request body is larger than %d bytes.", limit)
 }
 
-// Healthz answers that the process serves (GET /healthz).
+// health is the /healthz answer: the process serves, which build it runs
+// (internal/buildinfo) and which process it is.
+type health struct {
+	Status string `json:"status"`
+	buildinfo.Info
+	Instance string `json:"instance"`
+}
+
+// Healthz answers that the process serves (GET /healthz), with its build
+// and instance.
 func (s *Server) Healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, r, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, r, http.StatusOK, health{Status: "ok", Info: buildinfo.Read(), Instance: s.cfg.Instance})
+}
+
+// Instance is the id that names this process in /healthz.
+func (s *Server) Instance() string {
+	return s.cfg.Instance
 }
 
 // Readyz (GET /readyz) answers 503 while the store cannot serve or the

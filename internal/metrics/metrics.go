@@ -1,5 +1,5 @@
 // Package metrics is posgate's Prometheus instrumentation (docs/api.md
-// §16.5): HTTP requests by route pattern and status, their latency, the
+// §16.5): the build (posgate_build_info), HTTP requests by route pattern and status, their latency, the
 // requests in flight, shed and rate-limited, the store's latency, its
 // connection pools, session batches and group writers' busy time, and the Go
 // runtime. It is served on a listener of its own (--metrics-listen), never on
@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/posgate/posgate/internal/buildinfo"
 	"github.com/posgate/posgate/internal/storekit"
 )
 
@@ -78,7 +79,13 @@ func New() *Metrics {
 			Buckets: latencyBuckets,
 		}, []string{"operation"}),
 	}
-	m.reg.MustRegister(m.requests, m.latency, m.shed, m.limited, m.store,
+	bi := buildinfo.Read()
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "posgate_build_info",
+		Help: "Always 1; its labels are the running build: module version, VCS revision, whether the checkout was modified, Go version.",
+	}, []string{"version", "revision", "modified", "goversion"})
+	build.WithLabelValues(bi.Version, bi.Revision, strconv.FormatBool(bi.Modified), bi.GoVersion).Set(1)
+	m.reg.MustRegister(m.requests, m.latency, m.shed, m.limited, m.store, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, reason := range []string{"in_flight", "imports"} {
 		m.shed.WithLabelValues(reason)

@@ -146,6 +146,15 @@ func (db *DB) ListSigningKeys(ctx context.Context) ([]*posgate.SigningKey, error
 	}, `SELECT id, algorithm, private_key, created_at FROM signing_keys ORDER BY created_at, id`)
 }
 
+// ReplaceSigningKey sets key id's private key to next if it still is old.
+func (db *DB) ReplaceSigningKey(ctx context.Context, id string, old, next []byte) (bool, error) {
+	tag, err := db.q(ctx).Exec(ctx, `UPDATE signing_keys SET private_key = $1 WHERE id = $2 AND private_key = $3`, next, id, old)
+	if err != nil {
+		return false, wrap(err, "replace signing key")
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 // DeleteSigningKey removes the key id; an absent key is ENOTFOUND.
 func (db *DB) DeleteSigningKey(ctx context.Context, id string) error {
 	tag, err := db.q(ctx).Exec(ctx, `DELETE FROM signing_keys WHERE id = $1`, id)

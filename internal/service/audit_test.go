@@ -247,7 +247,7 @@ func forEachServiceStore(t *testing.T, fn func(t *testing.T, st posgate.Store)) 
 type rotator struct{ st posgate.Store }
 
 func (r rotator) Rotate(ctx context.Context) (*posgate.SigningKey, error) {
-	return auth.Rotate(ctx, r.st, time.Now().UTC(), time.Hour)
+	return auth.Rotate(ctx, r.st, nil, time.Now().UTC(), time.Hour)
 }
 
 // TestEveryWriteIsAudited: every use case is either a read (or the POS's),

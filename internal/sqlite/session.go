@@ -201,3 +201,16 @@ func (db *DB) SessionsPerHour(ctx context.Context, posSystemID, companyID string
 	}
 	return out, nil
 }
+
+// ReplaceSigningKey sets key id's private key to next if it still is old.
+func (db *DB) ReplaceSigningKey(ctx context.Context, id string, old, next []byte) (bool, error) {
+	res, err := db.w(ctx).ExecContext(ctx, `UPDATE signing_keys SET private_key = ? WHERE key_id = ? AND private_key = ?`, next, id, old)
+	if err != nil {
+		return false, fmt.Errorf("sqlite: replace signing key: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("sqlite: replace signing key: %w", err)
+	}
+	return n == 1, nil
+}

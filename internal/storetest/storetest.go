@@ -769,6 +769,16 @@ func testSigningKeys(t *testing.T, e *env) {
 	}
 	check(t, "ListSigningKeys after a delete", list(), []*posgate.SigningKey{oldest, newest})
 	checkErr(t, "DeleteSigningKey of an absent id", e.s.DeleteSigningKey(ctx, "k-middle"), posgate.ErrNotFound, `signing key "k-middle" not found`)
+
+	// ReplaceSigningKey swaps the private key only while it is the one the
+	// caller read.
+	check(t, "ReplaceSigningKey with a stale old", must[bool](t, "ReplaceSigningKey")(e.s.ReplaceSigningKey(ctx, "k-oldest", secret(9), secret(10))), false)
+	check(t, "ReplaceSigningKey of an absent id", must[bool](t, "ReplaceSigningKey")(e.s.ReplaceSigningKey(ctx, "k-middle", secret(6), secret(10))), false)
+	check(t, "ListSigningKeys after refused replaces", list(), []*posgate.SigningKey{oldest, newest})
+	check(t, "ReplaceSigningKey", must[bool](t, "ReplaceSigningKey")(e.s.ReplaceSigningKey(ctx, "k-oldest", secret(5), secret(10))), true)
+	replaced := *oldest
+	replaced.PrivateKey = secret(10)
+	check(t, "ListSigningKeys after a replace", list(), []*posgate.SigningKey{&replaced, newest})
 }
 
 func testKeysAreCaseSensitive(t *testing.T, e *env) {
