@@ -161,9 +161,9 @@ func TestRevocationSeenByEveryInstance(t *testing.T) {
 // receiver is a webhook endpoint that records what it receives.
 type receiver struct {
 	mu     sync.Mutex
-	got    map[string]int                // webhook-id → times received
-	order  map[string][]string           // user → transaction ids, in order of arrival
-	at     map[string]time.Time          // transaction id → first arrival
+	got    map[string]int       // webhook-id → times received
+	order  map[string][]string  // user → transaction ids, in order of arrival
+	at     map[string]time.Time // transaction id → first arrival
 	server *http.Server
 	url    string
 }
@@ -274,7 +274,9 @@ func TestWebhooksFromThreeInstances(t *testing.T) {
 	if len(lags) == 0 {
 		t.Fatal("no event arrived")
 	}
-	p := func(q float64) time.Duration { return lags[min(len(lags)-1, int(q*float64(len(lags))))].Round(time.Millisecond) }
+	p := func(q float64) time.Duration {
+		return lags[min(len(lags)-1, int(q*float64(len(lags))))].Round(time.Millisecond)
+	}
 	t.Logf("%d sales in %d s, %d events: lag from the sale's answer p50 %s, p90 %s, p99 %s, max %s",
 		answered, 10, len(lags), p(0.5), p(0.9), p(0.99), lags[len(lags)-1].Round(time.Millisecond))
 	if p(0.99) > time.Second {
