@@ -204,6 +204,9 @@ type tenant struct {
 	wire     *counting
 	clientID string
 	secret   string
+	// lookups makes the load send a loyalty-user lookup after each sale
+	// (the default); measurements turn it off to price sales alone.
+	noLookups bool
 }
 
 func randomID(prefix string) string {
@@ -293,6 +296,9 @@ func (tn *tenant) startLoad(rate float64) *load {
 				l.mu.Lock()
 				l.sales = append(l.sales, s)
 				l.mu.Unlock()
+				if tn.noLookups {
+					continue
+				}
 				_, err := tn.client.LookupLoyaltyUsers(context.Background(), tn.pos,
 					client.LoyaltyUserLookupRequest{PosLocationID: tn.location, Keyword: u})
 				l.mu.Lock()
