@@ -204,9 +204,12 @@ type tenant struct {
 	wire     *counting
 	clientID string
 	secret   string
-	// lookups makes the load send a loyalty-user lookup after each sale
-	// (the default); measurements turn it off to price sales alone.
+	// noLookups stops the load's loyalty-user lookup after each sale;
+	// measurements turn them off to price sales alone.
 	noLookups bool
+	// tills is how many goroutines sell to each user at once (1 when 0):
+	// two tills of a store selling to one loyalty card.
+	tills int
 }
 
 func randomID(prefix string) string {
@@ -261,9 +264,8 @@ type sale struct {
 }
 
 // load is a steady mix of sales and lookups through haproxy: one goroutine
-// per loyalty user, each selling to its user one sale after the other (so
-// that a user's sales, and their events, have an order), and a lookup after
-// every sale.
+// per loyalty user and till, each selling to its user one sale after the
+// other, and a lookup after every sale.
 type load struct {
 	mu      sync.Mutex
 	sales   []*sale
@@ -277,13 +279,17 @@ type load struct {
 func (tn *tenant) startLoad(rate float64) *load {
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &load{cancel: cancel}
-	every := time.Duration(float64(len(tn.users)) / rate * float64(time.Second))
-	for w, u := range tn.users {
+	tills := max(tn.tills, 1)
+	sellers := len(tn.users) * tills
+	every := time.Duration(float64(sellers) / rate * float64(time.Second))
+	for w := range sellers {
+		u := tn.users[w%len(tn.users)]
+		till := w / len(tn.users)
 		l.done.Add(1)
 		go func() {
 			defer l.done.Done()
 			// Spread the users' first sales over one period.
-			time.Sleep(every * time.Duration(w) / time.Duration(len(tn.users)))
+			time.Sleep(every * time.Duration(w) / time.Duration(sellers))
 			tick := time.NewTicker(every)
 			defer tick.Stop()
 			for n := 0; ; n++ {
@@ -292,7 +298,7 @@ func (tn *tenant) startLoad(rate float64) *load {
 					return
 				case <-tick.C:
 				}
-				s := tn.sell(u, fmt.Sprintf("%s-%d", u, n), 10+n%7)
+				s := tn.sell(u, fmt.Sprintf("%s-%d-%d", u, till, n), 10+n%7)
 				l.mu.Lock()
 				l.sales = append(l.sales, s)
 				l.mu.Unlock()
