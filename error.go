@@ -24,6 +24,11 @@ const (
 	// EUNPROCESSABLE is a well-formed request that cannot be applied as
 	// sent (an Idempotency-Key reused for another request): 422.
 	EUNPROCESSABLE = "unprocessable"
+	// EUNAVAILABLE is a store that cannot be reached or lost the
+	// connection mid-request (a database failover, a restarting pooler):
+	// 503 with Retry-After, so that clients retry with the same
+	// Idempotency-Key.
+	EUNAVAILABLE = "unavailable"
 )
 
 // Error is posgate's application error. Message is safe to show to a client;

@@ -29,6 +29,9 @@ var statusOf = map[string]int{
 
 	// A reused Idempotency-Key (docs/api.md §14).
 	posgate.EUNPROCESSABLE: http.StatusUnprocessableEntity,
+
+	// The database cannot be reached (docs/api.md §2.6).
+	posgate.EUNAVAILABLE: http.StatusServiceUnavailable,
 }
 
 // problemTypes holds the RFC 9110 section of each status, used as the
@@ -271,6 +274,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	if status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", bearerChallenge(detail))
+	}
+	if code == posgate.EUNAVAILABLE {
+		s.log.WarnContext(r.Context(), "store unavailable", slog.String("traceId", traceID(r.Context())),
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))
+		w.Header().Set("Retry-After", "1")
 	}
 	writeProblem(w, r, status, detail, fields)
 }

@@ -8,7 +8,9 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"net"
 	"path"
 	"strconv"
 	"strings"
@@ -252,11 +254,43 @@ func readErr(err error, op string, missing *posgate.Error) error {
 }
 
 // wrap labels a driver error with the operation that failed; nil stays nil.
+// An error of an unreachable database also carries errUnavailable, so that
+// the request is answered 503 and retried rather than 500.
 func wrap(err error, op string) error {
 	if err == nil {
 		return nil
 	}
+	if unavailable(err) {
+		return fmt.Errorf("postgres: %s: %w", op, errors.Join(errUnavailable, err))
+	}
 	return fmt.Errorf("postgres: %s: %w", op, err)
+}
+
+var errUnavailable = &posgate.Error{Code: posgate.EUNAVAILABLE, Message: "The database is unavailable; try again."}
+
+// unavailable reports whether err says the database could not be reached
+// or dropped the connection: a failed connect, a connection closed
+// mid-statement (a primary that stopped), the server shutting down or
+// starting, pgbouncer's own connection errors (SQLSTATE class 08), and a
+// write sent to a standby not yet promoted. A context's own end is not.
+func unavailable(err error) bool {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case strings.HasPrefix(pgErr.Code, "08"), // connection_exception
+			pgErr.Code == "57P01", pgErr.Code == "57P02", pgErr.Code == "57P03", // admin_shutdown, crash_shutdown, cannot_connect_now
+			pgErr.Code == "25006": // read_only_sql_transaction
+			return true
+		}
+		return false
+	}
+	var connErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connErr) || errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.EOF) || pgconn.SafeToRetry(err)
 }
 
 // collect runs a list query and scans every row with scan; no rows is a nil

@@ -25,9 +25,19 @@ const (
 	// claim never scans the events held back behind it. (Two transactions
 	// writing a user's first events at once may both make theirs due; the
 	// claim's own check keeps them in order.)
+	//
+	// The earlier delivery it finds is locked FOR SHARE until the commit:
+	// the transaction that records that delivery's outcome (RecordDeliveries,
+	// which updates it) waits for this one, and its promotion, a statement
+	// later, sees this row and makes it due. Without the lock, a delivery
+	// recorded between this statement and its commit promoted nothing, and
+	// this row waited for the sweep of ReleaseWaiting (up to 5 s): the
+	// seconds of delivery lag that several instances showed. When the
+	// recording transaction came first, this statement waits for it and
+	// sees the delivery no longer Pending.
 	insertOutboxSQL = `INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, user_id, payload, status, next_attempt_at,
 		retry_from, created_at) VALUES ($1, $2, $3, $4, $5, 'Pending', CASE WHEN $4 = '' OR NOT EXISTS (SELECT 1 FROM webhook_deliveries p
-		WHERE p.endpoint_id = $1 AND p.user_id = $4 AND p.status = 'Pending') THEN $6::timestamptz END, $6, $6)`
+		WHERE p.endpoint_id = $1 AND p.user_id = $4 AND p.status = 'Pending' FOR SHARE) THEN $6::timestamptz END, $6, $6)`
 	deliveryCols = `id, endpoint_id, event_id, event_type, user_id, status, attempts, next_attempt_at, last_attempt_at,
 		last_status_code, last_error, last_response, created_at`
 )
@@ -97,10 +107,11 @@ func (l *ledger) Emit(ctx context.Context, ev *posgate.Event) error {
 
 // flushSQL writes a transaction's outbox rows in their order; the first
 // row of an (endpoint, user) in it is due unless an earlier delivery of
-// theirs is Pending, the later ones wait behind it (see insertOutboxSQL).
+// theirs is Pending, the later ones wait behind it (see insertOutboxSQL,
+// and its lock).
 const flushSQL = `INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, user_id, payload, status, next_attempt_at, retry_from, created_at)
 	SELECT u.e, u.id, u.t, u.usr, u.p, 'Pending', CASE WHEN u.usr = '' OR (u.f AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p
-		WHERE p.endpoint_id = u.e AND p.user_id = u.usr AND p.status = 'Pending')) THEN u.at END, u.at, u.at
+		WHERE p.endpoint_id = u.e AND p.user_id = u.usr AND p.status = 'Pending' FOR SHARE)) THEN u.at END, u.at, u.at
 	FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::bool[]) WITH ORDINALITY AS u(e, id, t, usr, p, at, f, n)
 	ORDER BY u.n`
 
@@ -291,48 +302,58 @@ func (db *DB) RecordDeliveries(ctx context.Context, owner string, rs []*posgate.
 			nexts[i] = &r.NextAttemptAt
 		}
 	}
-	err := pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error {
-		n = 0
-		rows, err := tx.Query(ctx, recordSQL, ids, statuses, nexts, ats, codes, errs, resps, disable, owner)
-		if err != nil {
-			return err
-		}
-		var pe, pu, gone []string
-		var pat []time.Time
-		var goneAt []time.Time
-		for rows.Next() {
-			var endpoint, user, status string
-			var at time.Time
-			var dis bool
-			if err := rows.Scan(&endpoint, &user, &status, &at, &dis); err != nil {
-				rows.Close()
+	// A sale's transaction holds the deliveries its rows wait behind FOR
+	// SHARE (see insertOutboxSQL): should the two deadlock, PostgreSQL
+	// aborts one, and this one runs again, since outcomes not recorded
+	// would be sent again once their lease ran out.
+	var err error
+	for attempt := 0; ; attempt++ {
+		err = pgx.BeginFunc(ctx, db.q(ctx), func(tx pgx.Tx) error {
+			n = 0
+			rows, err := tx.Query(ctx, recordSQL, ids, statuses, nexts, ats, codes, errs, resps, disable, owner)
+			if err != nil {
 				return err
 			}
-			n++
-			if status != posgate.DeliveryPending && user != "" {
-				pe, pu, pat = append(pe, endpoint), append(pu, user), append(pat, at)
+			var pe, pu, gone []string
+			var pat []time.Time
+			var goneAt []time.Time
+			for rows.Next() {
+				var endpoint, user, status string
+				var at time.Time
+				var dis bool
+				if err := rows.Scan(&endpoint, &user, &status, &at, &dis); err != nil {
+					rows.Close()
+					return err
+				}
+				n++
+				if status != posgate.DeliveryPending && user != "" {
+					pe, pu, pat = append(pe, endpoint), append(pu, user), append(pat, at)
+				}
+				if dis {
+					gone, goneAt = append(gone, endpoint), append(goneAt, at)
+				}
 			}
-			if dis {
-				gone, goneAt = append(gone, endpoint), append(goneAt, at)
-			}
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if len(pe) > 0 {
-			if _, err := tx.Exec(ctx, promoteSQL, pe, pu, pat); err != nil {
+			if err := rows.Err(); err != nil {
 				return err
 			}
-		}
-		for i, endpoint := range gone {
-			disabled = true
-			if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $1, updated_at = $2 WHERE id = $3`,
-				disabledBy410, goneAt[i], endpoint); err != nil {
-				return err
+			if len(pe) > 0 {
+				if _, err := tx.Exec(ctx, promoteSQL, pe, pu, pat); err != nil {
+					return err
+				}
 			}
+			for i, endpoint := range gone {
+				disabled = true
+				if _, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $1, updated_at = $2 WHERE id = $3`,
+					disabledBy410, goneAt[i], endpoint); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err == nil || !retryable(err) || attempt == 4 {
+			break
 		}
-		return nil
-	})
+	}
 	if disabled {
 		db.outbox.Invalidate()
 	}

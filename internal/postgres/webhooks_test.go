@@ -123,3 +123,66 @@ func TestWebhookTwoInstances(t *testing.T) {
 		t.Fatalf("delivered: %d (%v)", total, err)
 	}
 }
+
+// TestWaitingDeliveryPromotedWhenItsHeadIsRecordedBeforeItsCommit: a
+// user's delivery written while the one before is Pending waits, and the
+// transaction recording the one before makes it due, even when that record
+// runs after the write and before its commit (another instance's sender):
+// the write locks the row it waits behind until it commits, so the record
+// waits for it and then sees it. Without the lock the waiting row was
+// promoted by nobody and waited for the sweep of ReleaseWaiting (seconds).
+func TestWaitingDeliveryPromotedWhenItsHeadIsRecordedBeforeItsCommit(t *testing.T) {
+	db := openDB(t, pgtest.DSN(t))
+	ctx := t.Context()
+	if err := db.CreatePOSSystem(ctx, &posgate.POSSystem{ID: "clover", Name: "Clover"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateCompany(ctx, &posgate.Company{POSSystemID: "clover", ID: "acme", Name: "Acme", Status: posgate.StatusActive}); err != nil {
+		t.Fatal(err)
+	}
+	ep := &posgate.WebhookEndpoint{ID: "wh_race", POSSystemID: "clover", CompanyID: "acme", URL: "http://127.0.0.1:1/hook", Enabled: true,
+		EventTypes: []string{posgate.EventTransactionRecorded}, Secret: endpoint.NewSecret()}
+	if err := db.CreateWebhookEndpoint(ctx, ep); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	if _, err := db.EmitTestEvent(ctx, ep, &posgate.Event{Type: posgate.EventTest, POSSystemID: "clover", CompanyID: "acme", UserID: "u",
+		Time: now, Data: map[string]any{"n": 1}}); err != nil {
+		t.Fatal(err)
+	}
+	head, err := db.ClaimDeliveries(ctx, "sender-a", now, time.Minute, 10)
+	if err != nil || len(head) != 1 {
+		t.Fatalf("claim the head: %v, %v", head, err)
+	}
+
+	// Another instance's sale writes the user's next delivery, behind the
+	// head, and has not committed yet.
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, insertOutboxSQL, ep.ID, "msg_next", posgate.EventTest, "u", `{"n":2}`, now); err != nil {
+		t.Fatal(err)
+	}
+	// The head's delivery is recorded meanwhile.
+	recorded := make(chan error, 1)
+	go func() {
+		_, err := db.RecordDeliveries(ctx, "sender-a", []*posgate.DeliveryResult{{ID: head[0].ID, Status: posgate.DeliveryDelivered, At: now, StatusCode: 204}})
+		recorded <- err
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-recorded; err != nil {
+		t.Fatal(err)
+	}
+	var due *time.Time
+	if err := db.pool.QueryRow(ctx, `SELECT next_attempt_at FROM webhook_deliveries WHERE event_id = 'msg_next'`).Scan(&due); err != nil {
+		t.Fatal(err)
+	}
+	if due == nil {
+		t.Fatal("the next delivery still waits behind a head that was delivered")
+	}
+}

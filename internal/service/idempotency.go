@@ -231,7 +231,29 @@ func (c *IdempotentCall) Finish(ctx context.Context, a *posgate.IdempotentAnswer
 	c.rec.BodyHash = c.body.h.Sum(nil)
 	c.rec.BodyLength = c.body.n
 	c.rec.Answer = a
-	return c.s.store.CompleteIdempotencyKey(ctx, c.rec)
+	return settle(ctx, func(ctx context.Context) error { return c.s.store.CompleteIdempotencyKey(ctx, c.rec) })
+}
+
+// settleRetry is how often settle tries again.
+const settleRetry = 100 * time.Millisecond
+
+// settle runs a store call that settles a claim, again every settleRetry
+// while the store is unavailable (a database failover), until ctx ends: a
+// claim left held would answer the client's retries 409 until its lease
+// ran out (minutes), where a database back within seconds lets the retry
+// run, or find its answer.
+func settle(ctx context.Context, call func(context.Context) error) error {
+	for {
+		err := call(ctx)
+		if posgate.ErrorCode(err) != posgate.EUNAVAILABLE {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(settleRetry):
+		}
+	}
 }
 
 // Release gives the key up without an answer (the request failed before it
@@ -243,7 +265,9 @@ func (c *IdempotentCall) Release(ctx context.Context) error {
 }
 
 func (c *IdempotentCall) release(ctx context.Context) error {
-	return c.s.store.ReleaseIdempotencyKey(ctx, c.rec.ClientID, c.rec.Key, c.rec.ClaimID)
+	return settle(ctx, func(ctx context.Context) error {
+		return c.s.store.ReleaseIdempotencyKey(ctx, c.rec.ClientID, c.rec.Key, c.rec.ClaimID)
+	})
 }
 
 // fingerprintBody hashes a request body as it is read and notes whether it
