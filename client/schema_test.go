@@ -32,6 +32,7 @@ var notInClient = map[string]string{
 	"ProblemDetails":           "an error answer: client.Error carries its fields",
 	"ValidationProblemDetails": "an error answer: client.Error carries its fields and errors",
 	"OAuthError":               "an error answer of the token endpoint: client.Error carries it",
+	"JsonNull":                 "the null of an object-or-null property (oneOf [X, JsonNull]): a nil pointer in the client",
 	"TokenRequest":             "a form (application/x-www-form-urlencoded) that RequestToken and ExchangeCode build, not JSON",
 }
 

@@ -20,7 +20,7 @@ func serveVariables(t *testing.T) (flags []string, vars map[string]bool) {
 		t.Fatalf("serve --help: %v", err)
 	}
 	vars = map[string]bool{kekEnv: true, previousKEKEnv: true}
-	for _, m := range regexp.MustCompile(`(?m)^  -([a-z-]+)`).FindAllStringSubmatch(out, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^  --?([a-z-]+)`).FindAllStringSubmatch(out, -1) {
 		flags = append(flags, m[1])
 		vars[envName(m[1])] = true
 	}
