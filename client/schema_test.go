@@ -13,7 +13,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/posgate/posgate/client"
-	"github.com/posgate/posgate/internal/openapi"
+	"github.com/posgate/posgate/internal/openapi/openapitest"
 )
 
 // methodOf names the client method of each operation whose name is not its
@@ -52,7 +52,7 @@ var argumentBodies = map[string][]string{
 // result (the client answers an envelope's data). A schema no method
 // reaches fails too, unless notInClient says why.
 func TestClientTypesMatchTheDocument(t *testing.T) {
-	doc := servedDocument(t)
+	doc := openapitest.Document(t)
 	methods := map[string]reflect.Method{}
 	for _, recv := range []reflect.Type{reflect.TypeFor[*client.Client](), reflect.TypeFor[*client.Admin]()} {
 		for i := range recv.NumMethod() {
@@ -124,20 +124,6 @@ func TestClientTypesMatchTheDocument(t *testing.T) {
 		}
 	}
 	t.Logf("%d schemas, %d reached from the client's methods; %d properties compared", len(names), len(c.visited), c.properties)
-}
-
-// servedDocument is the OpenAPI document as posgate serves it, parsed.
-func servedDocument(t *testing.T) *openapi3.T {
-	t.Helper()
-	data, err := openapi.Document("http://posgate.test", "http://posgate.test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := openapi3.NewLoader().LoadFromData(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc
 }
 
 // TestClientDriftIsCaught shows that the check fails, naming the schema and

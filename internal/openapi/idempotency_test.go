@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/posgate/posgate/internal/openapi/openapitest"
 	"github.com/posgate/posgate/internal/service"
 )
 
@@ -12,7 +13,7 @@ import (
 // APIs (the routes that take it), with the answers it adds: 400 for a bad
 // key, 409 while the key's request runs, 422 for a reused key.
 func TestIdempotencyKeyOnEveryPost(t *testing.T) {
-	doc := loadDoc(t)
+	doc := openapitest.Document(t)
 	ref := doc.Components.Parameters["IdempotencyKey"]
 	if ref == nil {
 		t.Fatal("the document has no IdempotencyKey parameter")

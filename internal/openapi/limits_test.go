@@ -32,23 +32,8 @@ import (
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/app"
 	"github.com/posgate/posgate/internal/codec/datetime"
-	"github.com/posgate/posgate/internal/openapi"
 	"github.com/posgate/posgate/internal/openapi/openapitest"
 )
-
-// loadDoc returns the served document, parsed.
-func loadDoc(t *testing.T) *openapi3.T {
-	t.Helper()
-	data, err := openapi.Document("https://pos.example.com", "https://id.example.com")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := openapi3.NewLoader().LoadFromData(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return doc
-}
 
 // prop returns property name of component schema schema.
 func prop(t *testing.T, doc *openapi3.T, schema, name string) *openapi3.Schema {
@@ -84,7 +69,7 @@ func num(f *float64) float64 {
 // TestLimitsMatchTheDomain compares the document's lengths, counts and
 // ranges with the domain constants that enforce them.
 func TestLimitsMatchTheDomain(t *testing.T) {
-	doc := loadDoc(t)
+	doc := openapitest.Document(t)
 	eq := func(what string, got, want int) {
 		t.Helper()
 		if got != want {
@@ -170,7 +155,7 @@ func schemaAccepts(s *openapi3.Schema, re *regexp.Regexp, v string) bool {
 // posgate accepts, the document must accept too; and each pattern must
 // refuse the typical mistakes that posgate refuses, or it would say nothing.
 func TestPatternsRefuseOnlyWhatPosgateRefuses(t *testing.T) {
-	doc := loadDoc(t)
+	doc := openapitest.Document(t)
 	long := func(n int) string { return strings.Repeat("x", n) }
 	cases := []struct {
 		name       string
@@ -418,7 +403,7 @@ func queryParam(t *testing.T, doc *openapi3.T, method, path, name string) *opena
 // bounds and one step beyond each: the bounds must be answered, the steps
 // beyond must be 400 naming the parameter.
 func TestPageBoundsMatchTheServer(t *testing.T) {
-	doc := loadDoc(t)
+	doc := openapitest.Document(t)
 	p := startProbe(t)
 	routes := []struct {
 		method, docPath, path, token string
@@ -458,7 +443,7 @@ func TestPageBoundsMatchTheServer(t *testing.T) {
 // property, and sends it shorter than its minLength: each must be a 400
 // naming that property. A property that is not required may be left out.
 func TestRequiredIdsMatchTheServer(t *testing.T) {
-	doc := loadDoc(t)
+	doc := openapitest.Document(t)
 	p := startProbe(t)
 	bodies := []struct {
 		docPath, path string

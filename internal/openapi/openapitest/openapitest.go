@@ -253,3 +253,19 @@ func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	tr.v.Check(tr.t, req, resp, body)
 	return resp, nil
 }
+
+// Document returns the document as posgate serves it, with {base_url} and
+// {auth_url} at example hosts, parsed; it fails t if the document does not
+// load.
+func Document(t testing.TB) *openapi3.T {
+	t.Helper()
+	data, err := openapi.Document("https://pos.example.com", "https://id.example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
