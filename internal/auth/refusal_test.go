@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"reflect"
@@ -109,16 +110,7 @@ func TestRefusedCodeGrantChangesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		exchange := func(form url.Values) tokenAnswer {
-			f := url.Values{"grant_type": {"authorization_code"}, "client_id": {"web"}, "code": {code}, "code_verifier": {verifier}}
-			for k, v := range form {
-				f[k] = v
-			}
-			for k, v := range f {
-				if v[0] == "" {
-					delete(f, k)
-				}
-			}
-			return postToken(t, srv, tokenRequest{body: f.Encode()})
+			return postForm(t, srv, url.Values{"grant_type": {"authorization_code"}, "client_id": {"web"}, "code": {code}, "code_verifier": {verifier}}, form)
 		}
 		disabled, enabled := true, false
 		for _, c := range []struct {
@@ -220,16 +212,7 @@ func TestRefusedRefreshChangesNothing(t *testing.T) {
 		}
 		before := state()
 		refresh := func(form url.Values) tokenAnswer {
-			f := url.Values{"grant_type": {"refresh_token"}, "client_id": {"web"}, "refresh_token": {token}}
-			for k, v := range form {
-				f[k] = v
-			}
-			for k, v := range f {
-				if v[0] == "" {
-					delete(f, k)
-				}
-			}
-			return postToken(t, srv, tokenRequest{body: f.Encode()})
+			return postForm(t, srv, url.Values{"grant_type": {"refresh_token"}, "client_id": {"web"}, "refresh_token": {token}}, form)
 		}
 		disabled, enabled := true, false
 		for _, c := range []struct {
@@ -340,4 +323,23 @@ func TestRefusedClientCredentialsChangeNothing(t *testing.T) {
 			t.Fatalf("after 3 wrong secrets: %d %s, want a lockout", ans.status, ans.body)
 		}
 	})
+}
+
+// postForm posts base to the token endpoint with form's fields in place of
+// base's; a field set to "" in form is left out.
+func postForm(t *testing.T, srv *httptest.Server, base, form url.Values) tokenAnswer {
+	t.Helper()
+	f := url.Values{}
+	for k, v := range base {
+		f[k] = v
+	}
+	for k, v := range form {
+		f[k] = v
+	}
+	for k, v := range f {
+		if v[0] == "" {
+			delete(f, k)
+		}
+	}
+	return postToken(t, srv, tokenRequest{body: f.Encode()})
 }
