@@ -83,6 +83,12 @@ type LedgerTx interface {
 	// Emit writes ev to the outbox of every endpoint subscribed to it, in
 	// this transaction (docs/api.md §19): a rolled-back item emits nothing.
 	Emit(ctx context.Context, ev *Event) error
+
+	// RecordOfflineRedemption records r, a coupon a sale redeemed offline
+	// under an allowance (docs/api.md §24.5), unless the allowance has
+	// r.Limit redemptions recorded already or r.Code's is one of them:
+	// false then, and nothing is written. Unique keys decide.
+	RecordOfflineRedemption(ctx context.Context, r *OfflineRedemption) (bool, error)
 }
 
 // LedgerReadAhead is a LedgerTx that can do a sale's reads (its company's
@@ -228,15 +234,18 @@ func sale(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transaction
 	seen := map[string]bool{}
 	for _, code := range it.CouponCodes {
 		var res TransactionCoupon
+		conflict := false
 		if seen[Fold(code)] {
 			res = couponRejected(code, "Coupon '%s' is given more than once in this transaction.", code)
 		} else if !it.CouponsEnabled {
 			res = couponRejected(code, "Coupons are switched off for this company.")
 		} else if res, err = redeem(ctx, tx, it.POSSystemID, it.CompanyID, it.LocationID, code, redeemer, t.ID); err != nil {
 			return err
+		} else if res, conflict, err = honourOffline(ctx, tx, it, code, res, user); err != nil {
+			return err
 		}
 		seen[Fold(code)] = true
-		if res.Status == CouponRedeemed {
+		if res.Status == CouponRedeemed && !conflict {
 			t.RedeemedCoupons = append(t.RedeemedCoupons, res.Code)
 			if err := tx.Emit(ctx, couponRedeemedEvent(it.POSSystemID, it.CompanyID, it.LocationID, it.TransactionID, res.Code, user, tx.Now())); err != nil {
 				return err

@@ -266,6 +266,9 @@ type TransactionInput struct {
 	// Reject, when set, is why the item is refused before the store sees
 	// it (a batch item that failed validation).
 	Reject error
+	// Offline, when set, is the offline allowance the sale redeemed its
+	// coupons under (docs/api.md §24.5), checked by the service.
+	Offline *OfflineClaim
 }
 
 // Outcome statuses of an applied transaction (docs/api.md §13.6).

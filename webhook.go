@@ -20,13 +20,15 @@ const (
 	EventLoyaltyBalanceChanged = "loyalty.balance_changed"
 	EventPromotionsImported    = "promotions.imported"
 	EventCatalogueImported     = "catalogue.imported"
+	EventCouponOfflineConflict = "coupon.offline_conflict"
 	EventTest                  = "webhook.test"
 )
 
 // EventTypes lists the types an endpoint may subscribe to, in the order
 // docs/api.md §19.2 gives them.
 var EventTypes = []string{EventInteractionStarted, EventTransactionRecorded, EventTransactionRefunded,
-	EventCouponRedeemed, EventCouponIssued, EventLoyaltyBalanceChanged, EventPromotionsImported, EventCatalogueImported}
+	EventCouponRedeemed, EventCouponIssued, EventLoyaltyBalanceChanged, EventPromotionsImported, EventCatalogueImported,
+	EventCouponOfflineConflict}
 
 // Delivery statuses: Pending until a 2xx (Delivered) or until retries run
 // out (Dead); an operator's redelivery makes a dead one Pending again.

@@ -637,3 +637,12 @@ func (a *Admin) RedeliverWebhook(ctx context.Context, posSystemID, posCompanyID,
 	return call[WebhookRedelivered](ctx, a.c, a.c.api("POST", path(webhookPath+"/deliveries/%s/redeliver", posSystemID, posCompanyID, endpointID,
 		strconv.FormatInt(deliveryID, 10)), nil))
 }
+
+// ListOfflineConflicts answers a page of a company's offline redemption
+// conflicts, newest first (operation listOfflineConflicts, docs/api.md
+// §24.6).
+func (a *Admin) ListOfflineConflicts(ctx context.Context, posSystemID, posCompanyID string, p PageOptions) (*OfflineConflictPage, error) {
+	r := a.c.api("GET", path(companyPath+"/offline-conflicts", posSystemID, posCompanyID), nil)
+	r.query = p.set(nil)
+	return call[OfflineConflictPage](ctx, a.c, r)
+}

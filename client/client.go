@@ -293,6 +293,16 @@ type request struct {
 	raw *[]byte
 	// envelope says the answer wraps its result in {"data": …}.
 	envelope bool
+	// header holds extra request headers (If-None-Match); answered, when
+	// not nil, receives the answer's status and headers.
+	header   http.Header
+	answered *answerMeta
+}
+
+// answerMeta is an answer's status and headers.
+type answerMeta struct {
+	status int
+	header http.Header
 }
 
 // envelope is posgate's answer wrapper (docs/api.md §2.5).
@@ -363,7 +373,7 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 			}
 			token = t
 		}
-		status, header, respBody, err := c.send(ctx, r.method, target, contentType, body, token, key, r.basic)
+		status, header, respBody, err := c.send(ctx, r.method, target, contentType, body, token, key, r.basic, r.header)
 		last := attempt >= c.retry.MaxAttempts || !retryable
 		if err != nil {
 			if ctx.Err() != nil || last {
@@ -402,6 +412,9 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 			}
 			continue
 		}
+		if r.answered != nil {
+			*r.answered = answerMeta{status: status, header: header}
+		}
 		if r.raw != nil {
 			*r.raw = respBody
 			return nil
@@ -421,7 +434,7 @@ func (c *Client) do(ctx context.Context, r request, out any) error {
 }
 
 // send makes one attempt, reading the whole answer within its time limit.
-func (c *Client) send(ctx context.Context, method, target, contentType string, body []byte, token, key string, basic *[2]string) (int, http.Header, []byte, error) {
+func (c *Client) send(ctx context.Context, method, target, contentType string, body []byte, token, key string, basic *[2]string, extra http.Header) (int, http.Header, []byte, error) {
 	if c.attemptTimeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.attemptTimeout)
@@ -448,6 +461,9 @@ func (c *Client) send(ctx context.Context, method, target, contentType string, b
 	}
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
+	}
+	for k, v := range extra {
+		req.Header[k] = v
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {

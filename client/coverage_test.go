@@ -320,6 +320,14 @@ var operations = map[string]func(ctx context.Context, c *client.Client) error{
 		_, err := c.Admin.PutLoyaltyProgram(ctx, "p", "c", client.PutLoyaltyProgramRequest{})
 		return err
 	},
+	"listOfflineConflicts": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.ListOfflineConflicts(ctx, "p", "c", client.PageOptions{})
+		return err
+	},
+	"getOfflineKit": func(ctx context.Context, c *client.Client) error {
+		_, err := c.GetOfflineKit(ctx, "p", "l", client.KitQuery{TerminalID: "t"})
+		return err
+	},
 	"listTransactions": func(ctx context.Context, c *client.Client) error {
 		_, err := c.Admin.ListTransactions(ctx, "p", "c", client.TransactionQuery{})
 		return err

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 )
@@ -199,4 +200,46 @@ func (c *Client) GetHealth(ctx context.Context) (*Liveness, error) {
 // answered at once: a probe wants the state, not a retry.
 func (c *Client) GetReadiness(ctx context.Context) (*Health, error) {
 	return unwrapped[Health](ctx, c, request{method: "GET", base: c.baseURL, path: "/readyz", noAuth: true, noRetry: true})
+}
+
+// KitQuery asks for a location's offline kit for a terminal: Since and
+// IfNoneMatch, when given, are the version of the kit the terminal holds
+// (docs/api.md §24).
+type KitQuery struct {
+	TerminalID string
+	// Since asks for a delta: the sections unchanged since are null.
+	Since string
+	// IfNoneMatch asks for nothing (NotModified) while the kit is current.
+	IfNoneMatch string
+}
+
+// OfflineKitAnswer is a kit answered: the compact JWS (package
+// client/offline verifies and reads it) and its version; NotModified, with
+// no JWS, when IfNoneMatch named the current version.
+type OfflineKitAnswer struct {
+	JWS         string
+	Version     string
+	NotModified bool
+}
+
+// GetOfflineKit answers a location's offline kit for a terminal (operation
+// getOfflineKit, docs/api.md §24).
+func (c *Client) GetOfflineKit(ctx context.Context, posSystemID, posLocationID string, q KitQuery) (*OfflineKitAnswer, error) {
+	r := c.api("GET", path("/v2/pos/%s/locations/%s/offline-kit", posSystemID, posLocationID), nil)
+	r.query = url.Values{"terminalId": {q.TerminalID}}
+	setIf(r.query, "since", q.Since)
+	if q.IfNoneMatch != "" {
+		r.header = http.Header{"If-None-Match": {`"` + q.IfNoneMatch + `"`}}
+	}
+	var b []byte
+	var meta answerMeta
+	r.raw, r.answered = &b, &meta
+	if err := c.do(ctx, r, nil); err != nil {
+		return nil, err
+	}
+	version := strings.Trim(meta.header.Get("ETag"), `"`)
+	if meta.status == http.StatusNotModified {
+		return &OfflineKitAnswer{Version: version, NotModified: true}, nil
+	}
+	return &OfflineKitAnswer{JWS: string(b), Version: version}, nil
 }

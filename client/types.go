@@ -1127,6 +1127,13 @@ type TransactionRequest struct {
 	OriginalTransactionID string `json:"originalTransactionId,omitempty"`
 	// Codes to redeem with this sale (any case); refused on a refund.
 	CouponCodes []string `json:"couponCodes,omitempty"`
+	// The offline kit a sale made offline redeemed its coupons under (docs/api.md §24.5).
+	Offline *OfflineRef `json:"offline,omitempty"`
+}
+
+// OfflineRef names the offline kit of a sale made offline: the kit's jti.
+type OfflineRef struct {
+	KitID string `json:"kitId"`
 }
 
 // Customer mirrors the API's Customer object.
@@ -1351,6 +1358,32 @@ type BatchItemResult struct {
 	Status        string `json:"status"`
 	// The item's answer (`Created`, `Duplicate`, or a disabled place's); null for another rejected item.
 	Data *TransactionResult `json:"data"`
+}
+
+// OfflineConflictPage is a page of a company's offline conflicts.
+type OfflineConflictPage struct {
+	Conflicts []OfflineConflict `json:"conflicts"`
+	Page      Page              `json:"page"`
+}
+
+// OfflineConflict is a coupon redeemed offline under a kit's allowance that
+// the replayed sale could not redeem, honoured all the same (docs/api.md
+// §24.6).
+type OfflineConflict struct {
+	// The kit (its jti) whose allowance covered the coupon.
+	KitID         string `json:"kitId"`
+	PosSystemID   string `json:"posSystemId"`
+	PosCompanyID  string `json:"posCompanyId"`
+	PosLocationID string `json:"posLocationId"`
+	TerminalID    string `json:"terminalId"`
+	// The offline sale (the POS's id).
+	TransactionID string `json:"transactionId"`
+	Code          string `json:"code"`
+	// Why the sale could not redeem the coupon at its replay.
+	Conflict        string    `json:"conflict"`
+	TransactionDate time.Time `json:"transactionDate"`
+	// When the replay recorded it.
+	RecordedAt time.Time `json:"recordedAt"`
 }
 
 // TransactionPage mirrors the API's TransactionPage object.

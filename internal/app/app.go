@@ -339,6 +339,7 @@ func buildParts(ctx context.Context, cfg Config, clk clocks, st *stores, addrs A
 		CarouselPoll:      cfg.CarouselPoll,
 		TransactionMaxAge: cfg.TransactionMaxAge,
 		Keys:              a,
+		Kits:              a,
 		Now:               clk.now,
 		Wall:              clk.wall,
 		Sandbox:           clk.sandbox,

@@ -58,6 +58,12 @@ func signES256(header string, c *issuedClaims, key *ecdsa.PrivateKey) (string, e
 	if err != nil {
 		return "", fmt.Errorf("auth: token claims: %w", err)
 	}
+	return signPayload(header, payload, key)
+}
+
+// signPayload returns header.payload.signature, payload encoded: the
+// compact JWS (RFC 7515) of payload by ES256.
+func signPayload(header string, payload []byte, key *ecdsa.PrivateKey) (string, error) {
 	enc := base64.RawURLEncoding
 	n := len(header) + 1 + enc.EncodedLen(len(payload))
 	buf := make([]byte, n, n+1+enc.EncodedLen(64))

@@ -297,6 +297,9 @@ func (s *Server) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+company+"/loyalty-program", s.admin(s.endpoint(s.getLoyaltyProgram)))
 	mux.HandleFunc("PUT "+company+"/loyalty-program", s.admin(bodyEndpoint(s, adminBody, s.putLoyaltyProgram)))
 	mux.HandleFunc("GET "+company+"/transactions", s.admin(s.endpoint(s.listTransactions)))
+	// Offline kits and their conflicts (docs/api.md §24).
+	mux.HandleFunc("GET /v2/pos/{posSystemId}/locations/{posLocationId}/offline-kit", s.pos(s.rawEndpoint(s.offlineKit)))
+	mux.HandleFunc("GET "+company+"/offline-conflicts", s.admin(s.endpoint(s.listOfflineConflicts)))
 	mux.HandleFunc("GET "+company+"/transactions/{transactionId}", s.admin(s.endpoint(s.getTransaction)))
 	mux.HandleFunc("POST "+company+"/transactions/{transactionId}/refund", s.admin(bodyEndpoint(s, adminBody, s.refundTransaction)))
 

@@ -28,10 +28,10 @@ var readOnly = []string{
 	"FindCarouselSettings", "FindCatalogue", "FindClient", "FindCompany", "FindCoupon", "FindLocation", "FindLoyaltyProgram",
 	"FindLoyaltyUser", "FindPerson", "FindPOSSystem", "FindPromotion", "FindReceiptPromotion", "FindSession", "FindSlide", "FindTerminal",
 	"FindTransaction", "FindWebhookEndpoint", "Impressions", "InteractionsPerHour", "ListAudit", "ListImports", "ListWebhookDeliveries", "ListWebhookEndpoints", "ListCategories", "ListClients", "ListCompanies", "ListKeys", "ListLocations",
-	"ListPeople", "ListPOSSystems", "ListProducts", "ListPromotions", "ListReceiptPromotions", "ListSlides", "ListTerminals", "ListTransactions", "SearchCompanyCoupons", "SearchCompanyLoyaltyUsers",
+	"ListOfflineConflicts", "ListPeople", "ListPOSSystems", "ListProducts", "ListPromotions", "ListReceiptPromotions", "ListSlides", "ListTerminals", "ListTransactions", "SearchCompanyCoupons", "SearchCompanyLoyaltyUsers",
 	// The POS API, and the Idempotency-Key records of any route.
 	"ActiveCoupons", "BeginCategoryImport", "BeginIdempotent", "BeginProductImport", "BeginPromotionImport", "Carousel",
-	"EvaluatePromotions", "LookupCoupon", "LookupSettings", "LookupUsers", "RateLimitOf", "ReceiptPromotion",
+	"EvaluatePromotions", "LookupCoupon", "OfflineKit", "LookupSettings", "LookupUsers", "RateLimitOf", "ReceiptPromotion",
 	"RecordTransaction", "RecordTransactionBatch", "SearchCoupons", "StartInteraction", "ValidateCouponByTransaction",
 	// The sandbox clock (docs/api.md §20): demo mode's in-memory time, no
 	// stored data.

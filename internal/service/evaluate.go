@@ -232,21 +232,7 @@ func (s *Service) checkCoupon(ctx context.Context, loc *posgate.Location, code s
 	} else if err != nil {
 		return "", err
 	}
-	switch c.Redeemability(loc.ID, at, redeemer) {
-	case posgate.CouponRedeemable:
-		return "", nil
-	case posgate.CouponAlreadyRedeemed:
-		return "The coupon has already been redeemed.", nil
-	case posgate.CouponHasExpired:
-		return fmt.Sprintf("The coupon expired at %s.", c.AvailableUntil.UTC().Format(time.RFC3339)), nil
-	case posgate.CouponNotUsableHere:
-		return fmt.Sprintf("The coupon cannot be used at location '%s'.", loc.ID), nil
-	case posgate.CouponNeedsCustomer:
-		return "The coupon belongs to a loyalty customer; name the customer to use it.", nil
-	case posgate.CouponOtherCustomer:
-		return "The coupon belongs to another customer.", nil
-	}
-	return "The coupon has been cancelled.", nil
+	return posgate.CouponPreviewMessage(c.Redeemability(loc.ID, at, redeemer), c, loc.ID), nil
 }
 
 // evaluateBasket applies the promotions of the location's company that

@@ -71,6 +71,12 @@ type Config struct {
 	// whose adapter sets an origin for every operator request.
 	Origin posgate.AuditOrigin
 
+	// Kits signs the offline kits (docs/api.md §24); nil: none are served.
+	Kits KitSigner
+	// KitTTL is how long an offline kit is valid (default
+	// posgate.DefaultKitTTL).
+	KitTTL time.Duration
+
 	// WebhookAllowLoopback lets operators register webhook endpoints on
 	// loopback addresses (--webhooks-allow-loopback, docs/api.md §19.1).
 	WebhookAllowLoopback bool

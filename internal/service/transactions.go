@@ -60,6 +60,15 @@ type TransactionRequest struct {
 	// posgate's additions.
 	OriginalTransactionID *string  `json:"originalTransactionId"`
 	CouponCodes           []string `json:"couponCodes"`
+	// Offline names the offline kit a sale made offline redeemed its
+	// coupons under (docs/api.md §24.5); left out of the canonical form
+	// when absent.
+	Offline *OfflineRef `json:"offline,omitempty"`
+}
+
+// OfflineRef is a sale's offline kit: the kit's jti.
+type OfflineRef struct {
+	KitID *string `json:"kitId"`
 }
 
 // TransactionCustomer is the customer of a transaction. contacts takes
@@ -180,6 +189,9 @@ func (q *TransactionRequest) validate(v posgate.ValidationError) {
 		v.Add("originalTransactionId", "The originalTransactionId field is only for a refund (transactionType Refund or a negative transactionAmount).")
 	}
 	text("originalTransactionId", q.OriginalTransactionID, posgate.MaxKeyLen)
+	if q.Offline != nil {
+		key("offline.kitId", q.Offline.KitID)
+	}
 	if len(q.CouponCodes) > MaxCouponCodes {
 		v.Add("couponCodes", fmt.Sprintf("A transaction may redeem at most %d coupons.", MaxCouponCodes))
 	}
@@ -467,7 +479,7 @@ func (s *Service) prepareTransaction(ctx context.Context, p *posgate.Principal, 
 		session = &sessionID
 	}
 	kind, amount := req.signed()
-	return &posgate.TransactionInput{
+	in := &posgate.TransactionInput{
 		Row: row, ID: newTimeOrderedUUID(), POSSystemID: posSystemID, CompanyID: loc.CompanyID, LocationID: loc.ID, TerminalID: term.ID,
 		TransactionID: *req.TransactionID, SessionID: sessionID, Type: kind, Amount: amount, Date: *req.TransactionDate,
 		OriginalTransactionID: value(req.OriginalTransactionID),
@@ -477,7 +489,13 @@ func (s *Service) prepareTransaction(ctx context.Context, p *posgate.Principal, 
 			PosStatus: posgate.PosAccepted, Coupons: []posgate.TransactionCoupon{}, Promotions: promotions, CfsTemplate: posgate.CfsTemplate{CfsCarouselURL: cfs},
 			Receipt: posgate.TransactionReceipt{PrimaryText: receipt.PrimaryText, SecondaryText: receipt.SecondaryText,
 				ImageURL: receipt.ImageURL, PosStatus: receipt.PosStatus}},
-	}, nil, nil
+	}
+	if req.Offline != nil {
+		if in.Offline, err = s.offlineClaim(ctx, in, value(req.Offline.KitID)); err != nil {
+			return nil, nil, err
+		}
+	}
+	return in, nil, nil
 }
 
 // MaxTransactionBatch is how many transactions one offline replay may

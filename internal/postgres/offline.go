@@ -1,0 +1,76 @@
+package postgres
+
+import (
+	"context"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/posgate/posgate"
+)
+
+// The offline kits' allowances and offline redemptions (docs/api.md §24).
+
+// PutOfflineAllowance implements posgate.OfflineStore.
+func (db *DB) PutOfflineAllowance(ctx context.Context, a *posgate.OfflineAllowance) error {
+	hashes := make([]string, len(a.Coupons))
+	for i, c := range a.Coupons {
+		hashes[i] = c.CodeHash
+	}
+	_, err := db.q(ctx).Exec(ctx, `INSERT INTO offline_allowances (id, pos_system_id, company_id, location_id, terminal_id,
+		salt, issued_at, expires_at, max_redemptions, code_hashes) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		a.ID, a.POSSystemID, a.CompanyID, a.LocationID, a.TerminalID, a.Salt, a.IssuedAt, a.ExpiresAt,
+		a.MaxRedemptions, strings.Join(hashes, " "))
+	return writeErr(err, "put offline allowance", posgate.Errorf(posgate.ECONFLICT, "offline allowance %q exists", a.ID), nil)
+}
+
+// FindOfflineAllowance implements posgate.OfflineStore.
+func (db *DB) FindOfflineAllowance(ctx context.Context, posSystemID, id string) (*posgate.OfflineAllowance, error) {
+	a := &posgate.OfflineAllowance{ID: id, POSSystemID: posSystemID}
+	var hashes string
+	err := db.q(ctx).QueryRow(ctx, `SELECT company_id, location_id, terminal_id, salt, issued_at, expires_at, max_redemptions, code_hashes
+		FROM offline_allowances WHERE id = $1 AND pos_system_id = $2`, id, posSystemID).Scan(&a.CompanyID, &a.LocationID, &a.TerminalID,
+		&a.Salt, &a.IssuedAt, &a.ExpiresAt, &a.MaxRedemptions, &hashes)
+	if err != nil {
+		return nil, readErr(err, "find offline allowance", posgate.NotFound("offline kit", id))
+	}
+	a.IssuedAt, a.ExpiresAt = a.IssuedAt.UTC(), a.ExpiresAt.UTC()
+	for _, h := range strings.Fields(hashes) {
+		a.Coupons = append(a.Coupons, posgate.AllowedCoupon{CodeHash: h})
+	}
+	return a, nil
+}
+
+// ListOfflineConflicts implements posgate.OfflineStore.
+func (db *DB) ListOfflineConflicts(ctx context.Context, posSystemID, companyID string, offset, limit int) ([]*posgate.OfflineRedemption, int, error) {
+	var total int
+	if err := db.q(ctx).QueryRow(ctx, `SELECT COUNT(*) FROM offline_redemptions WHERE pos_system_id = $1 AND company_id = $2 AND conflict <> ''`,
+		posSystemID, companyID).Scan(&total); err != nil {
+		return nil, 0, wrap(err, "count offline conflicts")
+	}
+	out, err := collect(ctx, db, "list offline conflicts", func(row pgx.Row) (*posgate.OfflineRedemption, error) {
+		r := &posgate.OfflineRedemption{}
+		err := row.Scan(&r.AllowanceID, &r.POSSystemID, &r.CompanyID, &r.LocationID, &r.TerminalID, &r.TransactionID, &r.Code,
+			&r.Conflict, &r.SaleDate, &r.RecordedAt)
+		r.SaleDate, r.RecordedAt = r.SaleDate.UTC(), r.RecordedAt.UTC()
+		return r, err
+	}, `SELECT allowance_id, pos_system_id, company_id, location_id, terminal_id, transaction_id, code,
+		conflict, transaction_date, recorded_at FROM offline_redemptions WHERE pos_system_id = $1 AND company_id = $2 AND conflict <> ''
+		ORDER BY recorded_at DESC, allowance_id, slot LIMIT $3 OFFSET $4`, posSystemID, companyID, limit, offset)
+	return out, total, err
+}
+
+// RecordOfflineRedemption implements posgate.LedgerTx: the next slot of
+// the allowance, while there is one, and the code's first. Two
+// transactions taking one slot at once: the later waits for the earlier
+// and writes nothing.
+func (l *ledger) RecordOfflineRedemption(ctx context.Context, r *posgate.OfflineRedemption) (bool, error) {
+	n, err := l.exec(ctx, "record offline redemption", `INSERT INTO offline_redemptions (allowance_id, slot, code_key, pos_system_id,
+		company_id, location_id, terminal_id, transaction_id, code, conflict, transaction_date, recorded_at)
+		SELECT $1::text, c.n + 1, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::timestamptz, $11::timestamptz
+		FROM (SELECT COUNT(*)::integer AS n FROM offline_redemptions WHERE allowance_id = $1::text) c WHERE c.n < $12::integer
+		ON CONFLICT DO NOTHING`,
+		r.AllowanceID, posgate.Fold(r.Code), r.POSSystemID, r.CompanyID, r.LocationID, r.TerminalID, r.TransactionID, r.Code,
+		r.Conflict, r.SaleDate, r.RecordedAt, r.Limit)
+	return n == 1, err
+}
