@@ -21,6 +21,9 @@ func (db *DB) PutOfflineAllowance(ctx context.Context, a *posgate.OfflineAllowan
 		salt, issued_at, expires_at, max_redemptions, code_hashes) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		a.ID, a.POSSystemID, a.CompanyID, a.LocationID, a.TerminalID, a.Salt, a.IssuedAt, a.ExpiresAt,
 		a.MaxRedemptions, strings.Join(hashes, " "))
+	if err == nil {
+		return nil
+	}
 	return writeErr(err, "put offline allowance", posgate.Errorf(posgate.ECONFLICT, "offline allowance %q exists", a.ID), nil)
 }
 

@@ -20,6 +20,9 @@ func (db *DB) PutOfflineAllowance(ctx context.Context, a *posgate.OfflineAllowan
 		salt, issued_at, expires_at, max_redemptions, code_hashes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.ID, a.POSSystemID, a.CompanyID, a.LocationID, a.TerminalID, a.Salt, formatTime(a.IssuedAt), formatTime(a.ExpiresAt),
 		a.MaxRedemptions, strings.Join(hashes, " "))
+	if err == nil {
+		return nil
+	}
 	return writeErr(err, "put offline allowance", posgate.Errorf(posgate.ECONFLICT, "offline allowance %q exists", a.ID), nil)
 }
 
