@@ -270,9 +270,9 @@ func TestWebhooksOperatorErrors(t *testing.T) {
 			"url": {"The url must be an absolute http or https URL."}, "eventTypes": {"Event type 'coupon.issued' is given twice."}})
 		bad(`{"url":"https://u:p@example.com/","eventTypes":["nope"]}`, map[string][]string{
 			"url":        {"The url must not carry credentials."},
-			"eventTypes": {"Unknown event type 'nope' (known: interaction.started, transaction.recorded, transaction.refunded, coupon.redeemed, coupon.issued, loyalty.balance_changed, promotions.imported, catalogue.imported)."}})
+			"eventTypes": {"Unknown event type 'nope' (known: interaction.started, transaction.recorded, transaction.refunded, coupon.redeemed, coupon.issued, loyalty.balance_changed, promotions.imported, catalogue.imported, coupon.offline_conflict)."}})
 		bad(`{"eventTypes":[]}`, map[string][]string{"url": {"The url field is required."},
-			"eventTypes": {"At least one event type is required (known: interaction.started, transaction.recorded, transaction.refunded, coupon.redeemed, coupon.issued, loyalty.balance_changed, promotions.imported, catalogue.imported)."}})
+			"eventTypes": {"At least one event type is required (known: interaction.started, transaction.recorded, transaction.refunded, coupon.redeemed, coupon.issued, loyalty.balance_changed, promotions.imported, catalogue.imported, coupon.offline_conflict)."}})
 		mustStatus(t, e.admin_("POST", "/webhooks", `{"url":"https://93.184.216.34/hook","eventTypes":["coupon.issued"],"extra":1}`), 400)
 		mustStatus(t, e.admin_("POST", "/webhooks", `{"url":1,"eventTypes":["coupon.issued"]}`), 400)
 
