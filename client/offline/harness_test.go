@@ -50,6 +50,7 @@ type env struct {
 	t          *testing.T
 	ctx        context.Context
 	clock      *clock
+	base       string
 	pos, admin *client.Client
 }
 
@@ -101,7 +102,7 @@ func start(t *testing.T, dsn string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, ctx: context.Background(), clock: clk, pos: pos, admin: admin}
+	return &env{t: t, ctx: context.Background(), clock: clk, base: base, pos: pos, admin: admin}
 }
 
 func (e *env) must(err error) {
