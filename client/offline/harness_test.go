@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/posgate/posgate/client/offline"
 	"github.com/posgate/posgate/internal/app"
 	"github.com/posgate/posgate/internal/demo"
+	"github.com/posgate/posgate/internal/openapi/openapitest"
 	"github.com/posgate/posgate/internal/pgtest"
 )
 
@@ -94,11 +96,13 @@ func start(t *testing.T, dsn string) *env {
 			t.Error("posgate did not stop")
 		}
 	})
-	pos, err := client.New(base, client.WithCredentials(demo.POSClientID, demo.POSSecret, "pos_integration"))
+	// Every answer is checked against the served OpenAPI document.
+	hc := client.WithHTTPClient(&http.Client{Transport: openapitest.New(t).Transport(t, nil)})
+	pos, err := client.New(base, hc, client.WithCredentials(demo.POSClientID, demo.POSSecret, "pos_integration"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	admin, err := client.New(base, client.WithCredentials(demo.AdminClientID, demo.AdminSecret, "admin"))
+	admin, err := client.New(base, hc, client.WithCredentials(demo.AdminClientID, demo.AdminSecret, "admin"))
 	if err != nil {
 		t.Fatal(err)
 	}

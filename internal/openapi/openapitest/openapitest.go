@@ -43,10 +43,11 @@ var load = sync.OnceValues(func() (routers.Router, error) {
 	// text/plain as a plain string and knows no text/json, so teach it.
 	openapi3filter.RegisterBodyDecoder("text/json", openapi3filter.JSONBodyDecoder)
 	openapi3filter.RegisterBodyDecoder("text/plain", openapi3filter.JSONBodyDecoder)
-	// The carousel page and the receipt QR codes are not JSON: their bodies
-	// are checked as opaque strings.
+	// The carousel page, the receipt QR codes and the offline kit (a compact
+	// JWS) are not JSON: their bodies are checked as strings.
 	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.FileBodyDecoder)
 	openapi3filter.RegisterBodyDecoder("image/png", openapi3filter.FileBodyDecoder)
+	openapi3filter.RegisterBodyDecoder("application/jose", openapi3filter.FileBodyDecoder)
 
 	// The addresses do not matter: the router below matches paths only.
 	data, err := openapi.Document("http://posgate.test", "http://posgate.test")
