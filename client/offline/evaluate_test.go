@@ -13,7 +13,8 @@ import (
 	"github.com/posgate/posgate/client"
 )
 
-// basketCount is how many random baskets each store evaluates both ways.
+// basketCount is how many random baskets each store evaluates both ways
+// (a tenth of them with -short).
 const basketCount = 10_000
 
 // verdict is what one basket got, offline or online, in one form.
@@ -76,7 +77,11 @@ func TestOfflineEvaluationIsTheServers(t *testing.T) {
 			lines   []posgate.BasketLine
 			request client.EvaluateRequest
 		}
-		baskets := make([]basket, basketCount)
+		n := basketCount
+		if testing.Short() {
+			n = basketCount / 10
+		}
+		baskets := make([]basket, n)
 		for n := range baskets {
 			at := t0.Add(time.Duration(rng.IntN(24*3600)) * time.Second)
 			b := basket{at: at, request: client.EvaluateRequest{PosLocationID: locA, TransactionDate: &at}}
