@@ -65,15 +65,28 @@ func (db *DB) ListOfflineConflicts(ctx context.Context, posSystemID, companyID s
 
 // RecordOfflineRedemption implements posgate.LedgerTx: the next slot of
 // the allowance, while there is one, and the code's first. Two
-// transactions taking one slot at once: the later waits for the earlier
-// and writes nothing.
+// transactions taking one slot at once: the later waits for the earlier,
+// writes nothing, and tries the next slot, unless the earlier filled the
+// allowance or took the code.
 func (l *ledger) RecordOfflineRedemption(ctx context.Context, r *posgate.OfflineRedemption) (bool, error) {
-	n, err := l.exec(ctx, "record offline redemption", `INSERT INTO offline_redemptions (allowance_id, slot, code_key, pos_system_id,
-		company_id, location_id, terminal_id, transaction_id, code, conflict, transaction_date, recorded_at)
-		SELECT $1::text, c.n + 1, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::timestamptz, $11::timestamptz
-		FROM (SELECT COUNT(*)::integer AS n FROM offline_redemptions WHERE allowance_id = $1::text) c WHERE c.n < $12::integer
-		ON CONFLICT DO NOTHING`,
-		r.AllowanceID, posgate.Fold(r.Code), r.POSSystemID, r.CompanyID, r.LocationID, r.TerminalID, r.TransactionID, r.Code,
-		r.Conflict, r.SaleDate, r.RecordedAt, r.Limit)
-	return n == 1, err
+	code := posgate.Fold(r.Code)
+	for range r.Limit + 1 {
+		n, err := l.exec(ctx, "record offline redemption", `INSERT INTO offline_redemptions (allowance_id, slot, code_key, pos_system_id,
+			company_id, location_id, terminal_id, transaction_id, code, conflict, transaction_date, recorded_at)
+			SELECT $1::text, c.n + 1, $2::text, $3::text, $4::text, $5::text, $6::text, $7::text, $8::text, $9::text, $10::timestamptz, $11::timestamptz
+			FROM (SELECT COUNT(*)::integer AS n FROM offline_redemptions WHERE allowance_id = $1::text) c WHERE c.n < $12::integer
+			ON CONFLICT DO NOTHING`,
+			r.AllowanceID, code, r.POSSystemID, r.CompanyID, r.LocationID, r.TerminalID, r.TransactionID, r.Code,
+			r.Conflict, r.SaleDate, r.RecordedAt, r.Limit)
+		if err != nil || n == 1 {
+			return n == 1, err
+		}
+		var full, taken bool
+		err = l.q().QueryRow(ctx, `SELECT COUNT(*) >= $2, COALESCE(bool_or(code_key = $3), false) FROM offline_redemptions WHERE allowance_id = $1`,
+			r.AllowanceID, r.Limit, code).Scan(&full, &taken)
+		if err != nil || full || taken {
+			return false, wrap(err, "record offline redemption")
+		}
+	}
+	return false, nil
 }

@@ -94,6 +94,9 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"ConcurrentSalesOneCustomer", testConcurrentSalesOneCustomer},
 		{"LoneRejectedTransaction", testLoneRejectedTransaction},
 		{"LedgerItemsSeeEarlier", testLedgerItemsSeeEarlier},
+		// Offline kits (offline.go).
+		{"OfflineAllowance", testOfflineAllowance},
+		{"OfflineRedemptions", testOfflineRedemptions},
 		// The audit log (audit.go).
 		{"AuditAppendList", testAuditAppendList},
 		{"AuditAtomic", testAuditAtomic},
