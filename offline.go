@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -159,6 +160,24 @@ func (a *OfflineAllowance) Find(code string) *AllowedCoupon {
 		return nil
 	}
 	return &a.Coupons[i]
+}
+
+// HashList is the allowance's code hashes as the stores keep them:
+// space-separated, in order (their expiries are not kept).
+func (a *OfflineAllowance) HashList() string {
+	hashes := make([]string, len(a.Coupons))
+	for i, c := range a.Coupons {
+		hashes[i] = c.CodeHash
+	}
+	return strings.Join(hashes, " ")
+}
+
+// SetHashList sets the allowance's coupons from a HashList.
+func (a *OfflineAllowance) SetHashList(list string) {
+	a.Coupons = nil
+	for _, h := range strings.Fields(list) {
+		a.Coupons = append(a.Coupons, AllowedCoupon{CodeHash: h})
+	}
 }
 
 // ValidAt reports whether the allowance covers a sale at time at: from its

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -13,14 +12,10 @@ import (
 
 // PutOfflineAllowance implements posgate.OfflineStore.
 func (db *DB) PutOfflineAllowance(ctx context.Context, a *posgate.OfflineAllowance) error {
-	hashes := make([]string, len(a.Coupons))
-	for i, c := range a.Coupons {
-		hashes[i] = c.CodeHash
-	}
 	_, err := db.q(ctx).Exec(ctx, `INSERT INTO offline_allowances (id, pos_system_id, company_id, location_id, terminal_id,
 		salt, issued_at, expires_at, max_redemptions, code_hashes) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		a.ID, a.POSSystemID, a.CompanyID, a.LocationID, a.TerminalID, a.Salt, a.IssuedAt, a.ExpiresAt,
-		a.MaxRedemptions, strings.Join(hashes, " "))
+		a.MaxRedemptions, a.HashList())
 	if err == nil {
 		return nil
 	}
@@ -38,9 +33,7 @@ func (db *DB) FindOfflineAllowance(ctx context.Context, posSystemID, id string) 
 		return nil, readErr(err, "find offline allowance", posgate.NotFound("offline kit", id))
 	}
 	a.IssuedAt, a.ExpiresAt = a.IssuedAt.UTC(), a.ExpiresAt.UTC()
-	for _, h := range strings.Fields(hashes) {
-		a.Coupons = append(a.Coupons, posgate.AllowedCoupon{CodeHash: h})
-	}
+	a.SetHashList(hashes)
 	return a, nil
 }
 

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/posgate/posgate"
 )
@@ -12,14 +11,10 @@ import (
 
 // PutOfflineAllowance implements posgate.OfflineStore.
 func (db *DB) PutOfflineAllowance(ctx context.Context, a *posgate.OfflineAllowance) error {
-	hashes := make([]string, len(a.Coupons))
-	for i, c := range a.Coupons {
-		hashes[i] = c.CodeHash
-	}
 	_, err := db.w(ctx).ExecContext(ctx, `INSERT INTO offline_allowances (id, pos_system_id, company_id, location_id, terminal_id,
 		salt, issued_at, expires_at, max_redemptions, code_hashes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.ID, a.POSSystemID, a.CompanyID, a.LocationID, a.TerminalID, a.Salt, formatTime(a.IssuedAt), formatTime(a.ExpiresAt),
-		a.MaxRedemptions, strings.Join(hashes, " "))
+		a.MaxRedemptions, a.HashList())
 	if err == nil {
 		return nil
 	}
@@ -36,9 +31,7 @@ func (db *DB) FindOfflineAllowance(ctx context.Context, posSystemID, id string) 
 	if err != nil {
 		return nil, readErr(err, "find offline allowance", posgate.NotFound("offline kit", id))
 	}
-	for _, h := range strings.Fields(hashes) {
-		a.Coupons = append(a.Coupons, posgate.AllowedCoupon{CodeHash: h})
-	}
+	a.SetHashList(hashes)
 	return a, nil
 }
 
