@@ -304,6 +304,10 @@ type OfflineStore interface {
 	// redemptions that were conflicts, newest recorded first, and their
 	// total.
 	ListOfflineConflicts(ctx context.Context, posSystemID, companyID string, offset, limit int) ([]*OfflineRedemption, int, error)
+	// DeleteExpiredOfflineAllowances removes the allowances that expired
+	// before t and that no offline redemption names, and returns how many
+	// it removed.
+	DeleteExpiredOfflineAllowances(ctx context.Context, t time.Time) (int64, error)
 }
 
 // honourOffline is the ledger's rule for a coupon of a sale made offline

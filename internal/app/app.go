@@ -7,6 +7,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -376,7 +377,7 @@ func buildParts(ctx context.Context, cfg Config, clk clocks, st *stores, addrs A
 func startBackground(bg context.Context, cfg Config, clk clocks, st *stores, a *auth.Auth) <-chan struct{} {
 	log := cfg.Logger
 	go a.Run(bg)
-	go sweepSessions(bg, st.store, clk.now, log)
+	go sweepSessions(bg, st.store, clk.now, cmp.Or(cfg.TransactionMaxAge, service.DefaultTransactionMaxAge), log)
 	go webhook.Sweep(bg, st.store, clk.now, webhook.Retention{Delivered: cfg.WebhookRetention, Dead: cfg.WebhookDeadRetention}, log)
 	var observeWebhooks webhook.Observer
 	if st.metrics != nil {
@@ -575,7 +576,7 @@ func debugMux() *http.ServeMux {
 // sweepSessions deletes expired sessions, sign-ins, authorization codes,
 // refresh tokens and Idempotency-Key records hourly; every instance may run it, the deletes are idempotent. (An expired
 // key is refused by its claim anyway: the sweep only frees the space.)
-func sweepSessions(ctx context.Context, store posgate.Store, now func() time.Time, log *slog.Logger) {
+func sweepSessions(ctx context.Context, store posgate.Store, now func() time.Time, maxAge time.Duration, log *slog.Logger) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
@@ -600,6 +601,14 @@ func sweepSessions(ctx context.Context, store posgate.Store, now func() time.Tim
 				log.Warn("sweep idempotency keys", slog.Any("err", err))
 			} else if n > 0 {
 				log.Info("swept expired idempotency keys", slog.Int64("count", n))
+			}
+			// An offline kit's sales may be replayed until they are as
+			// old as a transaction may be (docs/api.md §24.5).
+			n, err = store.DeleteExpiredOfflineAllowances(ctx, now().UTC().Add(-maxAge))
+			if err != nil {
+				log.Warn("sweep offline allowances", slog.Any("err", err))
+			} else if n > 0 {
+				log.Info("swept expired offline allowances", slog.Int64("count", n))
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -54,6 +55,16 @@ func (db *DB) ListOfflineConflicts(ctx context.Context, posSystemID, companyID s
 		conflict, transaction_date, recorded_at FROM offline_redemptions WHERE pos_system_id = $1 AND company_id = $2 AND conflict <> ''
 		ORDER BY recorded_at DESC, allowance_id, slot LIMIT $3 OFFSET $4`, posSystemID, companyID, limit, offset)
 	return out, total, err
+}
+
+// DeleteExpiredOfflineAllowances implements posgate.OfflineStore.
+func (db *DB) DeleteExpiredOfflineAllowances(ctx context.Context, t time.Time) (int64, error) {
+	tag, err := db.q(ctx).Exec(ctx, `DELETE FROM offline_allowances a WHERE a.expires_at < $1
+		AND NOT EXISTS (SELECT 1 FROM offline_redemptions r WHERE r.allowance_id = a.id)`, t)
+	if err != nil {
+		return 0, wrap(err, "sweep offline allowances")
+	}
+	return tag.RowsAffected(), nil
 }
 
 // RecordOfflineRedemption implements posgate.LedgerTx: the next slot of

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/posgate/posgate"
 )
@@ -50,6 +51,16 @@ func (db *DB) ListOfflineConflicts(ctx context.Context, posSystemID, companyID s
 			&r.Conflict, timeColumn{&r.SaleDate}, timeColumn{&r.RecordedAt}}
 	})
 	return out, total, err
+}
+
+// DeleteExpiredOfflineAllowances implements posgate.OfflineStore.
+func (db *DB) DeleteExpiredOfflineAllowances(ctx context.Context, t time.Time) (int64, error) {
+	res, err := db.w(ctx).ExecContext(ctx, `DELETE FROM offline_allowances WHERE expires_at < ?
+		AND NOT EXISTS (SELECT 1 FROM offline_redemptions r WHERE r.allowance_id = offline_allowances.id)`, formatTime(t))
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: sweep offline allowances: %w", err)
+	}
+	return res.RowsAffected()
 }
 
 // RecordOfflineRedemption implements posgate.LedgerTx: the next slot of

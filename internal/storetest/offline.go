@@ -42,6 +42,26 @@ func testOfflineAllowance(t *testing.T, e *env) {
 	if posgate.ErrorCode(err) != posgate.ECONFLICT {
 		t.Fatalf("the same id again: %v, want a conflict", err)
 	}
+
+	// The sweep: an allowance expired before the time given goes, unless
+	// a redemption names it.
+	e.coupon(issued("C1"))
+	used := e.allowance("kit-used", 3, "C1")
+	e.apply(e.txInput(1, "SWEEP-1", 100, func(in *posgate.TransactionInput) {
+		in.CardNumber, in.CouponCodes = "", []string{"C1"}
+		in.Offline = &posgate.OfflineClaim{AllowanceID: used.ID, MaxRedemptions: 3, Codes: map[string]bool{"c1": true}}
+	}))
+	n, err := e.s.DeleteExpiredOfflineAllowances(ctx, a.ExpiresAt)
+	if err != nil || n != 0 {
+		t.Fatalf("sweep at the expiry: %d, %v; want none (expired before it)", n, err)
+	}
+	n, err = e.s.DeleteExpiredOfflineAllowances(ctx, a.ExpiresAt.Add(time.Second))
+	if err != nil || n != 1 {
+		t.Fatalf("sweep after the expiry: %d, %v; want kit-1 alone", n, err)
+	}
+	_, err = e.s.FindOfflineAllowance(ctx, "clover", "kit-1")
+	checkErr(t, "swept", err, posgate.ErrNotFound, "offline kit \"kit-1\" not found")
+	must[*posgate.OfflineAllowance](t, "FindOfflineAllowance")(e.s.FindOfflineAllowance(ctx, "clover", "kit-used"))
 }
 
 // testOfflineRedemptions: sales at once, each redeeming under one
