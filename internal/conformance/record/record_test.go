@@ -57,7 +57,7 @@ func TestRecorderKeepsTheLastCallsWithoutSecrets(t *testing.T) {
 	h.ServeHTTP(httptest.NewRecorder(), req)
 	big := strings.Repeat("a", record.BodyCap+10)
 	send("POST", "/pos/clover/startInteraction", "Bearer "+token, big)
-	send("GET", "/admin/v1/clients", "Bearer "+token, "")                   // an operator route: not recorded
+	send("GET", "/admin/v1/clients", "Bearer "+token, "")                     // an operator route: not recorded
 	send("POST", "/pos/clover/startInteraction", "Bearer forged.token.x", "") // a token never issued: not recorded
 	for i := range 3 {
 		send("POST", "/v2/pos/clover/carousel", "bearer "+token, fmt.Sprint(i))
