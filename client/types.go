@@ -1379,9 +1379,10 @@ type Recording struct {
 // RecordedToken is an access token as a recording shows it: its
 // fingerprint and lifetime, never the token.
 type RecordedToken struct {
-	Fingerprint string    `json:"fingerprint"`
-	IssuedAt    time.Time `json:"issuedAt"`
-	ExpiresAt   time.Time `json:"expiresAt"`
+	Fingerprint   string    `json:"fingerprint"`
+	IssuedAt      time.Time `json:"issuedAt"`
+	ExpiresAt     time.Time `json:"expiresAt"`
+	RealExpiresAt time.Time `json:"realExpiresAt"`
 }
 
 // RecordedCall is one recorded call: At by the sandbox clock, RealAt by

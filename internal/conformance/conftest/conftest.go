@@ -24,11 +24,25 @@ import (
 // on a SQLite file and, when POSGATE_TEST_POSTGRES_DSN is set, one on a
 // fresh PostgreSQL schema.
 func ForEachStore(t *testing.T, fn func(t *testing.T, base string)) {
+	ForEachStoreKind(t, func(t *testing.T, demo func(*testing.T, app.Config) string) { fn(t, demo(t, app.Config{})) })
+}
+
+// ForEachStoreKind runs fn once per store kind (SQLite; PostgreSQL when
+// POSGATE_TEST_POSTGRES_DSN is set) with demo, which serves a fresh demo
+// server on a new store of that kind, with cfg's other settings.
+func ForEachStoreKind(t *testing.T, fn func(t *testing.T, demo func(*testing.T, app.Config) string)) {
 	t.Run("sqlite", func(t *testing.T) {
-		fn(t, Serve(t, app.Config{Database: filepath.Join(t.TempDir(), "posgate-demo.db"), Demo: true}))
+		fn(t, func(t *testing.T, cfg app.Config) string {
+			cfg.Database, cfg.Demo = filepath.Join(t.TempDir(), "posgate-demo.db"), true
+			return Serve(t, cfg)
+		})
 	})
 	t.Run("postgres", func(t *testing.T) {
-		fn(t, Serve(t, app.Config{Database: pgtest.DSN(t), Demo: true}))
+		pgtest.DSN(t) // skips without PostgreSQL
+		fn(t, func(t *testing.T, cfg app.Config) string {
+			cfg.Database, cfg.Demo = pgtest.DSN(t), true
+			return Serve(t, cfg)
+		})
 	})
 }
 

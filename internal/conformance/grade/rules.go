@@ -63,10 +63,10 @@ const (
 func Rules() []Rule {
 	return []Rule{
 		{ID: "token-reuse", Title: "The access token is reused until near its expiry", Cite: "docs/api.md#32-token-endpoint", Section: "§3.2",
-			Description: "A token is fetched once and sent on every call until it nears its expiry. A token fetched while the previous one still had more than half of its lifetime left is early; one early fetch is allowed (a till restarted), more fail.",
+			Description: "A token is fetched once and sent on every call until it nears its expiry. A token fetched while the previous one still had more than half of its lifetime left (in real time) is early; one early fetch is allowed (a till restarted), more fail.",
 			grade:       gradeTokenReuse},
 		{ID: "token-renewal", Title: "A new token is fetched before the old one expires", Cite: "docs/api.md#34-access-tokens", Section: "§3.4",
-			Description: "No call is sent with a token past its expiry (the sandbox clock's time): the client asks for a new token before expires_in runs out, rather than after a 401.",
+			Description: "No call is sent with a token past its expiry, counted in real time from when it was issued (a till cannot see the sandbox clock move): the client asks for a new token before expires_in runs out, rather than after a 401.",
 			grade:       gradeTokenRenewal},
 		{ID: "retry-same-id", Title: "A retry carries the same transactionId or Idempotency-Key", Cite: "docs/api.md#14-idempotency-key", Section: "§14",
 			Description: "After a POST that got no answer (the client gave up), a 429 or a 5xx, the same request sent again keeps its transactionId (docs/api.md §13.7) and, when it has none, the same Idempotency-Key: otherwise a retried sale is recorded twice.",
@@ -180,11 +180,11 @@ func gradeTokenReuse(calls []record.Call) (int, []Failure) {
 	var early []Failure
 	for i := 1; i < len(fetched); i++ {
 		prev := fetched[i-1].Issued
-		half := prev.IssuedAt.Add(prev.ExpiresAt.Sub(prev.IssuedAt) / 2)
-		if fetched[i].At.Before(half) {
+		lifetime := prev.ExpiresAt.Sub(prev.IssuedAt)
+		if left := prev.RealExpiresAt.Sub(fetched[i].RealAt); left > lifetime/2 {
 			early = append(early, Failure{Call: fetched[i],
 				Reason: fmt.Sprintf("a new token while the previous one (%s, call %d) had %s of its %s left: reuse it until it nears its expiry",
-					prev.Fingerprint, fetched[i-1].Seq, prev.ExpiresAt.Sub(fetched[i].At).Round(time.Second), prev.ExpiresAt.Sub(prev.IssuedAt))})
+					prev.Fingerprint, fetched[i-1].Seq, left.Round(time.Second), lifetime)})
 		}
 	}
 	if len(early) <= allowedEarlyFetches {
@@ -201,9 +201,11 @@ func gradeTokenRenewal(calls []record.Call) (int, []Failure) {
 			continue
 		}
 		checked++
-		if !c.At.Before(c.Token.ExpiresAt) {
-			fails = append(fails, Failure{Call: c, Reason: fmt.Sprintf("sent with token %s, which expired at %s, %s before: fetch a new token before expires_in runs out",
-				c.Token.Fingerprint, c.Token.ExpiresAt.Format(time.RFC3339), c.At.Sub(c.Token.ExpiresAt).Round(time.Second))})
+		// Real time: a till counts expires_in on its own clock, and cannot
+		// see the sandbox clock move.
+		if !c.RealAt.Before(c.Token.RealExpiresAt) {
+			fails = append(fails, Failure{Call: c, Reason: fmt.Sprintf("sent with token %s %s after it expired (expires_in ran out at %s): fetch a new token before then",
+				c.Token.Fingerprint, c.RealAt.Sub(c.Token.RealExpiresAt).Round(time.Millisecond), c.Token.RealExpiresAt.Format(time.RFC3339))})
 		}
 	}
 	return checked, fails

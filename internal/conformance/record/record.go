@@ -34,11 +34,15 @@ const (
 )
 
 // Token is an access token as a recording shows it: never the token, only
-// the first 16 hex digits of its SHA-256 and its lifetime.
+// the first 16 hex digits of its SHA-256 and its lifetime: IssuedAt and
+// ExpiresAt as the server reads them (sandbox time), RealExpiresAt the
+// real time it expires at for a client that counts expires_in on its own
+// clock (the sandbox clock's offset when it was issued taken away).
 type Token struct {
-	Fingerprint string    `json:"fingerprint"`
-	IssuedAt    time.Time `json:"issuedAt"`
-	ExpiresAt   time.Time `json:"expiresAt"`
+	Fingerprint   string    `json:"fingerprint"`
+	IssuedAt      time.Time `json:"issuedAt"`
+	ExpiresAt     time.Time `json:"expiresAt"`
+	RealExpiresAt time.Time `json:"realExpiresAt"`
 }
 
 // Call is one recorded call. At is the sandbox time it arrived (the clock
@@ -222,6 +226,7 @@ func (rec *Recorder) tokenIssued(r *http.Request, reqBody, answer []byte, c *Cal
 	if iat, exp, ok := claimTimes(a.AccessToken); ok {
 		t.IssuedAt, t.ExpiresAt = iat, exp
 	}
+	t.RealExpiresAt = c.RealAt.Add(t.ExpiresAt.Sub(c.At))
 	c.Issued = &t
 	kept := url.Values{}
 	for _, k := range []string{"grant_type", "scope"} {
