@@ -153,9 +153,15 @@ func (rec *Recorder) Wrap(next http.Handler) http.Handler {
 		}
 		c := Call{At: rec.now().UTC(), RealAt: rec.wall().UTC(), Method: r.Method, Path: r.URL.Path,
 			Query: r.URL.RawQuery, RequestHeaders: pick(r.Header, requestHeaders), Token: tok}
-		body, truncated := peek(r)
+		// The handler gets a copy of the request whose body keeps what it
+		// reads: the server's own request (and its handling of a body
+		// left unread) stays as it was, and nothing waits for a body
+		// that the handler does not read.
+		tee := &teeBody{ReadCloser: r.Body}
+		inner := *r
+		inner.Body = tee
 		cw := &captureWriter{ResponseWriter: w}
-		next.ServeHTTP(cw, r)
+		next.ServeHTTP(cw, &inner)
 		c.DurationMs = float64(rec.wall().Sub(c.RealAt).Microseconds()) / 1000
 		c.Status = cw.status
 		if c.Status == 0 {
@@ -165,6 +171,10 @@ func (rec *Recorder) Wrap(next http.Handler) http.Handler {
 			}
 		}
 		c.ClientGone = r.Context().Err() != nil
+		if (c.Status == http.StatusTooManyRequests || c.Status == http.StatusServiceUnavailable) && !c.ClientGone {
+			readRefused(w, r, tee)
+		}
+		body, truncated := tee.kept()
 		c.AnswerHeaders = pick(cw.Header(), answerHeaders)
 		if tokenCall {
 			var ok bool
@@ -325,24 +335,48 @@ func (rec *Recorder) Forget(client string) Recording {
 	return rec.Recording(client)
 }
 
-// peek reads up to BodyCap bytes of r's body, and puts them back in front
-// of the rest for the handler.
-func peek(r *http.Request) ([]byte, bool) {
-	if r.Body == nil || r.Body == http.NoBody {
-		return nil, false
-	}
-	buf, _ := io.ReadAll(io.LimitReader(r.Body, BodyCap+1))
-	truncated := len(buf) > BodyCap
-	r.Body = readCloser{io.MultiReader(bytes.NewReader(buf), r.Body), r.Body}
-	if truncated {
-		buf = buf[:BodyCap]
-	}
-	return buf, truncated
+// teeBody keeps the first BodyCap bytes the handler reads of a body.
+type teeBody struct {
+	io.ReadCloser
+	buf  bytes.Buffer
+	more bool // more than BodyCap bytes were read
+	eof  bool
 }
 
-type readCloser struct {
-	io.Reader
-	io.Closer
+func (t *teeBody) Read(p []byte) (int, error) {
+	n, err := t.ReadCloser.Read(p)
+	if room := BodyCap - t.buf.Len(); room > 0 {
+		t.buf.Write(p[:min(n, room)])
+		t.more = t.more || n > room
+	} else if n > 0 {
+		t.more = true
+	}
+	t.eof = t.eof || err == io.EOF
+	return n, err
+}
+
+func (t *teeBody) kept() ([]byte, bool) { return t.buf.Bytes(), t.more }
+
+// refusedBodyWait bounds the read of a refused request's body.
+const refusedBodyWait = 500 * time.Millisecond
+
+// readRefused reads the body of a request refused before its body was read
+// (a 429 or a shed 503), so that a retry can be compared with it: only a
+// small body (a Content-Length of at most BodyCap) that the client sends
+// without waiting (no Expect: 100-continue), read before the answer leaves
+// and for at most refusedBodyWait; a client that does not send it in time
+// has its connection closed after the answer, as the server does for a
+// body it cannot discard.
+func readRefused(w http.ResponseWriter, r *http.Request, tee *teeBody) {
+	if tee.eof || r.ContentLength <= 0 || r.ContentLength > BodyCap || r.Header.Get("Expect") != "" || tee.ReadCloser == http.NoBody {
+		return
+	}
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(refusedBodyWait)) != nil {
+		return
+	}
+	io.Copy(io.Discard, io.LimitReader(tee, BodyCap))
+	rc.SetReadDeadline(time.Time{})
 }
 
 // text is b as a string of valid UTF-8.
