@@ -505,55 +505,65 @@ func parseDate(s string) (time.Time, bool) {
 }
 
 func gradeReplayOrder(calls []record.Call) (int, []Failure) {
-	type last struct {
-		at  time.Time
-		seq int64
-	}
-	latest := map[place]last{} // the newest sale replayed per terminal
+	latest := map[place]replayed{} // the newest sale replayed per terminal
 	checked := 0
 	var fails []Failure
 	for _, c := range calls {
-		if name, pos := route(c); !isAPI(c) || name != "batch" {
+		name, pos := route(c)
+		if !isAPI(c) || name != "batch" {
 			continue
-		} else {
-			var b struct {
-				Items []map[string]any `json:"items"`
-			}
-			if json.Unmarshal([]byte(c.RequestBody), &b) != nil {
-				continue
-			}
-			checked++
-			inBatch := map[place]time.Time{}
-			var reasons []string
-			for k, it := range b.Items {
-				t, ok := parseDate(str(it, "transactionDate"))
-				if !ok {
-					continue
-				}
-				p := placeOf(pos, it)
-				if prev, ok := inBatch[p]; ok && t.Before(prev) {
-					reasons = append(reasons, fmt.Sprintf("item %d (%s, %s) comes after one dated %s", k+1, str(it, "transactionId"), t.Format(time.RFC3339), prev.Format(time.RFC3339)))
-				} else if l, ok := latest[p]; ok && t.Before(l.at) {
-					reasons = append(reasons, fmt.Sprintf("item %d (%s, %s) is older than a sale of terminal %q replayed before it (call %d, %s)",
-						k+1, str(it, "transactionId"), t.Format(time.RFC3339), p.terminal, l.seq, l.at.Format(time.RFC3339)))
-				}
-				if t.After(inBatch[p]) {
-					inBatch[p] = t
-				}
-			}
-			if len(reasons) > 0 {
-				fails = append(fails, Failure{Call: c, Reason: "replayed out of date order: " + strings.Join(reasons, "; ")})
-			}
-			if c.Status == http.StatusOK {
-				for p, t := range inBatch {
-					if t.After(latest[p].at) {
-						latest[p] = last{t, c.Seq}
-					}
+		}
+		var b struct {
+			Items []map[string]any `json:"items"`
+		}
+		if json.Unmarshal([]byte(c.RequestBody), &b) != nil {
+			continue // not JSON, or more than the recording keeps
+		}
+		checked++
+		newest, reasons := replayOrder(pos, b.Items, latest)
+		if len(reasons) > 0 {
+			fails = append(fails, Failure{Call: c, Reason: "replayed out of date order: " + strings.Join(reasons, "; ")})
+		}
+		if c.Status == http.StatusOK {
+			for p, t := range newest {
+				if t.After(latest[p].at) {
+					latest[p] = replayed{t, c.Seq}
 				}
 			}
 		}
 	}
 	return checked, fails
+}
+
+// replayed is the newest transactionDate of a terminal replayed so far, and
+// the call that replayed it.
+type replayed struct {
+	at  time.Time
+	seq int64
+}
+
+// replayOrder checks a batch's items against each other and against what
+// was replayed before; it answers each terminal's newest date in the batch.
+func replayOrder(pos string, items []map[string]any, latest map[place]replayed) (map[place]time.Time, []string) {
+	newest := map[place]time.Time{}
+	var reasons []string
+	for k, it := range items {
+		t, ok := parseDate(str(it, "transactionDate"))
+		if !ok {
+			continue
+		}
+		p := placeOf(pos, it)
+		if prev, ok := newest[p]; ok && t.Before(prev) {
+			reasons = append(reasons, fmt.Sprintf("item %d (%s, %s) comes after one dated %s", k+1, str(it, "transactionId"), t.Format(time.RFC3339), prev.Format(time.RFC3339)))
+		} else if l, ok := latest[p]; ok && t.Before(l.at) {
+			reasons = append(reasons, fmt.Sprintf("item %d (%s, %s) is older than a sale of terminal %q replayed before it (call %d, %s)",
+				k+1, str(it, "transactionId"), t.Format(time.RFC3339), p.terminal, l.seq, l.at.Format(time.RFC3339)))
+		}
+		if t.After(newest[p]) {
+			newest[p] = t
+		}
+	}
+	return newest, reasons
 }
 
 func gradeBackoff(calls []record.Call) (int, []Failure) {
