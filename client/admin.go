@@ -530,6 +530,18 @@ func (a *Admin) AdvanceSandboxClock(ctx context.Context, r AdvanceSandboxClockRe
 	return call[SandboxClock](ctx, a.c, a.c.api("POST", "/admin/v1/sandbox/clock/advance", r))
 }
 
+// GetRecording answers what a demo server recorded of a POS client's calls
+// (operation getRecording, docs/api.md §20.3); other servers answer 404.
+func (a *Admin) GetRecording(ctx context.Context, clientID string) (*Recording, error) {
+	return call[Recording](ctx, a.c, a.c.api("GET", path("/admin/v1/sandbox/recordings/%s", clientID), nil))
+}
+
+// ForgetRecording drops what a demo server recorded of a client's calls
+// (operation forgetRecording) and answers the empty recording.
+func (a *Admin) ForgetRecording(ctx context.Context, clientID string) (*Recording, error) {
+	return call[Recording](ctx, a.c, a.c.api("DELETE", path("/admin/v1/sandbox/recordings/%s", clientID), nil))
+}
+
 // --- people (docs/api.md §21.1)
 
 // CreatePerson registers a person who signs in (operation createPerson);

@@ -344,6 +344,14 @@ var operations = map[string]func(ctx context.Context, c *client.Client) error{
 		_, err := c.Admin.ListAuditEntries(ctx, client.AuditQuery{Actor: "a", PageSize: 10})
 		return err
 	},
+	"getRecording": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.GetRecording(ctx, "demo-pos")
+		return err
+	},
+	"forgetRecording": func(ctx context.Context, c *client.Client) error {
+		_, err := c.Admin.ForgetRecording(ctx, "demo-pos")
+		return err
+	},
 	"getSandboxClock": func(ctx context.Context, c *client.Client) error {
 		_, err := c.Admin.GetSandboxClock(ctx)
 		return err

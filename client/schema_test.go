@@ -239,6 +239,11 @@ func (c *checker) checkVia(where string, s *openapi3.SchemaRef, t reflect.Type, 
 	for _, sub := range v.AllOf {
 		c.checkVia(where, sub, t, via)
 	}
+	if len(v.OneOf) == 2 && v.OneOf[1].Ref == "#/components/schemas/JsonNull" {
+		// An object or null: a pointer to the object's type.
+		c.checkVia(where, v.OneOf[0], t, via)
+		return
+	}
 	if len(v.OneOf) > 0 || len(v.AnyOf) > 0 || t == rawMessage || t == anyType {
 		return // a union, or a Go type that holds any JSON
 	}

@@ -1400,6 +1400,47 @@ type SandboxClock struct {
 	OffsetSeconds int64     `json:"offsetSeconds"`
 }
 
+// Recording is what a demo server recorded of one client's calls, oldest
+// first (docs/api.md §20.3): what posgate conformance grade grades.
+type Recording struct {
+	ClientID string         `json:"clientId"`
+	Capacity int            `json:"capacity"`
+	Dropped  int64          `json:"dropped"`
+	Calls    []RecordedCall `json:"calls"`
+}
+
+// RecordedToken is an access token as a recording shows it: its
+// fingerprint and lifetime, never the token.
+type RecordedToken struct {
+	Fingerprint   string    `json:"fingerprint"`
+	IssuedAt      time.Time `json:"issuedAt"`
+	ExpiresAt     time.Time `json:"expiresAt"`
+	RealExpiresAt time.Time `json:"realExpiresAt"`
+}
+
+// RecordedCall is one recorded call: At by the sandbox clock, RealAt by
+// the real one; Token the bearer token it carried, Issued the token a token
+// request issued.
+type RecordedCall struct {
+	Seq                  int64             `json:"seq"`
+	At                   time.Time         `json:"at"`
+	RealAt               time.Time         `json:"realAt"`
+	DurationMs           float64           `json:"durationMs"`
+	Method               string            `json:"method"`
+	Path                 string            `json:"path"`
+	Query                string            `json:"query"`
+	RequestHeaders       map[string]string `json:"requestHeaders"`
+	Token                *RecordedToken    `json:"token"`
+	RequestBody          string            `json:"requestBody"`
+	RequestBodyTruncated bool              `json:"requestBodyTruncated"`
+	Status               int               `json:"status"`
+	ClientGone           bool              `json:"clientGone"`
+	AnswerHeaders        map[string]string `json:"answerHeaders"`
+	AnswerBody           string            `json:"answerBody"`
+	AnswerBodyTruncated  bool              `json:"answerBodyTruncated"`
+	Issued               *RecordedToken    `json:"issued"`
+}
+
 // SetSandboxClockRequest moves the sandbox clock forward to Now (RFC 3339).
 type SetSandboxClockRequest struct {
 	Now string `json:"now"`

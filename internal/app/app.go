@@ -25,6 +25,7 @@ import (
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/auth"
 	"github.com/posgate/posgate/internal/buildinfo"
+	"github.com/posgate/posgate/internal/conformance/record"
 	"github.com/posgate/posgate/internal/demo"
 	"github.com/posgate/posgate/internal/httpapi"
 	"github.com/posgate/posgate/internal/metrics"
@@ -299,6 +300,9 @@ type parts struct {
 	svc    *service.Service
 	api    *httpapi.Server
 	portal *portal.Portal
+	// recorder records the POS clients' calls on a demo server
+	// (docs/api.md §20.3); nil elsewhere.
+	recorder *record.Recorder
 }
 
 // buildParts builds the identity provider, the service and the front ends.
@@ -348,6 +352,7 @@ func buildParts(ctx context.Context, cfg Config, clk clocks, st *stores, addrs A
 
 		WebhookAllowLoopback: cfg.WebhooksAllowLoopback,
 	})
+	rec, recordings := recorder(clk)
 	api := httpapi.New(svc, a, httpapi.Config{
 		BaseURL:            addrs.BaseURL,
 		AuthURL:            addrs.AuthURL,
@@ -364,11 +369,23 @@ func buildParts(ctx context.Context, cfg Config, clk clocks, st *stores, addrs A
 		Observer:    observer(st.metrics),
 		Now:         clk.wall,
 		Sandbox:     clk.sandbox != nil,
+		Recordings:  recordings,
 		Instance:    instance,
 	})
 	// The portal's dashboard counts the last hours by the use cases' clock.
 	p := portal.New(svc, a, portal.Config{TraceID: httpapi.TraceID, Now: clk.now, Logger: log})
-	return &parts{auth: a, svc: svc, api: api, portal: p}, nil
+	return &parts{auth: a, svc: svc, api: api, portal: p, recorder: rec}, nil
+}
+
+// recorder is a demo server's recorder of its POS clients' calls, always
+// on there and nowhere else (docs/api.md §20.3), and the same as the HTTP
+// layer's Recordings (nil, not a nil pointer, outside the demo).
+func recorder(clk clocks) (*record.Recorder, httpapi.Recordings) {
+	if clk.sandbox == nil {
+		return nil, nil
+	}
+	rec := record.New(clk.now, clk.wall, 0)
+	return rec, rec
 }
 
 // startBackground starts the work that runs beside the requests until bg

@@ -28,7 +28,7 @@ func routes(p *parts, ownIdentity bool) (api, identity http.Handler) {
 	// pages, under /portal, are listed in internal/portal.
 	p.portal.Routes(mux)
 	mux.HandleFunc("/", p.api.NotFound(mux))
-	api = p.api.Middleware(mux)
+	api = p.recorded(p.api.Middleware(mux))
 	if !ownIdentity {
 		return api, nil
 	}
@@ -37,7 +37,16 @@ func routes(p *parts, ownIdentity bool) (api, identity http.Handler) {
 	identityRoutes(own, p.auth)
 	own.HandleFunc("GET /healthz", p.api.Healthz)
 	own.HandleFunc("/", p.api.NotFound(own))
-	return api, p.api.Middleware(own)
+	return api, p.recorded(p.api.Middleware(own))
+}
+
+// recorded wraps h in the demo server's recorder (outside the middleware,
+// so that a shed request is recorded too); elsewhere h is served as it is.
+func (p *parts) recorded(h http.Handler) http.Handler {
+	if p.recorder == nil {
+		return h
+	}
+	return p.recorder.Wrap(h)
 }
 
 // identityRoutes mounts the identity provider's routes ({auth_url},

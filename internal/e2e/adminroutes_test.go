@@ -326,6 +326,10 @@ var adminRoutes = []adminRoute{
 	{"POST", "/admin/v1/sandbox/clock/advance", routeBody(func(ctx context.Context, a *client.Admin, p []string, v client.AdvanceSandboxClockRequest) error {
 		return errOf(a.AdvanceSandboxClock(ctx, v))
 	})},
+	{"GET", "/admin/v1/sandbox/recordings/*", routeBare(func(ctx context.Context, a *client.Admin, p []string) error { return errOf(a.GetRecording(ctx, p[0])) })},
+	{"DELETE", "/admin/v1/sandbox/recordings/*", routeBare(func(ctx context.Context, a *client.Admin, p []string) error {
+		return errOf(a.ForgetRecording(ctx, p[0]))
+	})},
 }
 
 // onlyKeys reports whether q holds nothing but single, non-empty values of

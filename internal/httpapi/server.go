@@ -27,6 +27,9 @@ type Config struct {
 	// Sandbox registers the sandbox clock routes (docs/api.md §20): set
 	// only on a demo server.
 	Sandbox bool
+	// Recordings are a demo server's recordings of its POS clients' calls
+	// (docs/api.md §20.3), served with the sandbox routes; nil: none.
+	Recordings Recordings
 	// BaseURL and AuthURL are the public addresses posgate advertises
 	// ({base_url} and {auth_url}, docs/api.md §1.1).
 	BaseURL string
@@ -269,6 +272,10 @@ func (s *Server) Routes(mux *http.ServeMux) {
 		mux.HandleFunc("GET /admin/v1/sandbox/clock", s.admin(s.endpoint(s.getSandboxClock)))
 		mux.HandleFunc("PUT /admin/v1/sandbox/clock", s.admin(bodyEndpoint(s, adminBody, s.setSandboxClock)))
 		mux.HandleFunc("POST /admin/v1/sandbox/clock/advance", s.admin(bodyEndpoint(s, adminBody, s.advanceSandboxClock)))
+	}
+	if s.cfg.Sandbox && s.cfg.Recordings != nil {
+		mux.HandleFunc("GET /admin/v1/sandbox/recordings/{clientId}", s.admin(s.endpoint(s.getRecording)))
+		mux.HandleFunc("DELETE /admin/v1/sandbox/recordings/{clientId}", s.admin(s.endpoint(s.forgetRecording)))
 	}
 
 	// Promotion import (docs/api.md §9) and its operator side: promotions and

@@ -52,6 +52,13 @@ func (s *Service) AuthorizeOperator(p *posgate.Principal) error {
 	return nil
 }
 
+// AuthorizeRecordings lets an operator bound to no POS system or company
+// read and clear a demo server's recordings of its POS clients' calls
+// (docs/api.md §20.3), which the HTTP layer keeps itself.
+func (s *Service) AuthorizeRecordings(_ context.Context, p *posgate.Principal) error {
+	return s.installation(p)
+}
+
 // installation is the check of the operator routes that act on the whole
 // installation (POS systems, API clients, signing keys): only an
 // unrestricted operator may use them.

@@ -34,8 +34,9 @@ var readOnly = []string{
 	"EvaluatePromotions", "LookupCoupon", "OfflineKit", "LookupSettings", "LookupUsers", "RateLimitOf", "ReceiptPromotion",
 	"RecordTransaction", "RecordTransactionBatch", "SearchCoupons", "StartInteraction", "ValidateCouponByTransaction",
 	// The sandbox clock (docs/api.md §20): demo mode's in-memory time, no
-	// stored data.
-	"AdvanceSandboxClock", "SandboxClock", "SetSandboxClock",
+	// stored data; the recordings of the POS clients' calls (§20.3), kept in
+	// the demo server's memory only.
+	"AdvanceSandboxClock", "AuthorizeRecordings", "SandboxClock", "SetSandboxClock",
 }
 
 // auditTarget is what an audited write's entry must name.
