@@ -27,6 +27,7 @@ type Store interface {
 	PeopleStore
 	WebhookStore
 	ImportLogStore
+	TerminalEventStore
 
 	// Ping reports whether the store can serve requests (for /readyz).
 	Ping(ctx context.Context) error

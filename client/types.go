@@ -324,6 +324,9 @@ type StartInteractionRequest struct {
 	TerminalID string `json:"terminalId"`
 	// The location identifier in the POS system.
 	PosLocationID string `json:"posLocationId"`
+	// posgate's addition: the session's customer, whose coupons issued while the session is open reach the
+	// terminal's channel as CouponIssued (WatchTerminal).
+	Loyalty *LoyaltyCard `json:"loyalty,omitempty"`
 }
 
 // StartInteractionResult mirrors the API's StartInteractionResultDto object.

@@ -117,6 +117,15 @@ type Config struct {
 	// dead deliveries are kept before the sweep deletes them (0: kept).
 	WebhookRetention     time.Duration
 	WebhookDeadRetention time.Duration
+
+	// MaxStreams and MaxClientStreams bound the terminal channel's streams
+	// per instance and per client on it (docs/api.md §24.4; 0: the
+	// defaults). StreamHeartbeat (tests) and TerminalPoll (how often the
+	// log is read for other instances' entries) are 0 for their defaults.
+	MaxStreams       int
+	MaxClientStreams int
+	StreamHeartbeat  time.Duration
+	TerminalPoll     time.Duration
 }
 
 // Addrs are the addresses Serve bound, reported once it is ready.
@@ -180,6 +189,7 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		}
 	}
 	senderDone := startBackground(bg, cfg, clk, st, p.auth)
+	startTerminalChannel(bg, cfg, clk, st.store, p.feed)
 	srvs, err := buildServers(ctx, &lc, cfg, st, p, lns, &addrs)
 	if err != nil {
 		return err
@@ -298,6 +308,7 @@ type parts struct {
 	svc    *service.Service
 	api    *httpapi.Server
 	portal *portal.Portal
+	feed   *service.TerminalFeed // the terminal channel's streams
 }
 
 // buildParts builds the identity provider, the service and the front ends.
@@ -327,6 +338,7 @@ func buildParts(ctx context.Context, cfg Config, clk clocks, st *stores, addrs A
 	warnPlainKeys(cfg, log) // the keys loaded without a KEK: they are plain
 	// Promotion evaluation's index of a company is revalidated as often as
 	// the lookups are cached; without a cache, every evaluation reads it.
+	feed := service.NewTerminalFeed()
 	promotionTTL := time.Duration(-1)
 	if cfg.CacheTTL > 0 {
 		promotionTTL = cfg.CacheTTL
@@ -345,6 +357,7 @@ func buildParts(ctx context.Context, cfg Config, clk clocks, st *stores, addrs A
 		RateLimit:         defaultRateLimit(cfg.RateLimit, cfg.RateBurst),
 
 		WebhookAllowLoopback: cfg.WebhooksAllowLoopback,
+		TerminalFeed:         feed,
 	})
 	api := httpapi.New(svc, a, httpapi.Config{
 		BaseURL:            addrs.BaseURL,
@@ -363,10 +376,15 @@ func buildParts(ctx context.Context, cfg Config, clk clocks, st *stores, addrs A
 		Now:         clk.wall,
 		Sandbox:     clk.sandbox != nil,
 		Instance:    instance,
+
+		MaxStreams:       cfg.MaxStreams,
+		MaxClientStreams: cfg.MaxClientStreams,
+		StreamHeartbeat:  cfg.StreamHeartbeat,
+		TerminalFeed:     feed,
 	})
 	// The portal's dashboard counts the last hours by the use cases' clock.
 	p := portal.New(svc, a, portal.Config{TraceID: httpapi.TraceID, Now: clk.now, Logger: log})
-	return &parts{auth: a, svc: svc, api: api, portal: p}, nil
+	return &parts{auth: a, svc: svc, api: api, portal: p, feed: feed}, nil
 }
 
 // startBackground starts the work that runs beside the requests until bg
@@ -420,6 +438,8 @@ func buildServers(ctx context.Context, lc *net.ListenConfig, cfg Config, st *sto
 	}
 	for _, s := range srvs {
 		s.srv.ConnState = p.api.ConnState // the drain waits for idle connections
+		// Streams end when the server shuts down, drained or not.
+		s.srv.RegisterOnShutdown(p.feed.Close)
 	}
 	if cfg.DebugListen != "" {
 		ln, err := lc.Listen(ctx, "tcp", cfg.DebugListen)

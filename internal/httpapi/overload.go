@@ -235,8 +235,12 @@ func shedPrefix(detail string) []byte {
 // StartDrain begins the graceful drain of SIGTERM (docs/api.md §16.4):
 // /readyz answers 503 from now on, so that load balancers take the instance
 // out, while every route keeps serving; answers carry Connection: close, so
-// that clients open their next connection elsewhere.
-func (s *Server) StartDrain() { s.draining.Store(true) }
+// that clients open their next connection elsewhere. The terminal
+// channel's streams end at once, so that their tills reconnect elsewhere.
+func (s *Server) StartDrain() {
+	s.draining.Store(true)
+	s.cfg.TerminalFeed.Close()
+}
 
 // Draining reports whether StartDrain was called.
 func (s *Server) Draining() bool { return s.draining.Load() }

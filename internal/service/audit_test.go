@@ -31,7 +31,7 @@ var readOnly = []string{
 	"ListPeople", "ListPOSSystems", "ListProducts", "ListPromotions", "ListReceiptPromotions", "ListSlides", "ListTerminals", "ListTransactions", "SearchCompanyCoupons", "SearchCompanyLoyaltyUsers",
 	// The POS API, and the Idempotency-Key records of any route.
 	"ActiveCoupons", "BeginCategoryImport", "BeginIdempotent", "BeginProductImport", "BeginPromotionImport", "Carousel",
-	"EvaluatePromotions", "LookupCoupon", "LookupSettings", "LookupUsers", "RateLimitOf", "ReceiptPromotion",
+	"EvaluatePromotions", "OpenTerminalChannel", "LookupCoupon", "LookupSettings", "LookupUsers", "RateLimitOf", "ReceiptPromotion",
 	"RecordTransaction", "RecordTransactionBatch", "SearchCoupons", "StartInteraction", "ValidateCouponByTransaction",
 	// The sandbox clock (docs/api.md §20): demo mode's in-memory time, no
 	// stored data.

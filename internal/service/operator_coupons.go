@@ -84,7 +84,7 @@ func (s *Service) IssueCoupon(ctx context.Context, p *posgate.Principal, posSyst
 		return nil, err
 	}
 	err := s.audited(ctx, p, "coupon.issue", func(ctx context.Context, ch *change) error {
-		ch.target, ch.after = companyTarget("coupon", c.Code, posSystemID, companyID), c
+		ch.target, ch.after, ch.issued = companyTarget("coupon", c.Code, posSystemID, companyID), c, []*posgate.Coupon{c}
 		return s.store.CreateCoupon(ctx, c)
 	})
 	return s.viewCoupon(c, err)
@@ -154,7 +154,7 @@ func (s *Service) IssueCouponBatch(ctx context.Context, p *posgate.Principal, po
 				}
 			}
 		})
-		ch.target, ch.after = companyTarget("coupons", companyID, posSystemID, companyID), importCounts{Created: n}
+		ch.target, ch.after, ch.issued = companyTarget("coupons", companyID, posSystemID, companyID), importCounts{Created: n}, coupons
 		return err
 	})
 	if err != nil {

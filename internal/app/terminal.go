@@ -1,0 +1,52 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/service"
+)
+
+// DefaultTerminalPoll is how often an instance reads the terminal
+// channel's log for entries other instances appended (docs/decisions.md,
+// "The terminal channel"): the longest a change made through another
+// instance waits to reach a stream when no NOTIFY arrives.
+const DefaultTerminalPoll = time.Second
+
+// startTerminalChannel starts the terminal channel's background work until
+// bg is done: the watcher that wakes the streams of this instance for
+// entries any instance appended, PostgreSQL's LISTEN that wakes it at once,
+// and the hourly sweep of entries past posgate.TerminalEventRetention.
+func startTerminalChannel(bg context.Context, cfg Config, clk clocks, store posgate.Store, feed *service.TerminalFeed) {
+	poll := cfg.TerminalPoll
+	if poll <= 0 {
+		poll = DefaultTerminalPoll
+	}
+	go feed.Watch(bg, store, poll)
+	if l, ok := store.(interface {
+		ListenTerminalEvents(ctx context.Context, wake func(string))
+	}); ok {
+		go l.ListenTerminalEvents(bg, feed.WakeWatcher)
+	}
+	go sweepTerminalEvents(bg, store, clk.now, cfg.Logger)
+}
+
+func sweepTerminalEvents(ctx context.Context, store posgate.Store, now func() time.Time, log *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			n, err := store.DeleteTerminalEventsBefore(ctx, now().UTC().Add(-posgate.TerminalEventRetention))
+			if err != nil {
+				log.Warn("sweep terminal events", slog.Any("err", err))
+			} else if n > 0 {
+				log.Info("swept terminal events", slog.Int64("count", n))
+			}
+		}
+	}
+}
