@@ -31,14 +31,23 @@ type TerminalStream struct {
 	r     *bufio.Reader
 	last  string
 	retry time.Duration
+	idle  *time.Timer // closes a connection silent for StreamIdleTimeout
 }
+
+// StreamIdleTimeout is how long a terminal stream may stay silent (the
+// server sends a heartbeat every 15 s) before the client takes the
+// connection for lost and closes it.
+const StreamIdleTimeout = 45 * time.Second
 
 // LastEventID is the id of the last event read (or the one the stream was
 // opened after): what a reconnection sends as Last-Event-ID.
 func (s *TerminalStream) LastEventID() string { return s.last }
 
 // Close closes the connection.
-func (s *TerminalStream) Close() error { return s.body.Close() }
+func (s *TerminalStream) Close() error {
+	s.idle.Stop()
+	return s.body.Close()
+}
 
 // Next reads the next event, passing over heartbeats; io.EOF when the
 // server ended the stream.
@@ -53,6 +62,7 @@ func (s *TerminalStream) Next() (*TerminalEvent, error) {
 			}
 			return nil, err
 		}
+		s.idle.Reset(StreamIdleTimeout)
 		line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
 		if line == "" {
 			if data == nil {
@@ -129,7 +139,8 @@ func (c *Client) GetTerminalEvents(ctx context.Context, posSystemID, posLocation
 		}
 		return nil, newError(http.MethodGet, path, resp.StatusCode, resp.Header, b)
 	}
-	return &TerminalStream{body: resp.Body, r: bufio.NewReader(resp.Body), last: lastEventID, retry: time.Second}, nil
+	return &TerminalStream{body: resp.Body, r: bufio.NewReader(resp.Body), last: lastEventID, retry: time.Second,
+		idle: time.AfterFunc(StreamIdleTimeout, func() { resp.Body.Close() })}, nil
 }
 
 // WatchTerminal calls fn with every event of a terminal's channel, in

@@ -149,7 +149,8 @@ type CompanySettings struct {
 type NotificationSettings struct {
 	Status  string `json:"status"`
 	Channel string `json:"channel"`
-	// The channel's settings; empty for `None`.
+	// For an Active company, "terminalEvents": the URL of the tills' channel (GetTerminalEvents), with
+	// {posLocationId} and {terminalId} to fill in; otherwise empty.
 	Configuration map[string]any `json:"configuration"`
 }
 
