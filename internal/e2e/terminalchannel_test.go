@@ -190,6 +190,23 @@ func TestTerminalChannelEvents(t *testing.T) {
 		if got, want := resync.next(t), frame(id+7, "Resync", `{"reason":"Event 999999999 was never sent on this channel."}`); got != want {
 			t.Fatalf("got %q, want %q", got, want)
 		}
+
+		// Past the retention: the events after id are gone, and a till
+		// resuming after it is told to resync.
+		if _, err := s.openStore(t).DeleteTerminalEventsBefore(context.Background(), s.clock.Now().Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		gone, _ := openSSE(t, s.base, termEvents, pos, strconv.FormatInt(id+1, 10))
+		<-gone.frames
+		if got, want := gone.next(t), frame(id+7, "Resync", fmt.Sprintf(`{"reason":"Events after %d are no longer kept."}`, id+1)); got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+		// The till resumes from the Resync's id: nothing is missing.
+		fresh, _ := openSSE(t, s.base, termEvents, pos, strconv.FormatInt(id+7, 10))
+		<-fresh.frames
+		if f := <-fresh.frames; f != ": heartbeat" {
+			t.Fatalf("resumed after the Resync: %q", f)
+		}
 	})
 }
 
