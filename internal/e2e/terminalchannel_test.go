@@ -333,3 +333,32 @@ func waitFor(t *testing.T, ok func() bool) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestTerminalChannelSettingsSources: the other changes a till reads at
+// start each reach it as a SettingsChanged naming what changed: a
+// promotion import by the POS, the loyalty program, a location's state, a
+// slide of the company.
+func TestTerminalChannelSettingsSources(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn, heartbeatFast)
+		pos, admin := s.posToken(t), s.adminToken(t)
+		st, _ := openSSE(t, s.base, termEvents, pos, "")
+		<-st.frames
+		co := "/admin/v1/pos-systems/clover/companies/demo-company"
+		mustStatus(t, s.pos(t, pos, "/pos/clover/company/demo-company/import/promotions",
+			`{"items":[{"id":"P1","name":"x","productIds":["SKU-TEA"],"promotionResults":[{"promotionType":"Amount","value":1}]}]}`), 200)
+		first := st.next(t)
+		id := idOf(t, first)
+		if want := frame(id, "SettingsChanged", `{"changed":"promotions"}`); first != want {
+			t.Fatalf("got %q, want %q", first, want)
+		}
+		mustStatus(t, s.admin(t, admin, "PUT", co+"/loyalty-program", `{"pointsPerCurrencyUnit":2,"stampsPerSale":1,"minimumAmountForStamp":0,"autoEnroll":false}`), 200)
+		mustStatus(t, s.admin(t, admin, "PATCH", "/admin/v1/pos-systems/clover/locations/LOC123", `{"status":"Disabled"}`), 200)
+		mustStatus(t, s.admin(t, admin, "POST", co+"/slides", `{"title":"New","imageUrl":"https://cdn.example.com/n.png"}`), 201)
+		for i, want := range []string{`{"changed":"loyaltyProgram"}`, `{"changed":"location","posLocationId":"LOC123"}`, `{"changed":"content"}`} {
+			if got := st.next(t); got != frame(id+1+int64(i), "SettingsChanged", want) {
+				t.Fatalf("got %q, want %q", got, frame(id+1+int64(i), "SettingsChanged", want))
+			}
+		}
+	})
+}

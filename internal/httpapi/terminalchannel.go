@@ -64,13 +64,6 @@ func (b *streamBounds) admit(client string) (int, func()) {
 	}
 }
 
-// Streams is the number of terminal channel streams open (for the metrics).
-func (s *Server) Streams() int {
-	s.streams.mu.Lock()
-	defer s.streams.mu.Unlock()
-	return s.streams.total
-}
-
 // terminalEvents serves a terminal's channel (docs/api.md §24): Server-Sent
 // Events until the till goes, its token expires or the instance drains.
 func (s *Server) terminalEvents(w http.ResponseWriter, r *http.Request) {
