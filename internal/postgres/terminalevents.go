@@ -85,11 +85,13 @@ func (db *DB) terminalEvents(ctx context.Context, query string, args ...any) ([]
 }
 
 // TerminalEventHorizon implements posgate.TerminalEventStore. The newest
-// id given is the identity's sequence, which outlives the rows.
+// id given is the newest committed row's (the identity's sequence may be
+// ahead of it by an append not yet committed, whose event a stream starting
+// there would skip), or the newest deleted when the retention left none.
 func (db *DB) TerminalEventHorizon(ctx context.Context) (last, deleted int64, err error) {
-	err = db.q(ctx).QueryRow(ctx, `SELECT coalesce((SELECT CASE WHEN is_called THEN last_value ELSE 0 END
-		FROM terminal_events_id_seq), 0), coalesce((SELECT deleted_through FROM terminal_event_horizon WHERE k = 1), 0)`).Scan(&last, &deleted)
-	return last, deleted, wrap(err, "terminal event horizon")
+	err = db.q(ctx).QueryRow(ctx, `SELECT coalesce((SELECT max(id) FROM terminal_events), 0),
+		coalesce((SELECT deleted_through FROM terminal_event_horizon WHERE k = 1), 0)`).Scan(&last, &deleted)
+	return max(last, deleted), deleted, wrap(err, "terminal event horizon")
 }
 
 // DeleteTerminalEventsBefore implements posgate.TerminalEventStore.
