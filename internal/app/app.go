@@ -126,6 +126,9 @@ type Config struct {
 	MaxClientStreams int
 	StreamHeartbeat  time.Duration
 	TerminalPoll     time.Duration
+	// ServerTimeout (tests) replaces the API listener's read and write
+	// timeouts (60 s), which the terminal channel's streams outlive.
+	ServerTimeout time.Duration
 }
 
 // Addrs are the addresses Serve bound, reported once it is ready.
@@ -427,6 +430,9 @@ func buildServers(ctx context.Context, lc *net.ListenConfig, cfg Config, st *sto
 	log := cfg.Logger
 	api, identity := routes(p, lns.auth != nil)
 	srvs := []served{{newServer(api, log), lns.api}}
+	if cfg.ServerTimeout > 0 {
+		srvs[0].srv.ReadTimeout, srvs[0].srv.WriteTimeout = cfg.ServerTimeout, cfg.ServerTimeout
+	}
 	if lns.auth != nil {
 		srvs = append(srvs, served{newServer(identity, log), lns.auth})
 	}

@@ -362,3 +362,18 @@ func TestTerminalChannelSettingsSources(t *testing.T) {
 		}
 	})
 }
+
+// TestTerminalStreamOutlivesServerTimeouts: a stream lives on past the
+// server's read and write timeouts (here 1 s), which bound every other
+// request: each of its writes sets its own deadline.
+func TestTerminalStreamOutlivesServerTimeouts(t *testing.T) {
+	s := start(t, t.TempDir()+"/p.db", heartbeatFast, func(c *app.Config) { c.ServerTimeout = time.Second })
+	st, _ := openSSE(t, s.base, termEvents, s.posToken(t), "")
+	<-st.frames
+	time.Sleep(2500 * time.Millisecond)
+	mustStatus(t, s.admin(t, s.adminToken(t), "PUT", "/admin/v1/pos-systems/clover/locations/LOC123/receipt-promotion",
+		`{"primaryText":"Hi","secondaryText":"there","targetUrl":"https://example.com/p"}`), 200)
+	if got := st.next(t); !strings.HasSuffix(got, "\nevent: SettingsChanged\ndata: {\"changed\":\"content\",\"posLocationId\":\"LOC123\"}") {
+		t.Fatalf("after 2.5 s: %q", got)
+	}
+}
