@@ -376,4 +376,15 @@ func TestTerminalStreamOutlivesServerTimeouts(t *testing.T) {
 	if got := st.next(t); !strings.HasSuffix(got, "\nevent: SettingsChanged\ndata: {\"changed\":\"content\",\"posLocationId\":\"LOC123\"}") {
 		t.Fatalf("after 2.5 s: %q", got)
 	}
+	// A shutdown ends the stream at once (the till reconnects), rather
+	// than waiting for it as for a request in flight.
+	began := time.Now()
+	stopped := make(chan struct{})
+	go func() { s.stop(t); close(stopped) }()
+	for range st.frames {
+	}
+	<-stopped
+	if d := time.Since(began); d > 3*time.Second {
+		t.Fatalf("the shutdown took %s with a stream open", d)
+	}
 }
