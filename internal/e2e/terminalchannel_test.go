@@ -224,6 +224,23 @@ func TestTerminalChannelRefusals(t *testing.T) {
 		mustProblem(t, s.do(t, req{Method: "GET", Path: termEvents, Token: pos, Header: map[string]string{"Last-Event-ID": "x"}}), 400,
 			"*", map[string][]string{"Last-Event-ID": {"The Last-Event-ID must be the id of an event of this channel."}})
 
+		// A resumed stream sends what it missed at once, not at its
+		// first heartbeat (15 s here).
+		mustStatus(t, s.admin(t, s.adminToken(t), "PUT", "/admin/v1/pos-systems/clover/locations/LOC123/receipt-promotion",
+			`{"primaryText":"Hi","secondaryText":"there","targetUrl":"https://example.com/p"}`), 200)
+		time.Sleep(1500 * time.Millisecond) // past the watcher's poll, which wakes the streams open then
+		resumed, _ := openSSE(t, s.base, termEvents, pos, "0")
+		<-resumed.frames
+		select {
+		case f := <-resumed.frames:
+			if want := frame(idOf(t, f), "SettingsChanged", `{"changed":"content","posLocationId":"LOC123"}`); f != want {
+				t.Fatalf("resumed: %q, want %q", f, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a resumed stream did not send what it missed within 5 s")
+		}
+		resumed.close()
+
 		a, _ := openSSE(t, s.base, termEvents, pos, "")
 		b, _ := openSSE(t, s.base, termEvents, pos, "")
 		if a == nil || b == nil {

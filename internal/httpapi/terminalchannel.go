@@ -135,18 +135,22 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ch *service.Term
 	}
 	beat := time.NewTicker(s.cfg.StreamHeartbeat)
 	defer beat.Stop()
-	for {
+	// The first read is at once: a resumed stream has its missed events
+	// waiting.
+	for atOnce := true; ; atOnce = false {
 		heartbeat := false
-		select {
-		case <-ctx.Done():
-			return
-		case <-ch.Closed():
-			return
-		case <-expired:
-			return
-		case <-beat.C:
-			heartbeat = true
-		case <-ch.Wake():
+		if !atOnce {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ch.Closed():
+				return
+			case <-expired:
+				return
+			case <-beat.C:
+				heartbeat = true
+			case <-ch.Wake():
+			}
 		}
 		for {
 			frames, err := ch.Next(ctx)
