@@ -405,3 +405,19 @@ func TestTerminalStreamOutlivesServerTimeouts(t *testing.T) {
 		t.Fatalf("the shutdown took %s with a stream open", d)
 	}
 }
+
+// TestTerminalStreamsHoldNoRequestSlot: streams do not count against
+// --max-in-flight: with one slot and two streams open, requests are still
+// served.
+func TestTerminalStreamsHoldNoRequestSlot(t *testing.T) {
+	s := start(t, t.TempDir()+"/p.db", func(c *app.Config) { c.MaxInFlight, c.MaxQueued, c.QueueWait = 1, 0, time.Millisecond })
+	pos := s.posToken(t)
+	for range 2 {
+		if st, _ := openSSE(t, s.base, termEvents, pos, ""); st == nil {
+			t.Fatal("a stream was refused")
+		}
+	}
+	for range 3 {
+		mustStatus(t, s.do(t, req{Method: "GET", Path: "/pos/clover/receipt/promotion/location/LOC123", Token: pos}), 200)
+	}
+}

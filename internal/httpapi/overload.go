@@ -179,11 +179,19 @@ func (s *Server) importSlot(next http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		defer s.imports.release()
-		if box, _ := r.Context().Value(principalKey).(*principalBox); box != nil && box.slot != nil {
-			box.slot.release()
-			box.slot = nil
-		}
+		giveSlotBack(r)
 		next(w, r)
+	}
+}
+
+// giveSlotBack releases the in-flight slot r holds (if any) before r is
+// done: for what runs long under a bound of its own (imports, the terminal
+// channel's streams), so that it never holds the capacity of the short
+// requests.
+func giveSlotBack(r *http.Request) {
+	if box, _ := r.Context().Value(principalKey).(*principalBox); box != nil && box.slot != nil {
+		box.slot.release()
+		box.slot = nil
 	}
 }
 

@@ -94,12 +94,7 @@ func (s *Server) terminalEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	// A stream holds no slot of the bound on requests in flight: it would
-	// hold it for hours.
-	if box, _ := ctx.Value(principalKey).(*principalBox); box != nil && box.slot != nil {
-		box.slot.release()
-		box.slot = nil
-	}
+	giveSlotBack(r) // a stream would hold it for hours
 	s.stream(w, r, ch, first)
 }
 
