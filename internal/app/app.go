@@ -192,7 +192,7 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		}
 	}
 	senderDone := startBackground(bg, cfg, clk, st, p.auth)
-	startTerminalChannel(bg, cfg, clk, st.store, p.feed)
+	startTerminalChannel(bg, cfg, st.store, p.feed)
 	srvs, err := buildServers(ctx, &lc, cfg, st, p, lns, &addrs)
 	if err != nil {
 		return err
@@ -625,6 +625,12 @@ func sweepSessions(ctx context.Context, store posgate.Store, now func() time.Tim
 				log.Warn("sweep idempotency keys", slog.Any("err", err))
 			} else if n > 0 {
 				log.Info("swept expired idempotency keys", slog.Int64("count", n))
+			}
+			n, err = store.DeleteTerminalEventsBefore(ctx, now().UTC().Add(-posgate.TerminalEventRetention))
+			if err != nil {
+				log.Warn("sweep terminal events", slog.Any("err", err))
+			} else if n > 0 {
+				log.Info("swept terminal events past their retention", slog.Int64("count", n))
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"log/slog"
 	"time"
 
 	"github.com/posgate/posgate"
@@ -17,9 +16,10 @@ const DefaultTerminalPoll = time.Second
 
 // startTerminalChannel starts the terminal channel's background work until
 // bg is done: the watcher that wakes the streams of this instance for
-// entries any instance appended, PostgreSQL's LISTEN that wakes it at once,
-// and the hourly sweep of entries past posgate.TerminalEventRetention.
-func startTerminalChannel(bg context.Context, cfg Config, clk clocks, store posgate.Store, feed *service.TerminalFeed) {
+// entries any instance appended, and PostgreSQL's LISTEN that wakes it at
+// once (sweepSessions deletes the entries past
+// posgate.TerminalEventRetention).
+func startTerminalChannel(bg context.Context, cfg Config, store posgate.Store, feed *service.TerminalFeed) {
 	poll := cfg.TerminalPoll
 	if poll <= 0 {
 		poll = DefaultTerminalPoll
@@ -29,24 +29,5 @@ func startTerminalChannel(bg context.Context, cfg Config, clk clocks, store posg
 		ListenTerminalEvents(ctx context.Context, wake func(string))
 	}); ok {
 		go l.ListenTerminalEvents(bg, feed.WakeWatcher)
-	}
-	go sweepTerminalEvents(bg, store, clk.now, cfg.Logger)
-}
-
-func sweepTerminalEvents(ctx context.Context, store posgate.Store, now func() time.Time, log *slog.Logger) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			n, err := store.DeleteTerminalEventsBefore(ctx, now().UTC().Add(-posgate.TerminalEventRetention))
-			if err != nil {
-				log.Warn("sweep terminal events", slog.Any("err", err))
-			} else if n > 0 {
-				log.Info("swept terminal events", slog.Int64("count", n))
-			}
-		}
 	}
 }
