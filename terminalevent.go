@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Event types of the terminal channel (docs/api.md §24): what a till
+// Event types of the terminal channel (docs/api.md §25): what a till
 // connected to its Server-Sent Events stream is told.
 const (
 	// TerminalSettingsChanged: something a till reads at start changed

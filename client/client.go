@@ -61,7 +61,7 @@
 //
 // # The terminal channel
 //
-// WatchTerminal keeps a till's channel (docs/api.md §24) open and calls a
+// WatchTerminal keeps a till's channel (docs/api.md §25) open and calls a
 // function with each event, reconnecting with Last-Event-ID when the
 // connection ends, so that the function sees every event once, in order:
 //

@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// TerminalEvent is one event of a terminal's channel (docs/api.md §24):
+// TerminalEvent is one event of a terminal's channel (docs/api.md §25):
 // SettingsChanged, CouponIssued, TerminalDisabled or Resync, with its id
 // and its JSON data.
 type TerminalEvent struct {

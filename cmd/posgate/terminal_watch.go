@@ -15,7 +15,7 @@ import (
 var errWatchDone = errors.New("watch done")
 
 // cmdTerminalWatch prints the events of a terminal's channel (docs/api.md
-// §24) as they come, reconnecting with Last-Event-ID whenever the
+// §25) as they come, reconnecting with Last-Event-ID whenever the
 // connection ends, until Ctrl-C or --count events.
 func cmdTerminalWatch(ctx context.Context, env *cli, args []string) error {
 	fs := env.newFlags("terminal watch")

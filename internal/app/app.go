@@ -119,7 +119,7 @@ type Config struct {
 	WebhookDeadRetention time.Duration
 
 	// MaxStreams and MaxClientStreams bound the terminal channel's streams
-	// per instance and per client on it (docs/api.md §24.4; 0: the
+	// per instance and per client on it (docs/api.md §25.4; 0: the
 	// defaults). StreamHeartbeat (tests) and TerminalPoll (how often the
 	// log is read for other instances' entries) are 0 for their defaults.
 	MaxStreams       int

@@ -62,7 +62,7 @@ type Config struct {
 	// made by New, so that two processes never answer the same one.
 	Instance string
 	// MaxStreams bounds the terminal channel's streams open on the
-	// instance, MaxClientStreams those of one client (docs/api.md §24.4);
+	// instance, MaxClientStreams those of one client (docs/api.md §25.4);
 	// StreamHeartbeat is how often an idle stream sends a comment line.
 	// 0: the defaults.
 	MaxStreams       int

@@ -11,7 +11,7 @@ import (
 	"github.com/posgate/posgate/internal/service"
 )
 
-// Defaults of the terminal channel's settings (docs/api.md §24).
+// Defaults of the terminal channel's settings (docs/api.md §25).
 const (
 	// DefaultStreamHeartbeat is how often an idle stream sends a comment
 	// line, so that proxies and the till see it alive; it also reads the
@@ -64,7 +64,7 @@ func (b *streamBounds) admit(client string) (int, func()) {
 	}
 }
 
-// terminalEvents serves a terminal's channel (docs/api.md §24): Server-Sent
+// terminalEvents serves a terminal's channel (docs/api.md §25): Server-Sent
 // Events until the till goes, its token expires or the instance drains.
 func (s *Server) terminalEvents(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()

@@ -10,7 +10,7 @@ import (
 	"github.com/posgate/posgate"
 )
 
-// The terminal channel's log (docs/api.md §24). Appends take a
+// The terminal channel's log (docs/api.md §25). Appends take a
 // transaction-scoped advisory lock, held to their commit: ids are then
 // given in commit order, so a stream that has read id n never later finds
 // a newly committed event below n.

@@ -14,7 +14,7 @@ type StartInteractionRequest struct {
 	PosLocationID *string `json:"posLocationId"`
 	// Loyalty is posgate's addition: the session's customer, whose coupons
 	// issued while the session is open reach the terminal's channel
-	// (docs/api.md §24.3).
+	// (docs/api.md §25.3).
 	Loyalty *EvaluateLoyalty `json:"loyalty"`
 }
 

@@ -74,7 +74,7 @@ type Config struct {
 	// WebhookAllowLoopback lets operators register webhook endpoints on
 	// loopback addresses (--webhooks-allow-loopback, docs/api.md §19.1).
 	WebhookAllowLoopback bool
-	// TerminalFeed wakes the terminal channel's streams (docs/api.md §24);
+	// TerminalFeed wakes the terminal channel's streams (docs/api.md §25);
 	// nil: a feed of the service's own.
 	TerminalFeed *TerminalFeed
 }

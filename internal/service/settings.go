@@ -114,7 +114,7 @@ func (s *Service) LookupSettings(ctx context.Context, p *posgate.Principal, posS
 		return out, nil
 	}
 	out.AccountStatus = AccountActive
-	// The tills' channel (docs/api.md §24), for any of the company's
+	// The tills' channel (docs/api.md §25), for any of the company's
 	// terminals.
 	out.NotificationSettings.Configuration["terminalEvents"] = s.cfg.BaseURL + "/pos/" + url.PathEscape(posSystemID) +
 		"/location/{posLocationId}/terminal/{terminalId}/events"

@@ -11,7 +11,7 @@ import (
 	"github.com/posgate/posgate"
 )
 
-// The terminal channel (docs/api.md §24): a till's Server-Sent Events
+// The terminal channel (docs/api.md §25): a till's Server-Sent Events
 // stream of what changed for it. Every event is an entry of the store's
 // log (posgate.TerminalEventStore), appended in the transaction of the
 // audited change it reports, so that a stream resumed with Last-Event-ID

@@ -10,7 +10,7 @@ import (
 	"github.com/posgate/posgate"
 )
 
-// The terminal channel's log (docs/api.md §24). One writer: ids are given
+// The terminal channel's log (docs/api.md §25). One writer: ids are given
 // in commit order by construction.
 
 // AppendTerminalEvents implements posgate.TerminalEventStore.

@@ -1,4 +1,4 @@
--- The terminal channel's log (docs/api.md §24): the events a till's
+-- The terminal channel's log (docs/api.md §25): the events a till's
 -- Server-Sent Events stream sends, by id. location_id '' is every location
 -- of the company, terminal_id '' every terminal of the location; user_id
 -- names the customer of a CouponIssued. Appends hold an advisory lock to
