@@ -28,6 +28,7 @@ type Store interface {
 	WebhookStore
 	ImportLogStore
 	OfflineStore
+	TerminalEventStore
 
 	// Ping reports whether the store can serve requests (for /readyz).
 	Ping(ctx context.Context) error

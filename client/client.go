@@ -58,6 +58,19 @@
 // ErrValidation (with the field messages in Error.Errors) and the others
 // with errors.Is. The token endpoint's OAuth errors are *Error too, with
 // OAuthError set.
+//
+// # The terminal channel
+//
+// WatchTerminal keeps a till's channel (docs/api.md §25) open and calls a
+// function with each event, reconnecting with Last-Event-ID when the
+// connection ends, so that the function sees every event once, in order:
+//
+//	err := c.WatchTerminal(ctx, "clover", "LOC123", "TERM-05", "", func(ev *client.TerminalEvent) error {
+//		log.Printf("%s %s %s", ev.ID, ev.Type, ev.Data)
+//		return nil
+//	})
+//
+// GetTerminalEvents opens one connection without reconnecting.
 package client
 
 import (

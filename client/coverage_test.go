@@ -32,6 +32,13 @@ var operations = map[string]func(ctx context.Context, c *client.Client) error{
 		_, err := c.StartInteraction(ctx, "p", client.StartInteractionRequest{})
 		return err
 	},
+	"getTerminalEvents": func(ctx context.Context, c *client.Client) error {
+		s, err := c.GetTerminalEvents(ctx, "p", "l", "t", "")
+		if err == nil {
+			s.Close()
+		}
+		return err
+	},
 	"getCarouselUrl": func(ctx context.Context, c *client.Client) error {
 		_, err := c.GetCarouselURL(ctx, "p", client.CarouselRequest{})
 		return err

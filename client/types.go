@@ -149,7 +149,8 @@ type CompanySettings struct {
 type NotificationSettings struct {
 	Status  string `json:"status"`
 	Channel string `json:"channel"`
-	// The channel's settings; empty for `None`.
+	// For an Active company, "terminalEvents": the URL of the tills' channel (GetTerminalEvents), with
+	// {posLocationId} and {terminalId} to fill in; otherwise empty.
 	Configuration map[string]any `json:"configuration"`
 }
 
@@ -324,6 +325,9 @@ type StartInteractionRequest struct {
 	TerminalID string `json:"terminalId"`
 	// The location identifier in the POS system.
 	PosLocationID string `json:"posLocationId"`
+	// posgate's addition: the session's customer, whose coupons issued while the session is open reach the
+	// terminal's channel as CouponIssued (WatchTerminal).
+	Loyalty *LoyaltyCard `json:"loyalty,omitempty"`
 }
 
 // StartInteractionResult mirrors the API's StartInteractionResultDto object.

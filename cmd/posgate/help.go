@@ -46,6 +46,7 @@ var examples = map[string]string{
 	"terminal list":            "posgate terminal list --pos clover --location LOC123",
 	"terminal disable":         "posgate terminal disable TERM-06 --pos clover --location LOC123",
 	"terminal enable":          "posgate terminal enable TERM-99 --pos clover --location LOC123",
+	"terminal watch":           "posgate terminal watch TERM-05 --pos clover --location LOC123 --count 1",
 	"client bootstrap":         "posgate client bootstrap --id ops --database postgres://posgate@db.internal/posgate",
 	"login":                    "posgate login --server https://posgate.example.com --client-id ops --client-secret \"$SECRET\"",
 	"client create":            "posgate client create --pos clover --scopes pos_integration --id my-till",

@@ -70,6 +70,7 @@ func commands() []command {
 		{"terminal list", "list terminals: --pos P [--location L]", cmdTerminalList},
 		{"terminal disable", "disable a terminal: ID --pos P --location L", cmdTerminalStatus(posgate.StatusDisabled)},
 		{"terminal enable", "enable a terminal: ID --pos P --location L", cmdTerminalStatus(posgate.StatusActive)},
+		{"terminal watch", "print the events of a terminal's channel as they come (SettingsChanged, CouponIssued, TerminalDisabled), reconnecting: ID --pos P --location L [--last-event-id N] [--count N] [--client-id I --client-secret S]", cmdTerminalWatch},
 		{"client bootstrap", "create an operator client (scope admin) directly in the database, for a new installation, and print its secret once: [--id ID] [--name N] [--database D]", cmdClientBootstrap},
 		{"login", "check operator credentials against a server and save them for later commands: --server URL --client-id I --client-secret S", cmdLogin},
 		{"client create", "create an API client and print its secret once: --scopes s1,s2 [--pos P] [--id ID] [--name N] [--companies c1,c2]", cmdClientCreate},

@@ -60,6 +60,8 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	fs.IntVar(&cfg.MaxQueued, "max-queued", httpapi.DefaultMaxInFlight, "requests that may wait for one of the --max-in-flight slots")
 	fs.DurationVar(&cfg.QueueWait, "queue-wait", httpapi.DefaultQueueWait, "how long a request may wait for a slot before it is answered 503")
 	fs.IntVar(&cfg.MaxImports, "max-imports", httpapi.DefaultMaxImports, "imports (promotions, coupon batches) running at once; beyond, 503 (0: no cap)")
+	fs.IntVar(&cfg.MaxStreams, "max-streams", httpapi.DefaultMaxStreams, "terminal channel streams open on this instance; beyond, 503")
+	fs.IntVar(&cfg.MaxClientStreams, "max-client-streams", httpapi.DefaultMaxClientStreams, "terminal channel streams of one API client on this instance; beyond, 429")
 	fs.IntVar(&cfg.AuthClientFailures, "auth-failures", auth.DefaultClientFailures, "failed client authentications of one client id within --auth-lockout that lock it out of the token endpoint (-1: never)")
 	fs.IntVar(&cfg.AuthAddressFailures, "auth-address-failures", auth.DefaultAddressFailures, "failed client authentications from one address within --auth-lockout that lock it out (-1: never)")
 	fs.DurationVar(&cfg.AuthLockout, "auth-lockout", auth.DefaultLockout, "the window failed client authentications are counted in, and how long a lockout lasts")

@@ -119,6 +119,18 @@ type Config struct {
 	// dead deliveries are kept before the sweep deletes them (0: kept).
 	WebhookRetention     time.Duration
 	WebhookDeadRetention time.Duration
+
+	// MaxStreams and MaxClientStreams bound the terminal channel's streams
+	// per instance and per client on it (docs/api.md §25.4; 0: the
+	// defaults). StreamHeartbeat (tests) and TerminalPoll (how often the
+	// log is read for other instances' entries) are 0 for their defaults.
+	MaxStreams       int
+	MaxClientStreams int
+	StreamHeartbeat  time.Duration
+	TerminalPoll     time.Duration
+	// ServerTimeout (tests) replaces the API listener's read and write
+	// timeouts (60 s), which the terminal channel's streams outlive.
+	ServerTimeout time.Duration
 }
 
 // Addrs are the addresses Serve bound, reported once it is ready.
@@ -182,6 +194,7 @@ func Serve(ctx context.Context, cfg Config, ready func(Addrs)) error {
 		}
 	}
 	senderDone := startBackground(bg, cfg, clk, st, p.auth)
+	startTerminalChannel(bg, cfg, st.store, p.feed)
 	srvs, err := buildServers(ctx, &lc, cfg, st, p, lns, &addrs)
 	if err != nil {
 		return err
@@ -303,6 +316,7 @@ type parts struct {
 	// recorder records the POS clients' calls on a demo server
 	// (docs/api.md §20.3); nil elsewhere.
 	recorder *record.Recorder
+	feed     *service.TerminalFeed // the terminal channel's streams
 }
 
 // buildParts builds the identity provider, the service and the front ends.
@@ -332,6 +346,7 @@ func buildParts(ctx context.Context, cfg Config, clk clocks, st *stores, addrs A
 	warnPlainKeys(cfg, log) // the keys loaded without a KEK: they are plain
 	// Promotion evaluation's index of a company is revalidated as often as
 	// the lookups are cached; without a cache, every evaluation reads it.
+	feed := service.NewTerminalFeed()
 	promotionTTL := time.Duration(-1)
 	if cfg.CacheTTL > 0 {
 		promotionTTL = cfg.CacheTTL
@@ -351,6 +366,7 @@ func buildParts(ctx context.Context, cfg Config, clk clocks, st *stores, addrs A
 		RateLimit:         defaultRateLimit(cfg.RateLimit, cfg.RateBurst),
 
 		WebhookAllowLoopback: cfg.WebhooksAllowLoopback,
+		TerminalFeed:         feed,
 	})
 	rec, recordings := recorder(clk)
 	api := httpapi.New(svc, a, httpapi.Config{
@@ -371,10 +387,15 @@ func buildParts(ctx context.Context, cfg Config, clk clocks, st *stores, addrs A
 		Sandbox:     clk.sandbox != nil,
 		Recordings:  recordings,
 		Instance:    instance,
+
+		MaxStreams:       cfg.MaxStreams,
+		MaxClientStreams: cfg.MaxClientStreams,
+		StreamHeartbeat:  cfg.StreamHeartbeat,
+		TerminalFeed:     feed,
 	})
 	// The portal's dashboard counts the last hours by the use cases' clock.
 	p := portal.New(svc, a, portal.Config{TraceID: httpapi.TraceID, Now: clk.now, Logger: log})
-	return &parts{auth: a, svc: svc, api: api, portal: p, recorder: rec}, nil
+	return &parts{auth: a, svc: svc, api: api, portal: p, recorder: rec, feed: feed}, nil
 }
 
 // recorder is a demo server's recorder of its POS clients' calls, always
@@ -428,6 +449,9 @@ func buildServers(ctx context.Context, lc *net.ListenConfig, cfg Config, st *sto
 	log := cfg.Logger
 	api, identity := routes(p, lns.auth != nil)
 	srvs := []served{{newServer(api, log), lns.api}}
+	if cfg.ServerTimeout > 0 {
+		srvs[0].srv.ReadTimeout, srvs[0].srv.WriteTimeout = cfg.ServerTimeout, cfg.ServerTimeout
+	}
 	if lns.auth != nil {
 		srvs = append(srvs, served{newServer(identity, log), lns.auth})
 	}
@@ -439,6 +463,8 @@ func buildServers(ctx context.Context, lc *net.ListenConfig, cfg Config, st *sto
 	}
 	for _, s := range srvs {
 		s.srv.ConnState = p.api.ConnState // the drain waits for idle connections
+		// Streams end when the server shuts down, drained or not.
+		s.srv.RegisterOnShutdown(p.feed.Close)
 	}
 	if cfg.DebugListen != "" {
 		ln, err := lc.Listen(ctx, "tcp", cfg.DebugListen)
@@ -626,6 +652,12 @@ func sweepSessions(ctx context.Context, store posgate.Store, now func() time.Tim
 				log.Warn("sweep offline allowances", slog.Any("err", err))
 			} else if n > 0 {
 				log.Info("swept expired offline allowances", slog.Int64("count", n))
+			}
+			n, err = store.DeleteTerminalEventsBefore(ctx, now().UTC().Add(-posgate.TerminalEventRetention))
+			if err != nil {
+				log.Warn("sweep terminal events", slog.Any("err", err))
+			} else if n > 0 {
+				log.Info("swept terminal events past their retention", slog.Int64("count", n))
 			}
 		}
 	}

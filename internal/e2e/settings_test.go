@@ -13,7 +13,7 @@ const settingsPath = "/v2/pos/clover/settings/lookup"
 // isTransactionsEnabled, isPosRulesEnabled, isReceiptPromotionEnabled,
 // isCouponsEnabled, isProductsImportEnabled, isCarouselEnabled,
 // isPromotionImportEnabled.
-func settingsBody(company, status string, flags [8]bool) string {
+func settingsBody(base, company, status string, flags [8]bool) string {
 	names := []string{"isCheckInMenuEnabled", "isTransactionsEnabled", "isPosRulesEnabled", "isReceiptPromotionEnabled",
 		"isCouponsEnabled", "isProductsImportEnabled", "isCarouselEnabled", "isPromotionImportEnabled"}
 	var b strings.Builder
@@ -28,8 +28,12 @@ func settingsBody(company, status string, flags [8]bool) string {
 			b.WriteString("false")
 		}
 	}
+	configuration := `{}`
+	if status == "Active" {
+		configuration = `{"terminalEvents":"` + base + `/pos/clover/location/{posLocationId}/terminal/{terminalId}/events"}`
+	}
 	return `{"data":{"posCompanyId":"` + company + `","accountStatus":"` + status + `","companySettings":{` + b.String() +
-		`},"notificationSettings":{"status":"Disabled","channel":"None","configuration":{}}}}`
+		`},"notificationSettings":{"status":"Disabled","channel":"None","configuration":` + configuration + `}}}`
 }
 
 // allServed is the companySettings of an active company with every switch
@@ -55,8 +59,8 @@ func TestSettingsLookup(t *testing.T) {
 			t.Helper()
 			mustStatus(t, s.call(t, admin, "PATCH", path, body), 200)
 		}
-		demo := settingsBody("demo-company", "Active", allServed)
-		notFound := func(company string) string { return settingsBody(company, "AccountNotFound", [8]bool{}) }
+		demo := settingsBody(s.base, "demo-company", "Active", allServed)
+		notFound := func(company string) string { return settingsBody(s.base, company, "AccountNotFound", [8]bool{}) }
 
 		t.Run("an active company, POST and GET", func(t *testing.T) {
 			mustBody(t, lookup(`{"posCompanyId":"demo-company"}`), demo)
@@ -89,24 +93,24 @@ func TestSettingsLookup(t *testing.T) {
 			other := restrictedClient(t, s, admin) // sees other-co only
 			mustBody(t, s.pos(t, other, settingsPath, `{"posCompanyId":"demo-company"}`), notFound("demo-company"))
 			mustBody(t, get(other, "?posCompanyId=demo-company"), notFound("demo-company"))
-			mustBody(t, get(other, "?posCompanyId=other-co"), settingsBody("other-co", "Active", allServed))
-			mustBody(t, get(pos, "?posCompanyId=other-co"), settingsBody("other-co", "Active", allServed))
+			mustBody(t, get(other, "?posCompanyId=other-co"), settingsBody(s.base, "other-co", "Active", allServed))
+			mustBody(t, get(pos, "?posCompanyId=other-co"), settingsBody(s.base, "other-co", "Active", allServed))
 		})
 		t.Run("feature switches", func(t *testing.T) {
 			patch(demoCompanyPath, `{"features":{"transactions":false,"carousel":false}}`)
-			mustBody(t, get(pos, "?posCompanyId=demo-company"), settingsBody("demo-company", "Active", [8]bool{false, false, false, true, true, true, false, true}))
+			mustBody(t, get(pos, "?posCompanyId=demo-company"), settingsBody(s.base, "demo-company", "Active", [8]bool{false, false, false, true, true, true, false, true}))
 			patch(demoCompanyPath, `{"features":{"transactions":true,"carousel":true,"coupons":false,"receiptPromotion":false,"promotionImport":false}}`)
-			mustBody(t, get(pos, "?posCompanyId=demo-company"), settingsBody("demo-company", "Active", [8]bool{true, true, false, false, false, true, true, false}))
+			mustBody(t, get(pos, "?posCompanyId=demo-company"), settingsBody(s.base, "demo-company", "Active", [8]bool{true, true, false, false, false, true, true, false}))
 			// productsImport alone, off and on: isProductsImportEnabled follows it.
 			patch(demoCompanyPath, `{"features":{"coupons":true,"receiptPromotion":true,"promotionImport":true,"productsImport":false}}`)
-			mustBody(t, get(pos, "?posCompanyId=demo-company"), settingsBody("demo-company", "Active", [8]bool{true, true, false, true, true, false, true, true}))
+			mustBody(t, get(pos, "?posCompanyId=demo-company"), settingsBody(s.base, "demo-company", "Active", [8]bool{true, true, false, true, true, false, true, true}))
 			patch(demoCompanyPath, `{"features":{"productsImport":true}}`)
 			mustBody(t, get(pos, "?posCompanyId=demo-company"), demo)
 		})
 		t.Run("disabled company", func(t *testing.T) {
 			patch(demoCompanyPath, `{"status":"Disabled"}`)
-			mustBody(t, lookup(`{"posCompanyId":"demo-company"}`), settingsBody("demo-company", "Disabled", [8]bool{}))
-			mustBody(t, get(pos, "?posCompanyId=demo-company"), settingsBody("demo-company", "Disabled", [8]bool{}))
+			mustBody(t, lookup(`{"posCompanyId":"demo-company"}`), settingsBody(s.base, "demo-company", "Disabled", [8]bool{}))
+			mustBody(t, get(pos, "?posCompanyId=demo-company"), settingsBody(s.base, "demo-company", "Disabled", [8]bool{}))
 			patch(demoCompanyPath, `{"status":"Active"}`)
 			mustBody(t, get(pos, "?posCompanyId=demo-company"), demo)
 		})

@@ -87,7 +87,7 @@ func TestWebhooksCheckout(t *testing.T) {
 		// No endpoint yet: the settings lookup answers channel None.
 		r := e.post(settingsPath, e.pos, `{"posCompanyId":"demo-company"}`)
 		mustStatus(t, r, 200)
-		if !strings.Contains(string(r.Body), `"notificationSettings":{"status":"Disabled","channel":"None","configuration":{}}`) {
+		if !strings.Contains(string(r.Body), `"notificationSettings":{"status":"Disabled","channel":"None","configuration":{"terminalEvents":"`) {
 			t.Fatalf("settings before: %s", r.Body)
 		}
 
@@ -112,7 +112,7 @@ func TestWebhooksCheckout(t *testing.T) {
 			t.Fatalf("list shows a secret or misses the endpoint: %s", r.Body)
 		}
 		r = e.post(settingsPath, e.pos, `{"posCompanyId":"demo-company"}`)
-		if !strings.Contains(string(r.Body), `"notificationSettings":{"status":"Active","channel":"Webhook","configuration":{}}`) {
+		if !strings.Contains(string(r.Body), `"notificationSettings":{"status":"Active","channel":"Webhook","configuration":{"terminalEvents":"`) {
 			t.Fatalf("settings after: %s", r.Body)
 		}
 

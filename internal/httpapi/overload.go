@@ -179,11 +179,19 @@ func (s *Server) importSlot(next http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		defer s.imports.release()
-		if box, _ := r.Context().Value(principalKey).(*principalBox); box != nil && box.slot != nil {
-			box.slot.release()
-			box.slot = nil
-		}
+		giveSlotBack(r)
 		next(w, r)
+	}
+}
+
+// giveSlotBack releases the in-flight slot r holds (if any) before r is
+// done: for what runs long under a bound of its own (imports, the terminal
+// channel's streams), so that it never holds the capacity of the short
+// requests.
+func giveSlotBack(r *http.Request) {
+	if box, _ := r.Context().Value(principalKey).(*principalBox); box != nil && box.slot != nil {
+		box.slot.release()
+		box.slot = nil
 	}
 }
 
@@ -235,8 +243,12 @@ func shedPrefix(detail string) []byte {
 // StartDrain begins the graceful drain of SIGTERM (docs/api.md §16.4):
 // /readyz answers 503 from now on, so that load balancers take the instance
 // out, while every route keeps serving; answers carry Connection: close, so
-// that clients open their next connection elsewhere.
-func (s *Server) StartDrain() { s.draining.Store(true) }
+// that clients open their next connection elsewhere. The terminal
+// channel's streams end at once, so that their tills reconnect elsewhere.
+func (s *Server) StartDrain() {
+	s.draining.Store(true)
+	s.cfg.TerminalFeed.Close()
+}
 
 // Draining reports whether StartDrain was called.
 func (s *Server) Draining() bool { return s.draining.Load() }

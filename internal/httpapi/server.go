@@ -64,6 +64,16 @@ type Config struct {
 	// Instance identifies this process in /healthz; empty: a random id
 	// made by New, so that two processes never answer the same one.
 	Instance string
+	// MaxStreams bounds the terminal channel's streams open on the
+	// instance, MaxClientStreams those of one client (docs/api.md §25.4);
+	// StreamHeartbeat is how often an idle stream sends a comment line.
+	// 0: the defaults.
+	MaxStreams       int
+	MaxClientStreams int
+	StreamHeartbeat  time.Duration
+	// TerminalFeed is the service's (service.Config.TerminalFeed): the
+	// drain ends its streams. nil: none to end.
+	TerminalFeed *service.TerminalFeed
 }
 
 // Observer receives what the HTTP layer measures. Request is called once
@@ -98,6 +108,7 @@ type Server struct {
 	shedLog  *shedLog
 	draining atomic.Bool
 	conns    connStates // idle keep-alive connections (drain.go)
+	streams  *streamBounds
 }
 
 // New returns a Server; zero Config fields get their defaults.
@@ -120,9 +131,16 @@ func New(svc *service.Service, a *auth.Auth, cfg Config) *Server {
 	if cfg.Instance == "" {
 		cfg.Instance = uuid.NewString()
 	}
+	cfg.MaxStreams = cmp.Or(max(cfg.MaxStreams, 0), DefaultMaxStreams)
+	cfg.MaxClientStreams = cmp.Or(max(cfg.MaxClientStreams, 0), DefaultMaxClientStreams)
+	cfg.StreamHeartbeat = cmp.Or(max(cfg.StreamHeartbeat, 0), DefaultStreamHeartbeat)
+	if cfg.TerminalFeed == nil {
+		cfg.TerminalFeed = service.NewTerminalFeed()
+	}
 	s := &Server{svc: svc, auth: a, cfg: cfg, log: cfg.Logger, obs: cfg.Observer,
 		inFlight: newSlots(cfg.MaxInFlight, cfg.MaxQueued, cfg.QueueWait),
-		imports:  newSlots(cfg.MaxImports, 0, 0), shedLog: &shedLog{log: cfg.Logger, window: shedLogWindow}}
+		imports:  newSlots(cfg.MaxImports, 0, 0), shedLog: &shedLog{log: cfg.Logger, window: shedLogWindow},
+		streams: &streamBounds{byClient: map[string]int{}, maxTotal: cfg.MaxStreams, maxOfOne: cfg.MaxClientStreams}}
 	if s.obs == nil {
 		s.obs = nopObserver{}
 	}
@@ -177,6 +195,7 @@ func (s *Server) SwaggerRoutes(mux *http.ServeMux) {
 func (s *Server) Routes(mux *http.ServeMux) {
 	// POS API (docs/api.md §1.2).
 	mux.HandleFunc("POST /pos/{posSystemId}/startInteraction", s.pos(bodyEndpoint(s, posBody, s.startInteraction)))
+	mux.HandleFunc("GET /pos/{posSystemId}/location/{posLocationId}/terminal/{terminalId}/events", s.pos(s.terminalEvents))
 
 	// Customer-facing content: carousel (docs/api.md §7) and receipt promotion
 	// (§8), the pages and images their URLs lead to (authorised by

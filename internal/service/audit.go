@@ -27,13 +27,20 @@ type change struct {
 	// skip is set by a write that turned out to change nothing (an
 	// operator's refund replayed): no entry is made.
 	skip bool
+	// issued are the coupons the write issued, for the terminal channel's
+	// CouponIssued (terminalEventsOf).
+	issued []*posgate.Coupon
 }
 
 // audited runs write inside one store transaction with the audit entry of
 // action. write must make its store calls with the context it is given;
 // when it fails, nothing it wrote stays and no entry is made.
+//
+// The terminal channel's entries of the change (terminalEventsOf) are
+// appended in the same transaction, and its streams woken once it commits.
 func (s *Service) audited(ctx context.Context, p *posgate.Principal, action string, write func(ctx context.Context, c *change) error) error {
-	return s.store.Atomic(ctx, func(ctx context.Context) error {
+	var wake []string
+	err := s.store.Atomic(ctx, func(ctx context.Context) error {
 		var c change
 		if err := write(ctx, &c); err != nil {
 			return err
@@ -45,8 +52,17 @@ func (s *Service) audited(ctx context.Context, p *posgate.Principal, action stri
 		if err != nil {
 			return err
 		}
+		if wake, err = s.appendTerminalEvents(ctx, action, &c); err != nil {
+			return err
+		}
 		return s.store.AppendAudit(ctx, e)
 	})
+	if err == nil {
+		for _, k := range wake {
+			s.feed.wake(k)
+		}
+	}
+	return err
 }
 
 // auditEntry completes an entry from the principal, the origin the adapter

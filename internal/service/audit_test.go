@@ -31,7 +31,7 @@ var readOnly = []string{
 	"ListOfflineConflicts", "ListPeople", "ListPOSSystems", "ListProducts", "ListPromotions", "ListReceiptPromotions", "ListSlides", "ListTerminals", "ListTransactions", "SearchCompanyCoupons", "SearchCompanyLoyaltyUsers",
 	// The POS API, and the Idempotency-Key records of any route.
 	"ActiveCoupons", "BeginCategoryImport", "BeginIdempotent", "BeginProductImport", "BeginPromotionImport", "Carousel",
-	"EvaluatePromotions", "LookupCoupon", "OfflineKit", "LookupSettings", "LookupUsers", "RateLimitOf", "ReceiptPromotion",
+	"EvaluatePromotions", "OpenTerminalChannel", "LookupCoupon", "OfflineKit", "LookupSettings", "LookupUsers", "RateLimitOf", "ReceiptPromotion",
 	"RecordTransaction", "RecordTransactionBatch", "SearchCoupons", "StartInteraction", "ValidateCouponByTransaction",
 	// The sandbox clock (docs/api.md §20): demo mode's in-memory time, no
 	// stored data; the recordings of the POS clients' calls (§20.3), kept in

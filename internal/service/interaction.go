@@ -12,14 +12,30 @@ import (
 type StartInteractionRequest struct {
 	TerminalID    *string `json:"terminalId"`
 	PosLocationID *string `json:"posLocationId"`
+	// Loyalty is posgate's addition: the session's customer, whose coupons
+	// issued while the session is open reach the terminal's channel
+	// (docs/api.md §25.3).
+	Loyalty *EvaluateLoyalty `json:"loyalty"`
 }
 
-// Validate requires both ids, non-empty.
+// Validate requires both ids, non-empty, and a customer's card number, when
+// given, that is an id.
 func (q *StartInteractionRequest) Validate() error {
 	v := posgate.ValidationError{}
 	required(v, "terminalId", q.TerminalID)
 	required(v, "posLocationId", q.PosLocationID)
+	if card := q.customer(); card != "" && !posgate.ValidKey(card) {
+		v.Add("loyalty.cardNumber", posgate.KeyMessage("loyalty.cardNumber"))
+	}
 	return v.Err()
+}
+
+// customer is the card number the request names, "" for none.
+func (q *StartInteractionRequest) customer() string {
+	if q.Loyalty == nil {
+		return ""
+	}
+	return value(q.Loyalty.CardNumber)
 }
 
 // Interaction is startInteraction's answer: the session id is null when the
@@ -62,6 +78,12 @@ func (s *Service) StartInteraction(ctx context.Context, p *posgate.Principal, po
 	}
 	if err := s.store.CreateSession(ctx, sess); err != nil {
 		return nil, err
+	}
+	if card := req.customer(); card != "" {
+		if err := s.store.SetTerminalCustomer(ctx, &posgate.TerminalCustomer{POSSystemID: posSystemID, LocationID: loc.ID,
+			TerminalID: term.ID, SessionID: sess.ID, UserID: card, ExpiresAt: sess.ExpiresAt}); err != nil {
+			return nil, err
+		}
 	}
 	out.SessionID, out.PosStatus = &sess.ID, posgate.PosAccepted
 	return out, nil

@@ -84,7 +84,7 @@ func (s *Service) IssueCoupon(ctx context.Context, p *posgate.Principal, posSyst
 		return nil, err
 	}
 	err := s.audited(ctx, p, "coupon.issue", func(ctx context.Context, ch *change) error {
-		ch.target, ch.after = companyTarget("coupon", c.Code, posSystemID, companyID), c
+		ch.target, ch.after, ch.issued = companyTarget("coupon", c.Code, posSystemID, companyID), c, []*posgate.Coupon{c}
 		return s.store.CreateCoupon(ctx, c)
 	})
 	return s.viewCoupon(c, err)
@@ -154,7 +154,7 @@ func (s *Service) IssueCouponBatch(ctx context.Context, p *posgate.Principal, po
 				}
 			}
 		})
-		ch.target, ch.after = companyTarget("coupons", companyID, posSystemID, companyID), importCounts{Created: n}
+		ch.target, ch.after, ch.issued = companyTarget("coupons", companyID, posSystemID, companyID), importCounts{Created: n}, coupons
 		return err
 	})
 	if err != nil {
@@ -248,7 +248,7 @@ func (s *Service) ImportCoupons(ctx context.Context, p *posgate.Principal, posSy
 	var created int
 	err := s.audited(ctx, p, "coupon.import", func(ctx context.Context, c *change) error {
 		var err error
-		created, err = s.importCoupons(ctx, posSystemID, companyID, inputs)
+		created, err = s.importCoupons(ctx, posSystemID, companyID, inputs, &c.issued)
 		c.target, c.after = companyTarget("coupons", companyID, posSystemID, companyID), importCounts{Created: created}
 		return err
 	})
@@ -262,13 +262,18 @@ type importCounts struct {
 	Updated int `json:"updated"`
 }
 
-// importCoupons streams a coupon file into the store.
-func (s *Service) importCoupons(ctx context.Context, posSystemID, companyID string, inputs iter.Seq2[*CouponInput, error]) (int, error) {
+// importCoupons streams a coupon file into the store, and adds the
+// coupons issued to a loyalty user to owned (the terminal channel's
+// CouponIssued; the others are not kept).
+func (s *Service) importCoupons(ctx context.Context, posSystemID, companyID string, inputs iter.Seq2[*CouponInput, error], owned *[]*posgate.Coupon) (int, error) {
 	return s.store.ImportCoupons(ctx, func(yield func(*posgate.Coupon, error) bool) {
 		for in, err := range checkedCoupons(posSystemID, companyID, inputs) {
 			var c *posgate.Coupon
 			if err == nil {
 				c = in.coupon(posSystemID, companyID)
+				if c.UserID != "" && c.Status == posgate.CouponIssued {
+					*owned = append(*owned, c)
+				}
 			}
 			if !yield(c, err) {
 				return

@@ -13,7 +13,7 @@ import (
 type PromotionImport struct {
 	checker *posgate.PromotionChecker
 	staged  posgate.PromotionImport
-	done    func() // drops the company's cached promotion index
+	done    func(ctx context.Context) error // drops the company's cached promotion index, tells the tills (terminal channel)
 	who     *posgate.Principal
 }
 
@@ -59,7 +59,10 @@ func (s *Service) BeginPromotionImport(ctx context.Context, p *posgate.Principal
 		return nil, err
 	}
 	return &PromotionImport{checker: posgate.NewPromotionChecker(companyID, ids, catalogue), staged: staged, who: p,
-		done: func() { s.indexes.invalidate(posSystemID, companyID) }}, nil
+		done: func(ctx context.Context) error {
+			s.indexes.invalidate(posSystemID, companyID)
+			return s.settingsChangedNow(ctx, posSystemID, companyID, ChangedPromotions)
+		}}, nil
 }
 
 // Count is told how many items the request has held so far; beyond
@@ -93,7 +96,9 @@ func (imp *PromotionImport) Commit(ctx context.Context) (*posgate.ImportResult, 
 	if err != nil {
 		return nil, err
 	}
-	imp.done()
+	if err := imp.done(ctx); err != nil {
+		return nil, err
+	}
 	return imp.checker.Result(created, updated), nil
 }
 

@@ -80,6 +80,9 @@ type Config struct {
 	// WebhookAllowLoopback lets operators register webhook endpoints on
 	// loopback addresses (--webhooks-allow-loopback, docs/api.md §19.1).
 	WebhookAllowLoopback bool
+	// TerminalFeed wakes the terminal channel's streams (docs/api.md §25);
+	// nil: a feed of the service's own.
+	TerminalFeed *TerminalFeed
 }
 
 // Service is posgate's use cases over one store. It is safe for concurrent
@@ -89,6 +92,7 @@ type Service struct {
 	cfg     Config
 	links   links
 	indexes *indexCache
+	feed    *TerminalFeed
 }
 
 // New returns the use cases over store.
@@ -111,7 +115,11 @@ func New(store posgate.Store, cfg Config) *Service {
 	if cfg.Wall == nil {
 		cfg.Wall = cfg.Now
 	}
-	return &Service{store: store, cfg: cfg, links: links{store: store}, indexes: newIndexCache(cfg.PromotionCacheTTL)}
+	if cfg.TerminalFeed == nil {
+		cfg.TerminalFeed = NewTerminalFeed()
+	}
+	return &Service{store: store, cfg: cfg, links: links{store: store}, indexes: newIndexCache(cfg.PromotionCacheTTL),
+		feed: cfg.TerminalFeed}
 }
 
 // now is the service's clock, in UTC.

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"net/url"
 
 	"github.com/posgate/posgate"
 )
@@ -113,6 +114,10 @@ func (s *Service) LookupSettings(ctx context.Context, p *posgate.Principal, posS
 		return out, nil
 	}
 	out.AccountStatus = AccountActive
+	// The tills' channel (docs/api.md §25), for any of the company's
+	// terminals.
+	out.NotificationSettings.Configuration["terminalEvents"] = s.cfg.BaseURL + "/pos/" + url.PathEscape(posSystemID) +
+		"/location/{posLocationId}/terminal/{terminalId}/events"
 	f := c.Features
 	out.CompanySettings = CompanySettings{
 		// The check-in is startInteraction (docs/api.md §4.1), which the

@@ -110,6 +110,7 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"WebhookClaims", testWebhookClaims},
 		{"WebhookImportEvents", testWebhookImportEvents},
 		{"ImportLog", testImportLog},
+		{"TerminalEvents", testTerminalEvents},
 		{"WebhookSenderOrderAndBackoff", testWebhookSenderOrderAndBackoff},
 		{"WebhookSenderDeadAndGone", testWebhookSenderDeadAndGone},
 		{"WebhookSweep", testWebhookSweep},
