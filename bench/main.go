@@ -38,6 +38,7 @@ type options struct {
 	profile     bool
 	outDir      string
 	doc         string
+	jsonPath    string
 	keep        bool
 	serveArgs   []string
 	workDir     string
@@ -59,6 +60,20 @@ func main() {
 	if len(os.Args) == 3 && os.Args[1] == baselineFlag {
 		if err := serveBaseline(os.Args[2]); err != nil {
 			fmt.Fprintln(os.Stderr, "baseline:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) == 7 && os.Args[1] == floorFlag {
+		if err := serveFloor(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) == 9 && os.Args[1] == saleFloorFlag {
+		if err := runSaleFloorProgram(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "sale floor:", err)
 			os.Exit(1)
 		}
 		return
@@ -104,6 +119,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.profile, "profile", false, "capture CPU and allocation profiles of every row from posgate's private pprof listener")
 	fs.StringVar(&o.outDir, "out", "bench/out", "directory for the profiles of -profile")
 	fs.StringVar(&o.doc, "doc", "docs/performance.md", "markdown file to write the results into ('' for none)")
+	fs.StringVar(&o.jsonPath, "json", "", "also write the rows as a JSON array to this file (row, store, rps, p99Millis, cpuMicrosPerRequest, dbCpuMicrosPerRequest, floorRps, ratioToFloor…)")
 	serveArgs := fs.String("serve-args", "", "extra flags for posgate serve, space-separated (e.g. '--cache-ttl 0' to compare)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (databases, wrk scripts, posgate logs)")
 	fs.BoolVar(&o.pin, "pin", false, "run posgate, the baseline and a PostgreSQL server on this machine on the first half of the CPUs, wrk and the bench on the rest (taskset), so that the load generator does not share the server's cores")
@@ -274,6 +290,12 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		logf("wrote %s", path)
+	}
+	if o.jsonPath != "" {
+		if err := rep.writeJSON(o.jsonPath); err != nil {
+			return err
+		}
+		logf("wrote %s", o.jsonPath)
 	}
 	if n := rep.failures(); n > 0 {
 		logf("%d row(s) missed a target or failed a check", n)
