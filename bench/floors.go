@@ -68,13 +68,17 @@ var readFloors = map[string]readFloor{
 	"couponSearch+location": couponSearchFloor,
 	"loyaltyUsersLookup": {
 		// The users whose first name, last name or e-mail start with the
-		// folded keyword, or whose phone digits start with its digits.
+		// folded keyword, or whose phone digits start with its digits, up to
+		// 51 of each (a page and one).
 		sql: map[string]floorSQL{
-			"users": {sql: `SELECT * FROM loyalty_users WHERE pos_system_id = $1 AND company_id = $2 AND first_norm >= $3 AND first_norm < $4
-				UNION SELECT * FROM loyalty_users WHERE pos_system_id = $1 AND company_id = $2 AND last_norm >= $3 AND last_norm < $4
-				UNION SELECT * FROM loyalty_users WHERE pos_system_id = $1 AND company_id = $2 AND email_norm >= $3 AND email_norm < $4
-				UNION SELECT * FROM loyalty_users WHERE pos_system_id = $1 AND company_id = $2 AND phone_digits >= $5 AND phone_digits < $6
-				LIMIT 51`},
+			"users": {sql: `SELECT * FROM (SELECT * FROM loyalty_users WHERE pos_system_id = $1 AND company_id = $2
+					AND first_norm >= $3 AND first_norm < $4 ORDER BY first_norm LIMIT 51) a
+				UNION SELECT * FROM (SELECT * FROM loyalty_users WHERE pos_system_id = $1 AND company_id = $2
+					AND last_norm >= $3 AND last_norm < $4 ORDER BY last_norm LIMIT 51) b
+				UNION SELECT * FROM (SELECT * FROM loyalty_users WHERE pos_system_id = $1 AND company_id = $2
+					AND email_norm >= $3 AND email_norm < $4 ORDER BY email_norm LIMIT 51) c
+				UNION SELECT * FROM (SELECT * FROM loyalty_users WHERE pos_system_id = $1 AND company_id = $2
+					AND phone_digits >= $5 AND phone_digits < $6 ORDER BY phone_digits LIMIT 51) d`},
 		},
 		calls: func(t tenant, _ string, k []string) []floorCall {
 			text, digits := posgate.Fold(k[1]), posgate.PhoneDigits(k[1])

@@ -86,15 +86,15 @@ func (f *pgFloorDB) run(ctx context.Context, query string, args []any) ([][]any,
 
 // serveFloor is the floor server's process.
 func serveFloor(args []string) error {
-	if len(args) != 5 {
-		return fmt.Errorf("usage: %s ADDR KIND DSN POS COMPANY", floorFlag)
+	if len(args) != 6 {
+		return fmt.Errorf("usage: %s ADDR KIND DSN POS COMPANY DRIVER", floorFlag)
 	}
 	addr, kind, dsn, t := args[0], args[1], args[2], tenant{pos: args[3], company: args[4]}
 	ctx := context.Background()
 	var db floorDB
 	switch kind {
 	case "sqlite":
-		conn, err := sql.Open("sqlite", sqlite.ReadDSN(dsn))
+		conn, err := openFloorSQLite(ctx, args[5], sqlite.ReadDSN(dsn))
 		if err != nil {
 			return err
 		}
@@ -181,7 +181,7 @@ func runReadFloor(ctx context.Context, o *options, e *env, name string, keys [][
 		return nil, err
 	}
 	p := &proc{BaseURL: "http://" + addr, cpus: o.serverCPUs}
-	if err := p.start(ctx, self, []string{floorFlag, addr, e.Kind, e.DSN, e.Data.POSSystem, e.Data.Company},
+	if err := p.start(ctx, self, []string{floorFlag, addr, e.Kind, e.DSN, e.Data.POSSystem, e.Data.Company, o.floorDriver},
 		filepath.Join(o.workDir, "floor-"+e.Kind+".log"), p.BaseURL+"/readyz"); err != nil {
 		return nil, fmt.Errorf("floor server: %w", err)
 	}
@@ -215,6 +215,9 @@ func runReadFloor(ctx context.Context, o *options, e *env, name string, keys [][
 	f := &floorResult{RPS: r.RPS, P99: r.P99, Requests: r.Requests, Errors: r.errors(),
 		CPU: perRequest(cpu1-cpu0, r.Requests), DBCPU: perRequest(e.db.cpuTime()-db0, r.Requests),
 		What: "bare net/http + the row's statements (bench/floors.go)"}
+	if e.Kind == "sqlite" && o.floorDriver != "sqlite" {
+		f.What += ", driver " + o.floorDriver
+	}
 	if f.Errors > 0 {
 		return f, fmt.Errorf("floor answered %d errors (see floor-%s.log)", f.Errors, e.Kind)
 	}

@@ -29,16 +29,18 @@ import (
 
 // options are the command's flags.
 type options struct {
-	load        load
-	warmup      time.Duration
-	rows        int
-	postgres    string
-	stores      []string
-	only        []string
-	profile     bool
-	outDir      string
-	doc         string
-	jsonPath    string
+	load     load
+	warmup   time.Duration
+	rows     int
+	postgres string
+	stores   []string
+	only     []string
+	profile  bool
+	outDir   string
+	doc      string
+	jsonPath string
+	// floorDriver is the database/sql driver of the SQLite floors.
+	floorDriver string
 	keep        bool
 	serveArgs   []string
 	workDir     string
@@ -64,7 +66,7 @@ func main() {
 		}
 		return
 	}
-	if len(os.Args) == 7 && os.Args[1] == floorFlag {
+	if len(os.Args) == 8 && os.Args[1] == floorFlag {
 		if err := serveFloor(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, "floor:", err)
 			os.Exit(1)
@@ -120,6 +122,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.outDir, "out", "bench/out", "directory for the profiles of -profile")
 	fs.StringVar(&o.doc, "doc", "docs/performance.md", "markdown file to write the results into ('' for none)")
 	fs.StringVar(&o.jsonPath, "json", "", "also write the rows as a JSON array to this file (row, store, rps, p99Millis, cpuMicrosPerRequest, dbCpuMicrosPerRequest, floorRps, ratioToFloor…)")
+	fs.StringVar(&o.floorDriver, "floor-driver", "sqlite", "database/sql driver of the SQLite floors: sqlite (modernc, posgate's) or sqlite3 (the C driver github.com/mattn/go-sqlite3, in a bench built with -tags cgosqlite)")
 	serveArgs := fs.String("serve-args", "", "extra flags for posgate serve, space-separated (e.g. '--cache-ttl 0' to compare)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (databases, wrk scripts, posgate logs)")
 	fs.BoolVar(&o.pin, "pin", false, "run posgate, the baseline and a PostgreSQL server on this machine on the first half of the CPUs, wrk and the bench on the rest (taskset), so that the load generator does not share the server's cores")

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -134,7 +135,7 @@ func runSaleFloorProgram(args []string) error {
 		return err
 	}
 	ctx := context.Background()
-	db, err := sql.Open(driver, sqlite.WriteDSN(dsn))
+	db, err := openFloorSQLite(ctx, driver, sqlite.WriteDSN(dsn))
 	if err != nil {
 		return err
 	}
@@ -531,7 +532,7 @@ func runSaleFloor(ctx context.Context, o *options, e *env, row string, conns int
 		keys = keys[batchItems:]
 	}
 	if e.Kind == "sqlite" {
-		return runSQLiteSaleFloor(ctx, o, e, "sqlite", row, first, keys, clients, group)
+		return runSQLiteSaleFloor(ctx, o, e, o.floorDriver, row, first, keys, clients, group)
 	}
 	if row == "transactionBatch" {
 		clients = 1
@@ -544,3 +545,65 @@ func runSaleFloor(ctx context.Context, o *options, e *env, row string, conns int
 // maxSaleGroup is the most sales posgate's SQLite writer commits together
 // (internal/sqlite's maxSaleGroup).
 const maxSaleGroup = 32
+
+// openFloorSQLite opens a SQLite floor's database with driver and dsn
+// (posgate's parameters). modernc's driver applies every parameter itself;
+// the C driver knows the _busy_timeout, _journal_mode, _foreign_keys,
+// _synchronous, _txlock and _query_only ones but not _pragma, whose
+// pragmas are then set on each connection as it opens.
+func openFloorSQLite(ctx context.Context, driver, dsn string) (*sql.DB, error) {
+	if !slices.Contains(sql.Drivers(), driver) {
+		return nil, fmt.Errorf("no SQLite driver %q in this build (drivers: %v; the C driver needs -tags cgosqlite)", driver, sql.Drivers())
+	}
+	if driver == "sqlite" {
+		return sql.Open(driver, dsn)
+	}
+	var pragmas []string
+	for _, m := range pragmaParam.FindAllStringSubmatch(dsn, -1) {
+		pragmas = append(pragmas, "PRAGMA "+strings.Replace(strings.TrimSuffix(m[1], ")"), "(", " = ", 1))
+	}
+	return openWithPragmas(ctx, driver, pragmaParam.ReplaceAllString(dsn, ""), pragmas)
+}
+
+var pragmaParam = regexp.MustCompile(`&?_pragma=([a-z_]+\([^)&]*\))`)
+
+// openWithPragmas opens dsn with driver, running pragmas on each new
+// connection.
+func openWithPragmas(ctx context.Context, driverName, dsn string, pragmas []string) (*sql.DB, error) {
+	probe, err := sql.Open(driverName, dsn)
+	if err != nil {
+		return nil, err
+	}
+	d := probe.Driver()
+	probe.Close()
+	return sql.OpenDB(pragmaConnector{d: d, dsn: dsn, pragmas: pragmas}), nil
+}
+
+// pragmaConnector is a driver.Connector that sets pragmas on each
+// connection it opens.
+type pragmaConnector struct {
+	d       driver.Driver
+	dsn     string
+	pragmas []string
+}
+
+func (c pragmaConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.d.Open(c.dsn)
+	if err != nil {
+		return nil, err
+	}
+	ex, ok := conn.(driver.ExecerContext)
+	if !ok {
+		conn.Close()
+		return nil, errors.New("the driver's connections cannot run a pragma")
+	}
+	for _, p := range c.pragmas {
+		if _, err := ex.ExecContext(ctx, p, nil); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	return conn, nil
+}
+
+func (c pragmaConnector) Driver() driver.Driver { return c.d }

@@ -296,6 +296,14 @@ type ledger struct {
 	// savepoint, for a rejected item's to be dropped with it.
 	events []storekit.OutboxRow
 	mark   int
+	// claimed is the transaction InsertTransaction claimed and did not
+	// write yet; afterInsert are the statements that wait for its row
+	// (its coupons' links), sent after FinishTransaction's insert. written
+	// is the id of a claimed transaction written before its end
+	// (writeClaimed), which FinishTransaction updates.
+	claimed     *posgate.Transaction
+	afterInsert []pendingStmt
+	written     string
 }
 
 func (l *ledger) Now() time.Time { return posgate.Timestamp(l.db.now()) }
@@ -316,6 +324,7 @@ func (l *ledger) exec(ctx context.Context, op, sql string, args ...any) (int64, 
 // RollbackToSavepoint is sent at once.
 func (l *ledger) Savepoint(ctx context.Context) error {
 	l.mark = len(l.events)
+	l.claimed, l.afterInsert, l.written = nil, nil, ""
 	if !l.alone {
 		l.defer_("savepoint", `SAVEPOINT ledger_item`)
 	}
@@ -324,6 +333,7 @@ func (l *ledger) Savepoint(ctx context.Context) error {
 
 func (l *ledger) RollbackToSavepoint(ctx context.Context) error {
 	l.events = l.events[:l.mark]
+	l.claimed, l.afterInsert, l.written = nil, nil, ""
 	l.unlock()
 	if l.alone {
 		return nil
@@ -353,38 +363,131 @@ func (l *ledger) LoyaltyProgram(ctx context.Context, posSystemID, companyID stri
 	return posgate.ProgramInForce(posSystemID, companyID, p, err)
 }
 
+// InsertTransaction claims t's keys without writing its row: it takes a
+// lock on each key (a transaction-scoped advisory lock on the hash of its
+// company's transaction id, and of its session), then looks whether a
+// committed transaction holds either. Every writer of transactions claims
+// so before it inserts, so a claimed key stays free until this
+// transaction ends, and FinishTransaction inserts the row whole, with its
+// answer: one row write per sale. Inserting the row first (ON CONFLICT DO
+// NOTHING) and updating it with its answer at the end wrote every sale's
+// row twice, a non-HOT update that added a tuple and an entry in each of
+// the table's six indexes. The lookup is a statement of its own after the
+// locks, so that its snapshot sees a transaction that held a lock this
+// one waited for.
 func (l *ledger) InsertTransaction(ctx context.Context, t *posgate.Transaction) (bool, error) {
-	args := []any{t.ID, t.POSSystemID, t.CompanyID, t.LocationID, t.TerminalID, t.TransactionID, t.SessionID, string(t.Type), int64(t.Amount),
-		t.Date, t.OriginalTransactionID, t.RequestHash, string(t.Request), string(t.Answer), t.CreatedAt}
 	it := l.ahead
 	l.ahead, l.read = nil, readAhead{}
 	l.unlock()
+	l.claimed, l.afterInsert = nil, nil
+	var free bool
+	var err error
 	if it != nil && it.ID == t.ID {
-		return l.insertReadingAhead(ctx, it, args)
+		free, err = l.insertReadingAhead(ctx, it, t)
+	} else {
+		free, err = l.claim(ctx, t)
 	}
-	n, err := l.exec(ctx, "insert transaction", insertTransactionSQL, args...)
-	return n == 1, err
+	if err != nil || !free {
+		return false, err
+	}
+	l.claimed = t
+	return true, nil
 }
 
-// insertTransactionSQL inserts a transaction unless its keys are taken.
-const insertTransactionSQL = `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
-		transaction_id, session_id, transaction_type, amount, transaction_date, original_transaction_id, request_hash, request, answer, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), $8, $9, $10, nullif($11, ''), $12, $13, $14, $15) ON CONFLICT DO NOTHING`
+// claim takes t's key locks and answers whether its keys are free.
+func (l *ledger) claim(ctx context.Context, t *posgate.Transaction) (bool, error) {
+	if _, err := l.exec(ctx, "claim transaction", claimLocksSQL, claimArgs(t)...); err != nil {
+		return false, err
+	}
+	var taken bool
+	if err := l.q().QueryRow(ctx, keysTakenSQL, claimArgs(t)...).Scan(&taken); err != nil {
+		return false, wrap(err, "claim transaction")
+	}
+	return !taken, nil
+}
 
-// FinishTransaction waits in pending for the ledger's next statement (at
-// the latest its commit): nothing the item does after it reads the row.
+// claimArgs are the arguments of claimLocksSQL and keysTakenSQL.
+func claimArgs(t *posgate.Transaction) []any {
+	return []any{t.POSSystemID, t.CompanyID, t.TransactionID, t.SessionID}
+}
+
+const (
+	// claimLocksSQL locks a transaction's keys until the transaction
+	// ends: $1 POS system, $2 company, $3 transaction id, $4 session ("":
+	// none).
+	claimLocksSQL = `SELECT pg_advisory_xact_lock(hashtextextended('transaction/' || $1::text || '/' || $2::text || '/' || $3::text, 0)),
+		CASE WHEN $4::text <> '' THEN pg_advisory_xact_lock(hashtextextended('session/' || $4::text, 0)) END`
+	// keysTakenSQL says whether a transaction holds those keys.
+	keysTakenSQL = `SELECT EXISTS (SELECT 1 FROM transactions WHERE pos_system_id = $1 AND company_id = $2 AND transaction_id = $3)
+		OR ($4::text <> '' AND EXISTS (SELECT 1 FROM transactions WHERE session_id = $4))`
+	// insertTransactionSQL inserts a claimed transaction whole.
+	insertTransactionSQL = `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
+		transaction_id, session_id, transaction_type, amount, transaction_date, original_transaction_id, request_hash, request, answer, created_at,
+		user_id, points_earned, stamps_earned, original_id)
+		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), $8, $9, $10, nullif($11, ''), $12, $13, $14, $15, nullif($16, ''), $17, $18, nullif($19, ''))`
+)
+
+// insertArgs are insertTransactionSQL's arguments for t.
+func insertArgs(t *posgate.Transaction) []any {
+	return []any{t.ID, t.POSSystemID, t.CompanyID, t.LocationID, t.TerminalID, t.TransactionID, t.SessionID, string(t.Type), int64(t.Amount),
+		t.Date, t.OriginalTransactionID, t.RequestHash, string(t.Request), string(t.Answer), t.CreatedAt,
+		t.UserID, t.PointsEarned, t.StampsEarned, t.OriginalID}
+}
+
+// writeClaimed inserts the claimed transaction as it stands, for a
+// statement that needs its row before FinishTransaction (a coupon's link
+// to it when the coupon was not read ahead); FinishTransaction then
+// updates it.
+func (l *ledger) writeClaimed(ctx context.Context) error {
+	t := l.claimed
+	if t == nil {
+		return nil
+	}
+	l.claimed = nil
+	l.deferChanging("insert transaction", 1, insertTransactionSQL, insertArgs(t)...)
+	l.pending = append(l.pending, l.afterInsert...)
+	l.afterInsert = nil
+	l.written = t.ID
+	return nil
+}
+
+// FinishTransaction inserts the claimed transaction whole, then the
+// statements that waited for its row (its coupons' links); they wait in
+// pending for the ledger's next statement (at the latest its commit):
+// nothing the item does after it reads the row.
 func (l *ledger) FinishTransaction(ctx context.Context, t *posgate.Transaction) error {
-	l.defer_("finish transaction", `UPDATE transactions SET user_id = nullif($1, ''), points_earned = $2, stamps_earned = $3,
+	if l.claimed != nil && l.claimed.ID == t.ID {
+		l.claimed = nil
+		l.deferChanging("insert transaction", 1, insertTransactionSQL, insertArgs(t)...)
+		l.pending = append(l.pending, l.afterInsert...)
+		l.afterInsert = nil
+		return nil
+	}
+	if l.written != t.ID {
+		return fmt.Errorf("postgres: finish transaction %s: not claimed by InsertTransaction", t.ID)
+	}
+	l.written = ""
+	l.deferChanging("finish transaction", 1, `UPDATE transactions SET user_id = nullif($1, ''), points_earned = $2, stamps_earned = $3,
 		original_id = nullif($4, ''), answer = $5 WHERE id = $6`,
 		t.UserID, t.PointsEarned, t.StampsEarned, t.OriginalID, string(t.Answer), t.ID)
 	return nil
 }
 
+// FindTransaction finds the claimed transaction too, as if its row were
+// in (a refund naming itself).
 func (l *ledger) FindTransaction(ctx context.Context, posSystemID, companyID, transactionID string) (*posgate.Transaction, error) {
+	if c := l.claimed; c != nil && c.POSSystemID == posSystemID && c.CompanyID == companyID && c.TransactionID == transactionID {
+		t := *c
+		return &t, nil
+	}
 	return findTransaction(ctx, l.q(), posSystemID, companyID, transactionID)
 }
 
 func (l *ledger) FindTransactionBySession(ctx context.Context, sessionID string) (*posgate.Transaction, error) {
+	if c := l.claimed; c != nil && sessionID != "" && c.SessionID == sessionID {
+		t := *c
+		return &t, nil
+	}
 	return findBySession(ctx, l.q(), sessionID)
 }
 
@@ -527,8 +630,18 @@ func (l *ledger) RedeemCoupon(ctx context.Context, c *posgate.Coupon, transactio
 		if c.Status != posgate.CouponIssued || (c.AvailableUntil != nil && c.AvailableUntil.Before(now)) {
 			return false, nil
 		}
+		if c := l.claimed; c != nil && c.ID == transactionID {
+			// The link references the row FinishTransaction inserts.
+			l.afterInsert = append(l.afterInsert, pendingStmt{op: "redeem coupon", sql: redeemCouponSQL, args: args, want: 1})
+			return true, nil
+		}
 		l.deferChanging("redeem coupon", 1, redeemCouponSQL, args...)
 		return true, nil
+	}
+	if c := l.claimed; c != nil && c.ID == transactionID {
+		if err := l.writeClaimed(ctx); err != nil {
+			return false, err
+		}
 	}
 	n, err := l.exec(ctx, "redeem coupon", redeemCouponSQL, args...)
 	return err == nil && n == 1, err
