@@ -53,7 +53,7 @@ func procStat(pid int) ([]string, error) {
 		return nil, errors.New("malformed /proc/<pid>/stat")
 	}
 	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
+	if len(f) < 15 {
 		return nil, errors.New("malformed /proc/<pid>/stat")
 	}
 	return f, nil
@@ -66,16 +66,20 @@ func statCPU(f []string) time.Duration {
 	return time.Duration(utime+stime) * time.Second / clockTicks
 }
 
-// cpuTime is the CPU time the server's processes have used so far
-// (processes that ended take theirs with them: the rows' connections stay
-// open while they are measured).
+// cpuTime is the CPU time the server's processes have used so far: the
+// postmaster's, its children's that ended (autovacuum's workers, closed
+// connections) and those that run.
 func (s *dbServer) cpuTime() time.Duration {
 	if s == nil {
 		return 0
 	}
 	var total time.Duration
 	if f, err := procStat(s.postmaster); err == nil {
-		total += statCPU(f)
+		// Its own time, and that of its children that ended (which it
+		// waited for): cutime and cstime, fields 16 and 17.
+		cutime, _ := strconv.ParseInt(f[13], 10, 64)
+		cstime, _ := strconv.ParseInt(f[14], 10, 64)
+		total += statCPU(f) + time.Duration(cutime+cstime)*time.Second/clockTicks
 	}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {

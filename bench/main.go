@@ -122,7 +122,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.outDir, "out", "bench/out", "directory for the profiles of -profile")
 	fs.StringVar(&o.doc, "doc", "docs/performance.md", "markdown file to write the results into ('' for none)")
 	fs.StringVar(&o.jsonPath, "json", "", "also write the rows as a JSON array to this file (row, store, rps, p99Millis, cpuMicrosPerRequest, dbCpuMicrosPerRequest, floorRps, ratioToFloor…)")
-	fs.StringVar(&o.floorDriver, "floor-driver", "sqlite", "database/sql driver of the SQLite floors: sqlite (modernc, posgate's) or sqlite3 (the C driver github.com/mattn/go-sqlite3, in a bench built with -tags cgosqlite)")
+	fs.StringVar(&o.floorDriver, "floor-driver", "sqlite", "database/sql driver of the SQLite floors: sqlite (modernc, posgate's), or another registered in the bench binary (docs/decisions.md, \"SQLite driver\", says how the C driver was measured)")
 	serveArgs := fs.String("serve-args", "", "extra flags for posgate serve, space-separated (e.g. '--cache-ttl 0' to compare)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (databases, wrk scripts, posgate logs)")
 	fs.BoolVar(&o.pin, "pin", false, "run posgate, the baseline and a PostgreSQL server on this machine on the first half of the CPUs, wrk and the bench on the rest (taskset), so that the load generator does not share the server's cores")

@@ -553,7 +553,7 @@ const maxSaleGroup = 32
 // pragmas are then set on each connection as it opens.
 func openFloorSQLite(ctx context.Context, driver, dsn string) (*sql.DB, error) {
 	if !slices.Contains(sql.Drivers(), driver) {
-		return nil, fmt.Errorf("no SQLite driver %q in this build (drivers: %v; the C driver needs -tags cgosqlite)", driver, sql.Drivers())
+		return nil, fmt.Errorf("no SQLite driver %q in this build (drivers: %v)", driver, sql.Drivers())
 	}
 	if driver == "sqlite" {
 		return sql.Open(driver, dsn)
