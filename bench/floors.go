@@ -119,9 +119,10 @@ var readFloors = map[string]readFloor{
 		// their count.
 		sql: map[string]floorSQL{
 			"page": {
-				sqlite: `SELECT c.*, (SELECT count(*) FROM coupons a WHERE ` + activeFloorSQLite + `) FROM coupons c
+				sqlite: `SELECT c.*, (SELECT count(*) FROM coupons a INDEXED BY coupons_active WHERE ` + activeFloorSQLite + `) FROM coupons c
 					WHERE c.pos_system_id = $1 AND c.company_id = $2 AND c.code_norm IN
-					(SELECT a.code_norm FROM coupons a WHERE ` + activeFloorSQLite + ` ORDER BY a.code_norm LIMIT 50) ORDER BY c.code_norm`,
+					(SELECT a.code_norm FROM coupons a INDEXED BY coupons_active WHERE ` + activeFloorSQLite + ` ORDER BY a.code_norm LIMIT 50)
+					ORDER BY c.code_norm`,
 				postgres: `SELECT c.*, (SELECT count(*) FROM coupons a WHERE ` + activeFloorPostgres + `) FROM coupons c
 					WHERE c.pos_system_id = $1 AND c.company_id = $2 AND c.code_norm IN
 					(SELECT a.code_norm FROM coupons a WHERE ` + activeFloorPostgres + ` ORDER BY a.code_norm LIMIT 50) ORDER BY c.code_norm`,
@@ -149,13 +150,9 @@ const (
 // says which), up to a page and one.
 var couponSearchFloor = readFloor{
 	sql: map[string]floorSQL{
-		"code": {sql: `SELECT * FROM coupons WHERE pos_system_id = $1 AND company_id = $2 AND code_norm = $3`},
-		"email": {sql: `SELECT * FROM coupons WHERE pos_system_id = $1 AND company_id = $2 AND email_norm = $3
-			UNION SELECT c.* FROM loyalty_users u JOIN coupons c ON c.pos_system_id = u.pos_system_id AND c.company_id = u.company_id
-				AND c.user_id = u.user_id WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.email_norm = $3 LIMIT 51`},
-		"phone": {sql: `SELECT * FROM coupons WHERE pos_system_id = $1 AND company_id = $2 AND phone_digits = $3
-			UNION SELECT c.* FROM loyalty_users u JOIN coupons c ON c.pos_system_id = u.pos_system_id AND c.company_id = u.company_id
-				AND c.user_id = u.user_id WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.phone_digits = $3 LIMIT 51`},
+		"code":  {sql: `SELECT * FROM coupons WHERE pos_system_id = $1 AND company_id = $2 AND code_norm = $3`},
+		"email": {sql: couponsOfSQL("email_norm", ""), sqlite: couponsOfSQL("email_norm", "sqlite")},
+		"phone": {sql: couponsOfSQL("phone_digits", ""), sqlite: couponsOfSQL("phone_digits", "sqlite")},
 	},
 	calls: func(t tenant, _ string, k []string) []floorCall {
 		v := k[1]
@@ -169,6 +166,24 @@ var couponSearchFloor = readFloor{
 		}
 		return []floorCall{{k[0], []any{t.pos, t.company, v}}}
 	},
+}
+
+// couponsOfSQL is the coupon search's statement by e-mail or phone
+// (column): the coupons that hold it and the coupons of the users who
+// have it. On SQLite, the indexes and the join's order are named, as
+// posgate's statement names them: left to itself, the planner walks the
+// company's coupons for the join.
+func couponsOfSQL(column, kind string) string {
+	index := map[string]string{"email_norm": "email", "phone_digits": "phone"}[column]
+	if kind == "sqlite" {
+		return `SELECT * FROM coupons INDEXED BY coupons_by_` + index + ` WHERE pos_system_id = $1 AND company_id = $2 AND ` + column + ` = $3
+			UNION SELECT c.* FROM loyalty_users u INDEXED BY loyalty_users_by_` + index + `
+				CROSS JOIN coupons c INDEXED BY coupons_by_user ON c.pos_system_id = u.pos_system_id AND c.company_id = u.company_id AND c.user_id = u.user_id
+				WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.` + column + ` = $3 LIMIT 51`
+	}
+	return `SELECT * FROM coupons WHERE pos_system_id = $1 AND company_id = $2 AND ` + column + ` = $3
+		UNION SELECT c.* FROM loyalty_users u JOIN coupons c ON c.pos_system_id = u.pos_system_id AND c.company_id = u.company_id
+			AND c.user_id = u.user_id WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.` + column + ` = $3 LIMIT 51`
 }
 
 // floorNow is the current time as a store compares it: SQLite's stored

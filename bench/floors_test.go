@@ -111,3 +111,67 @@ func TestReadFloorsFindTheRowsData(t *testing.T) {
 		}
 	}
 }
+
+// TestSaleFloorRecordsEverySale runs the SQLite sale floor over the sales
+// the plan reserves for it, grouped as the sale row's floor and as the
+// replay's: every sale is recorded, its coupon redeemed once, its
+// customer credited.
+func TestSaleFloorRecordsEverySale(t *testing.T) {
+	e := floorEnv(t, 10000)
+	ctx := context.Background()
+	if _, _, err := txPlan(e); err != nil {
+		t.Fatal(err)
+	}
+	keys := e.Keys["floor"]
+	if len(keys) < batchItems+200 {
+		t.Fatalf("%d sales reserved for the floors", len(keys))
+	}
+	var sales []*floorSale
+	for j, k := range keys[:batchItems+200] {
+		sales = append(sales, &floorSale{i: j, loc: k[0], term: k[1], user: k[2], code: k[3]})
+	}
+	redeemedBefore := countRedeemed(t, e.DSN)
+	// In the benchmark's order: the sale's floor, then the replay's.
+	for _, run := range []struct {
+		sales          []*floorSale
+		clients, group int
+	}{{sales[batchItems:], 16, maxSaleGroup}, {sales[:batchItems], batchItems, batchItems}} {
+		out, err := saleFloor(ctx, "sqlite", e.DSN, e.Data.POSSystem, e.Data.Company, run.sales, run.clients, run.group)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Failed != 0 || out.Sales != int64(len(run.sales)) {
+			t.Fatalf("%d of %d sales failed", out.Failed, out.Sales)
+		}
+	}
+	db, err := sql.Open("sqlite", sqlite.ReadDSN(e.DSN))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var recorded, linked, redeemed int
+	if err := db.QueryRow(`SELECT (SELECT count(*) FROM transactions WHERE transaction_id LIKE 'FL%'),
+		(SELECT count(*) FROM transaction_coupons tc JOIN transactions t ON t.id = tc.txn_id WHERE t.transaction_id LIKE 'FL%'),
+		(SELECT count(*) FROM coupons WHERE status = 'Redeemed')`).Scan(&recorded, &linked, &redeemed); err != nil {
+		t.Fatal(err)
+	}
+	redeemed -= redeemedBefore
+	if n := len(sales); recorded != n || linked != n || redeemed != n {
+		t.Errorf("%d sales: %d recorded, %d linked, %d coupons redeemed", n, recorded, linked, redeemed)
+	}
+}
+
+// countRedeemed counts the Redeemed coupons of the SQLite file at dsn.
+func countRedeemed(t *testing.T, dsn string) int {
+	t.Helper()
+	db, err := sql.Open("sqlite", sqlite.ReadDSN(dsn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT count(*) FROM coupons WHERE status = 'Redeemed'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

@@ -109,8 +109,9 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?)`
 )
 
-// floorSession is the session id of floor sale i (no posgate row's).
-func floorSession(i int) string { return fmt.Sprintf("00000000-0000-4000-9000-%012d", i) }
+// floorSession is the session id of floor sale i, of a format no
+// posgate row uses (txSessionFormat, whSessionFormat, the paced row's).
+func floorSession(i int) string { return fmt.Sprintf("00000000-0000-4000-b000-%012d", i) }
 
 // floorRequest is floor sale i's request body, as a POS sends it.
 func floorRequest(s *floorSale, date string) string {
@@ -134,10 +135,19 @@ func runSaleFloorProgram(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
-	db, err := openFloorSQLite(ctx, driver, sqlite.WriteDSN(dsn))
+	out, err := saleFloor(context.Background(), driver, dsn, pos, company, sales, clients, group)
 	if err != nil {
 		return err
+	}
+	return json.NewEncoder(os.Stdout).Encode(out)
+}
+
+// saleFloor records sales with clients clients and up to group sales per
+// commit, and says how fast and at what CPU.
+func saleFloor(ctx context.Context, driver, dsn, pos, company string, sales []*floorSale, clients, group int) (*saleFloorOut, error) {
+	db, err := openFloorSQLite(ctx, driver, sqlite.WriteDSN(dsn))
+	if err != nil {
+		return nil, err
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
@@ -145,10 +155,11 @@ func runSaleFloorProgram(args []string) error {
 	stmts := make([]*sql.Stmt, 4)
 	for i, q := range []string{floorRedeemSQL, floorBalanceSQL, floorInsertSQL, floorLinkSQL} {
 		if stmts[i], err = db.PrepareContext(ctx, q); err != nil {
-			return fmt.Errorf("prepare: %w", err)
+			return nil, fmt.Errorf("prepare: %w", err)
 		}
 	}
 	queue := make(chan *floorSale, clients)
+	defer close(queue)
 	go floorWriter(ctx, db, stmts, pos, company, group, queue)
 
 	var next, failed atomic.Int64
@@ -179,14 +190,14 @@ func runSaleFloorProgram(args []string) error {
 		}()
 	}
 	wg.Wait()
-	out := saleFloorOut{Sales: int64(len(sales)), Seconds: time.Since(t0).Seconds(), CPU: selfCPU() - cpu0, Failed: failed.Load()}
+	out := &saleFloorOut{Sales: int64(len(sales)), Seconds: time.Since(t0).Seconds(), CPU: selfCPU() - cpu0, Failed: failed.Load()}
 	var all []time.Duration
 	for _, l := range lat {
 		all = append(all, l...)
 	}
 	slices.Sort(all)
 	out.P99 = quantile(all, 0.99)
-	return json.NewEncoder(os.Stdout).Encode(out)
+	return out, nil
 }
 
 // floorWriter is the floor's one writer: a group of waiting sales per
