@@ -117,14 +117,16 @@ var (
 		WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.user_id = $3 FOR UPDATE`
 )
 
-// insertReadingAhead claims the transaction t of it (InsertTransaction)
-// and reads its program, its coupons and its card's customer after it, in
-// one round trip with the statements pending.
+// insertReadingAhead claims the transaction t of it (InsertTransaction:
+// pessimistically, by inserting it) and reads its program, its coupons and
+// its card's customer after it, in one round trip with the statements
+// pending.
 func (l *ledger) insertReadingAhead(ctx context.Context, it *posgate.TransactionInput, t *posgate.Transaction) (bool, error) {
 	b := &pgx.Batch{}
 	l.queuePending(b)
-	b.Queue(claimLocksSQL, claimArgs(t)...)
-	b.Queue(keysTakenSQL, claimArgs(t)...)
+	if l.pessimistic {
+		b.Queue(insertFirstSQL, insertFirstArgs(t)...)
+	}
 	b.Queue(findProgramSQL, it.POSSystemID, it.CompanyID)
 	var codes []string
 	for _, code := range it.CouponCodes {
@@ -139,14 +141,13 @@ func (l *ledger) insertReadingAhead(ctx context.Context, it *posgate.Transaction
 	}
 	br := l.tx.SendBatch(ctx, b)
 	err := l.readPending(br)
-	var taken bool
-	if err == nil {
-		if _, err = br.Exec(); err == nil {
-			err = br.QueryRow().Scan(&taken)
+	taken := false
+	if err == nil && l.pessimistic {
+		var tag pgconn.CommandTag
+		if tag, err = br.Exec(); err != nil {
+			err = wrap(err, "insert transaction")
 		}
-		if err != nil {
-			err = wrap(err, "claim transaction")
-		}
+		taken = tag.RowsAffected() != 1
 	}
 	r := readAhead{pos: it.POSSystemID, company: it.CompanyID}
 	if err == nil {

@@ -118,15 +118,20 @@ func retryable(err error) bool {
 // BEGIN and COMMIT travel with its first and last statements (see
 // ledgerpipe.go); inside Atomic it is a savepoint of Atomic's.
 func (db *DB) inLedger(ctx context.Context, op string, fn func(l *ledger) error) error {
+	pessimistic := false
 	for attempt := 0; ; attempt++ {
 		var l *ledger
 		var err error
+		apply := func(l *ledger) error {
+			l.pessimistic = pessimistic
+			return fn(l)
+		}
 		if outer, ok := db.q(ctx).(pgx.Tx); !ok {
-			l, err = db.pipelined(ctx, fn)
+			l, err = db.pipelined(ctx, apply)
 		} else {
 			err = pgx.BeginFunc(ctx, outer, func(tx pgx.Tx) error {
 				l = &ledger{db: db, tx: tx}
-				if err := fn(l); err != nil {
+				if err := apply(l); err != nil {
 					return err
 				}
 				return l.send(ctx, false)
@@ -134,6 +139,12 @@ func (db *DB) inLedger(ctx context.Context, op string, fn func(l *ledger) error)
 		}
 		if err == nil && l.emitted {
 			db.outbox.Notify()
+		}
+		if !pessimistic && keyTaken(err) {
+			// An optimistic claim met a taken key (see InsertTransaction):
+			// nothing was written; apply the items again, pessimistically.
+			pessimistic = true
+			continue
 		}
 		if err == nil || !retryable(err) || attempt == 4 {
 			if err != nil && posgate.ErrorCode(err) == posgate.EINTERNAL {
@@ -304,6 +315,9 @@ type ledger struct {
 	claimed     *posgate.Transaction
 	afterInsert []pendingStmt
 	written     string
+	// pessimistic makes InsertTransaction insert the row first, taken
+	// keys answered as duplicates (see InsertTransaction).
+	pessimistic bool
 }
 
 func (l *ledger) Now() time.Time { return posgate.Timestamp(l.db.now()) }
@@ -363,69 +377,70 @@ func (l *ledger) LoyaltyProgram(ctx context.Context, posSystemID, companyID stri
 	return posgate.ProgramInForce(posSystemID, companyID, p, err)
 }
 
-// InsertTransaction claims t's keys without writing its row: it takes a
-// lock on each key (a transaction-scoped advisory lock on the hash of its
-// company's transaction id, and of its session), then looks whether a
-// committed transaction holds either. Every writer of transactions claims
-// so before it inserts, so a claimed key stays free until this
-// transaction ends, and FinishTransaction inserts the row whole, with its
-// answer: one row write per sale. Inserting the row first (ON CONFLICT DO
-// NOTHING) and updating it with its answer at the end wrote every sale's
-// row twice, a non-HOT update that added a tuple and an entry in each of
-// the table's six indexes. The lookup is a statement of its own after the
-// locks, so that its snapshot sees a transaction that held a lock this
-// one waited for.
+// InsertTransaction claims t's keys without writing its row, and
+// FinishTransaction inserts the row whole, with its answer, at the end:
+// one row write per sale. Inserting the row first (ON CONFLICT DO NOTHING)
+// and updating it with its answer at the end wrote every sale's row twice,
+// a non-HOT update that added a tuple and an entry in each of the table's
+// six indexes. The claim is optimistic: nothing is read or written for it,
+// and a key that turns out to be taken fails the final insert with a
+// unique violation, which rolls the whole transaction back (every write
+// of the item waits in pending until then); inLedger then applies the
+// items again pessimistically (l.pessimistic), each row inserted first,
+// where a taken key is answered as a duplicate.
 func (l *ledger) InsertTransaction(ctx context.Context, t *posgate.Transaction) (bool, error) {
 	it := l.ahead
 	l.ahead, l.read = nil, readAhead{}
 	l.unlock()
-	l.claimed, l.afterInsert = nil, nil
-	var free bool
+	l.claimed, l.afterInsert, l.written = nil, nil, ""
+	var inserted bool
 	var err error
 	if it != nil && it.ID == t.ID {
-		free, err = l.insertReadingAhead(ctx, it, t)
+		inserted, err = l.insertReadingAhead(ctx, it, t)
+	} else if l.pessimistic {
+		var n int64
+		n, err = l.exec(ctx, "insert transaction", insertFirstSQL, insertFirstArgs(t)...)
+		inserted = n == 1
 	} else {
-		free, err = l.claim(ctx, t)
+		inserted = true
 	}
-	if err != nil || !free {
+	if err != nil || !inserted {
 		return false, err
 	}
-	l.claimed = t
+	if l.pessimistic {
+		l.written = t.ID
+	} else {
+		l.claimed = t
+	}
 	return true, nil
 }
 
-// claim takes t's key locks and answers whether its keys are free.
-func (l *ledger) claim(ctx context.Context, t *posgate.Transaction) (bool, error) {
-	if _, err := l.exec(ctx, "claim transaction", claimLocksSQL, claimArgs(t)...); err != nil {
-		return false, err
-	}
-	var taken bool
-	if err := l.q().QueryRow(ctx, keysTakenSQL, claimArgs(t)...).Scan(&taken); err != nil {
-		return false, wrap(err, "claim transaction")
-	}
-	return !taken, nil
-}
-
-// claimArgs are the arguments of claimLocksSQL and keysTakenSQL.
-func claimArgs(t *posgate.Transaction) []any {
-	return []any{t.POSSystemID, t.CompanyID, t.TransactionID, t.SessionID}
-}
-
 const (
-	// claimLocksSQL locks a transaction's keys until the transaction
-	// ends: $1 POS system, $2 company, $3 transaction id, $4 session ("":
-	// none).
-	claimLocksSQL = `SELECT pg_advisory_xact_lock(hashtextextended('transaction/' || $1::text || '/' || $2::text || '/' || $3::text, 0)),
-		CASE WHEN $4::text <> '' THEN pg_advisory_xact_lock(hashtextextended('session/' || $4::text, 0)) END`
-	// keysTakenSQL says whether a transaction holds those keys.
-	keysTakenSQL = `SELECT EXISTS (SELECT 1 FROM transactions WHERE pos_system_id = $1 AND company_id = $2 AND transaction_id = $3)
-		OR ($4::text <> '' AND EXISTS (SELECT 1 FROM transactions WHERE session_id = $4))`
-	// insertTransactionSQL inserts a claimed transaction whole.
+	// insertTransactionSQL inserts a claimed transaction whole; a taken key
+	// fails it (see InsertTransaction).
 	insertTransactionSQL = `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
 		transaction_id, session_id, transaction_type, amount, transaction_date, original_transaction_id, request_hash, request, answer, created_at,
 		user_id, points_earned, stamps_earned, original_id)
 		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), $8, $9, $10, nullif($11, ''), $12, $13, $14, $15, nullif($16, ''), $17, $18, nullif($19, ''))`
+	// insertFirstSQL inserts a transaction with an empty answer unless its
+	// keys are taken (the pessimistic claim).
+	insertFirstSQL = `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
+		transaction_id, session_id, transaction_type, amount, transaction_date, original_transaction_id, request_hash, request, answer, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), $8, $9, $10, nullif($11, ''), $12, $13, $14, $15) ON CONFLICT DO NOTHING`
 )
+
+// insertFirstArgs are insertFirstSQL's arguments for t.
+func insertFirstArgs(t *posgate.Transaction) []any {
+	return []any{t.ID, t.POSSystemID, t.CompanyID, t.LocationID, t.TerminalID, t.TransactionID, t.SessionID, string(t.Type), int64(t.Amount),
+		t.Date, t.OriginalTransactionID, t.RequestHash, string(t.Request), string(t.Answer), t.CreatedAt}
+}
+
+// keyTaken reports whether err is the unique violation of a transaction's
+// keys that an optimistic claim meets at its insert.
+func keyTaken(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.TableName == "transactions"
+}
 
 // insertArgs are insertTransactionSQL's arguments for t.
 func insertArgs(t *posgate.Transaction) []any {
