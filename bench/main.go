@@ -2,7 +2,9 @@
 // posgate, generates its data set, starts it on SQLite (and on PostgreSQL
 // when a DSN is given), drives every endpoint with wrk on loopback with
 // fixed settings beside a bare net/http baseline measured in the same run,
-// checks each row's target (scenarios.go) and writes docs/performance.md.
+// measures right after each row its floor (the same work done bare:
+// floors.go, salefloor.go), checks each row's target (scenarios.go) and
+// writes docs/performance.md (and, with -json, the rows as JSON).
 //
 //	go run ./bench                                  # 2 threads, 64 connections, 10 s per row
 //	go run ./bench -duration 2s -warmup 0 -doc ''   # a smoke run that writes no doc
