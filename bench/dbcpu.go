@@ -68,7 +68,9 @@ func statCPU(f []string) time.Duration {
 
 // cpuTime is the CPU time the server's processes have used so far: the
 // postmaster's, its children's that ended (autovacuum's workers, closed
-// connections) and those that run.
+// connections) and those that run. A child that ended but was not reaped
+// yet counts in neither, so a difference over a short row may come out
+// a little low (the rows count it as at least 0).
 func (s *dbServer) cpuTime() time.Duration {
 	if s == nil {
 		return 0

@@ -213,7 +213,7 @@ func runReadFloor(ctx context.Context, o *options, e *env, name string, keys [][
 		return nil, err
 	}
 	f := &floorResult{RPS: r.RPS, P99: r.P99, Requests: r.Requests, Errors: r.errors(),
-		CPU: perRequest(cpu1-cpu0, r.Requests), DBCPU: perRequest(e.db.cpuTime()-db0, r.Requests),
+		CPU: perRequest(cpu1-cpu0, r.Requests), DBCPU: perRequest(max(0, e.db.cpuTime()-db0), r.Requests),
 		What: "bare net/http + the row's statements (bench/floors.go)"}
 	if e.Kind == "sqlite" && o.floorDriver != "sqlite" {
 		f.What += ", driver " + o.floorDriver

@@ -450,7 +450,7 @@ func runPgbenchSaleFloor(ctx context.Context, o *options, e *env, name string, f
 	cmd.Env = append(cleanEnv(), "PGOPTIONS="+options)
 	db0 := e.db.cpuTime()
 	out, err := cmd.CombinedOutput()
-	dbCPU := e.db.cpuTime() - db0
+	dbCPU := max(0, e.db.cpuTime()-db0)
 	if err != nil {
 		return nil, fmt.Errorf("pgbench: %w: %s", err, tail(out, 600))
 	}

@@ -157,7 +157,7 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 		}
 		if cpu1, err := p.cpuTime(); err == nil {
 			r.CPUPerReq = perRequest(cpu1-cpu0, r.Requests)
-			r.DBCPUPerReq = perRequest(e.db.cpuTime()-db0, r.Requests)
+			r.DBCPUPerReq = perRequest(max(0, e.db.cpuTime()-db0), r.Requests)
 		}
 		r.PeakRSSKB, _ = p.peakRSSKB()
 		measureFloor(ctx, o, e, sc, r, nil, o.load)
@@ -284,7 +284,7 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 		var cpu1 time.Duration
 		if cpu1, err = p.cpuTime(); err == nil {
 			r.CPUPerReq = perRequest(cpu1-cpu0, r.Requests)
-			r.DBCPUPerReq = perRequest(e.db.cpuTime()-db0, r.Requests)
+			r.DBCPUPerReq = perRequest(max(0, e.db.cpuTime()-db0), r.Requests)
 		}
 	}
 	if perr := <-profErr; err == nil && perr != nil {
