@@ -522,8 +522,9 @@ func libpqDSN(dsn string) (string, string, error) {
 }
 
 // pgFloorClients is the sale floor's pgbench clients on PostgreSQL: as
-// many as posgate's database connections (pgx's pool).
-const pgFloorClients = 4
+// many as posgate's database connections (pgx's pool's default: 4, or the
+// CPUs when more).
+func pgFloorClients() int { return max(4, runtime.NumCPU()) }
 
 // runSaleFloor measures the floor of the sale row (conns clients) or of
 // the replay (one of its batches) on the row's store, over the plan's
@@ -548,7 +549,7 @@ func runSaleFloor(ctx context.Context, o *options, e *env, row string, conns int
 	if row == "transactionBatch" {
 		clients = 1
 	} else {
-		clients = pgFloorClients
+		clients = pgFloorClients()
 	}
 	return runPgbenchSaleFloor(ctx, o, e, row, first, keys, clients)
 }
