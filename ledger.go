@@ -33,11 +33,12 @@ type LedgerTx interface {
 	// InsertTransaction claims t's keys, its company's transaction id and
 	// its session, unless one is taken: inserted is false then, and
 	// nothing is written. Once claimed, no other transaction can take the
-	// keys, and FindTransaction finds t. The store writes the row here
-	// (with an empty answer; PostgreSQL, where the unique keys decide) or
-	// only in FinishTransaction (SQLite, where its one writer's lock
-	// holds the keys: one row write per sale instead of an insert and an
-	// update, about 9 % less CPU per sale in BenchmarkSales).
+	// keys, and FindTransaction finds t. The store may write the row
+	// here (with an empty answer) or only in FinishTransaction, as both
+	// do (one row write per sale instead of an insert and an update):
+	// SQLite's one writer's lock holds the keys; PostgreSQL's claim is
+	// optimistic, a taken key failing the final insert, and applies the
+	// items again with the row inserted first.
 	InsertTransaction(ctx context.Context, t *Transaction) (inserted bool, err error)
 	// FinishTransaction stores the claimed t with its user, points,
 	// stamps, original and answer. The ledger calls it last for t, after

@@ -137,6 +137,7 @@ func runOverloadBaseline(ctx context.Context, o *options) (*result, error) {
 	r.Note = fmt.Sprintf("wrk: all answers p50 %s p99 %s; probe (%d connections): %d answered (p50 %s, p99 %s, max %s)",
 		fmtDur(r.P50), fmtDur(r.P99), overloadProbes, n, fmtDur(quantile(t.ok, 0.5)), fmtDur(quantile(t.ok, 0.99)), fmtDur(quantile(t.ok, 1)))
 	r.P50, r.P99 = quantile(t.ok, 0.5), quantile(t.ok, 0.99)
+	r.ShedP99 = r.P99 // the bare server sheds nothing: its answers are the 503s' bar too
 	r.Scenario, r.Store = "baseline (net/http JSON hello-world)", "-"
 	return r, nil
 }

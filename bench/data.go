@@ -52,6 +52,9 @@ type env struct {
 	// share of another row's rate).
 	Conns int
 	Rates map[string]float64
+	// db is the PostgreSQL server whose CPU time the rows count (nil on
+	// SQLite, which runs inside posgate).
+	db *dbServer
 }
 
 // dataset is the tenancy data every run loads: one POS system with one

@@ -2,7 +2,9 @@
 // posgate, generates its data set, starts it on SQLite (and on PostgreSQL
 // when a DSN is given), drives every endpoint with wrk on loopback with
 // fixed settings beside a bare net/http baseline measured in the same run,
-// checks each row's target (scenarios.go) and writes docs/performance.md.
+// measures right after each row its floor (the same work done bare:
+// floors.go, salefloor.go), checks each row's target (scenarios.go) and
+// writes docs/performance.md (and, with -json, the rows as JSON).
 //
 //	go run ./bench                                  # 2 threads, 64 connections, 10 s per row
 //	go run ./bench -duration 2s -warmup 0 -doc ''   # a smoke run that writes no doc
@@ -29,15 +31,18 @@ import (
 
 // options are the command's flags.
 type options struct {
-	load        load
-	warmup      time.Duration
-	rows        int
-	postgres    string
-	stores      []string
-	only        []string
-	profile     bool
-	outDir      string
-	doc         string
+	load     load
+	warmup   time.Duration
+	rows     int
+	postgres string
+	stores   []string
+	only     []string
+	profile  bool
+	outDir   string
+	doc      string
+	jsonPath string
+	// floorDriver is the database/sql driver of the SQLite floors.
+	floorDriver string
 	keep        bool
 	serveArgs   []string
 	workDir     string
@@ -59,6 +64,20 @@ func main() {
 	if len(os.Args) == 3 && os.Args[1] == baselineFlag {
 		if err := serveBaseline(os.Args[2]); err != nil {
 			fmt.Fprintln(os.Stderr, "baseline:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) == 8 && os.Args[1] == floorFlag {
+		if err := serveFloor(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if len(os.Args) == 9 && os.Args[1] == saleFloorFlag {
+		if err := runSaleFloorProgram(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "sale floor:", err)
 			os.Exit(1)
 		}
 		return
@@ -104,6 +123,8 @@ func parseFlags(args []string) (*options, error) {
 	fs.BoolVar(&o.profile, "profile", false, "capture CPU and allocation profiles of every row from posgate's private pprof listener")
 	fs.StringVar(&o.outDir, "out", "bench/out", "directory for the profiles of -profile")
 	fs.StringVar(&o.doc, "doc", "docs/performance.md", "markdown file to write the results into ('' for none)")
+	fs.StringVar(&o.jsonPath, "json", "", "also write the rows as a JSON array to this file (row, store, rps, p99Millis, cpuMicrosPerRequest, dbCpuMicrosPerRequest, floorRps, ratioToFloor…)")
+	fs.StringVar(&o.floorDriver, "floor-driver", "sqlite", "database/sql driver of the SQLite floors: sqlite (modernc, posgate's), or another registered in the bench binary (docs/decisions.md, \"SQLite driver\", says how the C driver was measured)")
 	serveArgs := fs.String("serve-args", "", "extra flags for posgate serve, space-separated (e.g. '--cache-ttl 0' to compare)")
 	fs.BoolVar(&o.keep, "keep", false, "keep the work directory (databases, wrk scripts, posgate logs)")
 	fs.BoolVar(&o.pin, "pin", false, "run posgate, the baseline and a PostgreSQL server on this machine on the first half of the CPUs, wrk and the bench on the rest (taskset), so that the load generator does not share the server's cores")
@@ -274,6 +295,12 @@ func run(ctx context.Context, args []string) error {
 			return err
 		}
 		logf("wrote %s", path)
+	}
+	if o.jsonPath != "" {
+		if err := rep.writeJSON(o.jsonPath); err != nil {
+			return err
+		}
+		logf("wrote %s", o.jsonPath)
 	}
 	if n := rep.failures(); n > 0 {
 		logf("%d row(s) missed a target or failed a check", n)

@@ -67,6 +67,7 @@ func runOverload(ctx context.Context, e *env) (*result, error) {
 	r.Socket += p.timeouts + p.socketErrs
 	r.RPS = float64(r.Requests-shedByWrk-int64(len(p.shed))-p.other) / r.Duration.Seconds()
 	r.P50, r.P99 = quantile(p.ok, 0.5), quantile(p.ok, 0.99)
+	r.ShedP99 = quantile(p.shed, 0.99)
 	r.Note = fmt.Sprintf("wrk: %d answers, %d of them not 2xx (the 503s), all answers p50 %s p99 %s, %d socket errors/timeouts (5 s); "+
 		"probe (%d connections): %d answered 200 (p50 %s, p99 %s, max %s), %d shed with 503 (p50 %s, p99 %s, max %s), %d other, %d timeouts (2 s), %d socket errors",
 		r.Requests-int64(len(p.ok)+len(p.shed))-p.other, shedByWrk, fmtDur(wrkP50), fmtDur(wrkP99), r.Socket-p.timeouts-p.socketErrs,

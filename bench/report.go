@@ -167,6 +167,7 @@ func (rep *report) finish() {
 				r.Failed = append(r.Failed, fmt.Sprintf("p99 %s > %g × the baseline's %s = %s", fmtDur(r.P99), t.maxP99Baseline, fmtDur(b), fmtDur(bound)))
 			}
 		}
+		rep.checkFloor(r)
 		if t.zeroErrors && r.errors() > 0 {
 			r.Failed = append(r.Failed, fmt.Sprintf("%d errors", r.errors()))
 		}
@@ -219,6 +220,21 @@ func (t target) describe() string {
 	}
 	if t.maxDuration > 0 {
 		parts = append(parts, "≤ "+fmtDur(t.maxDuration))
+	}
+	if t.maxShedP99Baseline > 0 {
+		parts = append(parts, fmt.Sprintf("503s' p99 ≤ %g× baseline's", t.maxShedP99Baseline))
+	}
+	if t.minFloorRatio > 0 {
+		parts = append(parts, fmt.Sprintf("≥ %.2g× floor", t.minFloorRatio))
+	}
+	if t.maxFloorCPU > 0 {
+		parts = append(parts, fmt.Sprintf("CPU ≤ %g× floor's", t.maxFloorCPU))
+	}
+	if t.maxOwnCPU > 0 {
+		parts = append(parts, "posgate's CPU outside the database ≤ "+fmtDur(t.maxOwnCPU))
+	}
+	if t.minRowRatio > 0 {
+		parts = append(parts, fmt.Sprintf("≥ %.2g× %s", t.minRowRatio, t.ofRow))
 	}
 	if !t.anyRSS {
 		parts = append(parts, fmt.Sprintf("RSS ≤ %d MB", t.rssKB()>>10))
@@ -275,22 +291,23 @@ func (rep *report) markdown() string {
 	}
 	b.WriteString("- CPU/req is the server process's CPU time (user + system) per answered request: the figure that depends least on the rest of the machine.\n")
 	b.WriteString("- \"In posgate's handlers\" is posgate's own histogram of the row's requests (`--metrics-listen`, buckets 0.5, 1, 2.5, 5, 10, 25 ms, …): the time from a request's arrival at its handler to the answer, without reading the request, writing a small answer, or waiting for a CPU. wrk's p99 minus it is time spent outside posgate's code.\n")
-	b.WriteString("\n| endpoint | store | conns | req/s | × baseline | p50 | p99 | errors | CPU/req | peak RSS | target | met | notes |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n")
+	b.WriteString("- Floor: each row's floor measured right after it in the same run (bench/floors.go, bench/salefloor.go; docs/performance.md says how each is built); × floor is the row's rate over its floor's. DB CPU/req is the PostgreSQL server's CPU per request (its processes' /proc times; on SQLite the engine runs inside posgate and its CPU is in CPU/req).\n")
+	b.WriteString("\n| endpoint | store | conns | req/s | × floor | floor req/s | × baseline | p99 | floor p99 | errors | CPU/req | DB CPU/req | floor CPU/req + DB | peak RSS | target | met | notes |\n")
+	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|\n")
 	for _, r := range rep.Baselines[:1] {
-		fmt.Fprintf(&b, "| %s | %s | %d | %.0f | 1.00 | %s | %s | %d | %s | | | | |\n", r.Scenario, r.Store, r.Connections, r.RPS, fmtDur(r.P50), fmtDur(r.P99), r.errors(), fmtDur(r.CPUPerReq))
+		fmt.Fprintf(&b, "| %s | %s | %d | %.0f | | | 1.00 | %s | | %d | %s | | | | | | |\n", r.Scenario, r.Store, r.Connections, r.RPS, fmtDur(r.P99), r.errors(), fmtDur(r.CPUPerReq))
 	}
 	for _, r := range rep.ExtraBaselines {
 		note := fmt.Sprintf("the floor of the %d-connection rows' latency", r.Connections)
 		if r.Note != "" {
 			note += "; " + r.Note
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %.0f | - | %s | %s | %d | %s | | | | %s |\n",
-			r.Scenario, r.Store, r.Connections, r.RPS, fmtDur(r.P50), fmtDur(r.P99), r.errors(), fmtDur(r.CPUPerReq), cell(note))
+		fmt.Fprintf(&b, "| %s | %s | %d | %.0f | | | - | %s | | %d | %s | | | | | | %s |\n",
+			r.Scenario, r.Store, r.Connections, r.RPS, fmtDur(r.P99), r.errors(), fmtDur(r.CPUPerReq), cell(note))
 	}
 	for _, r := range rep.Rows {
 		if r.Err != nil {
-			fmt.Fprintf(&b, "| %s | %s | | | | | | | | | %s | ❌ | not measured: %s |\n", r.Scenario, r.Store, r.target.describe(), cell(r.Err.Error()))
+			fmt.Fprintf(&b, "| %s | %s | | | | | | | | | | | | | %s | ❌ | not measured: %s |\n", r.Scenario, r.Store, r.target.describe(), cell(r.Err.Error()))
 			continue
 		}
 		met := "✅"
@@ -301,6 +318,12 @@ func (rep *report) markdown() string {
 		if r.Writers != "" {
 			notes = strings.TrimPrefix(notes+"; "+r.Writers, "; ")
 		}
+		if r.Floor != nil {
+			notes = strings.TrimPrefix(notes+"; floor: "+r.Floor.What, "; ")
+		}
+		if r.FloorErr != nil {
+			notes = strings.TrimPrefix(notes+"; floor not measured: "+r.FloorErr.Error(), "; ")
+		}
 		if len(r.Failed) > 0 {
 			met = "❌"
 			notes = strings.TrimPrefix(notes+"; missed: "+strings.Join(r.Failed, "; "), "; ")
@@ -309,8 +332,21 @@ func (rep *report) markdown() string {
 		if r.Unit != "" {
 			rate, ratio = fmt.Sprintf("%.0f %s", r.RPS, r.Unit), "-"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %d | %s | %d MB | %s | %s | %s |\n", r.Scenario, r.Store, r.Connections,
-			rate, ratio, fmtDur(r.P50), fmtDur(r.P99), r.errors(), fmtDur(r.CPUPerReq), r.PeakRSSKB>>10, r.target.describe(), met, cell(notes))
+		floorRate, floorRatio, floorP99, floorCPU := "", "", "", ""
+		if f := r.Floor; f != nil {
+			floorRate, floorRatio, floorP99 = fmt.Sprintf("%.0f", f.RPS), fmt.Sprintf("%.2f", r.FloorRatio), fmtDur(f.P99)
+			floorCPU = fmtDur(f.CPU)
+			if f.DBCPU > 0 {
+				floorCPU += " + " + fmtDur(f.DBCPU)
+			}
+		}
+		dbCPU := ""
+		if r.DBCPUPerReq > 0 {
+			dbCPU = fmtDur(r.DBCPUPerReq)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %d MB | %s | %s | %s |\n", r.Scenario, r.Store, r.Connections,
+			rate, floorRatio, floorRate, ratio, fmtDur(r.P99), floorP99, r.errors(), fmtDur(r.CPUPerReq), dbCPU, floorCPU, r.PeakRSSKB>>10,
+			r.target.describe(), met, cell(notes))
 	}
 	b.WriteString("\n| cold start to /readyz | new database | loaded database | target | met |\n|---|---:|---:|---|---|\n")
 	for _, s := range rep.Starts {

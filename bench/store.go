@@ -75,6 +75,11 @@ func runStore(ctx context.Context, o *options, bin, kind string, rep *report) er
 	}
 	defer p.stop()
 	rep.Starts = append(rep.Starts, &startRow{Store: kind, Fresh: fresh, Loaded: loaded})
+	if kind == "postgres" {
+		if e.db, err = findDBServer(ctx, dsn); err != nil {
+			logf("postgres: the database's CPU is not counted: %v", err)
+		}
+	}
 	e.BaseURL = p.BaseURL
 	if e.Token, err = e.token(ctx, data.ClientID, data.ClientSecret, posgate.ScopePOSIntegration); err != nil {
 		return err
@@ -135,6 +140,7 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 		if err != nil {
 			return fail(err)
 		}
+		db0 := e.db.cpuTime()
 		profErr := make(chan error, 1)
 		if o.profile {
 			// The import takes about two seconds: profile them.
@@ -151,8 +157,10 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 		}
 		if cpu1, err := p.cpuTime(); err == nil {
 			r.CPUPerReq = perRequest(cpu1-cpu0, r.Requests)
+			r.DBCPUPerReq = perRequest(max(0, e.db.cpuTime()-db0), r.Requests)
 		}
 		r.PeakRSSKB, _ = p.peakRSSKB()
+		measureFloor(ctx, o, e, sc, r, nil, o.load)
 		return r
 	}
 	l := o.load
@@ -259,6 +267,7 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 	if err != nil {
 		return fail(err)
 	}
+	db0 := e.db.cpuTime()
 	wall0 := time.Now()
 	r, err := runWrk(ctx, e.BaseURL, runScript, l, o.workDir, sc.name)
 	if err == nil {
@@ -275,6 +284,7 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 		var cpu1 time.Duration
 		if cpu1, err = p.cpuTime(); err == nil {
 			r.CPUPerReq = perRequest(cpu1-cpu0, r.Requests)
+			r.DBCPUPerReq = perRequest(max(0, e.db.cpuTime()-db0), r.Requests)
 		}
 	}
 	if perr := <-profErr; err == nil && perr != nil {
@@ -297,7 +307,28 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 		}
 		r.Note = note
 	}
+	measureFloor(ctx, o, e, sc, r, keys, l)
 	return r
+}
+
+// measureFloor measures the row's floor, if it has one, right after it.
+func measureFloor(ctx context.Context, o *options, e *env, sc *scenario, r *result, keys [][]string, l load) {
+	_, read := readFloors[sc.name]
+	if !read && sc.name != "transaction" && sc.name != "transactionBatch" {
+		return
+	}
+	logf("%s: %s: floor", e.Kind, sc.name)
+	if read {
+		r.Floor, r.FloorErr = runReadFloor(ctx, o, e, sc.name, keys, l)
+	} else {
+		r.Floor, r.FloorErr = runSaleFloor(ctx, o, e, sc.name, l.Connections)
+	}
+	if r.FloorErr != nil {
+		logf("%s: %s: floor: %v", e.Kind, sc.name, r.FloorErr)
+	} else {
+		logf("%s: %s: floor %.0f/s, p99 %s, CPU %s + database %s per request", e.Kind, sc.name, r.Floor.RPS, fmtDur(r.Floor.P99),
+			fmtDur(r.Floor.CPU), fmtDur(r.Floor.DBCPU))
+	}
 }
 
 // prepareStore returns the DSN posgate runs on: a new SQLite file in the

@@ -42,6 +42,9 @@ const (
 	// The offline replay row: batchRuns POSTs of batchItems transactions.
 	batchItems = 1000
 	batchRuns  = 3
+	// saleFloorMax bounds the sales reserved for the floors: the sale
+	// floor's and, after them, one replay's.
+	saleFloorMax = 24000
 )
 
 // txBody is a sale: $1 session, $2 transactionId, $3 location, $4 terminal,
@@ -75,11 +78,14 @@ func txPlan(e *env) (sales, batch [][]string, err error) {
 		all = append(all, []string{loc, fmt.Sprintf("T%02d", j%d.TerminalsPerLocation+1), c.UserID, c.Code})
 	}
 	reserve := batchRuns * batchItems
-	if len(all) < reserve+1000 {
-		return nil, nil, fmt.Errorf("the data set has %d coupons a sale can redeem; the transaction rows want %d (use more -rows)", len(all), reserve+1000)
+	floor := min(saleFloorMax, len(all)/5)
+	if len(all) < reserve+floor+1000 {
+		return nil, nil, fmt.Errorf("the data set has %d coupons a sale can redeem; the transaction rows want %d (use more -rows)", len(all), reserve+floor+1000)
 	}
-	sales, batch = all[:len(all)-reserve], all[len(all)-reserve:]
-	e.Keys["transaction"], e.Keys["transactionBatch"] = sales, batch
+	// The floors' sales (salefloor.go) come before the replay's: no
+	// posgate row reaches them.
+	sales, batch = all[:len(all)-reserve-floor], all[len(all)-reserve:]
+	e.Keys["transaction"], e.Keys["transactionBatch"], e.Keys["floor"] = sales, batch, all[len(all)-reserve-floor:len(all)-reserve]
 	return sales, batch, nil
 }
 

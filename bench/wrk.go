@@ -32,12 +32,23 @@ type result struct {
 	Socket          int64 // connect, read, write errors and timeouts
 	RPS             float64
 	P50, P99        time.Duration
-	Ratio           float64 // RPS / baseline RPS
-	PeakRSSKB       int64   // posgate's VmHWM during the row; 0 if not measured
+	// ShedP99 is the overload row's p99 of the shed answers (503).
+	ShedP99   time.Duration
+	Ratio     float64 // RPS / baseline RPS
+	PeakRSSKB int64   // posgate's VmHWM during the row; 0 if not measured
 	// CPUPerReq is the CPU time the server process used per answered
 	// request: unlike req/s it hardly depends on what else the machine runs.
 	CPUPerReq time.Duration
-	Note      string
+	// DBCPUPerReq is the PostgreSQL server's CPU time per answered
+	// request (0 on SQLite, whose engine runs inside posgate).
+	DBCPUPerReq time.Duration
+	// Floor is the row's floor measured right after it (floors.go,
+	// salefloor.go), FloorErr why it could not be.
+	Floor    *floorResult
+	FloorErr error
+	// FloorRatio is RPS over the floor's.
+	FloorRatio float64
+	Note       string
 	// Handler is where posgate's own histogram puts the row's handler
 	// times ("" when not measured).
 	Handler string

@@ -24,11 +24,12 @@ import (
 //     ones (send);
 //   - a statement whose outcome the ledger need not wait for (the sale's
 //     answer, FinishTransaction) waits in pending for the next one;
-//   - a sale's insert carries the reads the sale will make next (its
-//     company's program, its card's customer, its coupons): ReadAhead
-//     names the sale, and the reads' rows wait in read for the calls that
-//     ask for them. They run after the insert, in the same transaction, as
-//     they did one by one; a read that finds nothing is answered so too;
+//   - a sale's claim of its keys (InsertTransaction) carries the reads
+//     the sale will make next (its company's program, its card's
+//     customer, its coupons): ReadAhead names the sale, and the reads'
+//     rows wait in read for the calls that ask for them. They run after
+//     the claim, in the same transaction, as they did one by one; a read
+//     that finds nothing is answered so too;
 //   - those reads lock the coupons and the customer (FOR UPDATE), so the
 //     ledger decides the redemption and the balance on the rows it holds,
 //     as the statements would, and the statements wait in pending for
@@ -116,13 +117,16 @@ var (
 		WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.user_id = $3 FOR UPDATE`
 )
 
-// insertReadingAhead inserts the transaction of it (args: its columns) and
-// reads its program, its coupons and its card's customer after it, in one
-// round trip with the statements pending.
-func (l *ledger) insertReadingAhead(ctx context.Context, it *posgate.TransactionInput, args []any) (bool, error) {
+// insertReadingAhead claims the transaction t of it (InsertTransaction:
+// pessimistically, by inserting it) and reads its program, its coupons and
+// its card's customer after it, in one round trip with the statements
+// pending.
+func (l *ledger) insertReadingAhead(ctx context.Context, it *posgate.TransactionInput, t *posgate.Transaction) (bool, error) {
 	b := &pgx.Batch{}
 	l.queuePending(b)
-	b.Queue(insertTransactionSQL, args...)
+	if l.pessimistic {
+		b.Queue(insertFirstSQL, insertFirstArgs(t)...)
+	}
 	b.Queue(findProgramSQL, it.POSSystemID, it.CompanyID)
 	var codes []string
 	for _, code := range it.CouponCodes {
@@ -137,11 +141,13 @@ func (l *ledger) insertReadingAhead(ctx context.Context, it *posgate.Transaction
 	}
 	br := l.tx.SendBatch(ctx, b)
 	err := l.readPending(br)
-	var tag pgconn.CommandTag
-	if err == nil {
+	taken := false
+	if err == nil && l.pessimistic {
+		var tag pgconn.CommandTag
 		if tag, err = br.Exec(); err != nil {
 			err = wrap(err, "insert transaction")
 		}
+		taken = tag.RowsAffected() != 1
 	}
 	r := readAhead{pos: it.POSSystemID, company: it.CompanyID}
 	if err == nil {
@@ -177,10 +183,10 @@ func (l *ledger) insertReadingAhead(ctx context.Context, it *posgate.Transaction
 			c.used = true
 		}
 	}
-	if tag.RowsAffected() == 1 {
+	if !taken {
 		l.read = r
 	}
-	return tag.RowsAffected() == 1, nil
+	return !taken, nil
 }
 
 // defer_ adds a statement to pending.

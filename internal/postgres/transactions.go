@@ -118,15 +118,20 @@ func retryable(err error) bool {
 // BEGIN and COMMIT travel with its first and last statements (see
 // ledgerpipe.go); inside Atomic it is a savepoint of Atomic's.
 func (db *DB) inLedger(ctx context.Context, op string, fn func(l *ledger) error) error {
+	pessimistic := false
 	for attempt := 0; ; attempt++ {
 		var l *ledger
 		var err error
+		apply := func(l *ledger) error {
+			l.pessimistic = pessimistic
+			return fn(l)
+		}
 		if outer, ok := db.q(ctx).(pgx.Tx); !ok {
-			l, err = db.pipelined(ctx, fn)
+			l, err = db.pipelined(ctx, apply)
 		} else {
 			err = pgx.BeginFunc(ctx, outer, func(tx pgx.Tx) error {
 				l = &ledger{db: db, tx: tx}
-				if err := fn(l); err != nil {
+				if err := apply(l); err != nil {
 					return err
 				}
 				return l.send(ctx, false)
@@ -134,6 +139,12 @@ func (db *DB) inLedger(ctx context.Context, op string, fn func(l *ledger) error)
 		}
 		if err == nil && l.emitted {
 			db.outbox.Notify()
+		}
+		if !pessimistic && keyTaken(err) {
+			// An optimistic claim met a taken key (see InsertTransaction):
+			// nothing was written; apply the items again, pessimistically.
+			pessimistic = true
+			continue
 		}
 		if err == nil || !retryable(err) || attempt == 4 {
 			if err != nil && posgate.ErrorCode(err) == posgate.EINTERNAL {
@@ -296,6 +307,17 @@ type ledger struct {
 	// savepoint, for a rejected item's to be dropped with it.
 	events []storekit.OutboxRow
 	mark   int
+	// claimed is the transaction InsertTransaction claimed and did not
+	// write yet; afterInsert are the statements that wait for its row
+	// (its coupons' links), sent after FinishTransaction's insert. written
+	// is the id of a claimed transaction written before its end
+	// (writeClaimed), which FinishTransaction updates.
+	claimed     *posgate.Transaction
+	afterInsert []pendingStmt
+	written     string
+	// pessimistic makes InsertTransaction insert the row first, taken
+	// keys answered as duplicates (see InsertTransaction).
+	pessimistic bool
 }
 
 func (l *ledger) Now() time.Time { return posgate.Timestamp(l.db.now()) }
@@ -316,6 +338,7 @@ func (l *ledger) exec(ctx context.Context, op, sql string, args ...any) (int64, 
 // RollbackToSavepoint is sent at once.
 func (l *ledger) Savepoint(ctx context.Context) error {
 	l.mark = len(l.events)
+	l.claimed, l.afterInsert, l.written = nil, nil, ""
 	if !l.alone {
 		l.defer_("savepoint", `SAVEPOINT ledger_item`)
 	}
@@ -324,6 +347,7 @@ func (l *ledger) Savepoint(ctx context.Context) error {
 
 func (l *ledger) RollbackToSavepoint(ctx context.Context) error {
 	l.events = l.events[:l.mark]
+	l.claimed, l.afterInsert, l.written = nil, nil, ""
 	l.unlock()
 	if l.alone {
 		return nil
@@ -353,38 +377,132 @@ func (l *ledger) LoyaltyProgram(ctx context.Context, posSystemID, companyID stri
 	return posgate.ProgramInForce(posSystemID, companyID, p, err)
 }
 
+// InsertTransaction claims t's keys without writing its row, and
+// FinishTransaction inserts the row whole, with its answer, at the end:
+// one row write per sale. Inserting the row first (ON CONFLICT DO NOTHING)
+// and updating it with its answer at the end wrote every sale's row twice,
+// a non-HOT update that added a tuple and an entry in each of the table's
+// six indexes. The claim is optimistic: nothing is read or written for it,
+// and a key that turns out to be taken fails the final insert with a
+// unique violation, which rolls the whole transaction back (every write
+// of the item waits in pending until then); inLedger then applies the
+// items again pessimistically (l.pessimistic), each row inserted first,
+// where a taken key is answered as a duplicate.
 func (l *ledger) InsertTransaction(ctx context.Context, t *posgate.Transaction) (bool, error) {
-	args := []any{t.ID, t.POSSystemID, t.CompanyID, t.LocationID, t.TerminalID, t.TransactionID, t.SessionID, string(t.Type), int64(t.Amount),
-		t.Date, t.OriginalTransactionID, t.RequestHash, string(t.Request), string(t.Answer), t.CreatedAt}
 	it := l.ahead
 	l.ahead, l.read = nil, readAhead{}
 	l.unlock()
+	l.claimed, l.afterInsert, l.written = nil, nil, ""
+	var inserted bool
+	var err error
 	if it != nil && it.ID == t.ID {
-		return l.insertReadingAhead(ctx, it, args)
+		inserted, err = l.insertReadingAhead(ctx, it, t)
+	} else if l.pessimistic {
+		var n int64
+		n, err = l.exec(ctx, "insert transaction", insertFirstSQL, insertFirstArgs(t)...)
+		inserted = n == 1
+	} else {
+		inserted = true
 	}
-	n, err := l.exec(ctx, "insert transaction", insertTransactionSQL, args...)
-	return n == 1, err
+	if err != nil || !inserted {
+		return false, err
+	}
+	if l.pessimistic {
+		l.written = t.ID
+	} else {
+		l.claimed = t
+	}
+	return true, nil
 }
 
-// insertTransactionSQL inserts a transaction unless its keys are taken.
-const insertTransactionSQL = `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
+const (
+	// insertTransactionSQL inserts a claimed transaction whole; a taken key
+	// fails it (see InsertTransaction).
+	insertTransactionSQL = `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
+		transaction_id, session_id, transaction_type, amount, transaction_date, original_transaction_id, request_hash, request, answer, created_at,
+		user_id, points_earned, stamps_earned, original_id)
+		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), $8, $9, $10, nullif($11, ''), $12, $13, $14, $15, nullif($16, ''), $17, $18, nullif($19, ''))`
+	// insertFirstSQL inserts a transaction with an empty answer unless its
+	// keys are taken (the pessimistic claim).
+	insertFirstSQL = `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
 		transaction_id, session_id, transaction_type, amount, transaction_date, original_transaction_id, request_hash, request, answer, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, nullif($7, ''), $8, $9, $10, nullif($11, ''), $12, $13, $14, $15) ON CONFLICT DO NOTHING`
+)
 
-// FinishTransaction waits in pending for the ledger's next statement (at
-// the latest its commit): nothing the item does after it reads the row.
+// insertFirstArgs are insertFirstSQL's arguments for t.
+func insertFirstArgs(t *posgate.Transaction) []any {
+	return []any{t.ID, t.POSSystemID, t.CompanyID, t.LocationID, t.TerminalID, t.TransactionID, t.SessionID, string(t.Type), int64(t.Amount),
+		t.Date, t.OriginalTransactionID, t.RequestHash, string(t.Request), string(t.Answer), t.CreatedAt}
+}
+
+// keyTaken reports whether err is the unique violation of a transaction's
+// keys that an optimistic claim meets at its insert.
+func keyTaken(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" && pgErr.TableName == "transactions"
+}
+
+// insertArgs are insertTransactionSQL's arguments for t.
+func insertArgs(t *posgate.Transaction) []any {
+	return []any{t.ID, t.POSSystemID, t.CompanyID, t.LocationID, t.TerminalID, t.TransactionID, t.SessionID, string(t.Type), int64(t.Amount),
+		t.Date, t.OriginalTransactionID, t.RequestHash, string(t.Request), string(t.Answer), t.CreatedAt,
+		t.UserID, t.PointsEarned, t.StampsEarned, t.OriginalID}
+}
+
+// writeClaimed inserts the claimed transaction as it stands, for a
+// statement that needs its row before FinishTransaction (a coupon's link
+// to it when the coupon was not read ahead); FinishTransaction then
+// updates it.
+func (l *ledger) writeClaimed(ctx context.Context) error {
+	t := l.claimed
+	if t == nil {
+		return nil
+	}
+	l.claimed = nil
+	l.deferChanging("insert transaction", 1, insertTransactionSQL, insertArgs(t)...)
+	l.pending = append(l.pending, l.afterInsert...)
+	l.afterInsert = nil
+	l.written = t.ID
+	return nil
+}
+
+// FinishTransaction inserts the claimed transaction whole, then the
+// statements that waited for its row (its coupons' links); they wait in
+// pending for the ledger's next statement (at the latest its commit):
+// nothing the item does after it reads the row.
 func (l *ledger) FinishTransaction(ctx context.Context, t *posgate.Transaction) error {
-	l.defer_("finish transaction", `UPDATE transactions SET user_id = nullif($1, ''), points_earned = $2, stamps_earned = $3,
+	if l.claimed != nil && l.claimed.ID == t.ID {
+		l.claimed = nil
+		l.deferChanging("insert transaction", 1, insertTransactionSQL, insertArgs(t)...)
+		l.pending = append(l.pending, l.afterInsert...)
+		l.afterInsert = nil
+		return nil
+	}
+	if l.written != t.ID {
+		return fmt.Errorf("postgres: finish transaction %s: not claimed by InsertTransaction", t.ID)
+	}
+	l.written = ""
+	l.deferChanging("finish transaction", 1, `UPDATE transactions SET user_id = nullif($1, ''), points_earned = $2, stamps_earned = $3,
 		original_id = nullif($4, ''), answer = $5 WHERE id = $6`,
 		t.UserID, t.PointsEarned, t.StampsEarned, t.OriginalID, string(t.Answer), t.ID)
 	return nil
 }
 
+// FindTransaction finds the claimed transaction too, as if its row were
+// in (a refund naming itself).
 func (l *ledger) FindTransaction(ctx context.Context, posSystemID, companyID, transactionID string) (*posgate.Transaction, error) {
+	if c := l.claimed; c != nil && c.POSSystemID == posSystemID && c.CompanyID == companyID && c.TransactionID == transactionID {
+		t := *c
+		return &t, nil
+	}
 	return findTransaction(ctx, l.q(), posSystemID, companyID, transactionID)
 }
 
 func (l *ledger) FindTransactionBySession(ctx context.Context, sessionID string) (*posgate.Transaction, error) {
+	if c := l.claimed; c != nil && sessionID != "" && c.SessionID == sessionID {
+		t := *c
+		return &t, nil
+	}
 	return findBySession(ctx, l.q(), sessionID)
 }
 
@@ -527,8 +645,18 @@ func (l *ledger) RedeemCoupon(ctx context.Context, c *posgate.Coupon, transactio
 		if c.Status != posgate.CouponIssued || (c.AvailableUntil != nil && c.AvailableUntil.Before(now)) {
 			return false, nil
 		}
+		if c := l.claimed; c != nil && c.ID == transactionID {
+			// The link references the row FinishTransaction inserts.
+			l.afterInsert = append(l.afterInsert, pendingStmt{op: "redeem coupon", sql: redeemCouponSQL, args: args, want: 1})
+			return true, nil
+		}
 		l.deferChanging("redeem coupon", 1, redeemCouponSQL, args...)
 		return true, nil
+	}
+	if c := l.claimed; c != nil && c.ID == transactionID {
+		if err := l.writeClaimed(ctx); err != nil {
+			return false, err
+		}
 	}
 	n, err := l.exec(ctx, "redeem coupon", redeemCouponSQL, args...)
 	return err == nil && n == 1, err

@@ -411,3 +411,14 @@ func writeErr(err error, op string, conflict, missing *posgate.Error) error {
 	}
 	return fmt.Errorf("sqlite: %s: %w", op, err)
 }
+
+// WriteDSN and ReadDSN are dsn with the driver parameters of posgate's
+// write and read pools, and ReadConns the read pool's size: the
+// benchmark's floors (bench/floors.go) open the file as posgate does.
+func WriteDSN(dsn string) string { return withParams(dsn, writeParams) }
+
+// ReadDSN: see WriteDSN.
+func ReadDSN(dsn string) string { return withParams(dsn, readParams) }
+
+// ReadConns: see WriteDSN.
+const ReadConns = readConns
