@@ -267,7 +267,9 @@ func (p *Portal) setTerminalStatus(q *request) error {
 
 // location shows one location and its terminals; one the person does not
 // reach is as absent as an unknown one (404).
-func (p *Portal) location(q *request) error {
+func (p *Portal) location(q *request) error { return p.renderLocation(q, http.StatusOK, view{}) }
+
+func (p *Portal) renderLocation(q *request, status int, v view) error {
 	pos, id := q.r.PathValue("pos"), q.r.PathValue("location")
 	l, err := p.svc.FindLocation(q.ctx, q.pr, pos, id)
 	if err != nil {
@@ -277,8 +279,27 @@ func (p *Portal) location(q *request) error {
 	if err != nil {
 		return err
 	}
-	return p.render(q, http.StatusOK, "location", view{Title: "Location " + l.ID, Nav: "terminals",
-		Data: locationTerminals{Location: l, Terminals: terms}})
+	v.Title, v.Nav, v.Data = "Location "+l.ID, "terminals", locationTerminals{Location: l, Terminals: terms}
+	return p.render(q, status, "location", v)
+}
+
+// updateLocation sets the location's name and time zone ("" removes it:
+// the company's applies).
+func (p *Portal) updateLocation(q *request) error {
+	pos, id := q.r.PathValue("pos"), q.r.PathValue("location")
+	f := q.r.PostForm
+	req := &service.UpdateLocationRequest{}
+	if name := strings.TrimSpace(f.Get("name")); name != "" {
+		req.Name = &name
+	}
+	if f.Has("timeZone") {
+		zone := strings.TrimSpace(f.Get("timeZone"))
+		req.TimeZone = &zone
+	}
+	if _, err := p.svc.UpdateLocation(q.ctx, q.pr, pos, id, req); err != nil {
+		return p.formError(q, err, func(status int, v view) error { return p.renderLocation(q, status, v) })
+	}
+	return q.redirect("/portal/locations/"+url.PathEscape(pos)+"/"+url.PathEscape(id), "Location saved.")
 }
 
 // companyData is the company page's.
@@ -310,7 +331,7 @@ func (p *Portal) renderCompany(q *request, status int, v view) error {
 	return p.render(q, status, "company", v)
 }
 
-// updateCompany sets the company's name and feature switches.
+// updateCompany sets the company's name, time zone and feature switches.
 func (p *Portal) updateCompany(q *request) error {
 	pos, id := q.r.PathValue("pos"), q.r.PathValue("company")
 	f := q.r.PostForm
@@ -320,6 +341,10 @@ func (p *Portal) updateCompany(q *request) error {
 		Carousel: on("carousel"), PromotionImport: on("promotionImport"), Transactions: on("transactions"), ProductsImport: on("productsImport")}}
 	if name != "" {
 		req.Name = &name
+	}
+	if f.Has("timeZone") {
+		zone := strings.TrimSpace(f.Get("timeZone"))
+		req.TimeZone = &zone
 	}
 	if _, err := p.svc.UpdateCompany(q.ctx, q.pr, pos, id, req); err != nil {
 		return p.formError(q, err, func(status int, v view) error { return p.renderCompany(q, status, v) })
