@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -211,4 +212,42 @@ func equalStrings(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// TestTimeZonesCarousel: the carousel shows a promotion whose wall-clock
+// validity holds now on the location's clock, and not once the location
+// is back in UTC, where the same dates are 14 hours later.
+func TestTimeZonesCarousel(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		s := start(t, dsn)
+		tok, admin := s.posToken(t), s.adminToken(t)
+		kiritimati := time.FixedZone("UTC+14", 14*3600) // Pacific/Kiritimati keeps +14 all year
+		local := s.clock.Now().In(kiritimati)
+		wall := func(t time.Time) string { return t.Format("2006-01-02T15:04:05") }
+		res := mustImport(t, s.request(t, importReq(tok, "demo-company", "application/json", items(
+			`{"id":"LOCAL-HOUR","name":"Local hour","locationIds":["LOC123"],"promotionResults":[{"promotionType":"Amount","value":1}],`+
+				`"promotionValidities":[{"startDate":"`+wall(local.Add(-time.Hour))+`","endDate":"`+wall(local.Add(time.Hour))+`"}]}`))))
+		if res.Status != "Completed" {
+			t.Fatalf("import %+v", res)
+		}
+		shown := func() bool {
+			t.Helper()
+			page := s.pathOf(t, s.carouselURL(t, tok, "TERM-05", "LOC123"))
+			r := s.call(t, "", "GET", contentPath(page, "content"), "")
+			mustStatus(t, r, 200)
+			return strings.Contains(string(r.Body), `"slideId":"promotion:LOCAL-HOUR"`)
+		}
+		if shown() {
+			t.Fatal("shown at LOC123 in UTC, 14 hours before its local hour")
+		}
+		mustStatus(t, s.call(t, admin, "PATCH", "/admin/v1/pos-systems/clover/locations/LOC123", `{"timeZone":"Pacific/Kiritimati"}`), 200)
+		if !shown() {
+			t.Fatal("not shown at LOC123 in Pacific/Kiritimati, within its local hour")
+		}
+		mustStatus(t, s.call(t, admin, "PATCH", "/admin/v1/pos-systems/clover/locations/LOC123", `{"timeZone":""}`), 200)
+		mustStatus(t, s.call(t, admin, "PATCH", "/admin/v1/pos-systems/clover/companies/demo-company", `{"timeZone":"Pacific/Kiritimati"}`), 200)
+		if !shown() {
+			t.Fatal("not shown at LOC123 in its company's zone")
+		}
+	})
 }
