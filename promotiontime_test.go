@@ -226,8 +226,9 @@ func TestZones(t *testing.T) {
 		if _, err := LoadZone(bad); err == nil {
 			t.Errorf("LoadZone(%q) succeeded", bad)
 		}
-		if err := CheckTimeZone("timeZone", bad); ErrorCode(err) != EINVALID {
-			t.Errorf("CheckTimeZone(%q) = %v", bad, err)
+		v := ValidationError{}
+		if CheckTimeZone(v, "timeZone", bad); len(v["timeZone"]) != 1 {
+			t.Errorf("CheckTimeZone(%q) recorded %v", bad, v)
 		}
 	}
 	if z, err := LoadZone(""); z != time.UTC || err != nil {

@@ -184,7 +184,7 @@ func (c *Company) Validate() error {
 	checkKey(v, "posCompanyId", c.ID)
 	checkName(v, "name", c.Name)
 	checkStatus(v, c.Status)
-	checkTimeZone(v, "timeZone", c.TimeZone)
+	CheckTimeZone(v, "timeZone", c.TimeZone)
 	return v.Err()
 }
 
@@ -224,7 +224,7 @@ func (l *Location) Validate() error {
 	checkKey(v, "posCompanyId", l.CompanyID)
 	checkName(v, "name", l.Name)
 	checkStatus(v, l.Status)
-	checkTimeZone(v, "timeZone", l.TimeZone)
+	CheckTimeZone(v, "timeZone", l.TimeZone)
 	return v.Err()
 }
 

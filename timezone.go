@@ -39,31 +39,23 @@ func LoadZone(name string) (*time.Location, error) {
 	return z, nil
 }
 
-// checkTimeZone records an error for a timeZone that is not an IANA zone
-// name ("" is allowed: not set).
-func checkTimeZone(v ValidationError, field, name string) {
+// CheckTimeZone records in v an error of field when name is not an IANA
+// time zone name ("" is allowed: not set).
+func CheckTimeZone(v ValidationError, field, name string) {
 	if name == "" {
 		return
 	}
 	if _, err := LoadZone(name); err != nil {
-		v.Add(field, TimeZoneMessage(field, name))
+		v.Add(field, timeZoneMessage(field, name))
 	}
 }
 
-// TimeZoneMessage is the validation message of an unknown time zone.
-func TimeZoneMessage(field, name string) string {
+// timeZoneMessage is the validation message of an unknown time zone.
+func timeZoneMessage(field, name string) string {
 	if len(name) > MaxTimeZoneLen {
 		name = name[:MaxTimeZoneLen] + "…"
 	}
 	return fmt.Sprintf("The %s field must be an IANA time zone name such as Europe/Berlin or America/New_York (or empty for none); %q is not one.", field, name)
-}
-
-// CheckTimeZone returns the EINVALID error of a bad time zone in field,
-// nil for a known one or "".
-func CheckTimeZone(field, name string) error {
-	v := ValidationError{}
-	checkTimeZone(v, field, name)
-	return v.Err()
 }
 
 // ZoneName is the name of the zone the location's local times are read in:

@@ -465,9 +465,7 @@ func validStatusZone(st *posgate.Status, zone *string) error {
 		v.Add("status", fmt.Sprintf("The status field must be %s or %s.", posgate.StatusActive, posgate.StatusDisabled))
 	}
 	if zone != nil {
-		if err := posgate.CheckTimeZone("timeZone", *zone); err != nil {
-			v.Add("timeZone", posgate.TimeZoneMessage("timeZone", *zone))
-		}
+		posgate.CheckTimeZone(v, "timeZone", *zone)
 	}
 	return v.Err()
 }
