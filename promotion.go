@@ -39,16 +39,18 @@ type PromotionStore interface {
 	// ListPromotionsValidAt returns, ordered by id, the company's promotions
 	// that apply at location locationID (a location of that company) at time
 	// at, per Promotion.AppliesAt: their locationIds name the location or are
-	// empty (all locations), and Promotion.ValidAt(at). An empty locationID
-	// matches every location. It is indexed by location and by validity
-	// bounds, so that a carousel can call it per request.
+	// empty (all locations), and Promotion.ValidAt(at). at's Location is
+	// the location's time zone, in which wall-clock dates are read: a store
+	// keeps it. An empty locationID matches every location. It is indexed by
+	// location and by validity bounds, so that a carousel can call it per
+	// request.
 	ListPromotionsValidAt(ctx context.Context, posSystemID, companyID, locationID string, at time.Time) ([]*Promotion, error)
 	// ListCarouselPromotions returns at most limit of the promotions that
 	// ListPromotionsValidAt returns for location locationID (not "") and
 	// time at, in the carousel's order (docs/api.md §7.2): those naming the
 	// location before those of every location; within each, the one whose
-	// validity ends first (the latest endDate of its periods; open-ended
-	// last), then by id. It reads them in that order only until it has
+	// validity ends first (the latest endDate of its periods, as
+	// ValidityBounds gives it; open-ended last), then by id. It reads them in that order only until it has
 	// limit, so that a carousel poll costs the same for a company of
 	// 100,000 promotions as for one of 50.
 	ListCarouselPromotions(ctx context.Context, posSystemID, companyID, locationID string, at time.Time, limit int) ([]*Promotion, error)
