@@ -138,28 +138,16 @@ func cmdCompanyList(ctx context.Context, env *cli, args []string) error {
 }
 
 func cmdCompanyUpdate(ctx context.Context, env *cli, args []string) error {
-	var posID, name, status, enable, disable, zone *string
-	var fs *flag.FlagSet
+	var posID, enable, disable *string
+	var place placeUpdate
 	return operatorCommand(ctx, env, "company update", args, 1, func(f *flag.FlagSet) {
-		fs = f
 		posID = f.String("pos", "", "POS system id (required)")
-		name = f.String("name", "", "new display name")
-		zone = f.String("time-zone", "", `new IANA time zone ("" removes it: UTC)`)
-		status = f.String("status", "", "Active or Disabled")
+		place.define(f, `new IANA time zone ("" removes it: UTC)`)
 		enable = f.String("enable", "", "features to switch on: "+featureList())
 		disable = f.String("disable", "", "features to switch off")
 	}, func(a *client.Admin, pos []string) error {
 		var upd service.UpdateCompanyRequest
-		if env.isSet(fs, "name") {
-			upd.Name = name
-		}
-		if env.isSet(fs, "time-zone") {
-			upd.TimeZone = zone
-		}
-		if *status != "" {
-			s := posgate.Status(*status)
-			upd.Status = &s
-		}
+		upd.Name, upd.Status, upd.TimeZone = place.values(env)
 		var err error
 		if upd.Features, err = featurePatch(*enable, *disable); err != nil {
 			return err
@@ -233,26 +221,14 @@ func cmdLocationList(ctx context.Context, env *cli, args []string) error {
 }
 
 func cmdLocationUpdate(ctx context.Context, env *cli, args []string) error {
-	var posID, name, status, zone *string
-	var fs *flag.FlagSet
+	var posID *string
+	var place placeUpdate
 	return operatorCommand(ctx, env, "location update", args, 1, func(f *flag.FlagSet) {
-		fs = f
 		posID = f.String("pos", "", "POS system id (required)")
-		name = f.String("name", "", "new display name")
-		status = f.String("status", "", "Active or Disabled")
-		zone = f.String("time-zone", "", `new IANA time zone ("" removes it: the company's applies)`)
+		place.define(f, `new IANA time zone ("" removes it: the company's applies)`)
 	}, func(a *client.Admin, pos []string) error {
 		var upd service.UpdateLocationRequest
-		if env.isSet(fs, "name") {
-			upd.Name = name
-		}
-		if env.isSet(fs, "time-zone") {
-			upd.TimeZone = zone
-		}
-		if *status != "" {
-			s := posgate.Status(*status)
-			upd.Status = &s
-		}
+		upd.Name, upd.Status, upd.TimeZone = place.values(env)
 		l, err := answer[*posgate.Location](a.UpdateLocation(ctx, *posID, pos[0], conv[client.UpdateLocationRequest](&upd)))
 		if err != nil {
 			return err
@@ -260,6 +236,36 @@ func cmdLocationUpdate(ctx context.Context, env *cli, args []string) error {
 		env.say(l, "updated location %s/%s: %s, time zone %s\n", l.POSSystemID, l.ID, l.Status, zoneOrDash(l.TimeZone))
 		return nil
 	})
+}
+
+// placeUpdate is the flags that company and location updates share:
+// --name, --status and --time-zone.
+type placeUpdate struct {
+	fs                 *flag.FlagSet
+	name, status, zone *string
+}
+
+func (p *placeUpdate) define(f *flag.FlagSet, zoneUsage string) {
+	p.fs = f
+	p.name = f.String("name", "", "new display name")
+	p.status = f.String("status", "", "Active or Disabled")
+	p.zone = f.String("time-zone", "", zoneUsage)
+}
+
+// values are the changes the flags ask for: nil for a flag not given (an
+// empty --name or --time-zone is given; an empty --status is not).
+func (p *placeUpdate) values(env *cli) (name *string, status *posgate.Status, zone *string) {
+	if env.isSet(p.fs, "name") {
+		name = p.name
+	}
+	if env.isSet(p.fs, "time-zone") {
+		zone = p.zone
+	}
+	if *p.status != "" {
+		s := posgate.Status(*p.status)
+		status = &s
+	}
+	return name, status, zone
 }
 
 // zoneOrDash shows a time zone that is not set as "-".

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -189,7 +190,7 @@ func TestTimeZonesEvaluation(t *testing.T) {
 			{"&validAt=2026-11-01T07:30:00Z&posLocationId=UTC", []string{"BREAKFAST", "NIGHT"}},
 			{"&validAt=2026-11-01T07:30:00Z", []string{"NIGHT"}}, // the company's zone: 02:30 EST
 		} {
-			if got := s.promotionIDs(t, admin, "tz", tc.query); !equalStrings(got, tc.want) {
+			if got := s.promotionIDs(t, admin, "tz", tc.query); !slices.Equal(got, tc.want) {
 				t.Errorf("promotions %s: %v, want %v", tc.query, got, tc.want)
 			}
 		}
@@ -200,18 +201,6 @@ func mustStatusBody(t *testing.T, r response) []byte {
 	t.Helper()
 	mustStatus(t, r, 200)
 	return r.Body
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestTimeZonesCarousel: the carousel shows a promotion whose wall-clock
