@@ -203,10 +203,11 @@ func mustStatusBody(t *testing.T, r response) []byte {
 	return r.Body
 }
 
-// TestTimeZonesCarousel: the carousel shows a promotion whose wall-clock
-// validity holds now on the location's clock, and not once the location
-// is back in UTC, where the same dates are 14 hours later.
-func TestTimeZonesCarousel(t *testing.T) {
+// TestTimeZonesCarouselAndSale: the carousel shows, and a sale lists, a
+// promotion whose wall-clock validity holds now on the location's clock,
+// and not while the location is in UTC, where the same dates are 14 hours
+// later.
+func TestTimeZonesCarouselAndSale(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
 		s := start(t, dsn)
 		tok, admin := s.posToken(t), s.adminToken(t)
@@ -214,7 +215,7 @@ func TestTimeZonesCarousel(t *testing.T) {
 		local := s.clock.Now().In(kiritimati)
 		wall := func(t time.Time) string { return t.Format("2006-01-02T15:04:05") }
 		res := mustImport(t, s.request(t, importReq(tok, "demo-company", "application/json", items(
-			`{"id":"LOCAL-HOUR","name":"Local hour","locationIds":["LOC123"],"promotionResults":[{"promotionType":"Amount","value":1}],`+
+			`{"id":"LOCAL-HOUR","name":"Local hour","locationIds":["LOC123"],"productIds":["SKU-LOCAL"],"promotionResults":[{"promotionType":"Amount","value":1}],`+
 				`"promotionValidities":[{"startDate":"`+wall(local.Add(-time.Hour))+`","endDate":"`+wall(local.Add(time.Hour))+`"}]}`))))
 		if res.Status != "Completed" {
 			t.Fatalf("import %+v", res)
@@ -237,6 +238,25 @@ func TestTimeZonesCarousel(t *testing.T) {
 		mustStatus(t, s.call(t, admin, "PATCH", "/admin/v1/pos-systems/clover/companies/demo-company", `{"timeZone":"Pacific/Kiritimati"}`), 200)
 		if !shown() {
 			t.Fatal("not shown at LOC123 in its company's zone")
+		}
+
+		// A sale lists what the evaluation gives, by the same check.
+		sale := func(id string) string {
+			t.Helper()
+			session := mustInteraction(t, s.do(t, startReq(tok, "TERM-05", "LOC123")), "TERM-05", "LOC123", "Accepted").SessionID
+			r := s.do(t, req{Method: "POST", Path: "/pos/clover/transaction", Token: tok, ContentType: "application/json",
+				Body: `{"sessionId":"` + *session + `","transactionId":"` + id + `","terminalId":"TERM-05","posLocationId":"LOC123","transactionType":"Sale",` +
+					`"transactionAmount":4,"transactionDate":"` + s.clock.Now().UTC().Format(time.RFC3339) + `","products":[{"productId":"SKU-LOCAL","price":4}]}`})
+			mustStatus(t, r, 200)
+			return string(r.Body)
+		}
+		applied := `"promotions":[{"id":"LOCAL-HOUR","name":"Local hour","promotionType":"Amount","value":1,"discount":1.00,"productIds":["SKU-LOCAL"]}]`
+		if got := sale("TZ-SALE-1"); !strings.Contains(got, applied) {
+			t.Fatalf("a sale within the local hour:\n%s\nlacks %s", got, applied)
+		}
+		mustStatus(t, s.call(t, admin, "PATCH", "/admin/v1/pos-systems/clover/companies/demo-company", `{"timeZone":""}`), 200)
+		if got := sale("TZ-SALE-2"); !strings.Contains(got, `"promotions":[]`) {
+			t.Fatalf("a sale in UTC lists promotions:\n%s", got)
 		}
 	})
 }
