@@ -85,5 +85,20 @@ func TestPortalTimeZonesInBrowser(t *testing.T) {
 		if z := zoneOf("/admin/v1/pos-systems/clover/locations/LOC-TYO"); z != "Asia/Tokyo" {
 			t.Fatalf("LOC-TYO's zone: %q", z)
 		}
+
+		// The catalogue page says which times are local and which UTC.
+		res := mustImport(t, s.request(t, importReq(s.posToken(t), "demo-company", "application/json", items(
+			`{"id":"TZ-BREAKFAST","name":"Breakfast","productIds":["SKU-CROISSANT"],"promotionResults":[{"promotionType":"Percentage","value":10}],`+
+				`"promotionValidities":[{"startDate":"2030-01-01","endDate":"2030-12-31T22:59:59Z","recurrence":{"daysOfWeek":["Saturday","Sunday"],`+
+				`"startDate":"2030-01-05T07:00:00","endDate":"2030-01-05T11:00:00"}}]}`))))
+		if res.Status != "Completed" {
+			t.Fatalf("import %+v", res)
+		}
+		b.navigate(s.base + "/portal/catalogue")
+		b.waitFor("the promotions", 5*time.Second, `document.querySelector("#promotions") ? "yes" : "no"`)
+		want := "from 2030-01-01 00:00 local to 2030-12-31 22:59 UTC, Sunday, Saturday 07:00–11:00 local"
+		if got := b.eval("the row", `[...document.querySelectorAll("#promotions tr")].filter(r => r.cells[0].innerText === "TZ-BREAKFAST").map(r => r.querySelector(".when").innerText).join("")`); got != want {
+			t.Fatalf("the promotion's When: %q, want %q", got, want)
+		}
 	})
 }

@@ -41,7 +41,8 @@ var funcs = template.FuncMap{
 		}
 		return out.String()
 	},
-	"join": func(xs []string) string { return strings.Join(xs, ", ") },
+	"join":       func(xs []string) string { return strings.Join(xs, ", ") },
+	"validities": validitiesText,
 	"field": func(fields map[string][]string, name string) string {
 		return strings.Join(fields[name], " ")
 	},
@@ -582,4 +583,49 @@ func (p *Portal) recentImports(q *request, places []place) ([]*posgate.ImportRec
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].FinishedAt.After(out[j].FinishedAt) })
 	return out[:min(len(out), dashboardImports)], nil
+}
+
+// validitiesText says when a promotion applies, for its row in the
+// catalogue page: each validity's period and recurrence, with "local" for
+// wall-clock times (the location's time zone, docs/api.md §9.1) and "UTC"
+// for instants.
+func validitiesText(vs []posgate.PromotionValidity) string {
+	if len(vs) == 0 {
+		return "always"
+	}
+	at := func(p *posgate.PromotionTime, open string) string {
+		if p == nil {
+			return open
+		}
+		if p.IsWall() {
+			return p.Time().Format("2006-01-02 15:04") + " local"
+		}
+		return p.Time().Format("2006-01-02 15:04") + " UTC"
+	}
+	clock := func(p *posgate.PromotionTime) string {
+		if p == nil {
+			return ""
+		}
+		return p.Time().Format("15:04")
+	}
+	parts := make([]string, 0, len(vs))
+	for _, v := range vs {
+		text := "from " + at(v.StartDate, "the start") + " to " + at(v.EndDate, "no end")
+		if r := v.Recurrence; r != nil {
+			days := "every day"
+			if len(r.DaysOfWeek) > 0 {
+				days = strings.Join(r.DaysOfWeek, ", ")
+			}
+			text += ", " + days
+			if from, to := clock(r.StartDate), clock(r.EndDate); from != "" && to != "" && from != to {
+				zone := " UTC"
+				if r.StartDate.IsWall() {
+					zone = " local"
+				}
+				text += " " + from + "–" + to + zone
+			}
+		}
+		parts = append(parts, text)
+	}
+	return strings.Join(parts, "; ")
 }
