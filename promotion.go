@@ -50,9 +50,9 @@ type PromotionStore interface {
 	// time at, in the carousel's order (docs/api.md §7.2): those naming the
 	// location before those of every location; within each, the one whose
 	// validity ends first (the latest endDate of its periods, as
-	// ValidityBounds gives it; open-ended last), then by id. It reads them in that order only until it has
-	// limit, so that a carousel poll costs the same for a company of
-	// 100,000 promotions as for one of 50.
+	// ValidityBounds gives it; open-ended last), then by id. It reads them
+	// in that order only until it has limit, so that a carousel poll costs
+	// the same for a company of 100,000 promotions as for one of 50.
 	ListCarouselPromotions(ctx context.Context, posSystemID, companyID, locationID string, at time.Time, limit int) ([]*Promotion, error)
 }
 
