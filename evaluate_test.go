@@ -81,7 +81,7 @@ func TestEvaluateAgainstReference(t *testing.T) {
 				p.LocationIDs = []string{locs[r.IntN(4)], locs[r.IntN(4)]}
 			}
 			if r.IntN(3) == 0 {
-				start := at.Add(time.Duration(r.IntN(3)-1) * time.Hour)
+				start := InstantTime(at.Add(time.Duration(r.IntN(3)-1) * time.Hour))
 				p.Validities = []PromotionValidity{{StartDate: &start}}
 			}
 			if r.IntN(2) == 0 {

@@ -39,18 +39,20 @@ type PromotionStore interface {
 	// ListPromotionsValidAt returns, ordered by id, the company's promotions
 	// that apply at location locationID (a location of that company) at time
 	// at, per Promotion.AppliesAt: their locationIds name the location or are
-	// empty (all locations), and Promotion.ValidAt(at). An empty locationID
-	// matches every location. It is indexed by location and by validity
-	// bounds, so that a carousel can call it per request.
+	// empty (all locations), and Promotion.ValidAt(at). at's Location is
+	// the location's time zone, in which wall-clock dates are read: a store
+	// keeps it. An empty locationID matches every location. It is indexed by
+	// location and by validity bounds, so that a carousel can call it per
+	// request.
 	ListPromotionsValidAt(ctx context.Context, posSystemID, companyID, locationID string, at time.Time) ([]*Promotion, error)
 	// ListCarouselPromotions returns at most limit of the promotions that
 	// ListPromotionsValidAt returns for location locationID (not "") and
 	// time at, in the carousel's order (docs/api.md §7.2): those naming the
 	// location before those of every location; within each, the one whose
-	// validity ends first (the latest endDate of its periods; open-ended
-	// last), then by id. It reads them in that order only until it has
-	// limit, so that a carousel poll costs the same for a company of
-	// 100,000 promotions as for one of 50.
+	// validity ends first (the latest endDate of its periods, as
+	// ValidityBounds gives it; open-ended last), then by id. It reads them
+	// in that order only until it has limit, so that a carousel poll costs
+	// the same for a company of 100,000 promotions as for one of 50.
 	ListCarouselPromotions(ctx context.Context, posSystemID, companyID, locationID string, at time.Time, limit int) ([]*Promotion, error)
 }
 
@@ -122,19 +124,20 @@ type Promotion struct {
 }
 
 // PromotionValidity is a period in which a promotion applies; a missing
-// bound leaves that side open.
+// bound leaves that side open. Its times are instants or wall-clock times
+// of the location (PromotionTime).
 type PromotionValidity struct {
-	StartDate  *time.Time           `json:"startDate"`
-	EndDate    *time.Time           `json:"endDate"`
+	StartDate  *PromotionTime       `json:"startDate"`
+	EndDate    *PromotionTime       `json:"endDate"`
 	Recurrence *PromotionRecurrence `json:"recurrence"`
 }
 
 // PromotionRecurrence narrows a validity period to a window repeated on some
 // days of the week: see PromotionValidity.Contains.
 type PromotionRecurrence struct {
-	DaysOfWeek []string   `json:"daysOfWeek"`
-	StartDate  *time.Time `json:"startDate"`
-	EndDate    *time.Time `json:"endDate"`
+	DaysOfWeek []string       `json:"daysOfWeek"`
+	StartDate  *PromotionTime `json:"startDate"`
+	EndDate    *PromotionTime `json:"endDate"`
 }
 
 // PromotionResult is one effect of a promotion.
@@ -180,8 +183,9 @@ func (c *Catalogue) Validate() error {
 }
 
 // AppliesAt reports whether the promotion applies at location locationID
-// (of its company; "" for any) at time at: its locationIds name the location
-// or are empty, and it is ValidAt(at).
+// (of its company; "" for any) at time at (in the location's zone, see
+// ValidAt): its locationIds name the location or are empty, and it is
+// ValidAt(at).
 func (p *Promotion) AppliesAt(locationID string, at time.Time) bool {
 	if locationID != "" && len(p.LocationIDs) > 0 && !slices.Contains(p.LocationIDs, locationID) {
 		return false
@@ -190,7 +194,11 @@ func (p *Promotion) AppliesAt(locationID string, at time.Time) bool {
 }
 
 // ValidAt reports whether at lies in one of the promotion's validity
-// periods; a promotion without any is always valid.
+// periods; a promotion without any is always valid. at's Location is the
+// time zone of the place the promotion is checked for (Location.Zone): its
+// wall-clock times are read in it (time.Local counts as UTC). It is the
+// one check of a promotion's validity: evaluation, a sale's promotions,
+// the carousel and the operator's listing all come here.
 func (p *Promotion) ValidAt(at time.Time) bool { return validAt(p.Validities, at) }
 
 // validAt reports whether at lies in one of vs, or vs is empty.
@@ -207,38 +215,75 @@ func validAt(vs []PromotionValidity, at time.Time) bool {
 }
 
 // Contains reports whether at lies in the validity period: from StartDate to
-// EndDate, both included (a missing one is open). With a recurrence, at must
-// also lie in one of its windows, in UTC: each day named in daysOfWeek (every
-// day when it is empty), from the time of day of recurrence.startDate up to
-// the time of day of recurrence.endDate (excluded). An end time of day
-// earlier than the start's makes the window run past midnight, and it then
-// belongs to the day it starts on (Friday 22:00–02:00 includes Saturday
-// 01:00); equal times of day, or a missing one, make it the whole day. The
-// dates of the recurrence's bounds are not used: the validity bounds the
-// period.
+// EndDate, both included (a missing one is open). A wall-clock bound is
+// read in at's Location (ValidAt) by PromotionTime.In: the period starts at
+// the first instant the clock shows startDate or later and ends after the
+// first instant it shows endDate (the hour that daylight-saving time skips
+// or repeats does not make a period begin or end twice).
+//
+// With a recurrence, at must also lie in one of its windows: each day
+// named in daysOfWeek (every day when it is empty), from the time of day of
+// recurrence.startDate up to the time of day of recurrence.endDate
+// (excluded). A window of wall-clock times is read on the local clock and
+// calendar of at's Location, so "07:00–11:00" is 07:00–11:00 local all
+// year (a skipped hour is not in it, a repeated one is twice); a window of
+// instants (given with an offset) is read on the UTC clock, as fixed
+// instants of the day. An end time of day earlier than the start's makes
+// the window run past midnight, and it then belongs to the day it starts on
+// (Friday 22:00–02:00 includes Saturday 01:00); equal times of day, or a
+// missing one, make it the whole day. The dates of the recurrence's bounds
+// are not used: the validity bounds the period.
 func (v *PromotionValidity) Contains(at time.Time) bool {
-	at = at.UTC()
-	if (v.StartDate != nil && at.Before(*v.StartDate)) || (v.EndDate != nil && at.After(*v.EndDate)) {
+	z := zoneOf(at)
+	at = at.In(z)
+	if v.StartDate != nil && at.Before(v.StartDate.In(z)) {
 		return false
+	}
+	if e := v.EndDate; e != nil {
+		if !e.wall && at.After(e.t) {
+			return false
+		}
+		// Included: at is before the first instant the clock shows a
+		// later time than the end.
+		if e.wall && !at.Before(firstInstant(e.t.Add(time.Nanosecond), z)) {
+			return false
+		}
 	}
 	r := v.Recurrence
 	if r == nil {
 		return true
 	}
-	tod := promoTimeOfDay(at)
-	if r.StartDate == nil || r.EndDate == nil || promoTimeOfDay(*r.StartDate) == promoTimeOfDay(*r.EndDate) {
-		return r.onDay(at.Weekday())
+	day := at.Weekday()
+	tod := promoTimeOfDay(WallTime(at).t)
+	if !r.local() {
+		day, tod = at.UTC().Weekday(), promoTimeOfDay(at.UTC())
 	}
-	from, to := promoTimeOfDay(*r.StartDate), promoTimeOfDay(*r.EndDate)
+	if r.StartDate == nil || r.EndDate == nil || r.StartDate.timeOfDay() == r.EndDate.timeOfDay() {
+		return r.onDay(day)
+	}
+	from, to := r.StartDate.timeOfDay(), r.EndDate.timeOfDay()
 	if from < to {
-		return tod >= from && tod < to && r.onDay(at.Weekday())
+		return tod >= from && tod < to && r.onDay(day)
 	}
 	// The window runs past midnight: the evening part belongs to today,
 	// the early-morning part to yesterday's window.
 	if tod >= from {
-		return r.onDay(at.Weekday())
+		return r.onDay(day)
 	}
-	return tod < to && r.onDay((at.Weekday()+6)%7)
+	return tod < to && r.onDay((day+6)%7)
+}
+
+// local reports whether the recurrence's window is on the local clock: its
+// times are wall-clock times, or it has none (its days are local days).
+// An import refuses a recurrence whose two times differ in kind.
+func (r *PromotionRecurrence) local() bool {
+	switch {
+	case r.StartDate != nil:
+		return r.StartDate.wall
+	case r.EndDate != nil:
+		return r.EndDate.wall
+	}
+	return true
 }
 
 // onDay reports whether the recurrence repeats on day d.
@@ -255,8 +300,11 @@ func promoTimeOfDay(t time.Time) time.Duration {
 
 // ValidityBounds returns the earliest start and the latest end of the
 // promotion's validity periods, nil where one is open (or there is none),
-// so that stores can index validity without reading recurrences: a
-// promotion can only be ValidAt a time within them.
+// so that stores can index validity without reading recurrences or
+// knowing the location's zone: a promotion can only be ValidAt a time
+// within them. A wall-clock bound counts as the earliest (start) or latest
+// (end) instant it can mean anywhere, 16 hours before or after its clock
+// read as UTC.
 func (p *Promotion) ValidityBounds() (from, until *time.Time) {
 	if len(p.Validities) == 0 {
 		return nil, nil
@@ -265,13 +313,13 @@ func (p *Promotion) ValidityBounds() (from, until *time.Time) {
 	for _, v := range p.Validities {
 		if v.StartDate == nil {
 			openStart = true
-		} else if from == nil || v.StartDate.Before(*from) {
-			from = v.StartDate
+		} else if t := v.StartDate.earliest(); from == nil || t.Before(*from) {
+			from = &t
 		}
 		if v.EndDate == nil {
 			openEnd = true
-		} else if until == nil || v.EndDate.After(*until) {
-			until = v.EndDate
+		} else if t := v.EndDate.latest(); until == nil || t.After(*until) {
+			until = &t
 		}
 	}
 	if openStart {
@@ -368,9 +416,9 @@ func promoNonNil(xs []string) []string {
 }
 
 // promoStamp normalises *t in place (the promotion owns its times).
-func promoStamp(t *time.Time) *time.Time {
+func promoStamp(t *PromotionTime) *PromotionTime {
 	if t != nil {
-		*t = Timestamp(*t)
+		*t = t.stamp()
 	}
 	return t
 }
@@ -502,6 +550,10 @@ func (c *PromotionChecker) Check(row int, p *Promotion) bool {
 		path := func() string { return "promotionValidities[" + strconv.Itoa(i) + "]" }
 		promoCheckPeriod(fail, path, v.StartDate, v.EndDate)
 		if r := v.Recurrence; r != nil {
+			if r.StartDate != nil && r.EndDate != nil && r.StartDate.wall != r.EndDate.wall {
+				fail("The recurrence's startDate and endDate must both have a zone offset (fixed instants of the day) or both have none (the location's local time).",
+					fmt.Sprintf("%s.recurrence: startDate %s, endDate %s", path(), r.StartDate, r.EndDate))
+			}
 			promoCheckPeriod(fail, func() string { return path() + ".recurrence" }, r.StartDate, r.EndDate)
 			for j, d := range r.DaysOfWeek {
 				if !slices.Contains(DayNames, d) {
@@ -542,11 +594,20 @@ func (c *PromotionChecker) Check(row int, p *Promotion) bool {
 	return true
 }
 
-// checkPeriod reports an end before the start.
-func promoCheckPeriod(fail func(msg, details string), path func() string, start, end *time.Time) {
-	if start != nil && end != nil && end.Before(*start) {
+// checkPeriod reports an end before the start: of two wall-clock times or
+// two instants, as they compare; of one of each, only when the end is
+// before the start in every time zone.
+func promoCheckPeriod(fail func(msg, details string), path func() string, start, end *PromotionTime) {
+	if start == nil || end == nil {
+		return
+	}
+	before := end.t.Before(start.t)
+	if start.wall != end.wall {
+		before = end.latest().Before(start.earliest())
+	}
+	if before {
 		fail("The endDate must not be before the startDate.",
-			fmt.Sprintf("%s: endDate %s is before startDate %s", path(), end.UTC().Format(time.RFC3339Nano), start.UTC().Format(time.RFC3339Nano)))
+			fmt.Sprintf("%s: endDate %s is before startDate %s", path(), end, start))
 	}
 }
 

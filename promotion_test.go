@@ -8,15 +8,25 @@ import (
 	"time"
 )
 
+// at is the instant s, in UTC (the zone promotions are checked in when
+// nothing else is said).
 func at(s string) time.Time {
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
 		panic(err)
 	}
-	return t
+	return t.UTC()
 }
 
-func atp(s string) *time.Time { t := at(s); return &t }
+// atp is s as an imported promotion time: an instant with an offset, a
+// wall-clock time without.
+func atp(s string) *PromotionTime {
+	t, err := ParsePromotionTime(s)
+	if err != nil {
+		panic(err)
+	}
+	return &t
+}
 
 func TestPromotionCheckerErrors(t *testing.T) {
 	valid := func() *Promotion { return &Promotion{ID: "P1", Name: "n", LocationIDs: []string{"L1"}} }
@@ -178,7 +188,7 @@ func TestImportResultStatus(t *testing.T) {
 func TestPromotionNormalize(t *testing.T) {
 	zone := time.FixedZone("x", 3600)
 	p := &Promotion{ID: "P", Name: "n", LocationIDs: []string{"L2", "L1", "L2"}, ProductIDs: []string{},
-		Validities: []PromotionValidity{{StartDate: ptrTime(time.Date(2030, 1, 1, 1, 0, 0, 1500, zone)),
+		Validities: []PromotionValidity{{StartDate: ptrTime(InstantTime(time.Date(2030, 1, 1, 1, 0, 0, 1500, zone))),
 			Recurrence: &PromotionRecurrence{DaysOfWeek: []string{"Saturday", "Monday", "Saturday"}}}}}
 	long := make([]string, 40)
 	for i := range long {
@@ -191,7 +201,7 @@ func TestPromotionNormalize(t *testing.T) {
 	if !reflect.DeepEqual(p.LocationIDs, []string{"L2", "L1"}) || len(p.CategoryIDs) != 20 || p.CategoryIDs[19] != "t" {
 		t.Errorf("lists: %v %v", p.LocationIDs, p.CategoryIDs)
 	}
-	if got := p.Validities[0].StartDate; got.Location() != time.UTC || !got.Equal(time.Date(2030, 1, 1, 0, 0, 0, 1000, time.UTC)) {
+	if got := p.Validities[0].StartDate; got.IsWall() || got.Time().Location() != time.UTC || !got.Time().Equal(time.Date(2030, 1, 1, 0, 0, 0, 1000, time.UTC)) {
 		t.Errorf("start %v", got)
 	}
 	if got := p.Validities[0].Recurrence.DaysOfWeek; !reflect.DeepEqual(got, []string{"Monday", "Saturday"}) {
@@ -202,7 +212,7 @@ func TestPromotionNormalize(t *testing.T) {
 	}
 }
 
-func ptrTime(t time.Time) *time.Time { return &t }
+func ptrTime(t PromotionTime) *PromotionTime { return &t }
 
 func TestValidityContains(t *testing.T) {
 	// 2031-06-06 is a Friday.

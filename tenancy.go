@@ -165,13 +165,16 @@ func (p *POSSystem) Validate() error {
 
 // Company is a merchant account under one POS system.
 type Company struct {
-	POSSystemID string    `json:"posSystemId"`
-	ID          string    `json:"posCompanyId"`
-	Name        string    `json:"name"`
-	Status      Status    `json:"status"`
-	Features    Features  `json:"features"`
-	CreatedAt   time.Time `json:"createdAt"`
-	UpdatedAt   time.Time `json:"updatedAt"`
+	POSSystemID string   `json:"posSystemId"`
+	ID          string   `json:"posCompanyId"`
+	Name        string   `json:"name"`
+	Status      Status   `json:"status"`
+	Features    Features `json:"features"`
+	// TimeZone is the IANA zone of the company's locations that have none
+	// of their own; "" for none (UTC).
+	TimeZone  string    `json:"timeZone"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // Validate checks the fields an operator supplies.
@@ -181,6 +184,7 @@ func (c *Company) Validate() error {
 	checkKey(v, "posCompanyId", c.ID)
 	checkName(v, "name", c.Name)
 	checkStatus(v, c.Status)
+	CheckTimeZone(v, "timeZone", c.TimeZone)
 	return v.Err()
 }
 
@@ -190,17 +194,22 @@ type CompanyUpdate struct {
 	Name     *string
 	Status   *Status
 	Features *Features
+	// TimeZone sets the company's zone; "" removes it.
+	TimeZone *string
 }
 
 // Location is a store of a company; its id is supplied by the POS system.
 type Location struct {
-	POSSystemID string    `json:"posSystemId"`
-	ID          string    `json:"posLocationId"`
-	CompanyID   string    `json:"posCompanyId"`
-	Name        string    `json:"name"`
-	Status      Status    `json:"status"`
-	CreatedAt   time.Time `json:"createdAt"`
-	UpdatedAt   time.Time `json:"updatedAt"`
+	POSSystemID string `json:"posSystemId"`
+	ID          string `json:"posLocationId"`
+	CompanyID   string `json:"posCompanyId"`
+	Name        string `json:"name"`
+	Status      Status `json:"status"`
+	// TimeZone is the IANA zone of the location's local time; "" for none
+	// (its company's, else UTC: Zone).
+	TimeZone  string    `json:"timeZone"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 
 	// Company is filled in by Store.FindLocation so that the POS routes get
 	// the company's status and switches in the same round trip.
@@ -215,6 +224,7 @@ func (l *Location) Validate() error {
 	checkKey(v, "posCompanyId", l.CompanyID)
 	checkName(v, "name", l.Name)
 	checkStatus(v, l.Status)
+	CheckTimeZone(v, "timeZone", l.TimeZone)
 	return v.Err()
 }
 
@@ -222,6 +232,9 @@ func (l *Location) Validate() error {
 type LocationUpdate struct {
 	Name   *string
 	Status *Status
+	// TimeZone sets the location's zone; "" removes it (the company's
+	// applies again).
+	TimeZone *string
 }
 
 // Terminal is a registered till at a location; it is usable as soon as it is

@@ -450,13 +450,16 @@ type CreatePosSystemRequest struct {
 
 // Company mirrors the API's Company object.
 type Company struct {
-	PosSystemID  string    `json:"posSystemId"`
-	PosCompanyID string    `json:"posCompanyId"`
-	Name         string    `json:"name"`
-	Status       Status    `json:"status"`
-	Features     Features  `json:"features"`
-	CreatedAt    time.Time `json:"createdAt"`
-	UpdatedAt    time.Time `json:"updatedAt"`
+	PosSystemID  string   `json:"posSystemId"`
+	PosCompanyID string   `json:"posCompanyId"`
+	Name         string   `json:"name"`
+	Status       Status   `json:"status"`
+	Features     Features `json:"features"`
+	// The IANA time zone of the company's locations that have none of their own (e.g. `America/New_York`);
+	// empty when not set (UTC).
+	TimeZone  string    `json:"timeZone"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // CreateCompanyRequest mirrors the API's CreateCompanyRequest: A company to register; unknown properties are
@@ -469,6 +472,9 @@ type CreateCompanyRequest struct {
 	// Default `Active`.
 	Status   Status          `json:"status,omitempty"`
 	Features *FeaturesUpdate `json:"features,omitempty"`
+	// An IANA time zone name (e.g. `Europe/Berlin`), the default of the company's locations; empty or absent for
+	// none (UTC). An unknown zone is answered 400.
+	TimeZone string `json:"timeZone,omitempty"`
 }
 
 // UpdateCompanyRequest mirrors the API's UpdateCompanyRequest: The fields to change (absent or null keep
@@ -477,17 +483,22 @@ type UpdateCompanyRequest struct {
 	Name     *string         `json:"name,omitempty"`
 	Status   *Status         `json:"status,omitempty"`
 	Features *FeaturesUpdate `json:"features,omitempty"`
+	// An IANA time zone name; empty removes the company's zone (UTC). An unknown zone is answered 400.
+	TimeZone *string `json:"timeZone,omitempty"`
 }
 
 // Location mirrors the API's Location object.
 type Location struct {
-	PosSystemID   string    `json:"posSystemId"`
-	PosLocationID string    `json:"posLocationId"`
-	PosCompanyID  string    `json:"posCompanyId"`
-	Name          string    `json:"name"`
-	Status        Status    `json:"status"`
-	CreatedAt     time.Time `json:"createdAt"`
-	UpdatedAt     time.Time `json:"updatedAt"`
+	PosSystemID   string `json:"posSystemId"`
+	PosLocationID string `json:"posLocationId"`
+	PosCompanyID  string `json:"posCompanyId"`
+	Name          string `json:"name"`
+	Status        Status `json:"status"`
+	// The IANA time zone of the location's local time, in which its promotions' wall-clock dates are read; empty
+	// when not set (the company's applies, else UTC).
+	TimeZone  string    `json:"timeZone"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
 }
 
 // CreateLocationRequest mirrors the API's CreateLocationRequest: A location to register; unknown properties
@@ -502,6 +513,9 @@ type CreateLocationRequest struct {
 	Name string `json:"name,omitempty"`
 	// Default `Active`.
 	Status Status `json:"status,omitempty"`
+	// An IANA time zone name (e.g. `America/New_York`); empty or absent for none: the company's zone applies,
+	// else UTC. An unknown zone is answered 400.
+	TimeZone string `json:"timeZone,omitempty"`
 }
 
 // UpdateLocationRequest mirrors the API's UpdateLocationRequest: The fields to change (absent or null keep
@@ -509,6 +523,9 @@ type CreateLocationRequest struct {
 type UpdateLocationRequest struct {
 	Name   *string `json:"name,omitempty"`
 	Status *Status `json:"status,omitempty"`
+	// An IANA time zone name; empty removes the location's own zone (the company's applies again). An unknown
+	// zone is answered 400.
+	TimeZone *string `json:"timeZone,omitempty"`
 }
 
 // Terminal mirrors the API's Terminal object.
@@ -641,8 +658,9 @@ type PromotionItem struct {
 // PromotionValidity mirrors the API's PromotionValidity: A period in which a promotion applies, bounds
 // included; a missing bound is open.
 type PromotionValidity struct {
-	// An ISO 8601 date-time (without an offset it is UTC; a bare date is midnight UTC); anything else is answered
-	// 400.
+	// An ISO 8601 date-time. With a zone offset or `Z` it is that instant; without one it is a wall-clock time
+	// of the location the promotion is evaluated at, in the location's `timeZone` (else its company's, else
+	// UTC), and a bare date is its local midnight. Anything else is answered 400.
 	StartDate string `json:"startDate,omitempty"`
 	// As startDate; not before it (an item error otherwise).
 	EndDate    string               `json:"endDate,omitempty"`
@@ -650,9 +668,12 @@ type PromotionValidity struct {
 }
 
 // PromotionRecurrence mirrors the API's PromotionRecurrence: Narrows the period to a window repeated on some
-// days, in UTC: on each day in `daysOfWeek` (every day when empty), from the time of day of `startDate` to
-// the time of day of `endDate` (excluded). Only the times of day are used; an `endDate` earlier in the day
-// than `startDate` runs past midnight; equal times of day (or a missing one) mean the whole day.
+// days: on each day in `daysOfWeek` (every day when empty), from the time of day of `startDate` to the time
+// of day of `endDate` (excluded). Only the times of day are used; an `endDate` earlier in the day than
+// `startDate` runs past midnight; equal times of day (or a missing one) mean the whole day. Times without an
+// offset are read on the location's local clock and calendar (07:00–11:00 stays 07:00–11:00 local across
+// daylight-saving changes); times with an offset are fixed instants of the UTC day. The two must be of the
+// same kind (an item error otherwise).
 type PromotionRecurrence struct {
 	// Day names `Sunday`, `Monday`, `Tuesday`, `Wednesday`, `Thursday`, `Friday`, `Saturday` (exact spelling);
 	// another value makes the item an error in the result, not the request a 400.
@@ -708,7 +729,7 @@ type ImportWarning struct {
 }
 
 // Promotion mirrors the API's Promotion: A stored promotion, as imported (lists without repeats, daysOfWeek
-// in week order, times in UTC).
+// in week order, instants in UTC with Z, wall-clock times without an offset).
 type Promotion struct {
 	PosSystemID         string `json:"posSystemId"`
 	PosCompanyID        string `json:"posCompanyId"`
@@ -729,16 +750,21 @@ type Promotion struct {
 
 // StoredPromotionValidity mirrors the API's StoredPromotionValidity object.
 type StoredPromotionValidity struct {
-	StartDate  *time.Time                 `json:"startDate"`
-	EndDate    *time.Time                 `json:"endDate"`
+	// An instant in UTC (`2026-03-08T07:00:00Z`), or a wall-clock time of the location without an offset
+	// (`2026-03-08T02:30:00`), as imported.
+	StartDate *string `json:"startDate"`
+	// As startDate.
+	EndDate    *string                    `json:"endDate"`
 	Recurrence *StoredPromotionRecurrence `json:"recurrence"`
 }
 
 // StoredPromotionRecurrence mirrors the API's StoredPromotionRecurrence object.
 type StoredPromotionRecurrence struct {
-	DaysOfWeek []string   `json:"daysOfWeek"`
-	StartDate  *time.Time `json:"startDate"`
-	EndDate    *time.Time `json:"endDate"`
+	DaysOfWeek []string `json:"daysOfWeek"`
+	// As the validity's startDate.
+	StartDate *string `json:"startDate"`
+	// As the validity's startDate.
+	EndDate *string `json:"endDate"`
 }
 
 // StoredPromotionResult mirrors the API's StoredPromotionResult object.

@@ -169,7 +169,7 @@ func TestOutputJSON(t *testing.T) {
 		len(companies) != 1 || companies[0]["posCompanyId"] != "demo-company" || companies[0]["status"] != "Active" {
 		t.Fatalf("company list --output json: %v %v", companies, err)
 	}
-	if out := mustCLI(t, env, "company", "list", "--pos", "clover"); !strings.HasPrefix(out, "ID            NAME          STATUS  FEATURES\ndemo-company  Demo Company  Active  ") {
+	if out := mustCLI(t, env, "company", "list", "--pos", "clover"); !strings.HasPrefix(out, "ID            NAME          STATUS  TIME ZONE  FEATURES\ndemo-company  Demo Company  Active  -          ") {
 		t.Fatalf("company list table:\n%s", out)
 	}
 	var user map[string]any

@@ -99,11 +99,12 @@ func cmdPOSSystemList(ctx context.Context, env *cli, args []string) error {
 }
 
 func cmdCompanyCreate(ctx context.Context, env *cli, args []string) error {
-	var posID, name, features *string
+	var posID, name, features, zone *string
 	var disabled *bool
 	return operatorCommand(ctx, env, "company create", args, 1, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
 		name = fs.String("name", "", "display name")
+		zone = fs.String("time-zone", "", "IANA time zone of its locations without one (e.g. America/New_York; default UTC)")
 		features = fs.String("features", "all", "features switched on: all, none, or a list of "+featureList())
 		disabled = fs.Bool("disabled", false, "create the company disabled")
 	}, func(a *client.Admin, pos []string) error {
@@ -112,7 +113,7 @@ func cmdCompanyCreate(ctx context.Context, env *cli, args []string) error {
 			return err
 		}
 		status := statusOf(*disabled)
-		c, err := answer[*posgate.Company](a.CreateCompany(ctx, *posID, conv[client.CreateCompanyRequest](&service.CreateCompanyRequest{ID: pos[0], Name: *name, Status: &status, Features: service.FeaturesPatch(f)})))
+		c, err := answer[*posgate.Company](a.CreateCompany(ctx, *posID, conv[client.CreateCompanyRequest](&service.CreateCompanyRequest{ID: pos[0], Name: *name, Status: &status, Features: service.FeaturesPatch(f), TimeZone: *zone})))
 		if err != nil {
 			return err
 		}
@@ -130,31 +131,23 @@ func cmdCompanyList(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		return table(env, []string{"ID", "NAME", "STATUS", "FEATURES"}, cs, func(c *posgate.Company) []string {
-			return []string{c.ID, c.Name, string(c.Status), onFeatures(c.Features)}
+		return table(env, []string{"ID", "NAME", "STATUS", "TIME ZONE", "FEATURES"}, cs, func(c *posgate.Company) []string {
+			return []string{c.ID, c.Name, string(c.Status), zoneOrDash(c.TimeZone), onFeatures(c.Features)}
 		})
 	})
 }
 
 func cmdCompanyUpdate(ctx context.Context, env *cli, args []string) error {
-	var posID, name, status, enable, disable *string
-	var fs *flag.FlagSet
+	var posID, enable, disable *string
+	var place placeUpdate
 	return operatorCommand(ctx, env, "company update", args, 1, func(f *flag.FlagSet) {
-		fs = f
 		posID = f.String("pos", "", "POS system id (required)")
-		name = f.String("name", "", "new display name")
-		status = f.String("status", "", "Active or Disabled")
+		place.define(f, `new IANA time zone ("" removes it: UTC)`)
 		enable = f.String("enable", "", "features to switch on: "+featureList())
 		disable = f.String("disable", "", "features to switch off")
 	}, func(a *client.Admin, pos []string) error {
 		var upd service.UpdateCompanyRequest
-		if env.isSet(fs, "name") {
-			upd.Name = name
-		}
-		if *status != "" {
-			s := posgate.Status(*status)
-			upd.Status = &s
-		}
+		upd.Name, upd.Status, upd.TimeZone = place.values(env)
 		var err error
 		if upd.Features, err = featurePatch(*enable, *disable); err != nil {
 			return err
@@ -163,7 +156,7 @@ func cmdCompanyUpdate(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		env.say(c, "updated company %s/%s: %s, features %s\n", c.POSSystemID, c.ID, c.Status, onFeatures(c.Features))
+		env.say(c, "updated company %s/%s: %s, time zone %s, features %s\n", c.POSSystemID, c.ID, c.Status, zoneOrDash(c.TimeZone), onFeatures(c.Features))
 		return nil
 	})
 }
@@ -192,16 +185,17 @@ func featurePatch(enable, disable string) (*service.FeaturePatch, error) {
 }
 
 func cmdLocationCreate(ctx context.Context, env *cli, args []string) error {
-	var posID, company, name *string
+	var posID, company, name, zone *string
 	var disabled *bool
 	return operatorCommand(ctx, env, "location create", args, 1, func(fs *flag.FlagSet) {
 		posID = fs.String("pos", "", "POS system id (required)")
 		company = fs.String("company", "", "company id (required)")
 		name = fs.String("name", "", "display name")
+		zone = fs.String("time-zone", "", "IANA time zone of its local time (e.g. Europe/Berlin; default: the company's)")
 		disabled = fs.Bool("disabled", false, "create the location disabled")
 	}, func(a *client.Admin, pos []string) error {
 		status := statusOf(*disabled)
-		l, err := answer[*posgate.Location](a.CreateLocation(ctx, *posID, conv[client.CreateLocationRequest](&service.CreateLocationRequest{ID: pos[0], CompanyID: *company, Name: *name, Status: &status})))
+		l, err := answer[*posgate.Location](a.CreateLocation(ctx, *posID, conv[client.CreateLocationRequest](&service.CreateLocationRequest{ID: pos[0], CompanyID: *company, Name: *name, Status: &status, TimeZone: *zone})))
 		if err != nil {
 			return err
 		}
@@ -220,10 +214,66 @@ func cmdLocationList(ctx context.Context, env *cli, args []string) error {
 		if err != nil {
 			return err
 		}
-		return table(env, []string{"ID", "COMPANY", "NAME", "STATUS"}, ls, func(l *posgate.Location) []string {
-			return []string{l.ID, l.CompanyID, l.Name, string(l.Status)}
+		return table(env, []string{"ID", "COMPANY", "NAME", "STATUS", "TIME ZONE"}, ls, func(l *posgate.Location) []string {
+			return []string{l.ID, l.CompanyID, l.Name, string(l.Status), zoneOrDash(l.TimeZone)}
 		})
 	})
+}
+
+func cmdLocationUpdate(ctx context.Context, env *cli, args []string) error {
+	var posID *string
+	var place placeUpdate
+	return operatorCommand(ctx, env, "location update", args, 1, func(f *flag.FlagSet) {
+		posID = f.String("pos", "", "POS system id (required)")
+		place.define(f, `new IANA time zone ("" removes it: the company's applies)`)
+	}, func(a *client.Admin, pos []string) error {
+		var upd service.UpdateLocationRequest
+		upd.Name, upd.Status, upd.TimeZone = place.values(env)
+		l, err := answer[*posgate.Location](a.UpdateLocation(ctx, *posID, pos[0], conv[client.UpdateLocationRequest](&upd)))
+		if err != nil {
+			return err
+		}
+		env.say(l, "updated location %s/%s: %s, time zone %s\n", l.POSSystemID, l.ID, l.Status, zoneOrDash(l.TimeZone))
+		return nil
+	})
+}
+
+// placeUpdate is the flags that company and location updates share:
+// --name, --status and --time-zone.
+type placeUpdate struct {
+	fs                 *flag.FlagSet
+	name, status, zone *string
+}
+
+func (p *placeUpdate) define(f *flag.FlagSet, zoneUsage string) {
+	p.fs = f
+	p.name = f.String("name", "", "new display name")
+	p.status = f.String("status", "", "Active or Disabled")
+	p.zone = f.String("time-zone", "", zoneUsage)
+}
+
+// values are the changes the flags ask for: nil for a flag not given (an
+// empty --name or --time-zone is given; an empty --status is not).
+func (p *placeUpdate) values(env *cli) (name *string, status *posgate.Status, zone *string) {
+	if env.isSet(p.fs, "name") {
+		name = p.name
+	}
+	if env.isSet(p.fs, "time-zone") {
+		zone = p.zone
+	}
+	if *p.status != "" {
+		s := posgate.Status(*p.status)
+		status = &s
+	}
+	return name, status, zone
+}
+
+// zoneOrDash shows a time zone that is not set as "-".
+func zoneOrDash(zone string) string {
+	if zone == "" {
+		return "-"
+	}
+	return zone
 }
 
 func cmdLocationStatus(status posgate.Status) func(ctx context.Context, env *cli, args []string) error {

@@ -2,7 +2,6 @@ package benchkeys
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/posgate/posgate"
 )
@@ -27,8 +26,8 @@ func EvalLocation(i int) string { return fmt.Sprintf("EVL%02d", i%EvalLocations)
 
 // EvalPromotion is promotion i of the data set.
 func EvalPromotion(i int) *posgate.Promotion {
-	date := func(s string) *time.Time {
-		t, _ := time.Parse(time.RFC3339, s)
+	date := func(s string) *posgate.PromotionTime {
+		t, _ := posgate.ParsePromotionTime(s)
 		return &t
 	}
 	p := &posgate.Promotion{ID: fmt.Sprintf("EVAL-%05d", i), Name: fmt.Sprintf("Evaluation promotion %d", i)}

@@ -37,6 +37,7 @@ type node struct {
 
 var (
 	timeType            = reflect.TypeFor[time.Time]()
+	dateTimeType        = reflect.TypeFor[interface{ DateTime() }]()      // posgate.PromotionTime: a date-time read by its own method
 	decimalType         = reflect.TypeFor[interface{ DecimalNumber() }]() // posgate.Decimal: a number kept as text
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 	// numberType marks a type that reads a JSON number itself
@@ -66,7 +67,7 @@ func build(t reflect.Type, seen map[reflect.Type]*node) *node {
 		return n
 	}
 	switch {
-	case t == timeType:
+	case t == timeType || (t.Kind() != reflect.Pointer && t.Implements(dateTimeType)):
 		return &node{kind: kindTime}
 	case t.Kind() == reflect.Pointer:
 		n := *build(t.Elem(), seen)

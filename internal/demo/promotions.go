@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/posgate/posgate"
 )
@@ -65,8 +64,8 @@ func loadCatalogue(ctx context.Context, st posgate.Store) (*posgate.Catalogue, e
 // the COFFEE category; and a promotion has no basket condition, so the
 // airport's free muffin is free without a sandwich, as its name says.
 func demoPromotions() []*posgate.Promotion {
-	date := func(s string) *time.Time {
-		t, _ := time.Parse(time.RFC3339, s)
+	date := func(s string) *posgate.PromotionTime {
+		t, _ := posgate.ParsePromotionTime(s)
 		return &t
 	}
 	return []*posgate.Promotion{

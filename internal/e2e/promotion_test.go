@@ -121,7 +121,7 @@ func TestPromotionImport(t *testing.T) {
 			full := `{"id":"P1","name":"2 off coffee","useForAllCategories":false,"useForAllProducts":true,
 				"locationIds":["CUM-1","CUM-2","CUM-1"],"categoryIds":["COFFEE"],"productIds":["SKU-1","SKU-2"],
 				"promotionValidities":[{"startDate":"2030-05-01T00:00:00+02:00","endDate":"2030-05-31T23:59:59.5Z",
-					"recurrence":{"daysOfWeek":["Sunday","Saturday"],"startDate":"2030-05-01T08:00:00","endDate":"2030-05-01T11:00:00Z"}}],
+					"recurrence":{"daysOfWeek":["Sunday","Saturday"],"startDate":"2030-05-01T08:00:00","endDate":"2030-05-01T11:00:00.000"}}],
 				"promotionResults":[{"promotionType":"Amount","value":2},{"promotionType":"Percentage","value":12.5}],
 				"unknownProperty":{"is":"ignored"}}`
 			r := s.request(t, importReq(tok, "cum", js, items(full, `{"id":"P2","name":"second"}`)))
@@ -135,7 +135,7 @@ func TestPromotionImport(t *testing.T) {
 			want := `{"data":{"posSystemId":"clover","posCompanyId":"cum","id":"P1","name":"2 off coffee","useForAllCategories":false,"useForAllProducts":true,` +
 				`"locationIds":["CUM-1","CUM-2"],"categoryIds":["COFFEE"],"productIds":["SKU-1","SKU-2"],` +
 				`"promotionValidities":[{"startDate":"2030-04-30T22:00:00Z","endDate":"2030-05-31T23:59:59.5Z",` +
-				`"recurrence":{"daysOfWeek":["Sunday","Saturday"],"startDate":"2030-05-01T08:00:00Z","endDate":"2030-05-01T11:00:00Z"}}],` +
+				`"recurrence":{"daysOfWeek":["Sunday","Saturday"],"startDate":"2030-05-01T08:00:00","endDate":"2030-05-01T11:00:00"}}],` +
 				`"promotionResults":[{"promotionType":"Amount","value":2},{"promotionType":"Percentage","value":12.5}],` +
 				`"createdAt":"` + stamp + `","updatedAt":"` + stamp + `"}}`
 			if string(r.Body) != want {
@@ -188,7 +188,7 @@ func TestPromotionImport(t *testing.T) {
 				`{"id":"a/b","name":"slash"}`,
 				`{"id":"N1","name":""}`,
 				`{"id":"N2","name":"`+strings.Repeat("n", 501)+`"}`,
-				`{"id":"D1","name":"dates","promotionValidities":[{"startDate":"2030-02-01","endDate":"2030-01-31T23:59:59Z"}]}`,
+				`{"id":"D1","name":"dates","promotionValidities":[{"startDate":"2030-02-01","endDate":"2030-01-31T23:59:59"}]}`,
 				`{"id":"D2","name":"recurrence dates","promotionValidities":[{"recurrence":{"startDate":"2030-01-01T10:00:00Z","endDate":"2030-01-01T09:00:00Z"}}]}`,
 				`{"id":"T1","name":"type","promotionResults":[{"promotionType":"Fixed","value":1}]}`,
 				`{"id":"V1","name":"negative","promotionResults":[{"promotionType":"Amount","value":-0.5}]}`,
@@ -205,7 +205,7 @@ func TestPromotionImport(t *testing.T) {
 				{"a/b", 2, slashMsg, `id: "a/b"`},
 				{"N1", 3, "The name field is required.", "name: missing or empty"},
 				{"N2", 4, "The name field must be at most 500 bytes.", "name: 501 bytes"},
-				{"D1", 5, "The endDate must not be before the startDate.", "promotionValidities[0]: endDate 2030-01-31T23:59:59Z is before startDate 2030-02-01T00:00:00Z"},
+				{"D1", 5, "The endDate must not be before the startDate.", "promotionValidities[0]: endDate 2030-01-31T23:59:59 is before startDate 2030-02-01T00:00:00"},
 				{"D2", 6, "The endDate must not be before the startDate.", "promotionValidities[0].recurrence: endDate 2030-01-01T09:00:00Z is before startDate 2030-01-01T10:00:00Z"},
 				{"T1", 7, "The promotionType must be Amount or Percentage.", `promotionResults[0].promotionType: "Fixed"`},
 				{"V1", 8, "The value must not be negative.", "promotionResults[0].value: -0.5"},

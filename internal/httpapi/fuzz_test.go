@@ -84,10 +84,15 @@ func streamAll[T any](ct string, body []byte) ([]T, error) {
 // normalTimes makes an item's times comparable with reflect.DeepEqual
 // (one instant has more than one time.Time representation).
 func normalTimes(it *importfile.PromotionItem) *importfile.PromotionItem {
-	norm := func(p **time.Time) {
+	norm := func(p **posgate.PromotionTime) {
 		if *p != nil {
-			u := time.UnixMicro((*p).UnixMicro()).UTC().Add(time.Duration((*p).Nanosecond() % 1000))
-			*p = &u
+			t := (*p).Time()
+			u := time.UnixMicro(t.UnixMicro()).UTC().Add(time.Duration(t.Nanosecond() % 1000))
+			v := posgate.InstantTime(u)
+			if (*p).IsWall() {
+				v = posgate.WallTime(u)
+			}
+			*p = &v
 		}
 	}
 	for i := range it.PromotionValidities {

@@ -66,9 +66,9 @@ func TestImportItemDecoderAgreesWithReflection(t *testing.T) {
 			t.Fatalf("item %d:\n fast %+v\n slow %+v", i, *fast[i], slow.Items[i])
 		}
 	}
-	want := posgate.PromotionValidity{StartDate: ptrTo(time.Date(2030, 7, 1, 0, 0, 0, 0, time.UTC)),
+	want := posgate.PromotionValidity{StartDate: ptrTo(posgate.InstantTime(time.Date(2030, 7, 1, 0, 0, 0, 0, time.UTC))),
 		Recurrence: &posgate.PromotionRecurrence{DaysOfWeek: []string{"Saturday", "Sunday"},
-			StartDate: ptrTo(time.Date(2030, 7, 6, 8, 0, 0, 0, time.UTC)), EndDate: ptrTo(time.Date(2030, 7, 6, 18, 0, 0, 0, time.UTC))}}
+			StartDate: ptrTo(posgate.InstantTime(time.Date(2030, 7, 6, 8, 0, 0, 0, time.UTC))), EndDate: ptrTo(posgate.InstantTime(time.Date(2030, 7, 6, 18, 0, 0, 0, time.UTC)))}}
 	if got := fast[3].PromotionValidities[1]; !reflect.DeepEqual(got, want) {
 		t.Fatalf("validity %+v", got)
 	}

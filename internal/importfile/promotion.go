@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"strconv"
-	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/posgate/posgate"
-	"github.com/posgate/posgate/internal/codec/datetime"
 )
 
 // PromotionItem is a promotion item of an import body (docs/api.md §9.1).
@@ -196,14 +194,14 @@ func readArray[T any](dec *jsontext.Decoder, dst []T, read func(*jsontext.Decode
 // readTime reads a date-time by codec's rules into *slot (null: nil),
 // allocating the slot's array of four on first use: a validity's times
 // share one allocation.
-func readTime(dec *jsontext.Decoder, slab **[4]time.Time, i int) (*time.Time, error) {
+func readTime(dec *jsontext.Decoder, slab **[4]posgate.PromotionTime, i int) (*posgate.PromotionTime, error) {
 	switch dec.PeekKind() {
 	case '"':
 	case 'n':
 		_, err := dec.ReadValue()
 		return nil, err
 	default:
-		var t time.Time
+		var t posgate.PromotionTime
 		return nil, readOther(dec, &t)
 	}
 	raw, err := dec.ReadValue()
@@ -216,12 +214,12 @@ func readTime(dec *jsontext.Decoder, slab **[4]time.Time, i int) (*time.Time, er
 			return nil, err
 		}
 	}
-	t, err := datetime.Parse(string(s))
+	t, err := posgate.ParsePromotionTime(string(s))
 	if err != nil {
 		return nil, &json.SemanticError{JSONPointer: dec.StackPointer(), JSONKind: '"', Err: errNotDateTime}
 	}
 	if *slab == nil {
-		*slab = new([4]time.Time)
+		*slab = new([4]posgate.PromotionTime)
 	}
 	(*slab)[i] = t
 	return &(*slab)[i], nil
@@ -237,7 +235,7 @@ func readValidity(dec *jsontext.Decoder) (posgate.PromotionValidity, error) {
 	if dec.PeekKind() != '{' {
 		return v, readOther(dec, &v)
 	}
-	var slab *[4]time.Time
+	var slab *[4]posgate.PromotionTime
 	err := readObject(dec, func(name []byte) (err error) {
 		switch string(name) {
 		case "startDate":
@@ -263,7 +261,7 @@ func readValidity(dec *jsontext.Decoder) (posgate.PromotionValidity, error) {
 
 // readRecurrence reads a recurrence object; its times go in slots 2 and 3
 // of the validity's slab.
-func readRecurrence(dec *jsontext.Decoder, r *posgate.PromotionRecurrence, slab **[4]time.Time) error {
+func readRecurrence(dec *jsontext.Decoder, r *posgate.PromotionRecurrence, slab **[4]posgate.PromotionTime) error {
 	return readObject(dec, func(name []byte) (err error) {
 		switch string(name) {
 		case "daysOfWeek":

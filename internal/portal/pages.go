@@ -41,7 +41,8 @@ var funcs = template.FuncMap{
 		}
 		return out.String()
 	},
-	"join": func(xs []string) string { return strings.Join(xs, ", ") },
+	"join":       func(xs []string) string { return strings.Join(xs, ", ") },
+	"validities": validitiesText,
 	"field": func(fields map[string][]string, name string) string {
 		return strings.Join(fields[name], " ")
 	},
@@ -267,7 +268,9 @@ func (p *Portal) setTerminalStatus(q *request) error {
 
 // location shows one location and its terminals; one the person does not
 // reach is as absent as an unknown one (404).
-func (p *Portal) location(q *request) error {
+func (p *Portal) location(q *request) error { return p.renderLocation(q, http.StatusOK, view{}) }
+
+func (p *Portal) renderLocation(q *request, status int, v view) error {
 	pos, id := q.r.PathValue("pos"), q.r.PathValue("location")
 	l, err := p.svc.FindLocation(q.ctx, q.pr, pos, id)
 	if err != nil {
@@ -277,8 +280,27 @@ func (p *Portal) location(q *request) error {
 	if err != nil {
 		return err
 	}
-	return p.render(q, http.StatusOK, "location", view{Title: "Location " + l.ID, Nav: "terminals",
-		Data: locationTerminals{Location: l, Terminals: terms}})
+	v.Title, v.Nav, v.Data = "Location "+l.ID, "terminals", locationTerminals{Location: l, Terminals: terms}
+	return p.render(q, status, "location", v)
+}
+
+// updateLocation sets the location's name and time zone ("" removes it:
+// the company's applies).
+func (p *Portal) updateLocation(q *request) error {
+	pos, id := q.r.PathValue("pos"), q.r.PathValue("location")
+	f := q.r.PostForm
+	req := &service.UpdateLocationRequest{}
+	if name := strings.TrimSpace(f.Get("name")); name != "" {
+		req.Name = &name
+	}
+	if f.Has("timeZone") {
+		zone := strings.TrimSpace(f.Get("timeZone"))
+		req.TimeZone = &zone
+	}
+	if _, err := p.svc.UpdateLocation(q.ctx, q.pr, pos, id, req); err != nil {
+		return p.formError(q, err, func(status int, v view) error { return p.renderLocation(q, status, v) })
+	}
+	return q.redirect("/portal/locations/"+url.PathEscape(pos)+"/"+url.PathEscape(id), "Location saved.")
 }
 
 // companyData is the company page's.
@@ -310,7 +332,7 @@ func (p *Portal) renderCompany(q *request, status int, v view) error {
 	return p.render(q, status, "company", v)
 }
 
-// updateCompany sets the company's name and feature switches.
+// updateCompany sets the company's name, time zone and feature switches.
 func (p *Portal) updateCompany(q *request) error {
 	pos, id := q.r.PathValue("pos"), q.r.PathValue("company")
 	f := q.r.PostForm
@@ -320,6 +342,10 @@ func (p *Portal) updateCompany(q *request) error {
 		Carousel: on("carousel"), PromotionImport: on("promotionImport"), Transactions: on("transactions"), ProductsImport: on("productsImport")}}
 	if name != "" {
 		req.Name = &name
+	}
+	if f.Has("timeZone") {
+		zone := strings.TrimSpace(f.Get("timeZone"))
+		req.TimeZone = &zone
 	}
 	if _, err := p.svc.UpdateCompany(q.ctx, q.pr, pos, id, req); err != nil {
 		return p.formError(q, err, func(status int, v view) error { return p.renderCompany(q, status, v) })
@@ -557,4 +583,49 @@ func (p *Portal) recentImports(q *request, places []place) ([]*posgate.ImportRec
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].FinishedAt.After(out[j].FinishedAt) })
 	return out[:min(len(out), dashboardImports)], nil
+}
+
+// validitiesText says when a promotion applies, for its row in the
+// catalogue page: each validity's period and recurrence, with "local" for
+// wall-clock times (the location's time zone, docs/api.md §9.1) and "UTC"
+// for instants.
+func validitiesText(vs []posgate.PromotionValidity) string {
+	if len(vs) == 0 {
+		return "always"
+	}
+	at := func(p *posgate.PromotionTime, open string) string {
+		if p == nil {
+			return open
+		}
+		if p.IsWall() {
+			return p.Time().Format("2006-01-02 15:04") + " local"
+		}
+		return p.Time().Format("2006-01-02 15:04") + " UTC"
+	}
+	clock := func(p *posgate.PromotionTime) string {
+		if p == nil {
+			return ""
+		}
+		return p.Time().Format("15:04")
+	}
+	parts := make([]string, 0, len(vs))
+	for _, v := range vs {
+		text := "from " + at(v.StartDate, "the start") + " to " + at(v.EndDate, "no end")
+		if r := v.Recurrence; r != nil {
+			days := "every day"
+			if len(r.DaysOfWeek) > 0 {
+				days = strings.Join(r.DaysOfWeek, ", ")
+			}
+			text += ", " + days
+			if from, to := clock(r.StartDate), clock(r.EndDate); from != "" && to != "" && from != to {
+				zone := " UTC"
+				if r.StartDate.IsWall() {
+					zone = " local"
+				}
+				text += " " + from + "–" + to + zone
+			}
+		}
+		parts = append(parts, text)
+	}
+	return strings.Join(parts, "; ")
 }

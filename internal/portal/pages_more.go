@@ -50,7 +50,8 @@ func (p *Portal) createPOSSystem(q *request) error {
 func (p *Portal) createCompany(q *request) error {
 	f := q.r.PostForm
 	co, err := p.svc.CreateCompany(q.ctx, q.pr, strings.TrimSpace(f.Get("posSystemId")),
-		&service.CreateCompanyRequest{ID: strings.TrimSpace(f.Get("posCompanyId")), Name: strings.TrimSpace(f.Get("name"))})
+		&service.CreateCompanyRequest{ID: strings.TrimSpace(f.Get("posCompanyId")), Name: strings.TrimSpace(f.Get("name")),
+			TimeZone: strings.TrimSpace(f.Get("timeZone"))})
 	if err != nil {
 		return p.placesError(q, err)
 	}
@@ -63,7 +64,7 @@ func (p *Portal) createLocation(q *request) error {
 	f := q.r.PostForm
 	pos, co, _ := strings.Cut(f.Get("company"), "/")
 	l, err := p.svc.CreateLocation(q.ctx, q.pr, pos, &service.CreateLocationRequest{ID: strings.TrimSpace(f.Get("posLocationId")),
-		CompanyID: co, Name: strings.TrimSpace(f.Get("name"))})
+		CompanyID: co, Name: strings.TrimSpace(f.Get("name")), TimeZone: strings.TrimSpace(f.Get("timeZone"))})
 	if err != nil {
 		if pos == "" {
 			err = posgate.ValidationError{"company": {"Choose the company of the location."}}.Err()

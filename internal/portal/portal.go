@@ -96,6 +96,7 @@ func (p *Portal) Routes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /portal/terminals", p.page(p.registerTerminal))
 	mux.HandleFunc("POST /portal/terminals/{pos}/{location}/{terminal}/{action}", p.page(p.setTerminalStatus))
 	mux.HandleFunc("GET /portal/locations/{pos}/{location}", p.page(p.location))
+	mux.HandleFunc("POST /portal/locations/{pos}/{location}", p.page(p.updateLocation))
 	mux.HandleFunc("GET /portal/companies/{pos}/{company}", p.page(p.company))
 	mux.HandleFunc("POST /portal/companies/{pos}/{company}", p.page(p.updateCompany))
 	mux.HandleFunc("GET /portal/places", p.page(p.places))

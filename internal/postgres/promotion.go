@@ -82,7 +82,7 @@ func (db *DB) ListPromotions(ctx context.Context, posSystemID, companyID string,
 // location (the GIN index) and those naming none (promotions_everywhere),
 // within their validity bounds; Go checks the recurrences.
 func (db *DB) ListPromotionsValidAt(ctx context.Context, posSystemID, companyID, locationID string, at time.Time) ([]*posgate.Promotion, error) {
-	at = posgate.Timestamp(at)
+	at = posgate.Timestamp(at).In(at.Location()) // the location's zone stays: ValidAt reads wall-clock dates in it
 	var ps []*posgate.Promotion
 	var err error
 	if locationID == "" {
@@ -115,7 +115,7 @@ func (db *DB) ListPromotionsValidAt(ctx context.Context, posSystemID, companyID,
 // posgate.PromotionStore): ids a page at a time (a sort of ids and sort
 // keys, bounded by the page), then the promotions of those ids.
 func (db *DB) ListCarouselPromotions(ctx context.Context, posSystemID, companyID, locationID string, at time.Time, limit int) ([]*posgate.Promotion, error) {
-	at = posgate.Timestamp(at)
+	at = posgate.Timestamp(at).In(at.Location()) // the location's zone stays: ValidAt reads wall-clock dates in it
 	return storekit.FirstApplying(ctx, at, limit, func(ctx context.Context, offset, n int) ([]string, error) {
 		rows, err := db.q(ctx).Query(ctx, `SELECT promotion_id FROM (
 			SELECT p.promotion_id, 0 AS everywhere, p.valid_until FROM promotions p

@@ -13,18 +13,18 @@ import (
 // its tables p, c, l and t.
 const (
 	posSystemCols = `p.id, p.name, p.created_at`
-	companyCols   = `c.pos_system_id, c.company_id, c.name, c.status, c.coupons, c.receipt_promotion, c.carousel, c.promotion_import, c.transactions, c.products_import, c.created_at, c.updated_at`
-	locationCols  = `l.pos_system_id, l.location_id, l.company_id, l.name, l.status, l.created_at, l.updated_at`
+	companyCols   = `c.pos_system_id, c.company_id, c.name, c.status, c.coupons, c.receipt_promotion, c.carousel, c.promotion_import, c.transactions, c.products_import, c.created_at, c.updated_at, c.time_zone`
+	locationCols  = `l.pos_system_id, l.location_id, l.company_id, l.name, l.status, l.created_at, l.updated_at, l.time_zone`
 	terminalCols  = `t.pos_system_id, t.location_id, t.terminal_id, t.name, t.status, t.created_at, t.updated_at`
 )
 
 func companyDest(c *posgate.Company) []any {
 	f := &c.Features
-	return []any{&c.POSSystemID, &c.ID, &c.Name, &c.Status, &f.Coupons, &f.ReceiptPromotion, &f.Carousel, &f.PromotionImport, &f.Transactions, &f.ProductsImport, &c.CreatedAt, &c.UpdatedAt}
+	return []any{&c.POSSystemID, &c.ID, &c.Name, &c.Status, &f.Coupons, &f.ReceiptPromotion, &f.Carousel, &f.PromotionImport, &f.Transactions, &f.ProductsImport, &c.CreatedAt, &c.UpdatedAt, &c.TimeZone}
 }
 
 func locationDest(l *posgate.Location) []any {
-	return []any{&l.POSSystemID, &l.ID, &l.CompanyID, &l.Name, &l.Status, &l.CreatedAt, &l.UpdatedAt}
+	return []any{&l.POSSystemID, &l.ID, &l.CompanyID, &l.Name, &l.Status, &l.CreatedAt, &l.UpdatedAt, &l.TimeZone}
 }
 
 func scanPOSSystem(r pgx.Row) (*posgate.POSSystem, error) {
@@ -77,9 +77,9 @@ func (db *DB) CreateCompany(ctx context.Context, c *posgate.Company) error {
 	now := posgate.Timestamp(db.now())
 	f := c.Features
 	_, err := db.q(ctx).Exec(ctx, `INSERT INTO companies (pos_system_id, company_id, name, status,
-		coupons, receipt_promotion, carousel, promotion_import, transactions, created_at, updated_at, products_import)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11)`,
-		c.POSSystemID, c.ID, c.Name, c.Status, f.Coupons, f.ReceiptPromotion, f.Carousel, f.PromotionImport, f.Transactions, now, f.ProductsImport)
+		coupons, receipt_promotion, carousel, promotion_import, transactions, created_at, updated_at, products_import, time_zone)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12)`,
+		c.POSSystemID, c.ID, c.Name, c.Status, f.Coupons, f.ReceiptPromotion, f.Carousel, f.PromotionImport, f.Transactions, now, f.ProductsImport, c.TimeZone)
 	if err != nil {
 		return writeErr(err, "create company", posgate.AlreadyExists("company", c.ID), posgate.NotFound("POS system", c.POSSystemID))
 	}
@@ -115,11 +115,12 @@ func (db *DB) UpdateCompany(ctx context.Context, posSystemID, companyID string, 
 		name = coalesce($3, c.name), status = coalesce($4, c.status),
 		coupons = coalesce($5, c.coupons), receipt_promotion = coalesce($6, c.receipt_promotion),
 		carousel = coalesce($7, c.carousel), promotion_import = coalesce($8, c.promotion_import),
-		transactions = coalesce($9, c.transactions), products_import = coalesce($11, c.products_import), updated_at = $10
+		transactions = coalesce($9, c.transactions), products_import = coalesce($11, c.products_import), updated_at = $10,
+		time_zone = coalesce($12, c.time_zone)
 		WHERE c.pos_system_id = $1 AND c.company_id = $2
 		RETURNING `+companyCols,
 		posSystemID, companyID, upd.Name, upd.Status, coupons, receiptPromotion, carousel, promotionImport, transactions,
-		posgate.Timestamp(db.now()), productsImport))
+		posgate.Timestamp(db.now()), productsImport, upd.TimeZone))
 	if err != nil {
 		return nil, readErr(err, "update company", posgate.NotFound("company", companyID))
 	}
@@ -129,8 +130,8 @@ func (db *DB) UpdateCompany(ctx context.Context, posSystemID, companyID string, 
 // CreateLocation stores l and sets its CreatedAt and UpdatedAt.
 func (db *DB) CreateLocation(ctx context.Context, l *posgate.Location) error {
 	now := posgate.Timestamp(db.now())
-	_, err := db.q(ctx).Exec(ctx, `INSERT INTO locations (pos_system_id, location_id, company_id, name, status, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $6)`, l.POSSystemID, l.ID, l.CompanyID, l.Name, l.Status, now)
+	_, err := db.q(ctx).Exec(ctx, `INSERT INTO locations (pos_system_id, location_id, company_id, name, status, created_at, updated_at, time_zone)
+		VALUES ($1, $2, $3, $4, $5, $6, $6, $7)`, l.POSSystemID, l.ID, l.CompanyID, l.Name, l.Status, now, l.TimeZone)
 	if err != nil {
 		return writeErr(err, "create location", posgate.AlreadyExists("location", l.ID), posgate.NotFound("company", l.CompanyID))
 	}
@@ -164,10 +165,11 @@ func (db *DB) ListLocations(ctx context.Context, posSystemID, companyID string) 
 // (without its Company).
 func (db *DB) UpdateLocation(ctx context.Context, posSystemID, locationID string, upd posgate.LocationUpdate) (*posgate.Location, error) {
 	l, err := scanLocation(db.q(ctx).QueryRow(ctx, `UPDATE locations l SET
-		name = coalesce($3, l.name), status = coalesce($4, l.status), updated_at = $5
+		name = coalesce($3, l.name), status = coalesce($4, l.status), updated_at = $5,
+		time_zone = coalesce($6, l.time_zone)
 		WHERE l.pos_system_id = $1 AND l.location_id = $2
 		RETURNING `+locationCols,
-		posSystemID, locationID, upd.Name, upd.Status, posgate.Timestamp(db.now())))
+		posSystemID, locationID, upd.Name, upd.Status, posgate.Timestamp(db.now()), upd.TimeZone))
 	if err != nil {
 		return nil, readErr(err, "update location", posgate.NotFound("location", locationID))
 	}

@@ -33,7 +33,16 @@ import (
 // where a string is a uvarint length and the bytes, and strings a uvarint
 // count and that many strings. A later version adds a new number and keeps
 // decoding the old ones.
-const version = 1
+//
+// Version 2 is version 1 with one more byte after each validity's presence
+// byte: which of the times present are wall-clock times
+// (posgate.PromotionTime.IsWall), with the same bits; such a time is kept as
+// its date and clock read as UTC. A promotion without wall-clock times is
+// written as version 1.
+const (
+	version     = 1
+	versionWall = 2
+)
 
 const (
 	flagAllCategories = 1 << iota
@@ -57,7 +66,11 @@ func Append(dst []byte, p *posgate.Promotion) []byte {
 	if p.UseForAllProducts {
 		flags |= flagAllProducts
 	}
-	dst = append(dst, version, flags)
+	ver := byte(version)
+	if hasWall(p) {
+		ver = versionWall
+	}
+	dst = append(dst, ver, flags)
 	dst = appendString(dst, p.Name)
 	dst = appendStrings(dst, p.LocationIDs)
 	dst = appendStrings(dst, p.CategoryIDs)
@@ -66,7 +79,7 @@ func Append(dst []byte, p *posgate.Promotion) []byte {
 	for i := range p.Validities {
 		v := &p.Validities[i]
 		var has byte
-		times := [4]*time.Time{v.StartDate, v.EndDate}
+		times := [4]*posgate.PromotionTime{v.StartDate, v.EndDate}
 		if v.StartDate != nil {
 			has |= hasStart
 		}
@@ -92,9 +105,18 @@ func Append(dst []byte, p *posgate.Promotion) []byte {
 			}
 		}
 		dst = append(dst, has)
+		if ver == versionWall {
+			var wall byte
+			for n, t := range times {
+				if t != nil && t.IsWall() {
+					wall |= timeBits[n]
+				}
+			}
+			dst = append(dst, wall)
+		}
 		for _, t := range times {
 			if t != nil {
-				dst = binary.AppendVarint(dst, t.UnixMicro())
+				dst = binary.AppendVarint(dst, t.Time().UnixMicro())
 			}
 		}
 		if has&hasRecurrence != 0 {
@@ -107,6 +129,25 @@ func Append(dst []byte, p *posgate.Promotion) []byte {
 		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(r.Value))
 	}
 	return dst
+}
+
+// timeBits are the presence bits of a validity's four times, in order.
+var timeBits = [4]byte{hasStart, hasEnd, hasRecurrenceStart, hasRecurrenceEnd}
+
+// hasWall reports whether any of p's times is a wall-clock time.
+func hasWall(p *posgate.Promotion) bool {
+	for _, v := range p.Validities {
+		ts := []*posgate.PromotionTime{v.StartDate, v.EndDate}
+		if r := v.Recurrence; r != nil {
+			ts = append(ts, r.StartDate, r.EndDate)
+		}
+		for _, t := range ts {
+			if t != nil && t.IsWall() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func appendString(dst []byte, s string) []byte {
@@ -198,16 +239,22 @@ func (r *recordReader) strings() []string {
 	return out
 }
 
-func (r *recordReader) time() *time.Time {
+// time reads a time; wall says whether it is a wall-clock time.
+func (r *recordReader) time(wall bool) *posgate.PromotionTime {
 	t := time.UnixMicro(r.varint()).UTC()
-	return &t
+	p := posgate.InstantTime(t)
+	if wall {
+		p = posgate.WallTime(t)
+	}
+	return &p
 }
 
 // Decode reads a record into p's fields other than its keys and times.
 func Decode(b []byte, p *posgate.Promotion) error {
 	r := &recordReader{b: b}
-	if v := r.byte(); r.err == nil && v != version {
-		return fmt.Errorf("promotion record version %d: written by a newer posgate?", v)
+	ver := r.byte()
+	if r.err == nil && ver != version && ver != versionWall {
+		return fmt.Errorf("promotion record version %d: written by a newer posgate?", ver)
 	}
 	flags := r.byte()
 	p.UseForAllCategories = flags&flagAllCategories != 0
@@ -220,19 +267,23 @@ func Decode(b []byte, p *posgate.Promotion) error {
 	for i := range p.Validities {
 		v := &p.Validities[i]
 		has := r.byte()
+		var wall byte
+		if ver == versionWall {
+			wall = r.byte()
+		}
 		if has&hasStart != 0 {
-			v.StartDate = r.time()
+			v.StartDate = r.time(wall&hasStart != 0)
 		}
 		if has&hasEnd != 0 {
-			v.EndDate = r.time()
+			v.EndDate = r.time(wall&hasEnd != 0)
 		}
 		if has&hasRecurrence != 0 {
 			rec := &posgate.PromotionRecurrence{DaysOfWeek: []string{}}
 			if has&hasRecurrenceStart != 0 {
-				rec.StartDate = r.time()
+				rec.StartDate = r.time(wall&hasRecurrenceStart != 0)
 			}
 			if has&hasRecurrenceEnd != 0 {
-				rec.EndDate = r.time()
+				rec.EndDate = r.time(wall&hasRecurrenceEnd != 0)
 			}
 			days := r.byte()
 			for d, name := range posgate.DayNames {
@@ -264,7 +315,7 @@ func Decode(b []byte, p *posgate.Promotion) error {
 // replaces the promotion.
 func Locations(b []byte) ([]string, error) {
 	r := &recordReader{b: b}
-	if v := r.byte(); r.err == nil && v != version {
+	if v := r.byte(); r.err == nil && v != version && v != versionWall {
 		return nil, fmt.Errorf("promotion record version %d: written by a newer posgate?", v)
 	}
 	r.byte()

@@ -4,13 +4,15 @@ import (
 	"math"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/posgate/posgate"
 )
 
-func at(s string) *time.Time {
-	t, _ := time.Parse(time.RFC3339Nano, s)
+func at(s string) *posgate.PromotionTime {
+	t, err := posgate.ParsePromotionTime(s)
+	if err != nil {
+		panic(err)
+	}
 	return &t
 }
 
@@ -28,11 +30,24 @@ func TestRoundTrip(t *testing.T) {
 					StartDate: at("2030-01-01T08:00:00Z"), EndDate: at("2030-01-01T20:00:00Z")}},
 			},
 			Results: []posgate.PromotionResult{{PromotionType: "Amount", Value: 0.1 + 0.2}, {PromotionType: "Percentage", Value: math.MaxFloat64}}},
+		// Wall-clock times (version 2), beside instants.
+		{LocationIDs: []string{}, CategoryIDs: []string{}, ProductIDs: []string{}, Results: []posgate.PromotionResult{},
+			Validities: []posgate.PromotionValidity{
+				{StartDate: at("2026-03-08T02:30:00"), EndDate: at("2026-11-01T01:30:00.000001Z")},
+				{StartDate: at("2026-03-29T00:00:00Z"), EndDate: at("2026-10-25T02:30:00"), Recurrence: &posgate.PromotionRecurrence{
+					DaysOfWeek: []string{"Sunday", "Saturday"}, StartDate: at("2026-01-03T07:00:00"), EndDate: at("2026-01-03T11:00:00")}},
+				{Recurrence: &posgate.PromotionRecurrence{DaysOfWeek: []string{}, EndDate: at("2026-01-03")}},
+			}},
 	} {
 		b := Append([]byte("prefix"), p)[len("prefix"):]
 		var got posgate.Promotion
 		if err := Decode(b, &got); err != nil {
 			t.Fatal(err)
+		}
+		// Version 1 unless the promotion has a wall-clock time: records of
+		// promotions of instants stay what older binaries read.
+		if want := byte(1); b[0] != want && !(hasWall(p) && b[0] == versionWall) {
+			t.Fatalf("version %d, want %d (wall-clock times: %v)", b[0], want, hasWall(p))
 		}
 		if !reflect.DeepEqual(&got, p) {
 			t.Fatalf("round trip:\n got %+v\nwant %+v", got, *p)
@@ -51,7 +66,7 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatal("a record with trailing bytes decoded")
 		}
 	}
-	if err := Decode([]byte{2, 0}, &posgate.Promotion{}); err == nil {
+	if err := Decode([]byte{3, 0}, &posgate.Promotion{}); err == nil {
 		t.Fatal("a record of a newer version decoded")
 	}
 }

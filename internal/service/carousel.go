@@ -127,7 +127,7 @@ func (s *Service) slidesFor(ctx context.Context, l CarouselLink) ([]CarouselSlid
 	if err != nil {
 		return nil, "", err
 	}
-	promotions, err := s.store.ListCarouselPromotions(ctx, l.POSSystemID, l.CompanyID, l.LocationID, s.now(), posgate.MaxCarouselPromotions)
+	promotions, err := s.store.ListCarouselPromotions(ctx, l.POSSystemID, l.CompanyID, l.LocationID, s.now().In(loc.Zone()), posgate.MaxCarouselPromotions)
 	if err != nil {
 		return nil, "", fmt.Errorf("promotion slides: %w", err)
 	}

@@ -270,7 +270,7 @@ func (s *Service) evaluateBasket(ctx context.Context, loc *posgate.Location, at 
 			}
 		}
 	}
-	return ix.Evaluate(loc.ID, at, lines)
+	return ix.Evaluate(loc.ID, at.In(loc.Zone()), lines) // wall-clock validity is the location's local time
 }
 
 // indexCache keeps each company's promotion index for evaluation: built

@@ -138,6 +138,8 @@ type CreateCompanyRequest struct {
 	Name     string          `json:"name"`
 	Status   *posgate.Status `json:"status"`
 	Features *FeaturePatch   `json:"features"`
+	// TimeZone is the IANA zone of its locations without one; "" for none.
+	TimeZone string `json:"timeZone"`
 }
 
 // MayRegisterCompanies reports whether p's restrictions let it register
@@ -162,7 +164,7 @@ func (s *Service) CreateCompany(ctx context.Context, p *posgate.Principal, posSy
 		return nil, posgate.Errorf(posgate.EFORBIDDEN, msgCompanyRestricted)
 	}
 	c := &posgate.Company{POSSystemID: posSystemID, ID: req.ID, Name: req.Name, Status: statusOr(req.Status),
-		Features: req.Features.Apply(posgate.AllFeaturesOn())}
+		Features: req.Features.Apply(posgate.AllFeaturesOn()), TimeZone: req.TimeZone}
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -200,10 +202,13 @@ type UpdateCompanyRequest struct {
 	Name     *string         `json:"name"`
 	Status   *posgate.Status `json:"status"`
 	Features *FeaturePatch   `json:"features"`
+	// TimeZone sets the company's zone; "" removes it.
+	TimeZone *string `json:"timeZone"`
 }
 
-// Validate checks the status, the one field with a closed set of values.
-func (q *UpdateCompanyRequest) Validate() error { return validStatus(q.Status) }
+// Validate checks the status and the time zone, the fields with a closed
+// set of values.
+func (q *UpdateCompanyRequest) Validate() error { return validStatusZone(q.Status, q.TimeZone) }
 
 // UpdateCompany changes a company p reaches.
 func (s *Service) UpdateCompany(ctx context.Context, p *posgate.Principal, posSystemID, companyID string, req *UpdateCompanyRequest) (*posgate.Company, error) {
@@ -221,7 +226,7 @@ func (s *Service) UpdateCompany(ctx context.Context, p *posgate.Principal, posSy
 		if c, err = s.store.FindCompany(ctx, posSystemID, companyID); err != nil {
 			return err
 		}
-		upd := posgate.CompanyUpdate{Name: req.Name, Status: req.Status}
+		upd := posgate.CompanyUpdate{Name: req.Name, Status: req.Status, TimeZone: req.TimeZone}
 		if req.Features != nil {
 			f := req.Features.Apply(c.Features)
 			upd.Features = &f
@@ -244,6 +249,9 @@ type CreateLocationRequest struct {
 	CompanyID string          `json:"posCompanyId"`
 	Name      string          `json:"name"`
 	Status    *posgate.Status `json:"status"`
+	// TimeZone is the IANA zone of the location's local time; "" for its
+	// company's.
+	TimeZone string `json:"timeZone"`
 }
 
 // CreateLocation registers a location of a company p reaches. The company
@@ -253,7 +261,8 @@ func (s *Service) CreateLocation(ctx context.Context, p *posgate.Principal, posS
 	if _, err := s.operatorPOSSystem(ctx, p, posSystemID); err != nil {
 		return nil, err
 	}
-	l := &posgate.Location{POSSystemID: posSystemID, ID: req.ID, CompanyID: req.CompanyID, Name: req.Name, Status: statusOr(req.Status)}
+	l := &posgate.Location{POSSystemID: posSystemID, ID: req.ID, CompanyID: req.CompanyID, Name: req.Name, Status: statusOr(req.Status),
+		TimeZone: req.TimeZone}
 	if err := l.Validate(); err != nil {
 		return nil, err
 	}
@@ -293,10 +302,14 @@ func (s *Service) FindLocation(ctx context.Context, p *posgate.Principal, posSys
 type UpdateLocationRequest struct {
 	Name   *string         `json:"name"`
 	Status *posgate.Status `json:"status"`
+	// TimeZone sets the location's zone; "" removes it (its company's
+	// applies again).
+	TimeZone *string `json:"timeZone"`
 }
 
-// Validate checks the status, the one field with a closed set of values.
-func (q *UpdateLocationRequest) Validate() error { return validStatus(q.Status) }
+// Validate checks the status and the time zone, the fields with a closed
+// set of values.
+func (q *UpdateLocationRequest) Validate() error { return validStatusZone(q.Status, q.TimeZone) }
 
 // UpdateLocation changes a location p reaches (the CLI's enable and
 // disable too).
@@ -314,7 +327,7 @@ func (s *Service) UpdateLocation(ctx context.Context, p *posgate.Principal, posS
 			return err
 		}
 		c.target, c.before = locationTarget("location", locationID, posSystemID, before.CompanyID, locationID), before
-		out, err = s.store.UpdateLocation(ctx, posSystemID, locationID, posgate.LocationUpdate{Name: req.Name, Status: req.Status})
+		out, err = s.store.UpdateLocation(ctx, posSystemID, locationID, posgate.LocationUpdate{Name: req.Name, Status: req.Status, TimeZone: req.TimeZone})
 		c.after = out
 		return err
 	})
@@ -442,6 +455,19 @@ func validStatus(st *posgate.Status) error {
 		return invalid("status", fmt.Sprintf("The status field must be %s or %s.", posgate.StatusActive, posgate.StatusDisabled))
 	}
 	return nil
+}
+
+// validStatusZone checks an update's status and time zone (nil: not
+// changed), reporting both when both are wrong.
+func validStatusZone(st *posgate.Status, zone *string) error {
+	v := posgate.ValidationError{}
+	if st != nil && !st.Valid() {
+		v.Add("status", fmt.Sprintf("The status field must be %s or %s.", posgate.StatusActive, posgate.StatusDisabled))
+	}
+	if zone != nil {
+		posgate.CheckTimeZone(v, "timeZone", *zone)
+	}
+	return v.Err()
 }
 
 // visible keeps the items p may see, never returning nil, so that an empty

@@ -50,7 +50,8 @@ type PromotionPage struct {
 // ListPromotions lists a page of the promotions of a company p reaches; a
 // LocationID must be one of the company's locations (ENOTFOUND otherwise).
 func (s *Service) ListPromotions(ctx context.Context, p *posgate.Principal, posSystemID, companyID string, req *ListPromotionsRequest) (*PromotionPage, error) {
-	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
+	co, err := s.operatorCompany(ctx, p, posSystemID, companyID)
+	if err != nil {
 		return nil, err
 	}
 	if err := req.Validate(); err != nil {
@@ -64,6 +65,9 @@ func (s *Service) ListPromotions(ctx context.Context, p *posgate.Principal, posS
 		if req.ValidAt != nil && *req.ValidAt != "" {
 			at, _ = datetime.Parse(*req.ValidAt)
 		}
+		// Wall-clock validity is read in the location's zone, or the
+		// company's when no location is named.
+		zone := co.Zone()
 		if req.LocationID != "" {
 			l, err := s.store.FindLocation(ctx, posSystemID, req.LocationID)
 			if err == nil && l.CompanyID != companyID {
@@ -74,15 +78,15 @@ func (s *Service) ListPromotions(ctx context.Context, p *posgate.Principal, posS
 			} else if err != nil {
 				return nil, err
 			}
+			zone = l.Zone()
 		}
-		all, err := s.store.ListPromotionsValidAt(ctx, posSystemID, companyID, req.LocationID, at)
+		all, err := s.store.ListPromotionsValidAt(ctx, posSystemID, companyID, req.LocationID, at.In(zone))
 		if err != nil {
 			return nil, err
 		}
 		out.Page.Total = len(all)
 		out.Data = all[min(offset, len(all)):min(offset+size, len(all))]
 	} else {
-		var err error
 		if out.Data, out.Page.Total, err = s.store.ListPromotions(ctx, posSystemID, companyID, offset, size); err != nil {
 			return nil, err
 		}

@@ -182,7 +182,8 @@ func (db *DB) ListPromotions(ctx context.Context, posSystemID, companyID string,
 // ListPromotionsValidAt returns the company's promotions that apply at the
 // location at time at (see posgate.PromotionStore).
 func (db *DB) ListPromotionsValidAt(ctx context.Context, posSystemID, companyID, locationID string, at time.Time) ([]*posgate.Promotion, error) {
-	at = at.UTC()
+	// at keeps its location: the location's zone, in which ValidAt reads
+	// wall-clock dates.
 	keep := func(p *posgate.Promotion) bool { return p.ValidAt(at) }
 	if locationID == "" {
 		rows, err := db.promo.validAnywhere.QueryContext(ctx, posSystemID, companyID, at.UnixMicro())
@@ -197,7 +198,7 @@ func (db *DB) ListPromotionsValidAt(ctx context.Context, posSystemID, companyID,
 // posgate.PromotionStore): ids a page at a time, then the promotions of
 // those ids.
 func (db *DB) ListCarouselPromotions(ctx context.Context, posSystemID, companyID, locationID string, at time.Time, limit int) ([]*posgate.Promotion, error) {
-	at = at.UTC()
+	// at keeps its location (ListPromotionsValidAt).
 	return storekit.FirstApplying(ctx, at, limit, func(ctx context.Context, offset, n int) ([]string, error) {
 		rows, err := db.promo.carouselIDs.QueryContext(ctx, posSystemID, companyID, locationID, at.UnixMicro(), n, offset)
 		if err != nil {

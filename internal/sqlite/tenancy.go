@@ -17,9 +17,9 @@ const (
 	posSystemCols = `pos_systems.pos_system_id, pos_systems.name, pos_systems.created_at`
 	companyCols   = `companies.pos_system_id, companies.company_id, companies.name, companies.status,
 		companies.coupons, companies.receipt_promotion, companies.carousel, companies.promotion_import, companies.transactions,
-		companies.products_import, companies.created_at, companies.updated_at`
+		companies.products_import, companies.created_at, companies.updated_at, companies.time_zone`
 	locationCols = `locations.pos_system_id, locations.location_id, locations.company_id, locations.name, locations.status,
-		locations.created_at, locations.updated_at`
+		locations.created_at, locations.updated_at, locations.time_zone`
 	terminalCols = `terminals.pos_system_id, terminals.location_id, terminals.terminal_id, terminals.name, terminals.status,
 		terminals.created_at, terminals.updated_at`
 	clientCols = `clients.client_id, clients.name, clients.secret_hash, COALESCE(clients.pos_system_id, ''), clients.scopes,
@@ -72,7 +72,7 @@ func companyDest(c *posgate.Company) []any {
 	f := &c.Features
 	return []any{&c.POSSystemID, &c.ID, &c.Name, &c.Status,
 		&f.Coupons, &f.ReceiptPromotion, &f.Carousel, &f.PromotionImport, &f.Transactions,
-		&f.ProductsImport, timeColumn{&c.CreatedAt}, timeColumn{&c.UpdatedAt}}
+		&f.ProductsImport, timeColumn{&c.CreatedAt}, timeColumn{&c.UpdatedAt}, &c.TimeZone}
 }
 
 // CreateCompany stores c and sets its CreatedAt and UpdatedAt.
@@ -80,11 +80,11 @@ func (db *DB) CreateCompany(ctx context.Context, c *posgate.Company) error {
 	now := db.timestamp()
 	f := c.Features
 	if _, err := db.w(ctx).ExecContext(ctx, `INSERT INTO companies (pos_system_id, company_id, name, status,
-		coupons, receipt_promotion, carousel, promotion_import, transactions, products_import, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		coupons, receipt_promotion, carousel, promotion_import, transactions, products_import, created_at, updated_at, time_zone)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		c.POSSystemID, c.ID, c.Name, c.Status,
 		f.Coupons, f.ReceiptPromotion, f.Carousel, f.PromotionImport, f.Transactions, f.ProductsImport,
-		formatTime(now), formatTime(now)); err != nil {
+		formatTime(now), formatTime(now), c.TimeZone); err != nil {
 		return writeErr(err, "create company", posgate.AlreadyExists("company", c.ID), posgate.NotFound("POS system", c.POSSystemID))
 	}
 	c.CreatedAt, c.UpdatedAt = now, now
@@ -123,10 +123,11 @@ func (db *DB) UpdateCompany(ctx context.Context, posSystemID, companyID string, 
 		name = COALESCE(?, name), status = COALESCE(?, status),
 		coupons = COALESCE(?, coupons), receipt_promotion = COALESCE(?, receipt_promotion),
 		carousel = COALESCE(?, carousel), promotion_import = COALESCE(?, promotion_import),
-		transactions = COALESCE(?, transactions), products_import = COALESCE(?, products_import), updated_at = ?
+		transactions = COALESCE(?, transactions), products_import = COALESCE(?, products_import), updated_at = ?,
+		time_zone = COALESCE(?, time_zone)
 		WHERE pos_system_id = ? AND company_id = ?
 		RETURNING `+companyCols,
-		upd.Name, upd.Status, f[0], f[1], f[2], f[3], f[4], f[5], formatTime(db.now()), posSystemID, companyID), companyDest)
+		upd.Name, upd.Status, f[0], f[1], f[2], f[3], f[4], f[5], formatTime(db.now()), upd.TimeZone, posSystemID, companyID), companyDest)
 	if err != nil {
 		return nil, readErr(err, "update company", posgate.NotFound("company", companyID))
 	}
@@ -134,15 +135,15 @@ func (db *DB) UpdateCompany(ctx context.Context, posSystemID, companyID string, 
 }
 
 func locationDest(l *posgate.Location) []any {
-	return []any{&l.POSSystemID, &l.ID, &l.CompanyID, &l.Name, &l.Status, timeColumn{&l.CreatedAt}, timeColumn{&l.UpdatedAt}}
+	return []any{&l.POSSystemID, &l.ID, &l.CompanyID, &l.Name, &l.Status, timeColumn{&l.CreatedAt}, timeColumn{&l.UpdatedAt}, &l.TimeZone}
 }
 
 // CreateLocation stores l and sets its CreatedAt and UpdatedAt.
 func (db *DB) CreateLocation(ctx context.Context, l *posgate.Location) error {
 	now := db.timestamp()
-	if _, err := db.w(ctx).ExecContext(ctx, `INSERT INTO locations (pos_system_id, location_id, company_id, name, status, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		l.POSSystemID, l.ID, l.CompanyID, l.Name, l.Status, formatTime(now), formatTime(now)); err != nil {
+	if _, err := db.w(ctx).ExecContext(ctx, `INSERT INTO locations (pos_system_id, location_id, company_id, name, status, created_at, updated_at, time_zone)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		l.POSSystemID, l.ID, l.CompanyID, l.Name, l.Status, formatTime(now), formatTime(now), l.TimeZone); err != nil {
 		return writeErr(err, "create location", posgate.AlreadyExists("location", l.ID), posgate.NotFound("company", l.CompanyID))
 	}
 	l.CreatedAt, l.UpdatedAt = now, now
@@ -173,10 +174,11 @@ func (db *DB) ListLocations(ctx context.Context, posSystemID, companyID string) 
 // the change left it (without its Company).
 func (db *DB) UpdateLocation(ctx context.Context, posSystemID, locationID string, upd posgate.LocationUpdate) (*posgate.Location, error) {
 	l, err := scanRow(db.w(ctx).QueryRowContext(ctx, `UPDATE locations SET
-		name = COALESCE(?, name), status = COALESCE(?, status), updated_at = ?
+		name = COALESCE(?, name), status = COALESCE(?, status), updated_at = ?,
+		time_zone = COALESCE(?, time_zone)
 		WHERE pos_system_id = ? AND location_id = ?
 		RETURNING `+locationCols,
-		upd.Name, upd.Status, formatTime(db.now()), posSystemID, locationID), locationDest)
+		upd.Name, upd.Status, formatTime(db.now()), upd.TimeZone, posSystemID, locationID), locationDest)
 	if err != nil {
 		return nil, readErr(err, "update location", posgate.NotFound("location", locationID))
 	}

@@ -18,7 +18,17 @@ func day(d, hour, minute int) time.Time {
 	return time.Date(2031, 6, d, hour, minute, 0, 0, time.UTC)
 }
 
-func tp(t time.Time) *time.Time { return &t }
+// tp is the instant t as a promotion's time.
+func tp(t time.Time) *posgate.PromotionTime {
+	p := posgate.InstantTime(t)
+	return &p
+}
+
+// wp is t's date and clock as a wall-clock time of a promotion.
+func wp(t time.Time) *posgate.PromotionTime {
+	p := posgate.WallTime(t)
+	return &p
+}
 
 // place creates a location and, where absent, its company and POS system.
 func (e *env) place(posSystemID, companyID, locationID string) {
@@ -121,7 +131,7 @@ func testPromotionImport(t *testing.T, e *env) {
 	want := []*posgate.Promotion{stored(a, "clover", "acme", first, first), stored(b, "clover", "acme", first, first), stored(c, "clover", "acme", first, first)}
 	check(t, "ListPromotions after the first import", e.promotions("clover", "acme"), want)
 	check(t, "FindPromotion(A)", must[*posgate.Promotion](t, "FindPromotion")(e.s.FindPromotion(ctx, "clover", "acme", "A")), want[0])
-	check(t, "A's first validity start (UTC, microseconds)", *want[0].Validities[0].StartDate, day(1, 3, 0))
+	check(t, "A's first validity start (UTC, microseconds)", *want[0].Validities[0].StartDate, posgate.InstantTime(day(1, 3, 0)))
 
 	// A second import replaces A's lists (not a merge), leaves B alone and
 	// creates D.
@@ -215,7 +225,7 @@ func testPromotionsValidAt(t *testing.T, e *env) {
 	mk := func(id string, locations []string, vs ...posgate.PromotionValidity) *posgate.Promotion {
 		return &posgate.Promotion{ID: id, Name: id, LocationIDs: locations, Validities: vs}
 	}
-	period := func(from, until *time.Time) posgate.PromotionValidity {
+	period := func(from, until *posgate.PromotionTime) posgate.PromotionValidity {
 		return posgate.PromotionValidity{StartDate: from, EndDate: until}
 	}
 	always := mk("always", nil)
@@ -413,7 +423,7 @@ func testCarouselPromotions(t *testing.T, e *env) {
 	e.place("clover", "other", "X1")
 	at := day(5, 12, 0) // a Thursday
 	var ps []*posgate.Promotion
-	mk := func(id string, locations []string, until *time.Time, rec *posgate.PromotionRecurrence) {
+	mk := func(id string, locations []string, until *posgate.PromotionTime, rec *posgate.PromotionRecurrence) {
 		ps = append(ps, &posgate.Promotion{ID: id, Name: id, LocationIDs: locations,
 			Validities: []posgate.PromotionValidity{{StartDate: tp(day(1, 0, 0)), EndDate: until, Recurrence: rec}}})
 	}

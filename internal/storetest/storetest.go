@@ -74,6 +74,7 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"PromotionImportErrors", testPromotionImportErrors},
 		{"PromotionsValidAt", testPromotionsValidAt},
 		{"CarouselPromotions", testCarouselPromotions},
+		{"PromotionsLocalTime", testPromotionsLocalTime},
 		{"PromotionPaging", testPromotionPaging},
 		{"ConcurrentPromotionImports", testConcurrentPromotionImports},
 		{"Catalogue", testCatalogue},
@@ -305,7 +306,7 @@ func testCompanyCreateFindList(t *testing.T, e *env) {
 	})
 	e.clk.advance()
 	b := &posgate.Company{POSSystemID: "clover", ID: "acme", Name: "Acme", Status: posgate.StatusDisabled,
-		Features: posgate.Features{ReceiptPromotion: true, PromotionImport: true}}
+		Features: posgate.Features{ReceiptPromotion: true, PromotionImport: true}, TimeZone: "America/New_York"}
 	if err := e.s.CreateCompany(ctx, b); err != nil {
 		t.Fatalf("CreateCompany: %v", err)
 	}
@@ -337,10 +338,15 @@ func testCompanyUpdate(t *testing.T, e *env) {
 		{"features", posgate.CompanyUpdate{Features: &posgate.Features{ReceiptPromotion: true, PromotionImport: true}},
 			func(c *posgate.Company) { c.Features = posgate.Features{ReceiptPromotion: true, PromotionImport: true} }},
 		{"nothing", posgate.CompanyUpdate{}, func(*posgate.Company) {}},
-		{"everything", posgate.CompanyUpdate{Name: ptr("A"), Status: ptr(posgate.StatusActive), Features: &posgate.Features{Coupons: true, PromotionImport: true}},
+		{"time zone", posgate.CompanyUpdate{TimeZone: ptr("Europe/Berlin")}, func(c *posgate.Company) { c.TimeZone = "Europe/Berlin" }},
+		{"name keeps the time zone", posgate.CompanyUpdate{Name: ptr("Acme GmbH")}, func(c *posgate.Company) { c.Name = "Acme GmbH" }},
+		{"everything", posgate.CompanyUpdate{Name: ptr("A"), Status: ptr(posgate.StatusActive), Features: &posgate.Features{Coupons: true, PromotionImport: true},
+			TimeZone: ptr("America/New_York")},
 			func(c *posgate.Company) {
 				c.Name, c.Status, c.Features = "A", posgate.StatusActive, posgate.Features{Coupons: true, PromotionImport: true}
+				c.TimeZone = "America/New_York"
 			}},
+		{"time zone removed", posgate.CompanyUpdate{TimeZone: ptr("")}, func(c *posgate.Company) { c.TimeZone = "" }},
 	}
 	for _, step := range steps {
 		want.UpdatedAt = e.clk.advance()
@@ -380,7 +386,8 @@ func testLocationCreateFindList(t *testing.T, e *env) {
 		CreatedAt: e.clk.stamp(), UpdatedAt: e.clk.stamp(),
 	})
 	e.clk.advance()
-	l1 := &posgate.Location{POSSystemID: "clover", ID: "L1", CompanyID: "beta", Name: "Beta high street", Status: posgate.StatusDisabled}
+	l1 := &posgate.Location{POSSystemID: "clover", ID: "L1", CompanyID: "beta", Name: "Beta high street", Status: posgate.StatusDisabled,
+		TimeZone: "Europe/Berlin"}
 	if err := e.s.CreateLocation(ctx, l1); err != nil {
 		t.Fatalf("CreateLocation: %v", err)
 	}
@@ -423,6 +430,9 @@ func testLocationUpdate(t *testing.T, e *env) {
 		{"status", posgate.LocationUpdate{Status: ptr(posgate.StatusDisabled)}, func(l *posgate.Location) { l.Status = posgate.StatusDisabled }},
 		{"nothing", posgate.LocationUpdate{}, func(*posgate.Location) {}},
 		{"both", posgate.LocationUpdate{Name: ptr("Mall"), Status: ptr(posgate.StatusActive)}, func(l *posgate.Location) { l.Name, l.Status = "Mall", posgate.StatusActive }},
+		{"time zone", posgate.LocationUpdate{TimeZone: ptr("America/New_York")}, func(l *posgate.Location) { l.TimeZone = "America/New_York" }},
+		{"status keeps the time zone", posgate.LocationUpdate{Status: ptr(posgate.StatusDisabled)}, func(l *posgate.Location) { l.Status = posgate.StatusDisabled }},
+		{"time zone removed", posgate.LocationUpdate{TimeZone: ptr("")}, func(l *posgate.Location) { l.TimeZone = "" }},
 	}
 	for _, step := range steps {
 		want.UpdatedAt = e.clk.advance()

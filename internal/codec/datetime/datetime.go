@@ -15,22 +15,31 @@ import (
 // Parse parses an ISO 8601 date-time: RFC 3339, the same without a zone
 // offset (UTC), or a bare date (midnight UTC). The result is in UTC.
 func Parse(s string) (time.Time, error) {
+	t, _, err := ParseZoned(s)
+	return t, err
+}
+
+// ParseZoned parses what Parse does and also reports whether s gave a zone
+// offset (or Z): without one, t holds the date and clock as written, in UTC
+// fields, for a caller that reads them as a wall-clock time of a place
+// (a promotion's validity, docs/api.md §9.1).
+func ParseZoned(s string) (t time.Time, offset bool, err error) {
 	if t, ok := parseUTCSeconds(s); ok {
-		return t, nil
+		return t, true, nil
 	}
 	const zoneless = "2006-01-02T15:04:05"
-	layout := time.RFC3339 // also reads fractional seconds
+	layout, offset := time.RFC3339, true // also reads fractional seconds
 	switch {
 	case len(s) == len(time.DateOnly):
-		layout = time.DateOnly
+		layout, offset = time.DateOnly, false
 	case len(s) >= len(zoneless) && !strings.ContainsAny(s[len(zoneless):], "Z+-"):
-		layout = zoneless // fractional seconds, if any, but no offset
+		layout, offset = zoneless, false // fractional seconds, if any, but no offset
 	}
-	t, err := time.Parse(layout, s)
+	t, err = time.Parse(layout, s)
 	if err == nil && !InYearRange(t) {
-		return time.Time{}, errYearRange
+		return time.Time{}, false, errYearRange
 	}
-	return t.UTC(), err
+	return t.UTC(), offset, err
 }
 
 // errYearRange is Parse's error for a date-time outside years 1–9999.
