@@ -120,3 +120,19 @@ func rankIDs(ranks []posgate.UserRank) []string {
 	}
 	return ids
 }
+
+// InOrder returns users in the order of ids, without those that ids does
+// not name (a user deleted between a search's lookups).
+func InOrder(ids []string, users []*posgate.LoyaltyUser) []*posgate.LoyaltyUser {
+	byID := make(map[string]*posgate.LoyaltyUser, len(users))
+	for _, u := range users {
+		byID[u.ID] = u
+	}
+	out := make([]*posgate.LoyaltyUser, 0, len(ids))
+	for _, id := range ids {
+		if u := byID[id]; u != nil {
+			out = append(out, u)
+		}
+	}
+	return out
+}
