@@ -669,4 +669,8 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 	return storekit.InOrder(ids, users), nil
 }
 
+// UserSearchStatements are the keyword search's statements, for the
+// benchmark's floor (storekit.UserSearchStatements).
+var UserSearchStatements = storekit.UserSearchStatements{Exact: termExactSQL, Range: termRangeSQL, Bucket: termBucketSQL, UsersByID: usersByIDSQL}
+
 func rankDest(r *posgate.UserRank) []any { return []any{&r.Last, &r.First, &r.ID} }

@@ -136,3 +136,15 @@ func InOrder(ids []string, users []*posgate.LoyaltyUser) []*posgate.LoyaltyUser 
 	}
 	return out
 }
+
+// UserSearchStatements are a store's statements of a keyword search, for
+// a benchmark's floor (the same statements run bare, through the same
+// driver): Exact, Range and Bucket are the lookups of TermExact, TermRange
+// and TermBucket queries (parameters: POS system, company, then Lo, Limit;
+// Lo, Hi, Limit; Bucket, Lo, Hi, Limit), UsersByID reads the answer's users
+// (POS system, company, the ids: a JSON array on SQLite, an array on
+// PostgreSQL). SearchUserIDs with a runner of the first three, then
+// UsersByID, is a search.
+type UserSearchStatements struct {
+	Exact, Range, Bucket, UsersByID string
+}
