@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"strconv"
 	"time"
 
 	"github.com/posgate/posgate"
@@ -528,11 +529,27 @@ func (db *DB) CreateLoyaltyUser(ctx context.Context, u *posgate.LoyaltyUser) err
 }
 
 // ImportLoyaltyUsers stores the users of seq in one transaction with one
-// prepared statement (the insert trigger fills their search terms).
+// prepared statement. Their search terms are inserted once at the end, in
+// the order of the terms' primary key, instead of by the insert trigger
+// row by row in random places: the trigger is dropped for the transaction
+// and recreated from its stored definition before the commit, so that
+// readers never see it missing. An import of bulkTermsAfter users or more
+// also drops the terms' bucket index and builds it again after (a sort),
+// rather than insert millions of entries at random.
 func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.LoyaltyUser, error]) (int, error) {
 	n := 0
 	now := db.timestamp()
 	err := db.bulk(ctx, "import loyalty users", func(tx *sql.Tx) error {
+		var last int64
+		var trigger, index string
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(user_key), 0),
+			(SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND name = 'loyalty_user_terms_insert'),
+			(SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = 'loyalty_user_terms_bucket') FROM loyalty_users`).Scan(&last, &trigger, &index); err != nil {
+			return fmt.Errorf("sqlite: import loyalty users: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `DROP TRIGGER loyalty_user_terms_insert`); err != nil {
+			return fmt.Errorf("sqlite: import loyalty users: %w", err)
+		}
 		stmt, err := tx.PrepareContext(ctx, insertUserSQL)
 		if err != nil {
 			return fmt.Errorf("sqlite: import loyalty users: %w", err)
@@ -547,6 +564,22 @@ func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.Loy
 			}
 			n++
 		}
+		steps := []string{
+			// New rows have keys above the old maximum: there is one writer.
+			`INSERT INTO loyalty_user_terms (pos_system_id, company_id, term, last_norm, first_norm, user_id)
+				SELECT u.pos_system_id, u.company_id, j.value, u.last_norm, u.first_norm, u.user_id
+				FROM loyalty_users u, json_each(u.search_terms) j WHERE u.user_key > ` + strconv.FormatInt(last, 10) + `
+				ORDER BY 1, 2, 3, 4, 5, 6`,
+			trigger,
+		}
+		if n >= bulkTermsAfter {
+			steps = append([]string{`DROP INDEX loyalty_user_terms_bucket`}, append(steps, index)...)
+		}
+		for _, q := range steps {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("sqlite: import loyalty users: %w", err)
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -554,6 +587,10 @@ func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.Loy
 	}
 	return n, nil
 }
+
+// bulkTermsAfter is the size of a loyalty-user import from which the
+// terms' bucket index is built again rather than kept up to date.
+var bulkTermsAfter = 100_000
 
 // searchTerms is u's search terms as the search_terms column holds them.
 func searchTerms(u *posgate.LoyaltyUser) string {
