@@ -44,11 +44,13 @@ CREATE TABLE loyalty_user_terms (
 CREATE INDEX loyalty_user_terms_bucket ON loyalty_user_terms
     (pos_system_id, company_id, (left(term, 3 + (term < E'\x04')::integer)), last_norm, first_norm, user_id) INCLUDE (term);
 
--- An import's COPY inserts its users' terms in one statement.
+-- An import's COPY inserts its users' terms in one statement, in the order
+-- of the primary key (its pages filled one after the other, not at random).
 CREATE FUNCTION loyalty_user_terms_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO loyalty_user_terms
-        SELECT n.pos_system_id, n.company_id, t, n.last_norm, n.first_norm, n.user_id FROM new_users n, unnest(n.search_terms) t;
+        SELECT n.pos_system_id, n.company_id, t, n.last_norm, n.first_norm, n.user_id FROM new_users n, unnest(n.search_terms) t
+        ORDER BY 1, 2, 3, 4, 5, 6;
     RETURN NULL;
 END
 $$;
