@@ -326,7 +326,7 @@ func RankUsers(k UserKeyword, users []*LoyaltyUser) []*LoyaltyUser {
 			}
 			return 1
 		}
-		return CompareUserRank(UserRank{a.f.Last, a.f.First, a.u.ID}, UserRank{b.f.Last, b.f.First, b.u.ID})
+		return CompareUserRank(UserRank{Last: a.f.Last, First: a.f.First, ID: a.u.ID}, UserRank{Last: b.f.Last, First: b.f.First, ID: b.u.ID})
 	})
 	out := make([]*LoyaltyUser, 0, min(len(rs), MaxUserMatches))
 	for _, r := range rs[:min(len(rs), MaxUserMatches)] {
@@ -337,8 +337,13 @@ func RankUsers(k UserKeyword, users []*LoyaltyUser) []*LoyaltyUser {
 
 // UserRank is where a user stands in a search's answer among the matches
 // of the same kind (exact or not): by folded last name, folded first name
-// and id, compared byte by byte as the stores' indexes do.
-type UserRank struct{ Last, First, ID string }
+// and id, compared byte by byte as the stores' indexes do. Key is the
+// store's own handle of the user's row, if it has one (SQLite's rowid),
+// for reading the answer's users; it takes no part in the order.
+type UserRank struct {
+	Last, First, ID string
+	Key             int64
+}
 
 // CompareUserRank orders user ranks.
 func CompareUserRank(a, b UserRank) int {

@@ -77,16 +77,19 @@ var (
 
 // The lookups of a keyword search (storekit.SearchUserIDs) in
 // loyalty_user_terms: $1 POS system, $2 company. termExactSQL: the users
-// holding term $3, in rank order, at most $4. termRangeSQL: the rows of the
-// terms in [$3, $4), at most $5. termBucketSQL: the distinct users holding
+// holding term $3, in rank order, at most $4. termRangeSQL: the distinct
+// users, in rank order, at most $5, among the first $6 rows of the terms in
+// [$3, $4), with the number of those rows. termBucketSQL: the distinct users holding
 // a term in [$4, $5) of bucket $3 (the index's expression, spelled alike),
 // in rank order, at most $6. usersByIDSQL reads the users of the answer, $3
 // their ids.
 const (
 	termExactSQL = `SELECT last_norm, first_norm, user_id FROM loyalty_user_terms
 		WHERE pos_system_id = $1 AND company_id = $2 AND term = $3 ORDER BY last_norm, first_norm, user_id LIMIT $4`
-	termRangeSQL = `SELECT last_norm, first_norm, user_id FROM loyalty_user_terms
-		WHERE pos_system_id = $1 AND company_id = $2 AND term >= $3 AND term < $4 LIMIT $5`
+	termRangeSQL = `SELECT DISTINCT last_norm, first_norm, user_id, count(*) OVER () FROM (
+			SELECT last_norm, first_norm, user_id FROM loyalty_user_terms
+			WHERE pos_system_id = $1 AND company_id = $2 AND term >= $3 AND term < $4 LIMIT $6) r
+		ORDER BY last_norm, first_norm, user_id LIMIT $5`
 	termBucketSQL = `SELECT DISTINCT last_norm, first_norm, user_id FROM loyalty_user_terms
 		WHERE pos_system_id = $1 AND company_id = $2 AND left(term, 3 + (term < E'\x04')::integer) = $3 AND term >= $4 AND term < $5
 		ORDER BY last_norm, first_norm, user_id LIMIT $6`
@@ -658,7 +661,7 @@ var UserSearchStatements = storekit.UserSearchStatements{Exact: termExactSQL, Ra
 // trip) and reads those users.
 func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
 	ctx = storekit.PointRead(ctx)
-	ids, err := storekit.SearchUserIDs(ctx, k, func(ctx context.Context, qs []storekit.TermQuery) ([][]posgate.UserRank, error) {
+	ranks, err := storekit.SearchUserIDs(ctx, k, func(ctx context.Context, qs []storekit.TermQuery) ([][]posgate.UserRank, error) {
 		out := make([][]posgate.UserRank, len(qs))
 		b := &pgx.Batch{}
 		for i, q := range qs {
@@ -667,7 +670,7 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 			case storekit.TermExact:
 				qq = b.Queue(termExactSQL, posSystemID, companyID, q.Lo, q.Limit)
 			case storekit.TermRange:
-				qq = b.Queue(termRangeSQL, posSystemID, companyID, q.Lo, q.Hi, q.Limit)
+				qq = b.Queue(termRangeSQL, posSystemID, companyID, q.Lo, q.Hi, q.Limit, q.Scan)
 			default:
 				qq = b.Queue(termBucketSQL, posSystemID, companyID, q.Bucket, q.Lo, q.Hi, q.Limit)
 			}
@@ -675,16 +678,23 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 				var err error
 				out[i], err = pgx.AppendRows(out[i], rows, func(r pgx.CollectableRow) (posgate.UserRank, error) {
 					var u posgate.UserRank
+					if q.Kind == storekit.TermRange {
+						var n int64
+						err := r.Scan(&u.Last, &u.First, &u.ID, &n)
+						qs[i].Scanned = int(n)
+						return u, err
+					}
 					return u, r.Scan(&u.Last, &u.First, &u.ID)
 				})
 				return err
 			})
 		}
 		return out, db.q(ctx).SendBatch(ctx, b).Close()
-	})
-	if err != nil || len(ids) == 0 {
+	}, false)
+	if err != nil || len(ranks) == 0 {
 		return nil, wrap(err, "search loyalty users")
 	}
+	ids := storekit.RankIDs(ranks)
 	rows, err := db.q(ctx).Query(ctx, usersByIDSQL, posSystemID, companyID, ids)
 	if err != nil {
 		return nil, wrap(err, "search loyalty users")

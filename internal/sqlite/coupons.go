@@ -72,21 +72,23 @@ const (
 
 	// The lookups of a keyword search (storekit.SearchUserIDs) in
 	// loyalty_user_terms: ?1 POS system, ?2 company. termExact: the users
-	// holding term ?3, in rank order, at most ?4. termRange: the rows of the
-	// terms in [?3, ?4), at most ?5. termBucket: the distinct users holding
+	// holding term ?3, in rank order, at most ?4. termRange: the distinct
+	// users, in rank order, at most ?5, among the first ?6 rows of the terms
+	// in [?3, ?4), with the number of those rows. termBucket: the distinct users holding
 	// a term in [?4, ?5) of bucket ?3 (the index's expression, spelled
 	// alike), in rank order, at most ?6.
-	termExactSQL = `SELECT last_norm, first_norm, user_id FROM loyalty_user_terms
+	termExactSQL = `SELECT last_norm, first_norm, user_id, user_key FROM loyalty_user_terms
 		WHERE pos_system_id = ?1 AND company_id = ?2 AND term = ?3 ORDER BY last_norm, first_norm, user_id LIMIT ?4 + 0`
-	termRangeSQL = `SELECT last_norm, first_norm, user_id FROM loyalty_user_terms
-		WHERE pos_system_id = ?1 AND company_id = ?2 AND term >= ?3 AND term < ?4 LIMIT ?5 + 0`
-	termBucketSQL = `SELECT DISTINCT last_norm, first_norm, user_id FROM loyalty_user_terms INDEXED BY loyalty_user_terms_bucket
+	termRangeSQL = `SELECT DISTINCT last_norm, first_norm, user_id, user_key, count(*) OVER () FROM (
+			SELECT last_norm, first_norm, user_id, user_key FROM loyalty_user_terms
+			WHERE pos_system_id = ?1 AND company_id = ?2 AND term >= ?3 AND term < ?4 LIMIT ?6 + 0)
+		ORDER BY last_norm, first_norm, user_id LIMIT ?5 + 0`
+	termBucketSQL = `SELECT DISTINCT last_norm, first_norm, user_id, user_key FROM loyalty_user_terms INDEXED BY loyalty_user_terms_bucket
 		WHERE pos_system_id = ?1 AND company_id = ?2 AND substr(term, 1, 3 + (term < char(4))) = ?3 AND term >= ?4 AND term < ?5
 		ORDER BY last_norm, first_norm, user_id LIMIT ?6 + 0`
-	// usersByIDSQL reads the users of a search's answer: ?3 their ids as a
-	// JSON array.
-	usersByIDSQL = `SELECT ` + userCols + ` FROM loyalty_users u
-		WHERE u.pos_system_id = ?1 AND u.company_id = ?2 AND u.user_id IN (SELECT value FROM json_each(?3))`
+	// usersByIDSQL reads the users of a search's answer: ?1 their rowids
+	// (user_key) as a JSON array.
+	usersByIDSQL = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.user_key IN (SELECT value FROM json_each(?1))`
 	findUserSQL = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = ? AND u.company_id = ? AND u.user_id = ?`
 
 	insertCouponSQL = `INSERT INTO coupons (pos_system_id, company_id, code_norm, code, reward_provider, name, title, picture_url,
@@ -566,8 +568,8 @@ func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.Loy
 		}
 		steps := []string{
 			// New rows have keys above the old maximum: there is one writer.
-			`INSERT INTO loyalty_user_terms (pos_system_id, company_id, term, last_norm, first_norm, user_id)
-				SELECT u.pos_system_id, u.company_id, j.value, u.last_norm, u.first_norm, u.user_id
+			`INSERT INTO loyalty_user_terms (pos_system_id, company_id, term, last_norm, first_norm, user_id, user_key)
+				SELECT u.pos_system_id, u.company_id, j.value, u.last_norm, u.first_norm, u.user_id, u.user_key
 				FROM loyalty_users u, json_each(u.search_terms) j WHERE u.user_key > ` + strconv.FormatInt(last, 10) + `
 				ORDER BY 1, 2, 3, 4, 5, 6`,
 			trigger,
@@ -667,7 +669,7 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 // (storekit.SearchUserIDs) and reads those users.
 func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
 	ctx = storekit.PointRead(ctx)
-	ids, err := storekit.SearchUserIDs(ctx, k, func(ctx context.Context, qs []storekit.TermQuery) ([][]posgate.UserRank, error) {
+	ranks, err := storekit.SearchUserIDs(ctx, k, func(ctx context.Context, qs []storekit.TermQuery) ([][]posgate.UserRank, error) {
 		out := make([][]posgate.UserRank, len(qs))
 		for i, q := range qs {
 			var rows *sql.Rows
@@ -676,11 +678,15 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 			case storekit.TermExact:
 				rows, err = db.coupons.termExact.QueryContext(ctx, posSystemID, companyID, q.Lo, q.Limit)
 			case storekit.TermRange:
-				rows, err = db.coupons.termRange.QueryContext(ctx, posSystemID, companyID, q.Lo, q.Hi, q.Limit)
+				rows, err = db.coupons.termRange.QueryContext(ctx, posSystemID, companyID, q.Lo, q.Hi, q.Limit, q.Scan)
 			default:
 				rows, err = db.coupons.termBucket.QueryContext(ctx, posSystemID, companyID, q.Bucket, q.Lo, q.Hi, q.Limit)
 			}
-			ranks, err := scanAll(rows, err, "search loyalty users", rankDest)
+			dest := rankDest
+			if q.Kind == storekit.TermRange {
+				dest = func(r *posgate.UserRank) []any { return append(rankDest(r), &qs[i].Scanned) }
+			}
+			ranks, err := scanAll(rows, err, "search loyalty users", dest)
 			if err != nil {
 				return nil, err
 			}
@@ -690,24 +696,28 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 			}
 		}
 		return out, nil
-	})
-	if err != nil || len(ids) == 0 {
+	}, true)
+	if err != nil || len(ranks) == 0 {
 		return nil, err
 	}
-	list, err := json.Marshal(ids)
+	keys := make([]int64, len(ranks))
+	for i, r := range ranks {
+		keys[i] = r.Key
+	}
+	list, err := json.Marshal(keys)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search loyalty users: %w", err)
 	}
-	rows, err := db.coupons.usersByID.QueryContext(ctx, posSystemID, companyID, string(list))
+	rows, err := db.coupons.usersByID.QueryContext(ctx, string(list))
 	users, err := scanAll(rows, err, "search loyalty users", userDest)
 	if err != nil {
 		return nil, err
 	}
-	return storekit.InOrder(ids, users), nil
+	return storekit.InOrder(storekit.RankIDs(ranks), users), nil
 }
 
 // UserSearchStatements are the keyword search's statements, for the
 // benchmark's floor (storekit.UserSearchStatements).
 var UserSearchStatements = storekit.UserSearchStatements{Exact: termExactSQL, Range: termRangeSQL, Bucket: termBucketSQL, UsersByID: usersByIDSQL}
 
-func rankDest(r *posgate.UserRank) []any { return []any{&r.Last, &r.First, &r.ID} }
+func rankDest(r *posgate.UserRank) []any { return []any{&r.Last, &r.First, &r.ID, &r.Key} }

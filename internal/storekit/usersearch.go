@@ -13,14 +13,17 @@ import (
 type TermQuery struct {
 	// Kind says what to look up:
 	//   - TermExact: the users holding term Lo, in rank order;
-	//   - TermRange: the rows whose term is in [Lo, Hi), in any order,
-	//     a user once per term it holds there;
+	//   - TermRange: the distinct users among the first Scan rows of the
+	//     terms in [Lo, Hi) (in the index's order), in rank order; the
+	//     runner sets Scanned to the number of those rows;
 	//   - TermBucket: the distinct users holding a term in [Lo, Hi), in
 	//     rank order, read through Bucket (posgate.TermBucket).
 	Kind           TermKind
 	Lo, Hi, Bucket string
-	// Limit is how many rows to return at most.
+	// Limit is how many rows (users) to return at most.
 	Limit int
+	// Scan and Scanned: see TermRange.
+	Scan, Scanned int
 }
 
 // TermKind is the kind of a TermQuery.
@@ -44,46 +47,64 @@ type RunTermQueries func(ctx context.Context, queries []TermQuery) ([][]posgate.
 // bucket's share of matches, which is small when a prefix has that many.
 const RangeScanLimit = 200
 
-// SearchUserIDs answers a keyword search with run: the ids of at most
+// SearchUserIDs answers a keyword search with run: the ranks of at most
 // MaxUserMatches users, the exact matches first (the users holding one of
 // k's exact terms) and then the rest, each group in rank order. Exact terms
 // are looked up in rank order; each prefix of k is looked up as a range of
 // at most RangeScanLimit rows, or straight through its bucket when it is a
 // whole bucket (a keyword of TermBucketRunes characters), and through its
-// bucket when its range holds more.
-func SearchUserIDs(ctx context.Context, k posgate.UserKeyword, run RunTermQueries) ([]string, error) {
+// bucket when its range holds more. With exactFirst, the exact terms are
+// looked up alone first and the prefixes only when fewer than
+// MaxUserMatches users are exact (a store without round trips); without,
+// the first step looks up both.
+func SearchUserIDs(ctx context.Context, k posgate.UserKeyword, run RunTermQueries, exactFirst bool) ([]posgate.UserRank, error) {
 	var qs []TermQuery
 	for _, t := range k.ExactTerms() {
 		qs = append(qs, TermQuery{Kind: TermExact, Lo: t, Limit: posgate.MaxUserMatches})
 	}
 	exactQueries := len(qs)
+	var answers [][]posgate.UserRank
+	if exactFirst {
+		var err error
+		if answers, err = run(ctx, qs); err != nil {
+			return nil, err
+		}
+		if exact := topRanks(slices.Concat(answers...), nil, posgate.MaxUserMatches); len(exact) == posgate.MaxUserMatches {
+			return exact, nil
+		}
+		qs = qs[:0]
+	}
 	for _, p := range k.Prefixes() {
 		if b := posgate.TermBucket(p); b == p {
 			qs = append(qs, TermQuery{Kind: TermBucket, Lo: p, Hi: PrefixEnd(p), Bucket: b, Limit: posgate.MaxUserMatches})
 		} else {
-			qs = append(qs, TermQuery{Kind: TermRange, Lo: p, Hi: PrefixEnd(p), Limit: RangeScanLimit + 1})
+			qs = append(qs, TermQuery{Kind: TermRange, Lo: p, Hi: PrefixEnd(p), Limit: posgate.MaxUserMatches, Scan: RangeScanLimit + 1})
 		}
 	}
-	answers, err := run(ctx, qs)
+	more, err := run(ctx, qs)
 	if err != nil {
 		return nil, err
 	}
+	if exactFirst {
+		qs = append(make([]TermQuery, exactQueries), qs...)
+	}
+	answers = append(answers, more...)
 	exact := topRanks(slices.Concat(answers[:exactQueries]...), nil, posgate.MaxUserMatches)
 	if len(exact) == posgate.MaxUserMatches {
-		return rankIDs(exact), nil
+		return exact, nil
 	}
-	var more []TermQuery
+	var buckets []TermQuery
 	var others []posgate.UserRank
 	for i, q := range qs[exactQueries:] {
 		a := answers[exactQueries+i]
-		if q.Kind == TermRange && len(a) > RangeScanLimit {
-			more = append(more, TermQuery{Kind: TermBucket, Lo: q.Lo, Hi: q.Hi, Bucket: posgate.TermBucket(q.Lo), Limit: posgate.MaxUserMatches})
+		if q.Kind == TermRange && q.Scanned > RangeScanLimit {
+			buckets = append(buckets, TermQuery{Kind: TermBucket, Lo: q.Lo, Hi: q.Hi, Bucket: posgate.TermBucket(q.Lo), Limit: posgate.MaxUserMatches})
 			continue
 		}
 		others = append(others, a...)
 	}
-	if len(more) > 0 {
-		answers, err := run(ctx, more)
+	if len(buckets) > 0 {
+		answers, err := run(ctx, buckets)
 		if err != nil {
 			return nil, err
 		}
@@ -93,7 +114,7 @@ func SearchUserIDs(ctx context.Context, k posgate.UserKeyword, run RunTermQuerie
 	for _, r := range exact {
 		skip[r.ID] = true
 	}
-	return rankIDs(append(exact, topRanks(others, skip, posgate.MaxUserMatches-len(exact))...)), nil
+	return append(exact, topRanks(others, skip, posgate.MaxUserMatches-len(exact))...), nil
 }
 
 // topRanks sorts ranks, drops duplicates and the ids of skip, and keeps
@@ -105,7 +126,7 @@ func topRanks(ranks []posgate.UserRank, skip map[string]bool, n int) []posgate.U
 		if len(out) == n {
 			break
 		}
-		if skip[r.ID] || (i > 0 && ranks[i-1] == r) {
+		if skip[r.ID] || (i > 0 && ranks[i-1].ID == r.ID) {
 			continue
 		}
 		out = append(out, r)
@@ -113,7 +134,8 @@ func topRanks(ranks []posgate.UserRank, skip map[string]bool, n int) []posgate.U
 	return out
 }
 
-func rankIDs(ranks []posgate.UserRank) []string {
+// RankIDs returns the ids of ranks.
+func RankIDs(ranks []posgate.UserRank) []string {
 	ids := make([]string, len(ranks))
 	for i, r := range ranks {
 		ids[i] = r.ID
@@ -142,9 +164,9 @@ func InOrder(ids []string, users []*posgate.LoyaltyUser) []*posgate.LoyaltyUser 
 // driver): Exact, Range and Bucket are the lookups of TermExact, TermRange
 // and TermBucket queries (parameters: POS system, company, then Lo, Limit;
 // Lo, Hi, Limit; Bucket, Lo, Hi, Limit), UsersByID reads the answer's users
-// (POS system, company, the ids: a JSON array on SQLite, an array on
-// PostgreSQL). SearchUserIDs with a runner of the first three, then
-// UsersByID, is a search.
+// (on SQLite: their rowids, UserRank.Key, as a JSON array; on PostgreSQL:
+// POS system, company, the ids as an array). SearchUserIDs with a runner of
+// the first three, then UsersByID, is a search.
 type UserSearchStatements struct {
 	Exact, Range, Bucket, UsersByID string
 }

@@ -32,16 +32,17 @@ CREATE TABLE loyalty_user_terms (
 	last_norm     TEXT NOT NULL,
 	first_norm    TEXT NOT NULL,
 	user_id       TEXT NOT NULL,
+	user_key      INTEGER NOT NULL, -- the user's rowid, to read the answer's users by
 	PRIMARY KEY (pos_system_id, company_id, term, last_norm, first_norm, user_id)
 ) STRICT, WITHOUT ROWID;
 
 -- The bucket expression is posgate.TermBucket: queries spell it exactly so.
 CREATE INDEX loyalty_user_terms_bucket ON loyalty_user_terms
-	(pos_system_id, company_id, substr(term, 1, 3 + (term < char(4))), last_norm, first_norm, user_id, term);
+	(pos_system_id, company_id, substr(term, 1, 3 + (term < char(4))), last_norm, first_norm, user_id, term, user_key);
 
 CREATE TRIGGER loyalty_user_terms_insert AFTER INSERT ON loyalty_users BEGIN
-	INSERT INTO loyalty_user_terms (pos_system_id, company_id, term, last_norm, first_norm, user_id)
-	SELECT new.pos_system_id, new.company_id, j.value, new.last_norm, new.first_norm, new.user_id FROM json_each(new.search_terms) j;
+	INSERT INTO loyalty_user_terms (pos_system_id, company_id, term, last_norm, first_norm, user_id, user_key)
+	SELECT new.pos_system_id, new.company_id, j.value, new.last_norm, new.first_norm, new.user_id, new.user_key FROM json_each(new.search_terms) j;
 END;
 
 CREATE TRIGGER loyalty_user_terms_update AFTER UPDATE OF search_terms, last_norm, first_norm ON loyalty_users
@@ -49,8 +50,8 @@ WHEN old.search_terms IS NOT new.search_terms OR old.last_norm IS NOT new.last_n
 	DELETE FROM loyalty_user_terms WHERE pos_system_id = old.pos_system_id AND company_id = old.company_id
 		AND term IN (SELECT value FROM json_each(old.search_terms))
 		AND last_norm = old.last_norm AND first_norm = old.first_norm AND user_id = old.user_id;
-	INSERT INTO loyalty_user_terms (pos_system_id, company_id, term, last_norm, first_norm, user_id)
-	SELECT new.pos_system_id, new.company_id, j.value, new.last_norm, new.first_norm, new.user_id FROM json_each(new.search_terms) j;
+	INSERT INTO loyalty_user_terms (pos_system_id, company_id, term, last_norm, first_norm, user_id, user_key)
+	SELECT new.pos_system_id, new.company_id, j.value, new.last_norm, new.first_norm, new.user_id, new.user_key FROM json_each(new.search_terms) j;
 END;
 
 CREATE TRIGGER loyalty_user_terms_delete AFTER DELETE ON loyalty_users BEGIN
