@@ -89,7 +89,7 @@ const (
 	// usersByIDSQL reads the users of a search's answer: ?1 their rowids
 	// (user_key) as a JSON array.
 	usersByIDSQL = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.user_key IN (SELECT value FROM json_each(?1))`
-	findUserSQL = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = ? AND u.company_id = ? AND u.user_id = ?`
+	findUserSQL  = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = ? AND u.company_id = ? AND u.user_id = ?`
 
 	insertCouponSQL = `INSERT INTO coupons (pos_system_id, company_id, code_norm, code, reward_provider, name, title, picture_url,
 		available_until, status, info, user_id, email, email_norm, phone, phone_digits, location_ids, created_at, updated_at)
