@@ -81,8 +81,12 @@ var (
 // users, in rank order, at most $5, among the first $6 rows of the terms in
 // [$3, $4), with the number of those rows. termBucketSQL: the distinct users holding
 // a term in [$4, $5) of bucket $3 (the index's expression, spelled alike),
-// in rank order, at most $6. usersByIDSQL reads the users of the answer, $3
-// their ids.
+// in rank order, at most $6 (its range spelled so that no index takes it:
+// the primary key's range would read every match to sort them, which the
+// bucket's order is there to avoid; a bucket is read only when its prefix
+// has more than storekit.RangeScanLimit rows). usersByIDSQL reads the users
+// of the answer, $3 their ids. All run on their generic plans (see
+// queryGeneric): planning them anew cost more than running them.
 const (
 	termExactSQL = `SELECT last_norm, first_norm, user_id FROM loyalty_user_terms
 		WHERE pos_system_id = $1 AND company_id = $2 AND term = $3 ORDER BY last_norm, first_norm, user_id LIMIT $4`
@@ -91,7 +95,8 @@ const (
 			WHERE pos_system_id = $1 AND company_id = $2 AND term >= $3 AND term < $4 LIMIT $6) r
 		ORDER BY last_norm, first_norm, user_id LIMIT $5`
 	termBucketSQL = `SELECT DISTINCT last_norm, first_norm, user_id FROM loyalty_user_terms
-		WHERE pos_system_id = $1 AND company_id = $2 AND left(term, 3 + (term < E'\x04')::integer) = $3 AND term >= $4 AND term < $5
+		WHERE pos_system_id = $1 AND company_id = $2 AND left(term, 3 + (term < E'\x04')::integer) = $3
+		AND term || '' >= $4 AND term || '' < $5
 		ORDER BY last_norm, first_norm, user_id LIMIT $6`
 	usersByIDSQL = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.user_id = ANY ($3)`
 )
@@ -664,6 +669,7 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 	ranks, err := storekit.SearchUserIDs(ctx, k, func(ctx context.Context, qs []storekit.TermQuery) ([][]posgate.UserRank, error) {
 		out := make([][]posgate.UserRank, len(qs))
 		b := &pgx.Batch{}
+		b.Queue(`SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`)
 		for i, q := range qs {
 			var qq *pgx.QueuedQuery
 			switch q.Kind {
@@ -695,11 +701,12 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 		return nil, wrap(err, "search loyalty users")
 	}
 	ids := storekit.RankIDs(ranks)
-	rows, err := db.q(ctx).Query(ctx, usersByIDSQL, posSystemID, companyID, ids)
-	if err != nil {
-		return nil, wrap(err, "search loyalty users")
-	}
-	users, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*posgate.LoyaltyUser, error) { return scanUser(r) })
+	var users []*posgate.LoyaltyUser
+	err = queryGeneric(ctx, db, usersByIDSQL, []any{posSystemID, companyID, ids}, func(rows pgx.Rows) error {
+		var err error
+		users, err = pgx.AppendRows(users, rows, func(r pgx.CollectableRow) (*posgate.LoyaltyUser, error) { return scanUser(r) })
+		return err
+	})
 	if err != nil {
 		return nil, wrap(err, "search loyalty users")
 	}
