@@ -84,7 +84,7 @@ var (
 // in rank order, at most $6 (its range spelled so that no index takes it:
 // the primary key's range would read every match to sort them, which the
 // bucket's order is there to avoid; a bucket is read only when its prefix
-// has more than storekit.RangeScanLimit rows). usersByIDSQL reads the users
+// has more than rangeScanLimit rows). usersByIDSQL reads the users
 // of the answer, $3 their ids. All run on their generic plans (see
 // queryGeneric): planning them anew cost more than running them.
 const (
@@ -96,10 +96,29 @@ const (
 		ORDER BY last_norm, first_norm, user_id LIMIT $5`
 	termBucketSQL = `SELECT DISTINCT last_norm, first_norm, user_id FROM loyalty_user_terms
 		WHERE pos_system_id = $1 AND company_id = $2 AND left(term, 3 + (term < E'\x04')::integer) = $3
-		AND term || '' >= $4 AND term || '' < $5
+		AND (term >= $4 AND term < $5) IS TRUE
 		ORDER BY last_norm, first_norm, user_id LIMIT $6`
+	// termPrefixSQL is termRangeSQL and termBucketSQL in one
+	// (storekit.TermPrefix): $3 bucket, [$4, $5) the range, $6 the limit,
+	// $7 the rows of the range to read at most. The count is an InitPlan:
+	// the branch it rules out does not run.
+	termPrefixSQL = `WITH r AS MATERIALIZED (SELECT last_norm, first_norm, user_id FROM loyalty_user_terms
+			WHERE pos_system_id = $1 AND company_id = $2 AND term >= $4 AND term < $5 LIMIT $7)
+		(SELECT DISTINCT last_norm, first_norm, user_id FROM r WHERE (SELECT count(*) FROM r) < $7
+			ORDER BY last_norm, first_norm, user_id LIMIT $6)
+		UNION ALL (SELECT DISTINCT last_norm, first_norm, user_id FROM loyalty_user_terms
+			WHERE (SELECT count(*) FROM r) >= $7 AND pos_system_id = $1 AND company_id = $2
+			AND left(term, 3 + (term < E'\x04')::integer) = $3 AND (term >= $4 AND term < $5) IS TRUE
+			ORDER BY last_norm, first_norm, user_id LIMIT $6)`
 	usersByIDSQL = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.user_id = ANY ($3)`
 )
+
+// rangeScanLimit is the keyword search's storekit.RangeScanLimit here:
+// reading a range through the primary key costs a fraction of a
+// microsecond per row, and a bucket's rows (filtered in the index) about
+// two, so that a bucket pays off only for ranges of thousands of rows (a
+// bucket of 25,000 rows at 1,000,000 users).
+var rangeScanLimit = 2000
 
 // couponCopyCols and userCopyCols are the columns CopyFrom fills, in the
 // order of couponRow and userRow.
@@ -677,6 +696,8 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 				qq = b.Queue(termExactSQL, posSystemID, companyID, q.Lo, q.Limit)
 			case storekit.TermRange:
 				qq = b.Queue(termRangeSQL, posSystemID, companyID, q.Lo, q.Hi, q.Limit, q.Scan)
+			case storekit.TermPrefix:
+				qq = b.Queue(termPrefixSQL, posSystemID, companyID, q.Bucket, q.Lo, q.Hi, q.Limit, q.Scan)
 			default:
 				qq = b.Queue(termBucketSQL, posSystemID, companyID, q.Bucket, q.Lo, q.Hi, q.Limit)
 			}
@@ -696,7 +717,7 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 			})
 		}
 		return out, db.q(ctx).SendBatch(ctx, b).Close()
-	}, false)
+	}, false, rangeScanLimit)
 	if err != nil || len(ranks) == 0 {
 		return nil, wrap(err, "search loyalty users")
 	}

@@ -696,7 +696,7 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 			}
 		}
 		return out, nil
-	}, true)
+	}, true, storekit.RangeScanLimit)
 	if err != nil || len(ranks) == 0 {
 		return nil, err
 	}

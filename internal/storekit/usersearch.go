@@ -18,6 +18,9 @@ type TermQuery struct {
 	//     runner sets Scanned to the number of those rows;
 	//   - TermBucket: the distinct users holding a term in [Lo, Hi), in
 	//     rank order, read through Bucket (posgate.TermBucket).
+	//   - TermPrefix: TermRange and TermBucket in one: every row of the
+	//     terms in [Lo, Hi) when there are fewer than Scan (a user once per
+	//     term, in any order), else TermBucket's answer.
 	Kind           TermKind
 	Lo, Hi, Bucket string
 	// Limit is how many rows (users) to return at most.
@@ -34,6 +37,7 @@ const (
 	TermExact TermKind = iota
 	TermRange
 	TermBucket
+	TermPrefix
 )
 
 // RunTermQueries runs queries (in one round trip where the store can) and
@@ -41,10 +45,11 @@ const (
 type RunTermQueries func(ctx context.Context, queries []TermQuery) ([][]posgate.UserRank, error)
 
 // RangeScanLimit is how many rows of a prefix's range a search reads at
-// most before it reads the prefix's bucket in rank order instead: below it,
-// every match is at hand and ranked in Go; above it, the bucket yields the
-// first matches in order after reading about MaxUserMatches times the
-// bucket's share of matches, which is small when a prefix has that many.
+// most (by default; a store may pass its own) before it reads the prefix's
+// bucket in rank order instead: below it, every match is at hand to rank;
+// above it, the bucket yields the first matches in order after reading
+// about MaxUserMatches times the bucket's share of matches, which is small
+// when a prefix has that many.
 const RangeScanLimit = 200
 
 // SearchUserIDs answers a keyword search with run: the ranks of at most
@@ -53,11 +58,15 @@ const RangeScanLimit = 200
 // are looked up in rank order; each prefix of k is looked up as a range of
 // at most RangeScanLimit rows, or straight through its bucket when it is a
 // whole bucket (a keyword of TermBucketRunes characters), and through its
-// bucket when its range holds more. With exactFirst, the exact terms are
-// looked up alone first and the prefixes only when fewer than
-// MaxUserMatches users are exact (a store without round trips); without,
-// the first step looks up both.
-func SearchUserIDs(ctx context.Context, k posgate.UserKeyword, run RunTermQueries, exactFirst bool) ([]posgate.UserRank, error) {
+// bucket when its range holds more. With exactFirst (a store without round
+// trips), the exact terms are looked up alone first and the prefixes only
+// when fewer than MaxUserMatches users are exact, each prefix a TermRange
+// and, if need be, a TermBucket after it; without, one step looks up both,
+// each prefix a TermPrefix.
+//
+// scanLimit is the store's RangeScanLimit: where reading a range costs
+// little per row and a bucket more, a higher one.
+func SearchUserIDs(ctx context.Context, k posgate.UserKeyword, run RunTermQueries, exactFirst bool, scanLimit int) ([]posgate.UserRank, error) {
 	var qs []TermQuery
 	for _, t := range k.ExactTerms() {
 		qs = append(qs, TermQuery{Kind: TermExact, Lo: t, Limit: posgate.MaxUserMatches})
@@ -75,10 +84,13 @@ func SearchUserIDs(ctx context.Context, k posgate.UserKeyword, run RunTermQuerie
 		qs = qs[:0]
 	}
 	for _, p := range k.Prefixes() {
-		if b := posgate.TermBucket(p); b == p {
+		if !exactFirst {
+			qs = append(qs, TermQuery{Kind: TermPrefix, Lo: p, Hi: PrefixEnd(p), Bucket: posgate.TermBucket(p), Limit: posgate.MaxUserMatches,
+				Scan: scanLimit + 1})
+		} else if b := posgate.TermBucket(p); b == p {
 			qs = append(qs, TermQuery{Kind: TermBucket, Lo: p, Hi: PrefixEnd(p), Bucket: b, Limit: posgate.MaxUserMatches})
 		} else {
-			qs = append(qs, TermQuery{Kind: TermRange, Lo: p, Hi: PrefixEnd(p), Limit: posgate.MaxUserMatches, Scan: RangeScanLimit + 1})
+			qs = append(qs, TermQuery{Kind: TermRange, Lo: p, Hi: PrefixEnd(p), Limit: posgate.MaxUserMatches, Scan: scanLimit + 1})
 		}
 	}
 	more, err := run(ctx, qs)
@@ -97,7 +109,7 @@ func SearchUserIDs(ctx context.Context, k posgate.UserKeyword, run RunTermQuerie
 	var others []posgate.UserRank
 	for i, q := range qs[exactQueries:] {
 		a := answers[exactQueries+i]
-		if q.Kind == TermRange && q.Scanned > RangeScanLimit {
+		if q.Kind == TermRange && q.Scanned > scanLimit {
 			buckets = append(buckets, TermQuery{Kind: TermBucket, Lo: q.Lo, Hi: q.Hi, Bucket: posgate.TermBucket(q.Lo), Limit: posgate.MaxUserMatches})
 			continue
 		}
