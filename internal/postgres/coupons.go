@@ -116,9 +116,8 @@ const (
 // rangeScanLimit is the keyword search's storekit.RangeScanLimit here:
 // reading a range through the primary key costs a fraction of a
 // microsecond per row, and a bucket's rows (filtered in the index) about
-// two, so that a bucket pays off only for ranges of thousands of rows (a
-// bucket of 25,000 rows at 1,000,000 users).
-var rangeScanLimit = 2000
+// two, so that a bucket pays off only for ranges of many hundred rows.
+var rangeScanLimit = 500
 
 // couponCopyCols and userCopyCols are the columns CopyFrom fills, in the
 // order of couponRow and userRow.

@@ -84,10 +84,10 @@ func SearchUserIDs(ctx context.Context, k posgate.UserKeyword, run RunTermQuerie
 		qs = qs[:0]
 	}
 	for _, p := range k.Prefixes() {
-		if !exactFirst {
+		if b := posgate.TermBucket(p); !exactFirst && b != p {
 			qs = append(qs, TermQuery{Kind: TermPrefix, Lo: p, Hi: PrefixEnd(p), Bucket: posgate.TermBucket(p), Limit: posgate.MaxUserMatches,
 				Scan: scanLimit + 1})
-		} else if b := posgate.TermBucket(p); b == p {
+		} else if b == p {
 			qs = append(qs, TermQuery{Kind: TermBucket, Lo: p, Hi: PrefixEnd(p), Bucket: b, Limit: posgate.MaxUserMatches})
 		} else {
 			qs = append(qs, TermQuery{Kind: TermRange, Lo: p, Hi: PrefixEnd(p), Limit: posgate.MaxUserMatches, Scan: scanLimit + 1})
