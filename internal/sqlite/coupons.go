@@ -72,16 +72,18 @@ const (
 
 	// The lookups of a keyword search (storekit.SearchUserIDs) in
 	// loyalty_user_terms: ?1 POS system, ?2 company. termExact: the users
-	// holding term ?3, in rank order, at most ?4. termRange: the distinct
-	// users, in rank order, at most ?5, among the first ?6 rows of the terms
-	// in [?3, ?4), with the number of those rows. termBucket: the distinct users holding
+	// holding term ?3, in rank order, at most ?4. termCount: how many rows
+	// the terms in [?3, ?4) have, counting up to ?5; termRange, run when
+	// they are few: their distinct users, in rank order, at most ?5.
+	// termBucket: the distinct users holding
 	// a term in [?4, ?5) of bucket ?3 (the index's expression, spelled
 	// alike), in rank order, at most ?6.
 	termExactSQL = `SELECT last_norm, first_norm, user_id, user_key FROM loyalty_user_terms
 		WHERE pos_system_id = ?1 AND company_id = ?2 AND term = ?3 ORDER BY last_norm, first_norm, user_id LIMIT ?4 + 0`
-	termRangeSQL = `SELECT DISTINCT last_norm, first_norm, user_id, user_key, count(*) OVER () FROM (
-			SELECT last_norm, first_norm, user_id, user_key FROM loyalty_user_terms
-			WHERE pos_system_id = ?1 AND company_id = ?2 AND term >= ?3 AND term < ?4 LIMIT ?6 + 0)
+	termCountSQL = `SELECT count(*) FROM (SELECT 1 FROM loyalty_user_terms
+		WHERE pos_system_id = ?1 AND company_id = ?2 AND term >= ?3 AND term < ?4 LIMIT ?5 + 0)`
+	termRangeSQL = `SELECT DISTINCT last_norm, first_norm, user_id, user_key FROM loyalty_user_terms
+		WHERE pos_system_id = ?1 AND company_id = ?2 AND term >= ?3 AND term < ?4
 		ORDER BY last_norm, first_norm, user_id LIMIT ?5 + 0`
 	termBucketSQL = `SELECT DISTINCT last_norm, first_norm, user_id, user_key FROM loyalty_user_terms INDEXED BY loyalty_user_terms_bucket
 		WHERE pos_system_id = ?1 AND company_id = ?2 AND substr(term, 1, 3 + (term < char(4))) = ?3 AND term >= ?4 AND term < ?5
@@ -104,7 +106,8 @@ const (
 type couponStmts struct {
 	searchByCode, searchByEmail, searchByPhone  *sql.Stmt
 	findCoupon                                  *sql.Stmt
-	termExact, termRange, termBucket, usersByID *sql.Stmt
+	termExact, termCount, termRange, termBucket *sql.Stmt
+	usersByID                                   *sql.Stmt
 	activePage, activeCount                     *sql.Stmt // active.go
 }
 
@@ -120,6 +123,7 @@ func (db *DB) prepareCoupons(ctx context.Context) error {
 		{&s.searchByPhone, couponSearchHead + couponsByPhone + couponSearchTail + couponByCodeFilter + couponByEmailFilter + couponSearchOrder},
 		{&s.findCoupon, findCouponSQL},
 		{&s.termExact, termExactSQL},
+		{&s.termCount, termCountSQL},
 		{&s.termRange, termRangeSQL},
 		{&s.termBucket, termBucketSQL},
 		{&s.usersByID, usersByIDSQL},
@@ -142,7 +146,7 @@ func (s *couponStmts) close() error {
 		return nil
 	}
 	var errs []error
-	for _, st := range []*sql.Stmt{s.searchByCode, s.searchByEmail, s.searchByPhone, s.findCoupon, s.termExact, s.termRange, s.termBucket, s.usersByID, s.activePage, s.activeCount} {
+	for _, st := range []*sql.Stmt{s.searchByCode, s.searchByEmail, s.searchByPhone, s.findCoupon, s.termExact, s.termCount, s.termRange, s.termBucket, s.usersByID, s.activePage, s.activeCount} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -678,15 +682,17 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 			case storekit.TermExact:
 				rows, err = db.coupons.termExact.QueryContext(ctx, posSystemID, companyID, q.Lo, q.Limit)
 			case storekit.TermRange:
-				rows, err = db.coupons.termRange.QueryContext(ctx, posSystemID, companyID, q.Lo, q.Hi, q.Limit, q.Scan)
+				if err := db.coupons.termCount.QueryRowContext(ctx, posSystemID, companyID, q.Lo, q.Hi, q.Scan).Scan(&qs[i].Scanned); err != nil {
+					return nil, fmt.Errorf("sqlite: search loyalty users: %w", err)
+				}
+				if qs[i].Scanned >= q.Scan {
+					continue // the caller reads the bucket
+				}
+				rows, err = db.coupons.termRange.QueryContext(ctx, posSystemID, companyID, q.Lo, q.Hi, q.Limit)
 			default:
 				rows, err = db.coupons.termBucket.QueryContext(ctx, posSystemID, companyID, q.Bucket, q.Lo, q.Hi, q.Limit)
 			}
-			dest := rankDest
-			if q.Kind == storekit.TermRange {
-				dest = func(r *posgate.UserRank) []any { return append(rankDest(r), &qs[i].Scanned) }
-			}
-			ranks, err := scanAll(rows, err, "search loyalty users", dest)
+			ranks, err := scanAll(rows, err, "search loyalty users", rankDest)
 			if err != nil {
 				return nil, err
 			}
@@ -718,6 +724,6 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 
 // UserSearchStatements are the keyword search's statements, for the
 // benchmark's floor (storekit.UserSearchStatements).
-var UserSearchStatements = storekit.UserSearchStatements{Exact: termExactSQL, Range: termRangeSQL, Bucket: termBucketSQL, UsersByID: usersByIDSQL}
+var UserSearchStatements = storekit.UserSearchStatements{Exact: termExactSQL, Count: termCountSQL, Range: termRangeSQL, Bucket: termBucketSQL, UsersByID: usersByIDSQL}
 
 func rankDest(r *posgate.UserRank) []any { return []any{&r.Last, &r.First, &r.ID, &r.Key} }

@@ -13,9 +13,10 @@ import (
 type TermQuery struct {
 	// Kind says what to look up:
 	//   - TermExact: the users holding term Lo, in rank order;
-	//   - TermRange: the distinct users among the first Scan rows of the
-	//     terms in [Lo, Hi) (in the index's order), in rank order; the
-	//     runner sets Scanned to the number of those rows;
+	//   - TermRange: the runner sets Scanned to the number of rows of the
+	//     terms in [Lo, Hi), counting up to Scan; when there are fewer, the
+	//     answer is their distinct users in rank order (else it is not
+	//     read);
 	//   - TermBucket: the distinct users holding a term in [Lo, Hi), in
 	//     rank order, read through Bucket (posgate.TermBucket).
 	//   - TermPrefix: TermRange and TermBucket in one: every row of the
@@ -173,12 +174,10 @@ func InOrder(ids []string, users []*posgate.LoyaltyUser) []*posgate.LoyaltyUser 
 
 // UserSearchStatements are a store's statements of a keyword search, for
 // a benchmark's floor (the same statements run bare, through the same
-// driver): Exact, Range and Bucket are the lookups of TermExact, TermRange
-// and TermBucket queries (parameters: POS system, company, then Lo, Limit;
-// Lo, Hi, Limit; Bucket, Lo, Hi, Limit), UsersByID reads the answer's users
-// (on SQLite: their rowids, UserRank.Key, as a JSON array; on PostgreSQL:
-// POS system, company, the ids as an array). SearchUserIDs with a runner of
-// the first three, then UsersByID, is a search.
+// driver). Exact, Count, Range, Bucket and Prefix are the lookups of
+// SearchUserIDs' queries (a store has either Count and Range, or Prefix);
+// UsersByID reads the answer's users. Each store's SQL names its
+// parameters.
 type UserSearchStatements struct {
-	Exact, Range, Bucket, UsersByID string
+	Exact, Count, Range, Bucket, Prefix, UsersByID string
 }
