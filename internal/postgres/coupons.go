@@ -77,11 +77,10 @@ var (
 
 // The lookups of a keyword search (storekit.SearchUserIDs) in
 // loyalty_user_terms: $1 POS system, $2 company. termExactSQL: the users
-// holding term $3, in rank order, at most $4. termRangeSQL: the distinct
-// users, in rank order, at most $5, among the first $6 rows of the terms in
-// [$3, $4), with the number of those rows. termBucketSQL: the distinct users holding
-// a term in [$4, $5) of bucket $3 (the index's expression, spelled alike),
-// in rank order, at most $6 (its range spelled so that no index takes it:
+// holding term $3, in rank order, at most $4. termBucketSQL: the distinct
+// users holding a term in [$4, $5) of bucket $3 (the index's expression,
+// spelled alike), in rank order, at most $6 (its range spelled so that no
+// index takes it:
 // the primary key's range would read every match to sort them, which the
 // bucket's order is there to avoid; a bucket is read only when its prefix
 // has more than rangeScanLimit rows). usersByIDSQL reads the users
@@ -90,18 +89,14 @@ var (
 const (
 	termExactSQL = `SELECT last_norm, first_norm, user_id FROM loyalty_user_terms
 		WHERE pos_system_id = $1 AND company_id = $2 AND term = $3 ORDER BY last_norm, first_norm, user_id LIMIT $4`
-	termRangeSQL = `SELECT DISTINCT last_norm, first_norm, user_id, count(*) OVER () FROM (
-			SELECT last_norm, first_norm, user_id FROM loyalty_user_terms
-			WHERE pos_system_id = $1 AND company_id = $2 AND term >= $3 AND term < $4 LIMIT $6) r
-		ORDER BY last_norm, first_norm, user_id LIMIT $5`
 	termBucketSQL = `SELECT DISTINCT last_norm, first_norm, user_id FROM loyalty_user_terms
 		WHERE pos_system_id = $1 AND company_id = $2 AND left(term, 3 + (term < E'\x04')::integer) = $3
 		AND (term >= $4 AND term < $5) IS TRUE
 		ORDER BY last_norm, first_norm, user_id LIMIT $6`
-	// termPrefixSQL is termRangeSQL and termBucketSQL in one
-	// (storekit.TermPrefix): $3 bucket, [$4, $5) the range, $6 the limit,
-	// $7 the rows of the range to read at most. The count is an InitPlan:
-	// the branch it rules out does not run.
+	// termPrefixSQL is a prefix's lookup (storekit.TermPrefix): $3 bucket,
+	// [$4, $5) the range, $6 the limit, $7 the rows of the range to read at
+	// most; fewer, and the range's users are ranked here, else the bucket is
+	// read. The count is an InitPlan: the branch it rules out does not run.
 	termPrefixSQL = `WITH r AS MATERIALIZED (SELECT last_norm, first_norm, user_id FROM loyalty_user_terms
 			WHERE pos_system_id = $1 AND company_id = $2 AND term >= $4 AND term < $5 LIMIT $7)
 		(SELECT DISTINCT last_norm, first_norm, user_id FROM r WHERE (SELECT count(*) FROM r) < $7
@@ -693,23 +688,15 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 			switch q.Kind {
 			case storekit.TermExact:
 				qq = b.Queue(termExactSQL, posSystemID, companyID, q.Lo, q.Limit)
-			case storekit.TermRange:
-				qq = b.Queue(termRangeSQL, posSystemID, companyID, q.Lo, q.Hi, q.Limit, q.Scan)
 			case storekit.TermPrefix:
 				qq = b.Queue(termPrefixSQL, posSystemID, companyID, q.Bucket, q.Lo, q.Hi, q.Limit, q.Scan)
-			default:
+			default: // TermBucket (SearchUserIDs sends no TermRange without exactFirst)
 				qq = b.Queue(termBucketSQL, posSystemID, companyID, q.Bucket, q.Lo, q.Hi, q.Limit)
 			}
 			qq.Query(func(rows pgx.Rows) error {
 				var err error
 				out[i], err = pgx.AppendRows(out[i], rows, func(r pgx.CollectableRow) (posgate.UserRank, error) {
 					var u posgate.UserRank
-					if q.Kind == storekit.TermRange {
-						var n int64
-						err := r.Scan(&u.Last, &u.First, &u.ID, &n)
-						qs[i].Scanned = int(n)
-						return u, err
-					}
 					return u, r.Scan(&u.Last, &u.First, &u.ID)
 				})
 				return err
