@@ -672,7 +672,7 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 
 // UserSearchStatements are the keyword search's statements, for the
 // benchmark's floor (storekit.UserSearchStatements).
-var UserSearchStatements = storekit.UserSearchStatements{Exact: termExactSQL, Bucket: termBucketSQL, Prefix: termPrefixSQL, UsersByID: usersByIDSQL}
+var UserSearchStatements = storekit.UserSearchStatements{Exact: termExactSQL, Bucket: termBucketSQL, Prefix: termPrefixSQL, UsersByID: usersByIDSQL, ScanLimit: rangeScanLimit}
 
 // SearchLoyaltyUsers finds the ids of the matches in loyalty_user_terms
 // (storekit.SearchUserIDs, each step's lookups in one batch: one round

@@ -724,6 +724,6 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 
 // UserSearchStatements are the keyword search's statements, for the
 // benchmark's floor (storekit.UserSearchStatements).
-var UserSearchStatements = storekit.UserSearchStatements{Exact: termExactSQL, Count: termCountSQL, Range: termRangeSQL, Bucket: termBucketSQL, UsersByID: usersByIDSQL}
+var UserSearchStatements = storekit.UserSearchStatements{Exact: termExactSQL, Count: termCountSQL, Range: termRangeSQL, Bucket: termBucketSQL, UsersByID: usersByIDSQL, ExactFirst: true, ScanLimit: storekit.RangeScanLimit}
 
 func rankDest(r *posgate.UserRank) []any { return []any{&r.Last, &r.First, &r.ID, &r.Key} }

@@ -177,7 +177,10 @@ func InOrder(ids []string, users []*posgate.LoyaltyUser) []*posgate.LoyaltyUser 
 // driver). Exact, Count, Range, Bucket and Prefix are the lookups of
 // SearchUserIDs' queries (a store has either Count and Range, or Prefix);
 // UsersByID reads the answer's users. Each store's SQL names its
-// parameters.
+// parameters; ExactFirst and ScanLimit are what the store passes to
+// SearchUserIDs.
 type UserSearchStatements struct {
 	Exact, Count, Range, Bucket, Prefix, UsersByID string
+	ExactFirst                                     bool
+	ScanLimit                                      int
 }
