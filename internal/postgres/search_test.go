@@ -48,7 +48,7 @@ func companyDB(t *testing.T) (db *postgres.DB, dsn string) {
 }
 
 // TestLoyaltyUserTerms checks that every way of writing a user keeps its
-// rows of loyalty_user_terms in step (the triggers of migration 0019), and
+// rows of loyalty_user_terms in step (the triggers of migration 0022), and
 // that opening a database whose users lack their terms (stored before the
 // terms were kept) computes them.
 func TestLoyaltyUserTerms(t *testing.T) {
