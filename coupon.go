@@ -520,163 +520,6 @@ func PhoneDigits(s string) string {
 	}, s)
 }
 
-// phonePunct are the characters besides digits that a written phone number
-// may hold.
-const phonePunct = " +-()./"
-
-// isPhoneText reports whether s is written like a phone number.
-func isPhoneText(s string) bool {
-	return strings.Trim(s, "0123456789"+phonePunct) == ""
-}
-
-// MinKeywordLen is the shortest keyword of a loyalty-user search, in
-// characters (docs/api.md §6.1); it is also the trigram indexes' unit.
-const MinKeywordLen = 3
-
-// UserKeyword is a parsed loyalty-user search keyword: Text, folded, is
-// looked for in first names, last names and e-mails; Digits, when the
-// keyword is written like a phone number with at least MinKeywordLen digits,
-// is looked for in phone digits.
-type UserKeyword struct {
-	Text   string
-	Digits string
-}
-
-// ParseUserKeyword validates and parses a keyword: at least MinKeywordLen
-// characters after trimming spaces, and no control characters (which could
-// never match and would otherwise join fields in a store's index).
-func ParseUserKeyword(s string) (UserKeyword, error) {
-	s = strings.TrimSpace(s)
-	v := ValidationError{}
-	switch {
-	case utf8.RuneCountInString(s) < MinKeywordLen:
-		v.Add("keyword", fmt.Sprintf("The keyword field must be at least %d characters long.", MinKeywordLen))
-	case !utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl):
-		v.Add("keyword", "The keyword field must be text without control characters.")
-	case len(s) > MaxTextLen:
-		v.Add("keyword", fmt.Sprintf("The keyword field must be at most %d bytes long.", MaxTextLen))
-	}
-	if err := v.Err(); err != nil {
-		return UserKeyword{}, err
-	}
-	k := UserKeyword{Text: Fold(s)}
-	if d := PhoneDigits(s); isPhoneText(s) && len(d) >= MinKeywordLen {
-		k.Digits = d
-	}
-	return k, nil
-}
-
-// IndexText is the part of Text that a store looks up in its trigram index
-// before checking Text itself in the rows found: the name before the "@" of
-// a keyword written like an e-mail (its domain's trigrams are in a great
-// many e-mails and only slow the lookup down), else Text.
-func (k UserKeyword) IndexText() string {
-	if local, _, ok := strings.Cut(k.Text, "@"); ok && utf8.RuneCountInString(local) >= MinKeywordLen {
-		return local
-	}
-	return k.Text
-}
-
-// DigitsOnly reports whether k is written in digits alone, so that its index
-// text is its digits: a store then looks its trigrams up once, for names,
-// e-mails and phones together, rather than once for each.
-func (k UserKeyword) DigitsOnly() bool { return k.Digits != "" && k.Digits == k.IndexText() }
-
-// LoyaltyUserKeys are the fields of a loyalty user that a keyword is
-// matched against, in the form in which they are compared: names folded,
-// the e-mail trimmed and folded, the phone reduced to its digits. Stores
-// keep them beside the user's own fields for their indexes, and the ranking
-// here reads the same ones, so that a store's matches and their order
-// follow one rule.
-type LoyaltyUserKeys struct {
-	First, Last, Email, Digits string
-}
-
-// Keys returns the keys of u that a keyword search matches.
-func (u *LoyaltyUser) Keys() LoyaltyUserKeys {
-	return LoyaltyUserKeys{Fold(u.FirstName), Fold(u.LastName), FoldEmail(u.Email), PhoneDigits(u.Phone)}
-}
-
-func (k UserKeyword) exact(f LoyaltyUserKeys) bool {
-	return k.Text == f.First || k.Text == f.Last || k.Text == f.Email || (k.Digits != "" && k.Digits == f.Digits)
-}
-
-func (k UserKeyword) matches(f LoyaltyUserKeys) bool {
-	return strings.Contains(f.First, k.Text) || strings.Contains(f.Last, k.Text) || strings.Contains(f.Email, k.Text) ||
-		(k.Digits != "" && strings.Contains(f.Digits, k.Digits))
-}
-
-// Exact reports whether u matches k exactly rather than as a substring:
-// the keyword is the whole first name, last name, e-mail or phone.
-func (k UserKeyword) Exact(u *LoyaltyUser) bool { return k.exact(u.Keys()) }
-
-// Matches reports whether u matches k at all.
-func (k UserKeyword) Matches(u *LoyaltyUser) bool { return k.matches(u.Keys()) }
-
-// NeedSubstringSearch reports whether a store must still look for
-// substring matches of k, given the users whose first name, last name,
-// e-mail or phone digits start with it (prefix lookups that hold every exact
-// match, or more than MaxUserMatches of a kind). It need not when
-// MaxUserMatches exact matches fill the answer, or when more than
-// MaxUserMatches users match already: exact matches are then complete and
-// come first, and which other matches fill the list is the store's choice.
-func NeedSubstringSearch(k UserKeyword, prefixed []*LoyaltyUser) bool {
-	exact, all := map[string]bool{}, map[string]bool{}
-	for _, u := range prefixed {
-		f := u.Keys()
-		if k.exact(f) {
-			exact[u.ID] = true
-		}
-		if k.matches(f) {
-			all[u.ID] = true
-		}
-	}
-	return len(exact) < MaxUserMatches && len(all) <= MaxUserMatches
-}
-
-// RankUsers orders keyword matches as SearchLoyaltyUsers returns them (exact
-// matches first, then by folded last name, folded first name and id), drops
-// duplicates and users that do not match, and keeps at most
-// MaxUserMatches. Stores call it on their candidates so that both order
-// alike.
-func RankUsers(k UserKeyword, users []*LoyaltyUser) []*LoyaltyUser {
-	type ranked struct {
-		u     *LoyaltyUser
-		f     LoyaltyUserKeys
-		exact bool
-	}
-	rs := make([]ranked, 0, len(users))
-	seen := make(map[string]bool, len(users))
-	for _, u := range users {
-		f := u.Keys()
-		if seen[u.ID] || !k.matches(f) {
-			continue
-		}
-		seen[u.ID] = true
-		rs = append(rs, ranked{u, f, k.exact(f)})
-	}
-	slices.SortFunc(rs, func(a, b ranked) int {
-		if a.exact != b.exact {
-			if a.exact {
-				return -1
-			}
-			return 1
-		}
-		if c := strings.Compare(a.f.Last, b.f.Last); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.f.First, b.f.First); c != 0 {
-			return c
-		}
-		return strings.Compare(a.u.ID, b.u.ID)
-	})
-	out := make([]*LoyaltyUser, 0, min(len(rs), MaxUserMatches))
-	for _, r := range rs[:min(len(rs), MaxUserMatches)] {
-		out = append(out, r.u)
-	}
-	return out
-}
-
 func join[T ~string](xs []T) string {
 	s := make([]string, len(xs))
 	for i, x := range xs {
@@ -713,6 +556,15 @@ func checkEmail(v ValidationError, field, s string) {
 		!utf8.ValidString(s) || strings.ContainsFunc(s, unicode.IsControl) {
 		v.Add(field, fmt.Sprintf("The %s field must be an e-mail address (name@domain) of at most %d bytes.", field, MaxEmailLen))
 	}
+}
+
+// phonePunct are the characters besides digits that a written phone number
+// may hold.
+const phonePunct = " +-()./"
+
+// isPhoneText reports whether s is written like a phone number.
+func isPhoneText(s string) bool {
+	return strings.Trim(s, "0123456789"+phonePunct) == ""
 }
 
 func checkPhone(v ValidationError, field, s string) {

@@ -55,14 +55,18 @@ func TestParseUserKeyword(t *testing.T) {
 	}{
 		{"Doe", UserKeyword{Text: "doe"}},
 		{"  Doe  ", UserKeyword{Text: "doe"}},
-		{"555", UserKeyword{Text: "555", Digits: "555"}},
+		{"555", UserKeyword{Text: "555"}}, // too few digits for phones
+		{"5551", UserKeyword{Text: "5551", Digits: "5551"}},
 		{"+1 (555) 555-1234", UserKeyword{Text: "+1 (555) 555-1234", Digits: "15555551234"}},
 		{"doe123", UserKeyword{Text: "doe123"}}, // not written like a phone
 		{"(55)", UserKeyword{Text: "(55)"}},     // too few digits for the phone index
-		{"ÉVA", UserKeyword{Text: "éva"}},       // three characters, four bytes
-		{"a%_", UserKeyword{Text: "a%_"}},       // kept as written: stores escape
-		{`"x"`, UserKeyword{Text: `"x"`}},       // kept as written
-		{"日本語", UserKeyword{Text: "日本語"}},       // three characters
+		{"ÉVA", UserKeyword{Text: "eva"}},       // accents dropped
+		{"Øster", UserKeyword{Text: "oster"}},
+		{"+44 (20) 7946.0000", UserKeyword{Text: "+44 (20) 7946.0000", Digits: "442079460000"}},
+		{"44+20", UserKeyword{Text: "44+20"}}, // a "+" only leads
+		{"a%_", UserKeyword{Text: "a%_"}},     // kept as written: stores escape
+		{`"x"`, UserKeyword{Text: `"x"`}},     // kept as written
+		{"日本語", UserKeyword{Text: "日本語"}},     // three characters
 		{strings.Repeat("a", 200), UserKeyword{Text: strings.Repeat("a", 200)}},
 	} {
 		got, err := ParseUserKeyword(tc.in)
@@ -88,33 +92,58 @@ func TestParseUserKeyword(t *testing.T) {
 	}
 }
 
-func TestIndexText(t *testing.T) {
+func TestSearchFold(t *testing.T) {
 	for in, want := range map[string]string{
-		"john.doe@example.com": "john.doe",
-		"Ann@Example.com":      "ann",
-		"jo@mail.test":         "jo@mail.test", // too short a name to look up alone
-		"@example.com":         "@example.com",
-		"smith":                "smith",
+		"Çağrı Øster":   "cagri oster",
+		"ÁLVARO":        "alvaro",
+		"Straße":        "strasse",
+		"Łukasz Dvořák": "lukasz dvorak",
+		"ﬁnn":           "finn",
+		"Ａｎｎ":           "ann",
+		"smith":         "smith",
+		"日本語":           "日本語",
 	} {
-		k, err := ParseUserKeyword(in)
-		if got := k.IndexText(); err != nil || got != want {
-			t.Errorf("IndexText(%q) = %q, %v; want %q", in, got, err, want)
+		if got := SearchFold(in); got != want {
+			t.Errorf("SearchFold(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
 
-func TestDigitsOnly(t *testing.T) {
-	for in, want := range map[string]bool{
-		"5551234":          true,
-		"555-1234":         false, // its text holds the dash, its digits do not
-		"+1 (555) 555-12":  false,
-		"doe":              false,
-		"doe123":           false,
-		"john.doe@ex.test": false,
+func TestSearchTerms(t *testing.T) {
+	for _, tc := range []struct {
+		u    LoyaltyCard
+		want []string
+	}{
+		{LoyaltyCard{FirstName: "Jean-Luc", LastName: "O'Neil  Dupré", Email: " Jean@Exämple.com", Phone: "+44 20 7946 0000"},
+			[]string{TermDomain + "example.com", TermPhoneEnd + "000064970244", TermPhone + "2079460000", TermPhone + "442079460000",
+				"dupre", "jean", "jean@example.com", "luc", "neil", "o"}},
+		{LoyaltyCard{FirstName: "Anna", LastName: "Anna", Phone: "0049 30 1234"},
+			[]string{TermPhoneEnd + "4321039400", TermPhone + "0049301234", TermPhone + "301234", TermPhone + "49301234", "anna"}},
+		{LoyaltyCard{Phone: "555-0134", Email: "no-domain@"}, []string{TermPhoneEnd + "4310555", TermPhone + "5550134", "no-domain@"}},
+		{LoyaltyCard{}, nil},
 	} {
-		k, err := ParseUserKeyword(in)
-		if got := k.DigitsOnly(); err != nil || got != want {
-			t.Errorf("DigitsOnly(%q) = %v, %v; want %v", in, got, err, want)
+		u := &LoyaltyUser{LoyaltyCard: tc.u}
+		if got := u.SearchTerms(); !slices.Equal(got, tc.want) {
+			t.Errorf("SearchTerms(%+v) = %q, want %q", tc.u, got, tc.want)
+		}
+	}
+}
+
+func TestCountryCodeLen(t *testing.T) {
+	for in, want := range map[string]int{"15555551234": 1, "74951234567": 1, "442079460000": 2, "4930": 2, "35312345": 3, "97150": 3, "2": 1, "": 0} {
+		if got := CountryCodeLen(in); got != want {
+			t.Errorf("CountryCodeLen(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+func TestTermBucket(t *testing.T) {
+	for in, want := range map[string]string{
+		"james": "jam", "jam": "jam", "日本語です": "日本語", TermPhone + "5551234": TermPhone + "555",
+		TermDomain + "exa": TermDomain + "exa", "ab": "ab",
+	} {
+		if got := TermBucket(in); got != want {
+			t.Errorf("TermBucket(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

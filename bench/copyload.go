@@ -28,7 +28,7 @@ import (
 // Columns the copy fills, in the order of userCopyRow and couponCopyRow.
 var (
 	userCopyCols = []string{"pos_system_id", "company_id", "user_id", "first_name", "last_name", "gender", "phone", "email",
-		"stamps", "points", "first_norm", "last_norm", "email_norm", "phone_digits", "created_at", "updated_at"}
+		"stamps", "points", "first_norm", "last_norm", "email_norm", "phone_digits", "search_terms", "created_at", "updated_at"}
 	couponCopyCols = []string{"pos_system_id", "company_id", "code_norm", "code", "reward_provider", "name", "title", "picture_url",
 		"available_until", "status", "info", "user_id", "email", "email_norm", "phone", "phone_digits", "location_ids", "created_at", "updated_at"}
 )
@@ -69,7 +69,7 @@ func userCopyRow(d *dataset, i int, now time.Time) []any {
 	u := genUser(d, i)
 	k := u.Keys()
 	return []any{u.POSSystemID, u.CompanyID, u.ID, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points,
-		k.First, k.Last, k.Email, k.Digits, now, now}
+		k.First, k.Last, k.Email, k.Digits, u.SearchTerms(), now, now}
 }
 
 // couponCopyRow is coupon i as the PostgreSQL store writes it.
@@ -93,7 +93,7 @@ func copyCouponData(ctx context.Context, e *env) error {
 	var indexes, fks []string
 	rows, err := conn.Query(ctx, `SELECT format('DROP INDEX %I', c.relname), pg_get_indexdef(i.indexrelid)
 		FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-		WHERE i.indrelid IN ('loyalty_users'::regclass, 'coupons'::regclass)
+		WHERE i.indrelid IN ('loyalty_users'::regclass, 'coupons'::regclass, 'loyalty_user_terms'::regclass)
 		AND NOT EXISTS (SELECT FROM pg_constraint k WHERE k.conindid = i.indexrelid)
 		UNION ALL SELECT format('ALTER TABLE coupons DROP CONSTRAINT %I', conname),
 			format('ALTER TABLE coupons ADD CONSTRAINT %I %s', conname, pg_get_constraintdef(oid))

@@ -5,8 +5,6 @@
 package benchkeys
 
 import (
-	"strings"
-
 	"github.com/posgate/posgate"
 )
 
@@ -21,25 +19,28 @@ type Kind struct {
 }
 
 // Kinds are the keyword kinds in the order the HTTP benchmark takes them
-// (row i uses Kinds[i%4]): 3–6 letters of the first or the last name, 5–8
-// characters of the e-mail's local part, 4–7 phone digits.
+// (row i uses Kinds[i%4]), as a cashier types them (docs/api.md §6.1):
+// the first 3–6 letters of the first or the last name, the first 5–8
+// characters of the e-mail, the last 4–7 phone digits.
 var Kinds = []Kind{
-	{"first", func(intN func(int) int, u User) string { return Cut(intN, u.First, 3, 6) }},
-	{"last", func(intN func(int) int, u User) string { return Cut(intN, u.Last, 3, 6) }},
-	{"email", func(intN func(int) int, u User) string {
-		local, _, _ := strings.Cut(u.Email, "@")
-		return Cut(intN, local, 5, 8)
-	}},
-	{"phone", func(intN func(int) int, u User) string { return Cut(intN, posgate.PhoneDigits(u.Phone), 4, 7) }},
+	{"first", func(intN func(int) int, u User) string { return Prefix(intN, u.First, 3, 6) }},
+	{"last", func(intN func(int) int, u User) string { return Prefix(intN, u.Last, 3, 6) }},
+	{"email", func(intN func(int) int, u User) string { return Prefix(intN, u.Email, 5, 8) }},
+	{"phone", func(intN func(int) int, u User) string { return Suffix(intN, posgate.PhoneDigits(u.Phone), 4, 7) }},
 }
 
-// Cut returns a random substring of s of lo–hi bytes (s itself when shorter
-// than lo).
-func Cut(intN func(int) int, s string, lo, hi int) string {
+// Prefix returns the first lo–hi bytes of s (s itself when shorter than lo).
+func Prefix(intN func(int) int, s string, lo, hi int) string {
 	if len(s) <= lo {
 		return s
 	}
-	n := lo + intN(min(hi, len(s))-lo+1)
-	start := intN(len(s) - n + 1)
-	return s[start : start+n]
+	return s[:lo+intN(min(hi, len(s))-lo+1)]
+}
+
+// Suffix returns the last lo–hi bytes of s (s itself when shorter than lo).
+func Suffix(intN func(int) int, s string, lo, hi int) string {
+	if len(s) <= lo {
+		return s
+	}
+	return s[len(s)-lo-intN(min(hi, len(s))-lo+1):]
 }

@@ -244,16 +244,30 @@ func TestLoyaltyUserLookup(t *testing.T) {
 			t.Helper()
 			return s.pos(t, pos, usersPath, `{"posLocationId":"LOC123","keyword":"`+keyword+`"}`)
 		}
-		// Exact matches first (by last name, first name), then substrings.
+		// Exact matches first (by last name, first name), then the users
+		// with a name word, e-mail or domain that starts with the keyword.
 		mustBody(t, lookup("doe"), usersBody("jane-doe", "john-doe", "ava-doerr"))
 		mustBody(t, lookup("DOE"), usersBody("jane-doe", "john-doe", "ava-doerr"))
+		mustBody(t, lookup("Döe"), usersBody("jane-doe", "john-doe", "ava-doerr")) // accents ignored
 		mustBody(t, lookup("john"), usersBody("john-doe", "johnny-appleseed", "mary-johnson"))
 		mustBody(t, lookup("  John  "), usersBody("john-doe", "johnny-appleseed", "mary-johnson"))
+		mustBody(t, lookup("ohn"), usersBody()) // the inside of a word is no match
+		mustBody(t, lookup("oerr"), usersBody())
 		mustBody(t, lookup("JOHN.DOE@EXAMPLE.COM"), usersBody("john-doe"))
+		mustBody(t, lookup("mary.j"), usersBody("mary-johnson"))
 		mustBody(t, lookup("example.com"), usersBody("jane-doe", "john-doe", "mary-johnson"))
+		mustBody(t, lookup("exam"), usersBody("johnny-appleseed", "jane-doe", "john-doe", "ava-doerr", "mary-johnson")) // the domain's start
+		mustBody(t, lookup("ample.com"), usersBody())
+		// Phones: the whole number, its end, its start with or without the
+		// country code; not the inside of the digits.
 		mustBody(t, lookup("+1 (555) 555-1234"), usersBody("john-doe"))
 		mustBody(t, lookup("555-1234"), usersBody("john-doe"))
 		mustBody(t, lookup("555 555"), usersBody("johnny-appleseed", "jane-doe", "john-doe"))
+		mustBody(t, lookup("0958"), usersBody("mary-johnson"))
+		mustBody(t, lookup("2079"), usersBody("mary-johnson"))
+		mustBody(t, lookup("+44 20 79"), usersBody("mary-johnson"))
+		mustBody(t, lookup("7946"), usersBody())
+		mustBody(t, lookup("555"), usersBody()) // three digits: no phone keyword
 		mustBody(t, lookup("zzz"), usersBody())
 		// Unknown properties are ignored; XML works.
 		mustBody(t, s.pos(t, pos, usersPath, `{"posLocationId":"LOC456","keyword":"ava","x":1}`), usersBody("ava-doerr"))
@@ -496,6 +510,10 @@ func TestCouponOperatorAPI(t *testing.T) {
 			mustBody(t, call("GET", users+"/u-1", ""), userJSON("Uma", 0, 15, created, updated))
 			mustBody(t, s.pos(t, pos, usersPath, `{"posLocationId":"LOC123","keyword":"5550001111"}`),
 				`{"data":{"users":[{"id":"u-1","firstName":"Uma","lastName":"Tester","gender":"X","phone":"+1 555 000 1111","email":"u1@example.com","stamps":0,"points":15}]}}`)
+			// The search follows the rename.
+			mustBody(t, s.pos(t, pos, usersPath, `{"posLocationId":"LOC123","keyword":"uma"}`),
+				`{"data":{"users":[{"id":"u-1","firstName":"Uma","lastName":"Tester","gender":"X","phone":"+1 555 000 1111","email":"u1@example.com","stamps":0,"points":15}]}}`)
+			mustBody(t, s.pos(t, pos, usersPath, `{"posLocationId":"LOC123","keyword":"una"}`), `{"data":{"users":[]}}`)
 			mustProblem(t, call("POST", users, `{"id":"john-doe"}`), 409, `loyalty user "john-doe" already exists`, nil)
 			mustProblem(t, call("GET", users+"/nobody", ""), 404, `loyalty user "nobody" not found`, nil)
 			mustProblem(t, call("PATCH", users+"/nobody", `{"pointsDelta":1}`), 404, `loyalty user "nobody" not found`, nil)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"strconv"
 	"strings"
 	"time"
 
@@ -74,132 +73,46 @@ var (
 
 	findCouponSQL = `SELECT ` + couponCols + ` FROM coupons c WHERE c.pos_system_id = $1 AND c.company_id = $2 AND c.code_norm = $3`
 	findUserSQL   = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.user_id = $3`
-
-	// userTrgmExpr is the expression of the trigram index (migration
-	// 0003), which queries must spell exactly so; userTextExpr is its names
-	// and e-mail part.
-	userTrgmExpr = `(u.first_norm || E'\x1f' || u.last_norm || E'\x1f' || u.email_norm || E'\x1f' || u.phone_digits)`
-	userTextExpr = `(u.first_norm || E'\x1f' || u.last_norm || E'\x1f' || u.email_norm)`
 )
 
-// userSearchSQL answers a keyword search in one statement, so that a
-// search costs one round trip and posgate reads no more than the
-// MaxUserMatches users of the answer, already in order; candidates travel
-// as keys and folded names, and only the answer's rows are read in full.
-// $1 POS system, $2 company, $3 folded text, $4 the end of its prefix range,
-// $5 digits and $6 their range end (both empty for none), $7 (and $8) the
-// LIKE patterns of the trigram lookup substring.
-//
-// "prefixed" are the users whose first name, last name, e-mail or phone
-// digits start with the keyword, through the B-tree indexes. Each part reads
-// its index in an order that puts its exact matches first, in result order,
-// so that with MaxUserMatches+1 rows a part holds all its exact matches or
-// more than MaxUserMatches of them; a part's exact flag checks the fields
-// its index holds, and a user that is exact by another field is in that
-// field's part (or that part is full and the user cannot rank among the
-// first MaxUserMatches). This is posgate.NeedSubstringSearch: only when
-// fewer than MaxUserMatches are exact and no more than MaxUserMatches match
-// does "named" look up the names holding the keyword (migration 0005) and up
-// to MaxUserMatches+1 users of each through the name indexes; and only when
-// the answer is open still does "substring" run its trigram lookup, taking
-// up to MaxUserMatches+1 matches: fewer means that they are all the matches
-// there are. (Each step is an InitPlan: false skips its scans altogether.
-// "named" only ever adds matching users, so the answer never depends on the
-// name list being complete.) The answer ranks them as posgate.RankUsers
-// does: exact first, then folded last name, folded first name and id
-// (COLLATE "C" compares bytes, as strings.Compare does).
-//
-// The statement runs on its generic plan (see queryGeneric), which
-// cannot weigh the LIKE pattern: "substring" tests the company with IS TRUE,
-// which no B-tree index matches, so that the plan cannot trade the trigram
-// index for a scan of the company's users in index order (right for a small
-// company, ruinous for a large one with a rare keyword).
-func userSearchSQL(substring string) string {
-	// A user is at most twice in "named" (first and last name): :twice rows
-	// hold more than MaxUserMatches users.
-	return strings.NewReplacer(":more", strconv.Itoa(posgate.MaxUserMatches+1), ":max", strconv.Itoa(posgate.MaxUserMatches),
-		":twice", strconv.Itoa(2*(posgate.MaxUserMatches+1))).Replace(`WITH prefixed AS (
-		(SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 AS exact FROM loyalty_users u
-			WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.first_norm >= $3 AND u.first_norm < $4
-			ORDER BY u.first_norm, u.last_norm, u.user_id LIMIT :more)
-		UNION ALL (SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 FROM loyalty_users u
-			WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.last_norm >= $3 AND u.last_norm < $4
-			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT :more)
-		UNION ALL (SELECT u.user_id, u.last_norm, u.first_norm, true FROM loyalty_users u
-			WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.email_norm = $3
-			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT :more)
-		UNION ALL (SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 FROM loyalty_users u
-			WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.email_norm > $3 AND u.email_norm < $4
-			ORDER BY u.email_norm LIMIT :more)
-		UNION ALL (SELECT u.user_id, u.last_norm, u.first_norm, true FROM loyalty_users u
-			WHERE u.pos_system_id = $1 AND u.company_id = $2 AND $5::text <> '' AND u.phone_digits = $5
-			ORDER BY u.last_norm, u.first_norm, u.user_id LIMIT :more)
-		UNION ALL (SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 FROM loyalty_users u
-			WHERE u.pos_system_id = $1 AND u.company_id = $2 AND $5::text <> '' AND u.phone_digits > $5 AND u.phone_digits < $6
-			ORDER BY u.phone_digits LIMIT :more)
-	), open AS (
-		SELECT count(DISTINCT user_id) FILTER (WHERE exact) < :max AND count(DISTINCT user_id) <= :max AS open FROM prefixed
-	), named AS (
-		SELECT x.* FROM loyalty_user_names n CROSS JOIN LATERAL (
-			(SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 AS exact FROM loyalty_users u
-				WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.first_norm = n.name_norm LIMIT :more)
-			UNION ALL (SELECT u.user_id, u.last_norm, u.first_norm, u.first_norm = $3 OR u.last_norm = $3 FROM loyalty_users u
-				WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.last_norm = n.name_norm LIMIT :more)) x
-		WHERE (SELECT open FROM open) AND n.pos_system_id = $1 AND n.company_id = $2
-			AND n.name_norm LIKE $7 AND strpos(n.name_norm, $3) > 0
-		LIMIT :twice
-	), open2 AS (
-		SELECT count(DISTINCT user_id) FILTER (WHERE exact) < :max AND count(DISTINCT user_id) <= :max AS open
-		FROM (SELECT * FROM prefixed UNION ALL SELECT * FROM named) hits
-	), substring AS (
-		SELECT u.user_id, u.last_norm, u.first_norm,
-			u.first_norm = $3 OR u.last_norm = $3 OR u.email_norm = $3 OR ($5::text <> '' AND u.phone_digits = $5) AS exact
-		FROM loyalty_users u
-		WHERE (SELECT open FROM open2) AND (u.pos_system_id = $1 AND u.company_id = $2) IS TRUE AND ` + substring + `
-		LIMIT :more
-	), answer AS (
-		SELECT user_id, last_norm, first_norm, bool_or(exact) AS exact
-		FROM (SELECT * FROM prefixed UNION ALL SELECT * FROM named UNION ALL SELECT * FROM substring) hits
-		GROUP BY user_id, last_norm, first_norm
-		ORDER BY bool_or(exact) DESC, last_norm, first_norm, user_id LIMIT :max
-	) SELECT ` + userCols + ` FROM answer a
-		JOIN loyalty_users u ON u.pos_system_id = $1 AND u.company_id = $2 AND u.user_id = a.user_id
-		ORDER BY a.exact DESC, a.last_norm, a.first_norm, a.user_id`)
-}
-
-// The statements of userSearchSQL by trigram lookup: the rows whose index text holds the
-// trigrams of $7 (the keyword's index text as a LIKE pattern) and whose
-// names or e-mail hold the folded text $3; with digits, also those whose
-// index text holds the trigrams of $8 (the digits as a pattern) and whose
-// phone holds the digits $5. A keyword of digits only, whose two parts would
-// look up the same pattern, takes one index scan and both checks.
-var (
-	userSearchText  = userSearchSQL(userTrgmExpr + ` LIKE $7 AND strpos(` + userTextExpr + `, $3) > 0`)
-	userSearchPhone = userSearchSQL(`((` + userTrgmExpr + ` LIKE $7 AND strpos(` + userTextExpr + `, $3) > 0)
-			OR (` + userTrgmExpr + ` LIKE $8 AND strpos(u.phone_digits, $5) > 0))`)
-	userSearchDigits = userSearchSQL(userTrgmExpr + ` LIKE $7 AND (strpos(` + userTextExpr + `, $3) > 0 OR strpos(u.phone_digits, $5) > 0)`)
+// The lookups of a keyword search (storekit.SearchUserIDs) in
+// loyalty_user_terms: $1 POS system, $2 company. termExactSQL: the users
+// holding term $3, in rank order, at most $4. termBucketSQL: the distinct
+// users holding a term in [$4, $5) of bucket $3 (the index's expression,
+// spelled alike), in rank order, at most $6 (its range spelled so that no
+// index takes it:
+// the primary key's range would read every match to sort them, which the
+// bucket's order is there to avoid; a bucket is read only when its prefix
+// has more than rangeScanLimit rows). usersByIDSQL reads the users
+// of the answer, $3 their ids. All run on their generic plans (see
+// queryGeneric): planning them anew cost more than running them.
+const (
+	termExactSQL = `SELECT last_norm, first_norm, user_id FROM loyalty_user_terms
+		WHERE pos_system_id = $1 AND company_id = $2 AND term = $3 ORDER BY last_norm, first_norm, user_id LIMIT $4`
+	termBucketSQL = `SELECT DISTINCT last_norm, first_norm, user_id FROM loyalty_user_terms
+		WHERE pos_system_id = $1 AND company_id = $2 AND left(term, 3 + (term < E'\x04')::integer) = $3
+		AND (term >= $4 AND term < $5) IS TRUE
+		ORDER BY last_norm, first_norm, user_id LIMIT $6`
+	// termPrefixSQL is a prefix's lookup (storekit.TermPrefix): $3 bucket,
+	// [$4, $5) the range, $6 the limit, $7 the rows of the range to read at
+	// most; fewer, and the range's users are ranked here, else the bucket is
+	// read. The count is an InitPlan: the branch it rules out does not run.
+	termPrefixSQL = `WITH r AS MATERIALIZED (SELECT last_norm, first_norm, user_id FROM loyalty_user_terms
+			WHERE pos_system_id = $1 AND company_id = $2 AND term >= $4 AND term < $5 LIMIT $7)
+		(SELECT DISTINCT last_norm, first_norm, user_id FROM r WHERE (SELECT count(*) FROM r) < $7
+			ORDER BY last_norm, first_norm, user_id LIMIT $6)
+		UNION ALL (SELECT DISTINCT last_norm, first_norm, user_id FROM loyalty_user_terms
+			WHERE (SELECT count(*) FROM r) >= $7 AND pos_system_id = $1 AND company_id = $2
+			AND left(term, 3 + (term < E'\x04')::integer) = $3 AND (term >= $4 AND term < $5) IS TRUE
+			ORDER BY last_norm, first_norm, user_id LIMIT $6)`
+	usersByIDSQL = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.user_id = ANY ($3)`
 )
 
-// userGramsExpr is the expression of the 4-gram index (migration 0015).
-var userGramsExpr = `loyalty_user_grams` + userTrgmExpr
-
-// The statements of userSearchSQL by 4-gram lookup, for keywords whose
-// index text (and digits) have at least gramLen characters: as above, with
-// $8 (and $9) the covering 4-grams of the text (and of the digits) in place
-// of the LIKE patterns ($7 stays, for the name lookup).
-var (
-	userGramsText  = userSearchSQL(userGramsExpr + ` @> $8::text[] AND strpos(` + userTextExpr + `, $3) > 0`)
-	userGramsPhone = userSearchSQL(`((` + userGramsExpr + ` @> $8::text[] AND strpos(` + userTextExpr + `, $3) > 0)
-			OR (` + userGramsExpr + ` @> $9::text[] AND strpos(u.phone_digits, $5) > 0))`)
-	userGramsDigits = userSearchSQL(userGramsExpr + ` @> $8::text[] AND (strpos(` + userTextExpr + `, $3) > 0 OR strpos(u.phone_digits, $5) > 0)`)
-)
-
-// gramLen is the length of the 4-gram index's substrings, in characters.
-const gramLen = 4
-
-// coverGrams returns the 4-grams of s that cover it (storekit.CoverGrams);
-// nil when s is shorter than gramLen.
-func coverGrams(s string) []string { return storekit.CoverGrams(s, gramLen) }
+// rangeScanLimit is the keyword search's storekit.RangeScanLimit here:
+// reading a range through the primary key costs a fraction of a
+// microsecond per row, and a bucket's rows (filtered in the index) about
+// two, so that a bucket pays off only for ranges of many hundred rows.
+var rangeScanLimit = 500
 
 // couponCopyCols and userCopyCols are the columns CopyFrom fills, in the
 // order of couponRow and userRow.
@@ -207,7 +120,7 @@ var (
 	couponCopyCols = []string{"pos_system_id", "company_id", "code_norm", "code", "reward_provider", "name", "title", "picture_url",
 		"available_until", "status", "info", "user_id", "email", "email_norm", "phone", "phone_digits", "location_ids", "created_at", "updated_at"}
 	userCopyCols = []string{"pos_system_id", "company_id", "user_id", "first_name", "last_name", "gender", "phone", "email",
-		"stamps", "points", "first_norm", "last_norm", "email_norm", "phone_digits", "created_at", "updated_at"}
+		"stamps", "points", "first_norm", "last_norm", "email_norm", "phone_digits", "search_terms", "created_at", "updated_at"}
 )
 
 func scanCoupon(r pgx.Row) (*posgate.Coupon, error) {
@@ -260,7 +173,17 @@ func couponRow(c *posgate.Coupon, now time.Time) ([]any, error) {
 func userRow(u *posgate.LoyaltyUser, now time.Time) []any {
 	keys := u.Keys()
 	return []any{u.POSSystemID, u.CompanyID, u.ID, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points,
-		keys.First, keys.Last, keys.Email, keys.Digits, now, now}
+		keys.First, keys.Last, keys.Email, keys.Digits, searchTerms(u), now, now}
+}
+
+// searchTerms is u's search terms as the search_terms column holds them
+// (an empty array, not NULL, which marks a user whose terms are still to be
+// computed).
+func searchTerms(u *posgate.LoyaltyUser) []string {
+	if t := u.SearchTerms(); t != nil {
+		return t
+	}
+	return []string{}
 }
 
 // placeholders returns "$1, $2, …, $n".
@@ -437,6 +360,10 @@ func (s *copySource[T]) Err() error { return s.err }
 // pending lists merged), whatever the table's size.
 const analyzeAfter = 10_000
 
+// analyzedWith names the tables that triggers fill from a table's rows:
+// an import's ANALYZE covers them too.
+var analyzedWith = map[string][]string{"loyalty_users": {"loyalty_user_terms"}}
+
 // copyImport copies seq into table in one transaction.
 //
 // after, when not nil, runs in the transaction once the rows are copied
@@ -465,20 +392,24 @@ func copyImport[T any](ctx context.Context, db *DB, table string, cols []string,
 		// the primary key, reading every user of the company: 1,000 users
 		// made that 90 µs instead of a few. So a table that had none, or
 		// that more than doubled, is analyzed too, whatever the import's
-		// size (a small table's ANALYZE costs a few milliseconds).
-		if n < analyzeAfter {
-			var before float64
-			if err := tx.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE oid = $1::regclass`, pgx.Identifier{table}.Sanitize()).Scan(&before); err != nil {
+		// size (a small table's ANALYZE costs a few milliseconds). The
+		// tables that triggers fill from it (analyzedWith) grew alike.
+		for _, t := range append([]string{table}, analyzedWith[table]...) {
+			if n < analyzeAfter {
+				var before float64
+				if err := tx.QueryRow(ctx, `SELECT reltuples FROM pg_class WHERE oid = $1::regclass`, pgx.Identifier{t}.Sanitize()).Scan(&before); err != nil {
+					return err
+				}
+				if before >= 0 && float64(n) <= before {
+					continue
+				}
+			}
+			if _, err = tx.Exec(ctx, `ANALYZE `+pgx.Identifier{t}.Sanitize()); err != nil {
 				return err
 			}
-			if before >= 0 && float64(n) <= before {
-				return nil
-			}
-			_, err := tx.Exec(ctx, `ANALYZE `+pgx.Identifier{table}.Sanitize())
-			return err
 		}
-		if _, err = tx.Exec(ctx, `ANALYZE `+pgx.Identifier{table}.Sanitize()); err != nil {
-			return err
+		if n < analyzeAfter {
+			return nil
 		}
 		// A GIN index takes a COPY's entries into its pending list (up to
 		// gin_pending_list_limit, 4 MB by default), which every search
@@ -720,9 +651,9 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 		var seq int64
 		err = tx.QueryRow(ctx, `UPDATE loyalty_users SET first_name = $4, last_name = $5, gender = $6, phone = $7, email = $8,
 			stamps = $9, points = $10, first_norm = $11, last_norm = $12, email_norm = $13, phone_digits = $14, updated_at = $15,
-			balance_seq = balance_seq + $16 WHERE pos_system_id = $1 AND company_id = $2 AND user_id = $3 RETURNING balance_seq`,
+			balance_seq = balance_seq + $16, search_terms = $17 WHERE pos_system_id = $1 AND company_id = $2 AND user_id = $3 RETURNING balance_seq`,
 			posSystemID, companyID, id, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points,
-			keys.First, keys.Last, keys.Email, keys.Digits, u.UpdatedAt, bump).Scan(&seq)
+			keys.First, keys.Last, keys.Email, keys.Digits, u.UpdatedAt, bump, searchTerms(u)).Scan(&seq)
 		if err != nil || !changed {
 			return wrap(err, "update loyalty user")
 		}
@@ -739,37 +670,54 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 	return u, nil
 }
 
-// SearchLoyaltyUsers answers a keyword search with one statement (see
-// userSearchSQL): B-tree prefix and exact lookups first, then the users of
-// the names that hold the keyword, and only when they leave the answer open
-// the 4-gram index (migration 0015) for a keyword of four characters or
-// more, the trigram index for one of three.
+// UserSearchStatements are the keyword search's statements, for the
+// benchmark's floor (storekit.UserSearchStatements).
+var UserSearchStatements = storekit.UserSearchStatements{Exact: termExactSQL, Bucket: termBucketSQL, Prefix: termPrefixSQL, UsersByID: usersByIDSQL, ScanLimit: rangeScanLimit}
+
+// SearchLoyaltyUsers finds the ids of the matches in loyalty_user_terms
+// (storekit.SearchUserIDs, each step's lookups in one batch: one round
+// trip) and reads those users.
 func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
-	text, digits := coverGrams(k.IndexText()), coverGrams(k.Digits)
-	base := []any{posSystemID, companyID, k.Text, storekit.PrefixEnd(k.Text), k.Digits, storekit.PrefixEnd(k.Digits), likeSubstring(k.IndexText())}
-	var sql string
-	var args []any
-	switch {
-	case k.DigitsOnly() && digits != nil:
-		sql, args = userGramsDigits, append(base, digits)
-	case k.DigitsOnly():
-		sql, args = userSearchDigits, base
-	case k.Digits != "" && text != nil && digits != nil:
-		sql, args = userGramsPhone, append(base, text, digits)
-	case k.Digits != "":
-		sql, args = userSearchPhone, append(base, likeSubstring(k.Digits))
-	case text != nil:
-		sql, args = userGramsText, append(base, text)
-	default:
-		sql, args = userSearchText, base
+	ctx = storekit.PointRead(ctx)
+	ranks, err := storekit.SearchUserIDs(ctx, k, func(ctx context.Context, qs []storekit.TermQuery) ([][]posgate.UserRank, error) {
+		out := make([][]posgate.UserRank, len(qs))
+		b := &pgx.Batch{}
+		b.Queue(`SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`)
+		for i, q := range qs {
+			var qq *pgx.QueuedQuery
+			switch q.Kind {
+			case storekit.TermExact:
+				qq = b.Queue(termExactSQL, posSystemID, companyID, q.Lo, q.Limit)
+			case storekit.TermPrefix:
+				qq = b.Queue(termPrefixSQL, posSystemID, companyID, q.Bucket, q.Lo, q.Hi, q.Limit, q.Scan)
+			default: // TermBucket (SearchUserIDs sends no TermRange without exactFirst)
+				qq = b.Queue(termBucketSQL, posSystemID, companyID, q.Bucket, q.Lo, q.Hi, q.Limit)
+			}
+			qq.Query(func(rows pgx.Rows) error {
+				var err error
+				out[i], err = pgx.AppendRows(out[i], rows, func(r pgx.CollectableRow) (posgate.UserRank, error) {
+					var u posgate.UserRank
+					return u, r.Scan(&u.Last, &u.First, &u.ID)
+				})
+				return err
+			})
+		}
+		return out, db.q(ctx).SendBatch(ctx, b).Close()
+	}, false, rangeScanLimit)
+	if err != nil || len(ranks) == 0 {
+		return nil, wrap(err, "search loyalty users")
 	}
+	ids := storekit.RankIDs(ranks)
 	var users []*posgate.LoyaltyUser
-	err := queryGeneric(ctx, db, sql, args, func(rows pgx.Rows) error {
+	err = queryGeneric(ctx, db, usersByIDSQL, []any{posSystemID, companyID, ids}, func(rows pgx.Rows) error {
 		var err error
 		users, err = pgx.AppendRows(users, rows, func(r pgx.CollectableRow) (*posgate.LoyaltyUser, error) { return scanUser(r) })
 		return err
 	})
-	return users, wrap(err, "search loyalty users")
+	if err != nil {
+		return nil, wrap(err, "search loyalty users")
+	}
+	return storekit.InOrder(ids, users), nil
 }
 
 // queryGeneric runs sql (a prepared statement, as pgx caches them) on its
@@ -783,13 +731,6 @@ func queryGeneric(ctx context.Context, db *DB, sql string, args []any, read func
 	b.Queue(`SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`)
 	b.Queue(sql, args...).Query(read)
 	return db.q(ctx).SendBatch(ctx, b).Close()
-}
-
-// likeSubstring is the LIKE pattern matching s anywhere, with LIKE's
-// special characters escaped.
-func likeSubstring(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return "%" + r.Replace(s) + "%"
 }
 
 // appendCouponRows reads a page of coupons, each row with the page's total

@@ -225,7 +225,45 @@ func (db *DB) migrate(ctx context.Context) error {
 			return fmt.Errorf("postgres: migration %s: %w", m.name, err)
 		}
 	}
-	return nil
+	return db.backfillSearchTerms(ctx)
+}
+
+// backfillSearchTerms computes the search terms of the loyalty users stored
+// before the schema kept them (search_terms NULL, found through a partial
+// index that is empty otherwise), a batch per transaction; the update
+// trigger indexes them. Instances starting together may compute the same
+// users' terms twice, alike.
+func (db *DB) backfillSearchTerms(ctx context.Context) error {
+	for {
+		n := 0
+		err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, `SELECT pos_system_id, company_id, user_id, first_name, last_name, email, phone FROM loyalty_users
+				WHERE search_terms IS NULL LIMIT 5000`)
+			if err != nil {
+				return err
+			}
+			users, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*posgate.LoyaltyUser, error) {
+				u := &posgate.LoyaltyUser{}
+				return u, r.Scan(&u.POSSystemID, &u.CompanyID, &u.ID, &u.FirstName, &u.LastName, &u.Email, &u.Phone)
+			})
+			if err != nil {
+				return err
+			}
+			b := &pgx.Batch{}
+			for _, u := range users {
+				b.Queue(`UPDATE loyalty_users SET search_terms = $4 WHERE pos_system_id = $1 AND company_id = $2 AND user_id = $3
+					AND search_terms IS NULL`, u.POSSystemID, u.CompanyID, u.ID, searchTerms(u))
+			}
+			n = len(users)
+			return tx.SendBatch(ctx, b).Close()
+		})
+		if err != nil {
+			return fmt.Errorf("postgres: index loyalty users for search: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+	}
 }
 
 // writeErr turns a failed write into the error callers match on: a

@@ -47,34 +47,58 @@ func companyDB(t *testing.T) (db *postgres.DB, dsn string) {
 	return db, dsn
 }
 
-// TestLoyaltyUserNames checks that every way of writing a user records its
-// folded names for the keyword search's name lookup (migration 0005).
-func TestLoyaltyUserNames(t *testing.T) {
+// TestLoyaltyUserTerms checks that every way of writing a user keeps its
+// rows of loyalty_user_terms in step (the triggers of migration 0022), and
+// that opening a database whose users lack their terms (stored before the
+// terms were kept) computes them.
+func TestLoyaltyUserTerms(t *testing.T) {
 	ctx := context.Background()
 	db, dsn := companyDB(t)
-	if err := db.CreateLoyaltyUser(ctx, &posgate.LoyaltyUser{POSSystemID: "pos", CompanyID: "co", LoyaltyCard: posgate.LoyaltyCard{ID: "a", FirstName: "Ärne", LastName: "Brook"}}); err != nil {
+	if err := db.CreateLoyaltyUser(ctx, &posgate.LoyaltyUser{POSSystemID: "pos", CompanyID: "co", LoyaltyCard: posgate.LoyaltyCard{ID: "a",
+		FirstName: "Ärne", LastName: "Brook", Phone: "+1 555 0100"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ImportLoyaltyUsers(ctx, seq([]*posgate.LoyaltyUser{{POSSystemID: "pos", CompanyID: "co", LoyaltyCard: posgate.LoyaltyCard{ID: "b", FirstName: "Cleo", LastName: "Dunn"}}})); err != nil {
+	if _, err := db.ImportLoyaltyUsers(ctx, seq([]*posgate.LoyaltyUser{{POSSystemID: "pos", CompanyID: "co", LoyaltyCard: posgate.LoyaltyCard{ID: "b",
+		FirstName: "Cleo", LastName: "Dunn", Email: "Cleo@Mail.test"}}})); err != nil {
 		t.Fatal(err)
+	}
+	terms := `SELECT user_id || ' ' || last_norm || ' ' || first_norm || ' ' || replace(replace(replace(term, E'\x01', '@'), E'\x02', '<'), E'\x03', '>')
+		FROM loyalty_user_terms ORDER BY 1`
+	want := []string{"a brook ärne <00105551", "a brook ärne >15550100", "a brook ärne >5550100", "a brook ärne arne", "a brook ärne brook",
+		"b dunn cleo @mail.test", "b dunn cleo cleo", "b dunn cleo cleo@mail.test", "b dunn cleo dunn"}
+	if got := query[string](t, dsn, terms); !slices.Equal(got, want) {
+		t.Errorf("terms after create and import:\n%q\nwant\n%q", got, want)
 	}
 	name := "Eve"
 	if _, err := db.UpdateLoyaltyUser(ctx, "pos", "co", "a", posgate.LoyaltyUserUpdate{FirstName: &name}); err != nil {
 		t.Fatal(err)
 	}
-	got := query[string](t, dsn, `SELECT pos_system_id || '/' || company_id || '/' || name_norm FROM loyalty_user_names ORDER BY name_norm`)
-	// A renamed user's old name stays: it finds no one and costs nothing.
-	if want := []string{"pos/co/brook", "pos/co/cleo", "pos/co/dunn", "pos/co/eve", "pos/co/ärne"}; !slices.Equal(got, want) {
-		t.Errorf("names %v, want %v", got, want)
+	want = []string{"a brook eve <00105551", "a brook eve >15550100", "a brook eve >5550100", "a brook eve brook", "a brook eve eve",
+		"b dunn cleo @mail.test", "b dunn cleo cleo", "b dunn cleo cleo@mail.test", "b dunn cleo dunn"}
+	if got := query[string](t, dsn, terms); !slices.Equal(got, want) {
+		t.Errorf("terms after a rename:\n%q\nwant\n%q", got, want)
+	}
+	// A balance change writes none of them.
+	if _, err := db.UpdateLoyaltyUser(ctx, "pos", "co", "a", posgate.LoyaltyUserUpdate{AddPoints: 5}); err != nil {
+		t.Fatal(err)
+	}
+	if got := query[string](t, dsn, terms); !slices.Equal(got, want) {
+		t.Errorf("terms after a balance change:\n%q\nwant\n%q", got, want)
+	}
+	// As a database migrated from before the terms: none kept.
+	query[string](t, dsn, `WITH x AS (UPDATE loyalty_users SET search_terms = NULL RETURNING '') SELECT '' FROM x`)
+	query[string](t, dsn, `WITH x AS (DELETE FROM loyalty_user_terms RETURNING '') SELECT '' FROM x`)
+	open(t, dsn, postgres.Options{})
+	if got := query[string](t, dsn, terms); !slices.Equal(got, want) {
+		t.Errorf("terms computed at open:\n%q\nwant\n%q", got, want)
 	}
 }
 
 // TestLargeImport runs an import large enough for the statistics refresh
-// and the merge of the GIN pending lists that follow it, and searches the
-// users it stored through the trigram index.
+// that follows it, and searches the users it stored.
 func TestLargeImport(t *testing.T) {
 	ctx := context.Background()
-	db, _ := companyDB(t)
+	db, dsn := companyDB(t)
 	const n = 10_000
 	users := make([]*posgate.LoyaltyUser, n)
 	for i := range users {
@@ -84,7 +108,10 @@ func TestLargeImport(t *testing.T) {
 	if got, err := db.ImportLoyaltyUsers(ctx, seq(users)); err != nil || got != n {
 		t.Fatalf("ImportLoyaltyUsers = %d, %v", got, err)
 	}
-	k, _ := posgate.ParseUserKeyword("t01234@")
+	if got := query[float32](t, dsn, `SELECT reltuples FROM pg_class WHERE oid = 'loyalty_user_terms'::regclass`); got[0] != 4*n {
+		t.Errorf("loyalty_user_terms' reltuples after the import: %v, want %d", got[0], 4*n)
+	}
+	k, _ := posgate.ParseUserKeyword("pat01234@")
 	got, err := db.SearchLoyaltyUsers(ctx, "pos", "co", k)
 	if err != nil || len(got) != 1 || got[0].ID != "u01234" {
 		t.Fatalf("search after import: %v, %v", ids(got), err)

@@ -585,9 +585,10 @@ func (l *ledger) EnrollUser(ctx context.Context, u *posgate.LoyaltyUser) (bool, 
 	now := l.Now()
 	keys := u.Keys()
 	n, err := l.exec(ctx, "enroll loyalty user", `INSERT INTO loyalty_users (pos_system_id, company_id, user_id, first_name, last_name, gender,
-		phone, email, stamps, points, first_norm, last_norm, email_norm, phone_digits, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, 0, $9, $10, $11, $12, $13, $13) ON CONFLICT DO NOTHING`,
-		u.POSSystemID, u.CompanyID, u.ID, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, keys.First, keys.Last, keys.Email, keys.Digits, now)
+		phone, email, stamps, points, first_norm, last_norm, email_norm, phone_digits, created_at, updated_at, search_terms)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 0, 0, $9, $10, $11, $12, $13, $13, $14) ON CONFLICT DO NOTHING`,
+		u.POSSystemID, u.CompanyID, u.ID, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, keys.First, keys.Last, keys.Email, keys.Digits, now,
+		searchTerms(u))
 	if n == 1 {
 		u.CreatedAt, u.UpdatedAt = now, now
 	}

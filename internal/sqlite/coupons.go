@@ -7,7 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/posgate/posgate"
@@ -70,53 +70,45 @@ const (
 
 	findCouponSQL = `SELECT ` + couponCols + ` FROM coupons c WHERE c.pos_system_id = ? AND c.company_id = ? AND c.code_norm = ?`
 
-	// userCandidatesSQL finds keyword matches through the trigram index:
-	// ?1 POS system, ?2 company, ?3 FTS5 query (rows holding the trigrams),
-	// ?4 limit, ?5 folded text and ?6 digits (empty for none) to find in the
-	// row. CROSS JOIN keeps the index the outer loop: left to itself, the
-	// planner walks the company's users and probes the index for each.
-	userCandidatesSQL = `SELECT ` + userCols + ` FROM loyalty_users_fts f CROSS JOIN loyalty_users u ON u.user_key = f.rowid
-		WHERE loyalty_users_fts MATCH ?3 AND u.pos_system_id = ?1 AND u.company_id = ?2
-		AND (instr(u.first_norm, ?5) OR instr(u.last_norm, ?5) OR instr(u.email_norm, ?5) OR (?6 <> '' AND instr(u.phone_digits, ?6)))
-		LIMIT ?4 + 0`
-	// userPrefixSQL finds, through B-tree indexes, the users whose first
-	// name, last name, e-mail or phone digits start with the keyword: ?3
-	// folded text, ?4 the end of its prefix range, ?5 digits and ?6 their
-	// range end (both empty for none). Each part reads the index in an order
-	// that puts the exact matches first, in result order, so that with
-	// MaxUserMatches+1 rows a part holds all its exact matches or more than
-	// MaxUserMatches of them. INDEXED BY pins each part to its index: the
-	// planner would rather walk a whole company in result order.
-	userPrefixSQL = `SELECT ` + userCols + ` FROM (
-			SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_first
-				WHERE pos_system_id = ?1 AND company_id = ?2 AND first_norm >= ?3 AND first_norm < ?4 ORDER BY first_norm, last_norm, user_id LIMIT 51)
-			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_last
-				WHERE pos_system_id = ?1 AND company_id = ?2 AND last_norm >= ?3 AND last_norm < ?4 ORDER BY last_norm, first_norm, user_id LIMIT 51)
-			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_email
-				WHERE pos_system_id = ?1 AND company_id = ?2 AND email_norm = ?3 ORDER BY last_norm, first_norm, user_id LIMIT 51)
-			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_email
-				WHERE pos_system_id = ?1 AND company_id = ?2 AND email_norm > ?3 AND email_norm < ?4 ORDER BY email_norm LIMIT 51)
-			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_phone
-				WHERE pos_system_id = ?1 AND company_id = ?2 AND phone_digits = ?5 AND ?5 <> '' ORDER BY last_norm, first_norm, user_id LIMIT 51)
-			UNION SELECT * FROM (SELECT user_key FROM loyalty_users INDEXED BY loyalty_users_by_phone
-				WHERE pos_system_id = ?1 AND company_id = ?2 AND phone_digits > ?5 AND phone_digits < ?6 AND ?5 <> '' ORDER BY phone_digits LIMIT 51)
-		) k JOIN loyalty_users u ON u.user_key = k.user_key`
-	findUserSQL = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = ? AND u.company_id = ? AND u.user_id = ?`
+	// The lookups of a keyword search (storekit.SearchUserIDs) in
+	// loyalty_user_terms: ?1 POS system, ?2 company. termExact: the users
+	// holding term ?3, in rank order, at most ?4. termCount: how many rows
+	// the terms in [?3, ?4) have, counting up to ?5; termRange, run when
+	// they are few: their distinct users, in rank order, at most ?5.
+	// termBucket: the distinct users holding
+	// a term in [?4, ?5) of bucket ?3 (the index's expression, spelled
+	// alike), in rank order, at most ?6.
+	termExactSQL = `SELECT last_norm, first_norm, user_id, user_key FROM loyalty_user_terms
+		WHERE pos_system_id = ?1 AND company_id = ?2 AND term = ?3 ORDER BY last_norm, first_norm, user_id LIMIT ?4 + 0`
+	termCountSQL = `SELECT count(*) FROM (SELECT 1 FROM loyalty_user_terms
+		WHERE pos_system_id = ?1 AND company_id = ?2 AND term >= ?3 AND term < ?4 LIMIT ?5 + 0)`
+	termRangeSQL = `SELECT DISTINCT last_norm, first_norm, user_id, user_key FROM loyalty_user_terms
+		WHERE pos_system_id = ?1 AND company_id = ?2 AND term >= ?3 AND term < ?4
+		ORDER BY last_norm, first_norm, user_id LIMIT ?5 + 0`
+	termBucketSQL = `SELECT DISTINCT last_norm, first_norm, user_id, user_key FROM loyalty_user_terms INDEXED BY loyalty_user_terms_bucket
+		WHERE pos_system_id = ?1 AND company_id = ?2 AND substr(term, 1, 3 + (term < char(4))) = ?3 AND term >= ?4 AND term < ?5
+		ORDER BY last_norm, first_norm, user_id LIMIT ?6 + 0`
+	// usersByIDSQL reads the users of a search's answer: ?1 their rowids
+	// (user_key) as a JSON array.
+	usersByIDSQL = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.user_key IN (SELECT value FROM json_each(?1))`
+	findUserSQL  = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = ? AND u.company_id = ? AND u.user_id = ?`
 
 	insertCouponSQL = `INSERT INTO coupons (pos_system_id, company_id, code_norm, code, reward_provider, name, title, picture_url,
 		available_until, status, info, user_id, email, email_norm, phone, phone_digits, location_ids, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertUserSQL = `INSERT INTO loyalty_users (pos_system_id, company_id, user_id, first_name, last_name, gender, phone, email,
-		stamps, points, first_norm, last_norm, email_norm, phone_digits, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		stamps, points, first_norm, last_norm, email_norm, phone_digits, search_terms, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 )
 
 // couponStmts are the coupon feature's statements on the hot paths
 // (docs/api.md §5, §6), prepared once by Open.
 type couponStmts struct {
-	searchByCode, searchByEmail, searchByPhone *sql.Stmt
-	findCoupon, userCandidates, userPrefix     *sql.Stmt
-	activePage, activeCount                    *sql.Stmt // active.go
+	searchByCode, searchByEmail, searchByPhone  *sql.Stmt
+	findCoupon                                  *sql.Stmt
+	termExact, termCount, termRange, termBucket *sql.Stmt
+	usersByID                                   *sql.Stmt
+	activePage, activeCount                     *sql.Stmt // active.go
 }
 
 // prepareCoupons prepares the coupon feature's statements on the read pool.
@@ -130,8 +122,11 @@ func (db *DB) prepareCoupons(ctx context.Context) error {
 		{&s.searchByEmail, couponSearchHead + couponsByEmail + couponSearchTail + couponByCodeFilter + couponByPhoneFilter + couponSearchOrder},
 		{&s.searchByPhone, couponSearchHead + couponsByPhone + couponSearchTail + couponByCodeFilter + couponByEmailFilter + couponSearchOrder},
 		{&s.findCoupon, findCouponSQL},
-		{&s.userCandidates, userCandidatesSQL},
-		{&s.userPrefix, userPrefixSQL},
+		{&s.termExact, termExactSQL},
+		{&s.termCount, termCountSQL},
+		{&s.termRange, termRangeSQL},
+		{&s.termBucket, termBucketSQL},
+		{&s.usersByID, usersByIDSQL},
 		{&s.activePage, activePageSQL},
 		{&s.activeCount, activeCountSQL},
 	} {
@@ -151,7 +146,7 @@ func (s *couponStmts) close() error {
 		return nil
 	}
 	var errs []error
-	for _, st := range []*sql.Stmt{s.searchByCode, s.searchByEmail, s.searchByPhone, s.findCoupon, s.userCandidates, s.userPrefix, s.activePage, s.activeCount} {
+	for _, st := range []*sql.Stmt{s.searchByCode, s.searchByEmail, s.searchByPhone, s.findCoupon, s.termExact, s.termCount, s.termRange, s.termBucket, s.usersByID, s.activePage, s.activeCount} {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -297,10 +292,6 @@ func (db *DB) ImportCoupons(ctx context.Context, seq iter.Seq2[*posgate.Coupon, 
 	}
 	return n, nil
 }
-
-// optimizeAfter is the size of a loyalty-user import after which the
-// trigram index is merged into one segment.
-const optimizeAfter = 10_000
 
 // bulkCacheKiB is the page cache of the write connection during an import:
 // a million rows touch far more index pages than the default 2 MiB holds,
@@ -544,22 +535,25 @@ func (db *DB) CreateLoyaltyUser(ctx context.Context, u *posgate.LoyaltyUser) err
 }
 
 // ImportLoyaltyUsers stores the users of seq in one transaction with one
-// prepared statement. The trigram index is filled once at the end, from the
-// new rows, instead of by the insert trigger row by row: that is five times
-// faster for a large import. The trigger is dropped for the transaction and
-// recreated from its stored definition before the commit, so that readers
-// never see it missing.
+// prepared statement. Their search terms are inserted once at the end, in
+// the order of the terms' primary key, instead of by the insert trigger
+// row by row in random places: the trigger is dropped for the transaction
+// and recreated from its stored definition before the commit, so that
+// readers never see it missing. An import of bulkTermsAfter users or more
+// also drops the terms' bucket index and builds it again after (a sort),
+// rather than insert millions of entries at random.
 func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.LoyaltyUser, error]) (int, error) {
 	n := 0
 	now := db.timestamp()
 	err := db.bulk(ctx, "import loyalty users", func(tx *sql.Tx) error {
 		var last int64
-		var trigger string
+		var trigger, index string
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(user_key), 0),
-			(SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND name = 'loyalty_users_fts_insert') FROM loyalty_users`).Scan(&last, &trigger); err != nil {
+			(SELECT sql FROM sqlite_schema WHERE type = 'trigger' AND name = 'loyalty_user_terms_insert'),
+			(SELECT sql FROM sqlite_schema WHERE type = 'index' AND name = 'loyalty_user_terms_bucket') FROM loyalty_users`).Scan(&last, &trigger, &index); err != nil {
 			return fmt.Errorf("sqlite: import loyalty users: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `DROP TRIGGER loyalty_users_fts_insert`); err != nil {
+		if _, err := tx.ExecContext(ctx, `DROP TRIGGER loyalty_user_terms_insert`); err != nil {
 			return fmt.Errorf("sqlite: import loyalty users: %w", err)
 		}
 		stmt, err := tx.PrepareContext(ctx, insertUserSQL)
@@ -576,20 +570,20 @@ func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.Loy
 			}
 			n++
 		}
-		// New rows have keys above the old maximum: there is one writer.
-		if _, err := tx.ExecContext(ctx, `INSERT INTO loyalty_users_fts (rowid, first_norm, last_norm, email_norm, phone_digits)
-			SELECT user_key, first_norm, last_norm, email_norm, phone_digits FROM loyalty_users WHERE user_key > ?`, last); err != nil {
-			return fmt.Errorf("sqlite: import loyalty users: %w", err)
+		steps := []string{
+			// New rows have keys above the old maximum: there is one writer.
+			`INSERT INTO loyalty_user_terms (pos_system_id, company_id, term, last_norm, first_norm, user_id, user_key)
+				SELECT u.pos_system_id, u.company_id, j.value, u.last_norm, u.first_norm, u.user_id, u.user_key
+				FROM loyalty_users u, json_each(u.search_terms) j WHERE u.user_key > ` + strconv.FormatInt(last, 10) + `
+				ORDER BY 1, 2, 3, 4, 5, 6`,
+			trigger,
 		}
-		if _, err := tx.ExecContext(ctx, trigger); err != nil {
-			return fmt.Errorf("sqlite: import loyalty users: %w", err)
+		if n >= bulkTermsAfter {
+			steps = append([]string{`DROP INDEX loyalty_user_terms_bucket`}, append(steps, index)...)
 		}
-		if n >= optimizeAfter {
-			// A large import leaves the index in many segments, and a
-			// search reads every segment's list for each trigram: merged,
-			// a search over a million users takes a third of the time.
-			if _, err := tx.ExecContext(ctx, `INSERT INTO loyalty_users_fts (loyalty_users_fts) VALUES ('optimize')`); err != nil {
-				return fmt.Errorf("sqlite: import loyalty users: optimize index: %w", err)
+		for _, q := range steps {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("sqlite: import loyalty users: %w", err)
 			}
 		}
 		return nil
@@ -600,11 +594,28 @@ func (db *DB) ImportLoyaltyUsers(ctx context.Context, seq iter.Seq2[*posgate.Loy
 	return n, nil
 }
 
+// bulkTermsAfter is the size of a loyalty-user import from which the
+// terms' bucket index is built again rather than kept up to date.
+var bulkTermsAfter = 100_000
+
+// searchTerms is u's search terms as the search_terms column holds them.
+func searchTerms(u *posgate.LoyaltyUser) string {
+	terms := u.SearchTerms()
+	if terms == nil {
+		return "[]" // not null, which json_each would read as one NULL term
+	}
+	b, err := json.Marshal(terms)
+	if err != nil { // a []string always marshals
+		panic(err)
+	}
+	return string(b)
+}
+
 func (db *DB) insertUser(ctx context.Context, stmt *sql.Stmt, u *posgate.LoyaltyUser, now time.Time) error {
 	at := formatTime(now)
 	keys := u.Keys()
 	if _, err := stmt.ExecContext(ctx, u.POSSystemID, u.CompanyID, u.ID, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email,
-		u.Stamps, u.Points, keys.First, keys.Last, keys.Email, keys.Digits, at, at); err != nil {
+		u.Stamps, u.Points, keys.First, keys.Last, keys.Email, keys.Digits, searchTerms(u), at, at); err != nil {
 		return writeErr(err, "create loyalty user", posgate.AlreadyExists("loyalty user", u.ID), posgate.NotFound("company", u.CompanyID))
 	}
 	u.CreatedAt, u.UpdatedAt = now, now
@@ -639,9 +650,9 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 		changed := u.Points != points || u.Stamps != stamps
 		var seq int64
 		err = tx.QueryRowContext(ctx, `UPDATE loyalty_users SET first_name = ?, last_name = ?, gender = ?, phone = ?, email = ?,
-			stamps = ?, points = ?, first_norm = ?, last_norm = ?, email_norm = ?, phone_digits = ?, updated_at = ?,
+			stamps = ?, points = ?, first_norm = ?, last_norm = ?, email_norm = ?, phone_digits = ?, search_terms = ?, updated_at = ?,
 			balance_seq = balance_seq + ? WHERE pos_system_id = ? AND company_id = ? AND user_id = ? RETURNING balance_seq`,
-			u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points, keys.First, keys.Last, keys.Email, keys.Digits,
+			u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, u.Stamps, u.Points, keys.First, keys.Last, keys.Email, keys.Digits, searchTerms(u),
 			formatTime(u.UpdatedAt), changed, posSystemID, companyID, id).Scan(&seq)
 		if err != nil {
 			return fmt.Errorf("sqlite: update loyalty user: %w", err)
@@ -658,56 +669,61 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 	return u, nil
 }
 
-// SearchLoyaltyUsers reads the users whose fields start with the keyword
-// first (B-tree lookups that also yield every exact match, see
-// posgate.NeedSubstringSearch); only when they leave the answer open does
-// it take up to MaxUserMatches+1 matches through the trigram index (rows
-// holding the trigrams of the keyword's index text, checked for the whole
-// keyword): fewer means that they are all the matches there are.
+// SearchLoyaltyUsers finds the ids of the matches in loyalty_user_terms
+// (storekit.SearchUserIDs) and reads those users.
 func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
-	rows, err := db.coupons.userPrefix.QueryContext(ctx, posSystemID, companyID, k.Text, storekit.PrefixEnd(k.Text), k.Digits, storekit.PrefixEnd(k.Digits))
+	ctx = storekit.PointRead(ctx)
+	ranks, err := storekit.SearchUserIDs(ctx, k, func(ctx context.Context, qs []storekit.TermQuery) ([][]posgate.UserRank, error) {
+		out := make([][]posgate.UserRank, len(qs))
+		for i, q := range qs {
+			var rows *sql.Rows
+			var err error
+			switch q.Kind {
+			case storekit.TermExact:
+				rows, err = db.coupons.termExact.QueryContext(ctx, posSystemID, companyID, q.Lo, q.Limit)
+			case storekit.TermRange:
+				if err := db.coupons.termCount.QueryRowContext(ctx, posSystemID, companyID, q.Lo, q.Hi, q.Scan).Scan(&qs[i].Scanned); err != nil {
+					return nil, fmt.Errorf("sqlite: search loyalty users: %w", err)
+				}
+				if qs[i].Scanned >= q.Scan {
+					continue // the caller reads the bucket
+				}
+				rows, err = db.coupons.termRange.QueryContext(ctx, posSystemID, companyID, q.Lo, q.Hi, q.Limit)
+			default:
+				rows, err = db.coupons.termBucket.QueryContext(ctx, posSystemID, companyID, q.Bucket, q.Lo, q.Hi, q.Limit)
+			}
+			ranks, err := scanAll(rows, err, "search loyalty users", rankDest)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = make([]posgate.UserRank, len(ranks))
+			for j, r := range ranks {
+				out[i][j] = *r
+			}
+		}
+		return out, nil
+	}, true, storekit.RangeScanLimit)
+	if err != nil || len(ranks) == 0 {
+		return nil, err
+	}
+	keys := make([]int64, len(ranks))
+	for i, r := range ranks {
+		keys[i] = r.Key
+	}
+	list, err := json.Marshal(keys)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: search loyalty users: %w", err)
+	}
+	rows, err := db.coupons.usersByID.QueryContext(ctx, string(list))
 	users, err := scanAll(rows, err, "search loyalty users", userDest)
 	if err != nil {
 		return nil, err
 	}
-	if posgate.NeedSubstringSearch(k, users) {
-		rows, err := db.coupons.userCandidates.QueryContext(ctx, posSystemID, companyID, ftsQuery(k), posgate.MaxUserMatches+1, k.Text, k.Digits)
-		more, err := scanAll(rows, err, "search loyalty users", userDest)
-		if err != nil {
-			return nil, err
-		}
-		users = append(users, more...)
-	}
-	return posgate.RankUsers(k, users), nil
+	return storekit.InOrder(storekit.RankIDs(ranks), users), nil
 }
 
-// ftsQuery is the FTS5 query of a keyword: the rows whose name and e-mail
-// columns hold every trigram of its index text, or whose phone column holds
-// every trigram of its digits; for a keyword of digits only, which both
-// parts would look up alike, the rows holding its trigrams in any column.
-// (The index keeps no positions, so the statement checks the substring
-// itself.)
-func ftsQuery(k posgate.UserKeyword) string {
-	if k.DigitsOnly() {
-		return ftsTrigrams(k.Digits)
-	}
-	q := `{first_norm last_norm email_norm} : ` + ftsTrigrams(k.IndexText())
-	if k.Digits != "" {
-		q += ` OR phone_digits : ` + ftsTrigrams(k.Digits)
-	}
-	return q
-}
+// UserSearchStatements are the keyword search's statements, for the
+// benchmark's floor (storekit.UserSearchStatements).
+var UserSearchStatements = storekit.UserSearchStatements{Exact: termExactSQL, Count: termCountSQL, Range: termRangeSQL, Bucket: termBucketSQL, UsersByID: usersByIDSQL, ExactFirst: true, ScanLimit: storekit.RangeScanLimit}
 
-// ftsTrigrams is the FTS5 expression requiring the trigrams that cover s
-// (storekit.CoverGrams; "abcdefgh": "abc" AND "def" AND "fgh"). A row
-// holding them all may still lack s, which the statement checks anyway;
-// requiring every trigram finds no fewer such rows but makes FTS5 walk one
-// posting list per trigram, and walking them is what a rare keyword costs
-// (a 7-digit phone fragment: 3 lists instead of 5).
-func ftsTrigrams(s string) string {
-	terms := storekit.CoverGrams(s, 3)
-	for i, t := range terms {
-		terms[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
-	}
-	return "(" + strings.Join(terms, " AND ") + ")"
-}
+func rankDest(r *posgate.UserRank) []any { return []any{&r.Last, &r.First, &r.ID, &r.Key} }

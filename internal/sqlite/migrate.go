@@ -2,11 +2,14 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"embed"
 	"fmt"
 	"io/fs"
 	"strconv"
 	"strings"
+
+	"github.com/posgate/posgate"
 )
 
 // migrationFiles holds the schema as numbered steps, NNN_what.sql, numbered
@@ -52,7 +55,54 @@ func (db *DB) migrate(ctx context.Context, migrations []migration) error {
 			return fmt.Errorf("sqlite: migration %s: %w", m.name, err)
 		}
 	}
-	return nil
+	return db.backfillSearchTerms(ctx)
+}
+
+// backfillSearchTerms computes the search terms of the loyalty users stored
+// before the schema kept them (search_terms NULL, found through a partial
+// index that is empty otherwise), a batch per transaction; the update
+// trigger indexes them.
+func (db *DB) backfillSearchTerms(ctx context.Context) error {
+	for {
+		n := 0
+		err := db.bulk(ctx, "index loyalty users for search", func(tx *sql.Tx) error {
+			rows, err := tx.QueryContext(ctx, `SELECT user_key, first_name, last_name, email, phone FROM loyalty_users
+				INDEXED BY loyalty_users_terms_pending WHERE search_terms IS NULL LIMIT 5000`)
+			if err != nil {
+				return err
+			}
+			type pending struct {
+				key int64
+				u   posgate.LoyaltyUser
+			}
+			var batch []pending
+			for rows.Next() {
+				var p pending
+				if err := rows.Scan(&p.key, &p.u.FirstName, &p.u.LastName, &p.u.Email, &p.u.Phone); err != nil {
+					rows.Close()
+					return err
+				}
+				batch = append(batch, p)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			for _, p := range batch {
+				if _, err := tx.ExecContext(ctx, `UPDATE loyalty_users SET search_terms = ? WHERE user_key = ?`, searchTerms(&p.u), p.key); err != nil {
+					return err
+				}
+			}
+			n = len(batch)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("sqlite: index loyalty users for search: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+	}
 }
 
 // apply runs one step unless it is recorded already. The transaction takes

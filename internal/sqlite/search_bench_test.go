@@ -21,8 +21,7 @@ import (
 //	  go test ./internal/sqlite -run '^$' -bench Search -benchtime 2000x -cpu 1
 //
 // The keys are drawn from the database's own rows, like the benchmark's:
-// name substrings of 3–6 letters, e-mail local-part substrings of 5–8
-// characters and phone substrings of 4–7 digits for the keyword search; a
+// the keyword kinds of benchkeys.Kinds for the keyword search; a
 // coupon's code, or its owner's e-mail or phone digits for the coupon
 // search.
 const searchDBEnv = "POSGATE_SQLITE_SEARCH_DB"

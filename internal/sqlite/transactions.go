@@ -291,8 +291,8 @@ var ledgerSQL = [ledgerStmtCount]string{
 	lsUsersByPhone: `SELECT user_id FROM loyalty_users INDEXED BY loyalty_users_by_phone
 		WHERE pos_system_id = ? AND company_id = ? AND phone_digits = ? LIMIT 2`,
 	lsEnroll: `INSERT INTO loyalty_users (pos_system_id, company_id, user_id, first_name, last_name, gender,
-		phone, email, stamps, points, first_norm, last_norm, email_norm, phone_digits, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+		phone, email, stamps, points, first_norm, last_norm, email_norm, phone_digits, search_terms, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 	lsAddBalance: `UPDATE loyalty_users SET points = max(min(points + ?1, 2147483647), -2147483648),
 		stamps = max(min(stamps + ?2, 2147483647), 0), updated_at = ?3, balance_seq = balance_seq + 1
 		WHERE pos_system_id = ?4 AND company_id = ?5 AND user_id = ?6 RETURNING points, stamps, balance_seq`,
@@ -549,7 +549,7 @@ func (l *ledger) EnrollUser(ctx context.Context, u *posgate.LoyaltyUser) (bool, 
 	now := l.db.timestamp()
 	at, keys := formatTime(now), u.Keys()
 	n, err := l.exec(ctx, "enroll loyalty user", lsEnroll,
-		u.POSSystemID, u.CompanyID, u.ID, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, keys.First, keys.Last, keys.Email, keys.Digits, at, at)
+		u.POSSystemID, u.CompanyID, u.ID, u.FirstName, u.LastName, u.Gender, u.Phone, u.Email, keys.First, keys.Last, keys.Email, keys.Digits, searchTerms(u), at, at)
 	if n == 1 {
 		u.CreatedAt, u.UpdatedAt = now, now
 	}

@@ -11,7 +11,6 @@ package storekit
 
 import (
 	"context"
-	"slices"
 
 	"github.com/posgate/posgate"
 )
@@ -71,29 +70,3 @@ func PrefixEnd(prefix string) string { return prefix + maxRune }
 // read that is over before a cancellation could reach it. The context's
 // values (the transaction of Atomic) are kept.
 func PointRead(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
-
-// CoverGrams returns the substrings of n characters that cover s: those
-// starting at every n-th character, and the last one (n = 4,
-// "abcdefghij": "abcd", "efgh", "ghij"), each once; nil when s is shorter
-// than n. A text that holds s holds them all, so both stores' n-gram
-// indexes (SQLite's FTS5 trigrams, PostgreSQL's 4-grams) find the rows
-// holding them and the statement checks s itself: requiring these rather
-// than every n-gram finds no fewer rows and walks fewer posting lists.
-func CoverGrams(s string, n int) []string {
-	r := []rune(s)
-	if n < 1 || len(r) < n {
-		return nil
-	}
-	var out []string
-	for i := 0; ; i += n {
-		if i+n > len(r) {
-			i = len(r) - n
-		}
-		if g := string(r[i : i+n]); !slices.Contains(out, g) {
-			out = append(out, g)
-		}
-		if i+n == len(r) {
-			return out
-		}
-	}
-}

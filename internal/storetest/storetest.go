@@ -901,3 +901,22 @@ func testPing(t *testing.T, e *env) {
 		t.Fatalf("Ping: %v", err)
 	}
 }
+
+// RunLoyaltySearch runs the keyword-search tests of Run alone, for a store
+// to run again with its lookups tuned otherwise (a lower range limit, so
+// that the suite's few thousand users reach both ways of reading a prefix).
+func RunLoyaltySearch(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate.Store) {
+	for _, tc := range []struct {
+		name string
+		fn   func(t *testing.T, e *env)
+	}{
+		{"LoyaltyUserSearch", testLoyaltyUserSearch},
+		{"LoyaltyUserSearchLimit", testLoyaltyUserSearchLimit},
+		{"LoyaltyUserSearchAgainstScan", testLoyaltyUserSearchAgainstScan},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &clock{now: time.Date(2031, 5, 17, 10, 20, 30, 0, time.UTC)}
+			tc.fn(t, &env{t: t, s: newStore(t, clk.Now), clk: clk})
+		})
+	}
+}
