@@ -33,7 +33,28 @@ import (
 // where a string is a uvarint length and the bytes, and strings a uvarint
 // count and that many strings. A later version adds a new number and keeps
 // decoding the old ones.
-const version = 1
+//
+// Version 2 is version 1 with, after each result's value:
+//
+//	uvarint  buyQuantity, getQuantity
+//	strings  getProductIds
+//	uvarint  maxApplications
+//
+// and, at the end of the record:
+//
+//	byte     flags: 1 stackable, 2 requiresCoupon, 4 priority,
+//	         8 minQuantity, 16 minBasketAmount
+//	varint   priority (if flagged)
+//	8 bytes  minQuantity, then minBasketAmount (each if flagged)
+const version = 2
+
+const (
+	extStackable = 1 << iota
+	extRequiresCoupon
+	extPriority
+	extMinQuantity
+	extMinBasketAmount
+)
 
 const (
 	flagAllCategories = 1 << iota
@@ -105,6 +126,36 @@ func Append(dst []byte, p *posgate.Promotion) []byte {
 	for _, r := range p.Results {
 		dst = appendString(dst, string(r.PromotionType))
 		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(r.Value))
+		dst = binary.AppendUvarint(dst, uint64(r.BuyQuantity))
+		dst = binary.AppendUvarint(dst, uint64(r.GetQuantity))
+		dst = appendStrings(dst, r.GetProductIDs)
+		dst = binary.AppendUvarint(dst, uint64(r.MaxApplications))
+	}
+	var ext byte
+	if p.Stackable {
+		ext |= extStackable
+	}
+	if p.RequiresCoupon {
+		ext |= extRequiresCoupon
+	}
+	if p.Priority != 0 {
+		ext |= extPriority
+	}
+	if p.MinQuantity != 0 {
+		ext |= extMinQuantity
+	}
+	if p.MinBasketAmount != 0 {
+		ext |= extMinBasketAmount
+	}
+	dst = append(dst, ext)
+	if p.Priority != 0 {
+		dst = binary.AppendVarint(dst, int64(p.Priority))
+	}
+	if p.MinQuantity != 0 {
+		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(p.MinQuantity))
+	}
+	if p.MinBasketAmount != 0 {
+		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(p.MinBasketAmount))
 	}
 	return dst
 }
@@ -198,6 +249,28 @@ func (r *recordReader) strings() []string {
 	return out
 }
 
+func (r *recordReader) float() float64 {
+	if r.err == nil && len(r.b) < 8 {
+		r.err = errRecord
+	}
+	if r.err != nil {
+		return 0
+	}
+	f := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+	r.b = r.b[8:]
+	return f
+}
+
+// int reads a uvarint that must fit in an int32 (the record's counts).
+func (r *recordReader) int() int {
+	v := r.uvarint()
+	if v > math.MaxInt32 {
+		r.err = errRecord
+		return 0
+	}
+	return int(v)
+}
+
 func (r *recordReader) time() *time.Time {
 	t := time.UnixMicro(r.varint()).UTC()
 	return &t
@@ -206,7 +279,8 @@ func (r *recordReader) time() *time.Time {
 // Decode reads a record into p's fields other than its keys and times.
 func Decode(b []byte, p *posgate.Promotion) error {
 	r := &recordReader{b: b}
-	if v := r.byte(); r.err == nil && v != version {
+	v := r.byte()
+	if r.err == nil && v != 1 && v != version {
 		return fmt.Errorf("promotion record version %d: written by a newer posgate?", v)
 	}
 	flags := r.byte()
@@ -245,13 +319,30 @@ func Decode(b []byte, p *posgate.Promotion) error {
 	}
 	p.Results = make([]posgate.PromotionResult, r.count())
 	for i := range p.Results {
-		p.Results[i].PromotionType = posgate.PromotionType(r.string())
-		if r.err == nil && len(r.b) < 8 {
-			r.err = errRecord
+		res := &p.Results[i]
+		res.PromotionType = posgate.PromotionType(r.string())
+		res.Value = r.float()
+		if v == 1 {
+			res.GetProductIDs = []string{}
+			continue
 		}
-		if r.err == nil {
-			p.Results[i].Value = math.Float64frombits(binary.LittleEndian.Uint64(r.b))
-			r.b = r.b[8:]
+		res.BuyQuantity, res.GetQuantity = r.int(), r.int()
+		res.GetProductIDs = r.strings()
+		res.MaxApplications = r.int()
+	}
+	p.Priority, p.Stackable, p.RequiresCoupon, p.MinQuantity, p.MinBasketAmount = 0, false, false, 0, 0
+	if v > 1 {
+		ext := r.byte()
+		p.Stackable = ext&extStackable != 0
+		p.RequiresCoupon = ext&extRequiresCoupon != 0
+		if ext&extPriority != 0 {
+			p.Priority = int(r.varint())
+		}
+		if ext&extMinQuantity != 0 {
+			p.MinQuantity = r.float()
+		}
+		if ext&extMinBasketAmount != 0 {
+			p.MinBasketAmount = r.float()
 		}
 	}
 	if r.err == nil && len(r.b) > 0 {
@@ -264,7 +355,7 @@ func Decode(b []byte, p *posgate.Promotion) error {
 // replaces the promotion.
 func Locations(b []byte) ([]string, error) {
 	r := &recordReader{b: b}
-	if v := r.byte(); r.err == nil && v != version {
+	if v := r.byte(); r.err == nil && v != 1 && v != version {
 		return nil, fmt.Errorf("promotion record version %d: written by a newer posgate?", v)
 	}
 	r.byte()

@@ -27,7 +27,15 @@ func TestRoundTrip(t *testing.T) {
 				{EndDate: at("2030-01-01T00:00:00Z"), Recurrence: &posgate.PromotionRecurrence{DaysOfWeek: []string{"Sunday", "Wednesday", "Saturday"},
 					StartDate: at("2030-01-01T08:00:00Z"), EndDate: at("2030-01-01T20:00:00Z")}},
 			},
-			Results: []posgate.PromotionResult{{PromotionType: "Amount", Value: 0.1 + 0.2}, {PromotionType: "Percentage", Value: math.MaxFloat64}}},
+			Results: []posgate.PromotionResult{{PromotionType: "Amount", Value: 0.1 + 0.2, GetProductIDs: []string{}},
+				{PromotionType: "Percentage", Value: math.MaxFloat64, GetProductIDs: []string{}}}},
+		{Name: "every new field", LocationIDs: []string{}, CategoryIDs: []string{}, ProductIDs: []string{"SANDWICH"},
+			Validities: []posgate.PromotionValidity{}, Priority: -1_000_000, Stackable: true, RequiresCoupon: true,
+			MinQuantity: 2.5, MinBasketAmount: 10.99,
+			Results: []posgate.PromotionResult{{PromotionType: "BuyXGetY", Value: 100, BuyQuantity: 1, GetQuantity: 10_000,
+				GetProductIDs: []string{"MUFFIN", "COOKIE"}, MaxApplications: 1_000_000}}},
+		{Name: "priority only", LocationIDs: []string{}, CategoryIDs: []string{}, ProductIDs: []string{}, Priority: 7,
+			Validities: []posgate.PromotionValidity{}, Results: []posgate.PromotionResult{{PromotionType: "FixedPrice", Value: 1, GetProductIDs: []string{}}}},
 	} {
 		b := Append([]byte("prefix"), p)[len("prefix"):]
 		var got posgate.Promotion
@@ -51,7 +59,26 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatal("a record with trailing bytes decoded")
 		}
 	}
-	if err := Decode([]byte{2, 0}, &posgate.Promotion{}); err == nil {
+	if err := Decode([]byte{3, 0}, &posgate.Promotion{}); err == nil {
 		t.Fatal("a record of a newer version decoded")
+	}
+}
+
+// TestVersion1 decodes a record written before the promotion model's
+// conditions and buy-X-get-Y results: they read as absent.
+func TestVersion1(t *testing.T) {
+	// version 1, flags 2, name "N", no locations, categories, products or
+	// validities, one Percentage result of 10.
+	b := []byte{1, 2, 1, 'N', 0, 0, 0, 0, 1, 10}
+	b = append(b, "Percentage"...)
+	b = append(b, 0, 0, 0, 0, 0, 0, 0x24, 0x40)
+	p := posgate.Promotion{Priority: 3, Stackable: true, MinQuantity: 1}
+	if err := Decode(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	want := posgate.Promotion{Name: "N", UseForAllProducts: true, LocationIDs: []string{}, CategoryIDs: []string{}, ProductIDs: []string{},
+		Validities: []posgate.PromotionValidity{}, Results: []posgate.PromotionResult{{PromotionType: "Percentage", Value: 10, GetProductIDs: []string{}}}}
+	if !reflect.DeepEqual(p, want) {
+		t.Fatalf("got %+v\nwant %+v", p, want)
 	}
 }
