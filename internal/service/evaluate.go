@@ -111,15 +111,69 @@ type Evaluation struct {
 	Promotions    []posgate.AppliedPromotion `json:"promotions"`
 	Subtotal      posgate.MinorUnits         `json:"subtotal"`
 	TotalDiscount posgate.MinorUnits         `json:"totalDiscount"`
+	Total         posgate.MinorUnits         `json:"total"`
+	Lines         []EvaluationLine           `json:"lines"`
 	Coupons       []CouponCheck              `json:"coupons"`
 	Loyalty       *LoyaltyPreview            `json:"loyalty"`
 }
 
-// CouponCheck says whether a coupon of the basket could be redeemed.
+// EvaluationLine is one line's breakdown: its amount, the promotions
+// applied to it in the order applied, and the first ones that target it but
+// did not apply, with why (posgate.PromotionIndex.EvaluateInput).
+type EvaluationLine struct {
+	ProductID  string             `json:"productId"`
+	Subtotal   posgate.MinorUnits `json:"subtotal"`
+	Discount   posgate.MinorUnits `json:"discount"`
+	Total      posgate.MinorUnits `json:"total"`
+	Promotions []LinePromotion    `json:"promotions"`
+	NotApplied []LineRejection    `json:"notApplied"`
+}
+
+// LinePromotion is a promotion applied to a line.
+type LinePromotion struct {
+	ID         string             `json:"id"`
+	Discount   posgate.MinorUnits `json:"discount"`
+	CouponCode *string            `json:"couponCode"`
+}
+
+// LineRejection is a promotion that targets a line but did not apply.
+type LineRejection struct {
+	ID     string                  `json:"id"`
+	Reason posgate.RejectionReason `json:"reason"`
+	LostTo *string                 `json:"lostTo"`
+}
+
+// CouponCheck says whether a coupon of the basket could be redeemed, and
+// what the promotion it carries (null: none) takes off the basket.
 type CouponCheck struct {
-	Code         string  `json:"code"`
-	Redeemable   bool    `json:"redeemable"`
-	ErrorMessage *string `json:"errorMessage"`
+	Code         string             `json:"code"`
+	Redeemable   bool               `json:"redeemable"`
+	ErrorMessage *string            `json:"errorMessage"`
+	PromotionID  *string            `json:"promotionId"`
+	Discount     posgate.MinorUnits `json:"discount"`
+}
+
+// evaluationLines renders an evaluation's lines.
+func evaluationLines(lines []posgate.BasketLine, ev *posgate.Evaluation) []EvaluationLine {
+	out := make([]EvaluationLine, len(ev.Lines))
+	for n, l := range ev.Lines {
+		o := &out[n]
+		*o = EvaluationLine{ProductID: lines[n].ProductID, Subtotal: l.Total, Discount: l.Discount, Total: l.Total - l.Discount,
+			Promotions: make([]LinePromotion, len(l.Applied)), NotApplied: make([]LineRejection, len(l.NotApplied))}
+		for k, a := range l.Applied {
+			o.Promotions[k] = LinePromotion{ID: a.ID, Discount: a.Discount}
+			if a.CouponCode != "" {
+				o.Promotions[k].CouponCode = &l.Applied[k].CouponCode
+			}
+		}
+		for k, r := range l.NotApplied {
+			o.NotApplied[k] = LineRejection{ID: r.ID, Reason: r.Reason}
+			if r.LostTo != "" {
+				o.NotApplied[k].LostTo = &l.NotApplied[k].LostTo
+			}
+		}
+	}
+	return out
 }
 
 // LoyaltyPreview is the customer's balance and what the basket would earn.
@@ -146,7 +200,7 @@ func (s *Service) EvaluatePromotions(ctx context.Context, p *posgate.Principal, 
 	if err != nil {
 		return nil, err
 	}
-	out := &Evaluation{PosStatus: posgate.PosAccepted, Promotions: []posgate.AppliedPromotion{}, Coupons: []CouponCheck{}}
+	out := &Evaluation{PosStatus: posgate.PosAccepted, Promotions: []posgate.AppliedPromotion{}, Lines: []EvaluationLine{}, Coupons: []CouponCheck{}}
 	var term *posgate.Terminal
 	if req.TerminalID != nil && *req.TerminalID != "" {
 		term, err = s.store.FindTerminal(ctx, posSystemID, loc.ID, *req.TerminalID)
@@ -163,11 +217,6 @@ func (s *Service) EvaluatePromotions(ctx context.Context, p *posgate.Principal, 
 	if req.TransactionDate != nil {
 		at = req.TransactionDate.UTC()
 	}
-	ev, err := s.evaluateBasket(ctx, loc, at, lines)
-	if err != nil {
-		return nil, err
-	}
-	out.Promotions, out.Subtotal, out.TotalDiscount = ev.Promotions, ev.Subtotal, ev.TotalDiscount
 	// The customer and the coupons' redeemer, found as a sale finds them
 	// (posgate.MatchCustomer, posgate.CouponRedeemer), without enrolling.
 	var card string
@@ -191,6 +240,41 @@ func (s *Service) EvaluatePromotions(ctx context.Context, p *posgate.Principal, 
 	}
 	if u != nil {
 		redeemer.AddUser(u)
+	}
+	in := posgate.EvaluationInput{LocationID: loc.ID, At: at, Lines: lines}
+	if u != nil {
+		in.CustomerID = u.ID
+	}
+	for _, code := range req.CouponCodes {
+		check := CouponCheck{Code: *code}
+		c, msg, err := s.checkCoupon(ctx, loc, *code, at, redeemer)
+		if err != nil {
+			return nil, err
+		} else if msg != "" {
+			check.ErrorMessage = &msg
+		} else {
+			check.Redeemable = true
+			in.Coupons = append(in.Coupons, posgate.EvaluationCoupon{Code: c.Code})
+		}
+		out.Coupons = append(out.Coupons, check)
+	}
+	ev, err := s.evaluateInput(ctx, loc, in)
+	if err != nil {
+		return nil, err
+	}
+	out.Promotions, out.Subtotal, out.TotalDiscount, out.Total = ev.Promotions, ev.Subtotal, ev.TotalDiscount, ev.Total
+	out.Lines = evaluationLines(lines, ev)
+	k := 0
+	for i := range out.Coupons {
+		if !out.Coupons[i].Redeemable {
+			continue
+		}
+		if cd := ev.Coupons[k]; cd.PromotionID != "" {
+			out.Coupons[i].PromotionID, out.Coupons[i].Discount = &ev.Coupons[k].PromotionID, cd.Discount
+		}
+		k++
+	}
+	if u != nil {
 		program, err := s.loyaltyProgram(ctx, posSystemID, loc.CompanyID)
 		if err != nil {
 			return nil, err
@@ -199,17 +283,6 @@ func (s *Service) EvaluatePromotions(ctx context.Context, p *posgate.Principal, 
 		// by the same rule as the sale (posgate.LoyaltyProgram.Earn).
 		points, _ := program.Earn(ev.Subtotal - ev.TotalDiscount)
 		out.Loyalty = &LoyaltyPreview{UserID: u.ID, Points: u.Points, Stamps: u.Stamps, PointsToEarn: int64(points)}
-	}
-	for _, code := range req.CouponCodes {
-		check := CouponCheck{Code: *code}
-		if msg, err := s.checkCoupon(ctx, loc, *code, at, redeemer); err != nil {
-			return nil, err
-		} else if msg != "" {
-			check.ErrorMessage = &msg
-		} else {
-			check.Redeemable = true
-		}
-		out.Coupons = append(out.Coupons, check)
 	}
 	return out, nil
 }
@@ -225,28 +298,28 @@ func (s storeCustomers) FindUser(ctx context.Context, posSystemID, companyID, us
 // company could not be redeemed at the location at time at by redeemer,
 // "" when it could: the rule of a sale (posgate.Coupon.Redeemability), in
 // the preview's words (docs/api.md §18.3).
-func (s *Service) checkCoupon(ctx context.Context, loc *posgate.Location, code string, at time.Time, redeemer *posgate.CouponRedeemer) (string, error) {
+func (s *Service) checkCoupon(ctx context.Context, loc *posgate.Location, code string, at time.Time, redeemer *posgate.CouponRedeemer) (*posgate.Coupon, string, error) {
 	c, err := s.store.FindCoupon(ctx, loc.POSSystemID, loc.CompanyID, code)
 	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
-		return fmt.Sprintf("The coupon '%s' does not exist.", code), nil
+		return nil, fmt.Sprintf("The coupon '%s' does not exist.", code), nil
 	} else if err != nil {
-		return "", err
+		return nil, "", err
 	}
 	switch c.Redeemability(loc.ID, at, redeemer) {
 	case posgate.CouponRedeemable:
-		return "", nil
+		return c, "", nil
 	case posgate.CouponAlreadyRedeemed:
-		return "The coupon has already been redeemed.", nil
+		return c, "The coupon has already been redeemed.", nil
 	case posgate.CouponHasExpired:
-		return fmt.Sprintf("The coupon expired at %s.", c.AvailableUntil.UTC().Format(time.RFC3339)), nil
+		return c, fmt.Sprintf("The coupon expired at %s.", c.AvailableUntil.UTC().Format(time.RFC3339)), nil
 	case posgate.CouponNotUsableHere:
-		return fmt.Sprintf("The coupon cannot be used at location '%s'.", loc.ID), nil
+		return c, fmt.Sprintf("The coupon cannot be used at location '%s'.", loc.ID), nil
 	case posgate.CouponNeedsCustomer:
-		return "The coupon belongs to a loyalty customer; name the customer to use it.", nil
+		return c, "The coupon belongs to a loyalty customer; name the customer to use it.", nil
 	case posgate.CouponOtherCustomer:
-		return "The coupon belongs to another customer.", nil
+		return c, "The coupon belongs to another customer.", nil
 	}
-	return "The coupon has been cancelled.", nil
+	return c, "The coupon has been cancelled.", nil
 }
 
 // evaluateBasket applies the promotions of the location's company that
@@ -255,6 +328,13 @@ func (s *Service) checkCoupon(ctx context.Context, loc *posgate.Location, code s
 // none. It checks no access: its callers have (the evaluate endpoint, and a
 // sale, whose answer lists the promotions its products triggered).
 func (s *Service) evaluateBasket(ctx context.Context, loc *posgate.Location, at time.Time, lines []posgate.BasketLine) (*posgate.Evaluation, error) {
+	return s.evaluateInput(ctx, loc, posgate.EvaluationInput{LocationID: loc.ID, At: at, Lines: lines})
+}
+
+// evaluateInput is evaluateBasket with the input's coupons, customer and
+// budgets (posgate.PromotionIndex.EvaluateInput); in.LocationID is loc's.
+func (s *Service) evaluateInput(ctx context.Context, loc *posgate.Location, in posgate.EvaluationInput) (*posgate.Evaluation, error) {
+	lines := in.Lines
 	ix, err := s.promotionIndex(ctx, loc.POSSystemID, loc.CompanyID)
 	if err != nil {
 		return nil, err
@@ -284,7 +364,8 @@ func (s *Service) evaluateBasket(ctx context.Context, loc *posgate.Location, at 
 			}
 		}
 	}
-	return ix.Evaluate(loc.ID, at, lines)
+	in.LocationID = loc.ID
+	return ix.EvaluateInput(in)
 }
 
 // indexCache keeps each company's promotion index for evaluation: built
