@@ -106,6 +106,9 @@ type CouponDisplay struct {
 	AvailableUntil *time.Time     `json:"availableUntil"`
 	Status         CouponStatus   `json:"status"`
 	Info           []CouponInfo   `json:"info"`
+	// The promotion the coupon carries, which it makes apply to a basket (docs/api.md §18.3); null for none.
+	// posgate's addition.
+	PromotionID *string `json:"promotionId"`
 }
 
 // Page mirrors the API's PageModel: A page of a paged answer.
@@ -231,6 +234,9 @@ type CreateCouponRequest struct {
 	Phone string `json:"phone,omitempty"`
 	// Locations of the company where the coupon is usable (404 for others); none means all of them.
 	LocationIds []string `json:"locationIds,omitempty"`
+	// The id of a promotion of the company the coupon carries (docs/api.md §18.3); empty for none. A promotion
+	// not imported (yet) gives nothing.
+	PromotionID string `json:"promotionId,omitempty"`
 }
 
 // ImportCouponsRequest mirrors the API's ImportCouponsRequest: Coupons to issue together: at least one (400),
@@ -242,24 +248,26 @@ type ImportCouponsRequest struct {
 // Coupon mirrors the API's Coupon: A coupon as the operator sees it; `status` is reported as POS systems see
 // it, `storedStatus` as stored.
 type Coupon struct {
-	PosSystemID    string            `json:"posSystemId"`
-	PosCompanyID   string            `json:"posCompanyId"`
-	Code           string            `json:"code"`
-	RewardProvider RewardProvider    `json:"rewardProvider"`
-	Name           *string           `json:"name"`
-	Title          *string           `json:"title"`
-	PictureURL     *string           `json:"pictureUrl"`
-	AvailableUntil *time.Time        `json:"availableUntil"`
-	Status         CouponStatus      `json:"status"`
-	StoredStatus   string            `json:"storedStatus"`
-	Info           []CouponInfo      `json:"info"`
-	UserID         string            `json:"userId"`
-	Email          string            `json:"email"`
-	Phone          string            `json:"phone"`
-	LocationIds    []string          `json:"locationIds"`
-	CreatedAt      time.Time         `json:"createdAt"`
-	UpdatedAt      time.Time         `json:"updatedAt"`
-	RedeemedBy     *CouponRedemption `json:"redeemedBy,omitempty"`
+	PosSystemID    string         `json:"posSystemId"`
+	PosCompanyID   string         `json:"posCompanyId"`
+	Code           string         `json:"code"`
+	RewardProvider RewardProvider `json:"rewardProvider"`
+	Name           *string        `json:"name"`
+	Title          *string        `json:"title"`
+	PictureURL     *string        `json:"pictureUrl"`
+	AvailableUntil *time.Time     `json:"availableUntil"`
+	Status         CouponStatus   `json:"status"`
+	StoredStatus   string         `json:"storedStatus"`
+	Info           []CouponInfo   `json:"info"`
+	UserID         string         `json:"userId"`
+	Email          string         `json:"email"`
+	Phone          string         `json:"phone"`
+	LocationIds    []string       `json:"locationIds"`
+	// The promotion the coupon carries; empty for none.
+	PromotionID string            `json:"promotionId"`
+	CreatedAt   time.Time         `json:"createdAt"`
+	UpdatedAt   time.Time         `json:"updatedAt"`
+	RedeemedBy  *CouponRedemption `json:"redeemedBy,omitempty"`
 }
 
 // CouponImportResult mirrors the API's CouponImportResult object.

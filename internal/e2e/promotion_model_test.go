@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -68,8 +69,29 @@ func TestPromotionModel(t *testing.T) {
 					vip+`,`+basket+`,{"id":"PCT-ALL","reason":"SmallerDiscount","lostTo":"MIN-QTY"}`)+
 				`],"coupons":[],"loyalty":null}}`)
 
+		// A coupon that carries AMT-VIP (which requires a coupon) makes it
+		// apply: it excludes the others; the coupon shows its discount.
+		mustStatus(t, s.call(t, admin, "POST", "/admin/v1/pos-systems/clover/companies/model/coupons", `{"code":"VIP1","promotionId":"AMT-VIP"}`), 201)
+		mustBody(t, s.pos(t, tok, evaluatePath, `{"posLocationId":"M1","transactionDate":"2030-06-01T08:00:00Z","couponCodes":["vip1"],`+
+			`"products":[{"productId":"COOKIE","quantity":2,"price":1.00}]}`),
+			`{"data":{"posStatus":"Accepted","promotions":[`+
+				`{"id":"AMT-VIP","name":"1 off each unit with a coupon","promotionType":"Amount","value":1,"discount":2.00,"productIds":["COOKIE"]}],`+
+				`"subtotal":2.00,"totalDiscount":2.00,"total":0.00,"lines":[`+
+				line("COOKIE", "2.00", "2.00", "0.00", `{"id":"AMT-VIP","discount":2.00,"couponCode":"VIP1"}`,
+					basket+`,{"id":"MIN-QTY","reason":"MinQuantityNotMet","lostTo":null},{"id":"PCT-ALL","reason":"SmallerDiscount","lostTo":"AMT-VIP"}`)+
+				`],"coupons":[{"code":"vip1","redeemable":true,"errorMessage":null,"promotionId":"AMT-VIP","discount":2.00}],"loyalty":null}}`)
+		// The coupon lookups show the promotion it carries.
+		r := s.pos(t, tok, "/v2/pos/clover/coupon/couponCodes/lookup", `{"code":"VIP1","posLocationId":"M1"}`)
+		if !strings.Contains(string(r.Body), `"promotionId":"AMT-VIP"`) {
+			t.Fatalf("lookup of VIP1: %d %s", r.Status, r.Body)
+		}
+		r = s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/model/coupons/VIP1", "")
+		if !strings.Contains(string(r.Body), `"promotionId":"AMT-VIP"`) {
+			t.Fatalf("VIP1: %d %s", r.Status, r.Body)
+		}
+
 		// The model's fields as stored.
-		r := s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/model/promotions/BOGO-MUFFIN", "")
+		r = s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/model/promotions/BOGO-MUFFIN", "")
 		mustStatus(t, r, 200)
 		stamp := s.clock.Now().Format("2006-01-02T15:04:05Z07:00")
 		mustBody(t, r, `{"data":{"posSystemId":"clover","posCompanyId":"model","id":"BOGO-MUFFIN","name":"A free muffin with a sandwich",`+

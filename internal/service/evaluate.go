@@ -254,7 +254,7 @@ func (s *Service) EvaluatePromotions(ctx context.Context, p *posgate.Principal, 
 			check.ErrorMessage = &msg
 		} else {
 			check.Redeemable = true
-			in.Coupons = append(in.Coupons, posgate.EvaluationCoupon{Code: c.Code})
+			in.Coupons = append(in.Coupons, posgate.EvaluationCoupon{Code: c.Code, PromotionID: c.PromotionID})
 		}
 		out.Coupons = append(out.Coupons, check)
 	}
