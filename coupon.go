@@ -90,7 +90,7 @@ type Coupon struct {
 	// apply, also when it requiresCoupon (PromotionIndex.EvaluateInput).
 	PromotionID string    `json:"promotionId"`
 	CreatedAt   time.Time `json:"createdAt"`
-	UpdatedAt   time.Time    `json:"updatedAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
 }
 
 // UsableAt reports whether the coupon may be used at a location of its
