@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -11,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/codec/encode"
 )
 
 // Promotion evaluation (docs/api.md §18): what a basket would get, nothing
@@ -259,6 +261,35 @@ func appendJSONString(b []byte, s string) []byte {
 		i += size
 	}
 	return append(append(b, s[start:]...), '"')
+}
+
+// AppendJSON appends the evaluation as encoding/json writes it (without
+// HTML escaping), but for its lines, which it appends as they write
+// themselves: encoding/json would check every byte of them again (see
+// EvaluationLines).
+func (ev *Evaluation) AppendJSON(dst []byte) ([]byte, error) {
+	rest := *ev
+	rest.Lines = EvaluationLines{}
+	var buf bytes.Buffer
+	b, err := encode.JSONInto(&buf, &rest)
+	if err != nil {
+		return nil, err
+	}
+	// The lines come after the total: the first `,"lines":[]` outside a
+	// string is theirs, and none can be inside one (its quotes would be
+	// escaped there).
+	const empty = `,"lines":[]`
+	at := bytes.Index(b, []byte(empty))
+	if at < 0 {
+		return nil, fmt.Errorf("evaluation answer without lines: %s", b)
+	}
+	lines, err := ev.Lines.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, b[:at+len(empty)-2]...)
+	dst = append(dst, lines...)
+	return append(dst, b[at+len(empty):]...), nil
 }
 
 // evaluationLines renders an evaluation's lines.

@@ -73,5 +73,26 @@ func TestEvaluationLinesJSON(t *testing.T) {
 		if !json.Valid(got) {
 			t.Fatalf("not JSON: %s", got)
 		}
+		// The whole answer, with the product id of a line that looks like
+		// the lines' key.
+		code, msg := text(), `,"lines":[]`
+		ev := &Evaluation{PosStatus: posgate.PosAccepted, Subtotal: 1250, Total: 1000, TotalDiscount: 250, Lines: ls,
+			Promotions: []posgate.AppliedPromotion{{ID: text(), Name: msg, PromotionType: posgate.PromotionBuyXGetY, Value: 0.1 + 0.2,
+				Discount: 250, ProductIDs: []string{text()}}},
+			Coupons: []CouponCheck{{Code: code, ErrorMessage: &msg}, {Code: text(), Redeemable: true, PromotionID: opt(), Discount: 5}}}
+		if r.IntN(2) == 0 {
+			ev.Loyalty = &LoyaltyPreview{UserID: text(), Points: 3, PointsToEarn: 7}
+		}
+		all, err := ev.AppendJSON([]byte("prefix"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := encode.JSONInto(new(bytes.Buffer), ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(all, append([]byte("prefix"), whole...)) {
+			t.Fatalf("AppendJSON\n got  %s\nwant prefix%s", all, whole)
+		}
 	}
 }
