@@ -85,8 +85,12 @@ type Coupon struct {
 	Email       string       `json:"email"`
 	Phone       string       `json:"phone"`
 	LocationIDs []string     `json:"locationIds"`
-	CreatedAt   time.Time    `json:"createdAt"`
-	UpdatedAt   time.Time    `json:"updatedAt"`
+	// PromotionID is the promotion of the company the coupon carries (""
+	// for none): presented with a basket, a redeemable coupon makes it
+	// apply, also when it requiresCoupon (PromotionIndex.EvaluateInput).
+	PromotionID string    `json:"promotionId"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
 }
 
 // UsableAt reports whether the coupon may be used at a location of its
@@ -180,6 +184,9 @@ func (c *Coupon) Validate() error {
 	}
 	for _, id := range c.LocationIDs {
 		checkKey(v, "locationIds", id)
+	}
+	if c.PromotionID != "" {
+		checkKey(v, "promotionId", c.PromotionID)
 	}
 	return v.Err()
 }

@@ -95,12 +95,28 @@ type PromotionType string
 
 // Promotion result types (docs/api.md §9.1, §9.3).
 const (
-	PromotionAmount     PromotionType = "Amount"     // value off, in the currency of the location
+	PromotionAmount     PromotionType = "Amount"     // value off each unit, in the currency of the location
 	PromotionPercentage PromotionType = "Percentage" // value percent off, 0–100
+	PromotionFixedPrice PromotionType = "FixedPrice" // the unit price becomes value
+	// PromotionBuyXGetY: for every buyQuantity units bought, getQuantity
+	// units (the cheapest) are value percent off (100: free).
+	PromotionBuyXGetY PromotionType = "BuyXGetY"
 )
 
+// PromotionTypes lists the result types in the order docs/api.md names
+// them.
+var PromotionTypes = []PromotionType{PromotionAmount, PromotionPercentage, PromotionFixedPrice, PromotionBuyXGetY}
+
 // Valid reports whether t is a known promotion type.
-func (t PromotionType) Valid() bool { return t == PromotionAmount || t == PromotionPercentage }
+func (t PromotionType) Valid() bool { return slices.Contains(PromotionTypes, t) }
+
+// Bounds of the promotion model's conditions and buy-X-get-Y results
+// (docs/api.md §9.3).
+const (
+	MaxPromotionPriority     = 1_000_000 // priority lies in ±this
+	MaxPromotionBuyQuantity  = 10_000    // buyQuantity and getQuantity
+	MaxPromotionApplications = 1_000_000 // maxApplications
+)
 
 // DayNames lists the accepted daysOfWeek values, in week order (Sunday
 // first, as time.Weekday counts).
@@ -119,8 +135,21 @@ type Promotion struct {
 	ProductIDs          []string            `json:"productIds"`
 	Validities          []PromotionValidity `json:"promotionValidities"` // empty: always valid
 	Results             []PromotionResult   `json:"promotionResults"`
-	CreatedAt           time.Time           `json:"createdAt"`
-	UpdatedAt           time.Time           `json:"updatedAt"`
+	// Priority orders the promotions of a line: higher first (0 by
+	// default); see PromotionIndex.EvaluateInput.
+	Priority int `json:"priority"`
+	// Stackable promotions apply together on a line; one that is not
+	// (the default) applies alone.
+	Stackable bool `json:"stackable"`
+	// Conditions, every one met for the promotion to apply (0 / false:
+	// none): the quantity of the basket's lines it targets, the basket's
+	// amount before discounts (in the currency), and a presented coupon
+	// that carries the promotion.
+	MinQuantity     float64   `json:"minQuantity"`
+	MinBasketAmount float64   `json:"minBasketAmount"`
+	RequiresCoupon  bool      `json:"requiresCoupon"`
+	CreatedAt       time.Time `json:"createdAt"`
+	UpdatedAt       time.Time `json:"updatedAt"`
 }
 
 // PromotionValidity is a period in which a promotion applies; a missing
@@ -140,10 +169,18 @@ type PromotionRecurrence struct {
 	EndDate    *PromotionTime `json:"endDate"`
 }
 
-// PromotionResult is one effect of a promotion.
+// PromotionResult is one effect of a promotion. BuyQuantity, GetQuantity,
+// GetProductIDs and MaxApplications are BuyXGetY's (0 and empty for the
+// other types): the units bought per application, the units it discounts
+// per application, the products those are among (empty: the promotion's
+// own targeted lines) and the most applications per basket (0: no limit).
 type PromotionResult struct {
-	PromotionType PromotionType `json:"promotionType"`
-	Value         float64       `json:"value"`
+	PromotionType   PromotionType `json:"promotionType"`
+	Value           float64       `json:"value"`
+	BuyQuantity     int           `json:"buyQuantity"`
+	GetQuantity     int           `json:"getQuantity"`
+	GetProductIDs   []string      `json:"getProductIds"`
+	MaxApplications int           `json:"maxApplications"`
 }
 
 // Catalogue lists the ids of a company's categories and products
@@ -343,6 +380,9 @@ func (p *Promotion) normalize() {
 	}
 	if p.Results == nil {
 		p.Results = []PromotionResult{}
+	}
+	for i := range p.Results {
+		p.Results[i].GetProductIDs = Dedupe(p.Results[i].GetProductIDs)
 	}
 	for i := range p.Validities {
 		v := &p.Validities[i]
@@ -567,15 +607,21 @@ func (c *PromotionChecker) Check(row int, p *Promotion) bool {
 		path := func() string { return "promotionResults[" + strconv.Itoa(i) + "]" }
 		switch {
 		case !r.PromotionType.Valid():
-			fail("The promotionType must be Amount or Percentage.", fmt.Sprintf("%s.promotionType: %s", path(), promoQuote(string(r.PromotionType))))
+			fail("The promotionType must be Amount, Percentage, FixedPrice or BuyXGetY.", fmt.Sprintf("%s.promotionType: %s", path(), promoQuote(string(r.PromotionType))))
 		case r.Value < 0:
 			fail("The value must not be negative.", fmt.Sprintf("%s.value: %s", path(), promoNumber(r.Value)))
-		case r.PromotionType == PromotionPercentage && r.Value > 100:
-			fail("A Percentage value must be between 0 and 100.", fmt.Sprintf("%s.value: %s", path(), promoNumber(r.Value)))
-		case r.PromotionType == PromotionAmount && r.Value > MaxPromotionAmount:
-			fail("An Amount value must be at most 1000000000.", fmt.Sprintf("%s.value: %s", path(), promoNumber(r.Value)))
+		case (r.PromotionType == PromotionPercentage || r.PromotionType == PromotionBuyXGetY) && r.Value > 100:
+			fail("A "+string(r.PromotionType)+" value must be between 0 and 100.", fmt.Sprintf("%s.value: %s", path(), promoNumber(r.Value)))
+		case (r.PromotionType == PromotionAmount || r.PromotionType == PromotionFixedPrice) && r.Value > MaxPromotionAmount:
+			article := "An "
+			if r.PromotionType == PromotionFixedPrice {
+				article = "A "
+			}
+			fail(article+string(r.PromotionType)+" value must be at most 1000000000.", fmt.Sprintf("%s.value: %s", path(), promoNumber(r.Value)))
 		}
+		checkBuyXGetY(fail, path, &r)
 	}
+	checkConditions(fail, p)
 	if len(c.errors) > n {
 		return false
 	}
@@ -586,12 +632,71 @@ func (c *PromotionChecker) Check(row int, p *Promotion) bool {
 	if ids := promoMissing(p.ProductIDs, c.products); len(ids) > 0 {
 		details = append(details, "productIds: "+promoQuoteList(ids))
 	}
+	for i := range p.Results {
+		if ids := promoMissing(p.Results[i].GetProductIDs, c.products); len(ids) > 0 {
+			details = append(details, fmt.Sprintf("promotionResults[%d].getProductIds: %s", i, promoQuoteList(ids)))
+		}
+	}
 	if len(details) > 0 {
 		c.warnings = append(c.warnings, ImportWarning{EntityID: p.ID, RowNumber: row, Message: c.warning, Details: strings.Join(details, "; ")})
 	}
 	p.normalize()
 	c.accepted++
 	return true
+}
+
+// checkBuyXGetY checks a result's buy-X-get-Y fields: required (1 to
+// MaxPromotionBuyQuantity) for a BuyXGetY result, absent from the others.
+func checkBuyXGetY(fail func(msg, details string), path func() string, r *PromotionResult) {
+	if r.PromotionType != PromotionBuyXGetY {
+		if r.BuyQuantity != 0 || r.GetQuantity != 0 || len(r.GetProductIDs) > 0 || r.MaxApplications != 0 {
+			fail("The buyQuantity, getQuantity, getProductIds and maxApplications belong to BuyXGetY results only.",
+				fmt.Sprintf("%s.promotionType: %s", path(), promoQuote(string(r.PromotionType))))
+		}
+		return
+	}
+	for _, q := range []struct {
+		name string
+		v    int
+	}{{"buyQuantity", r.BuyQuantity}, {"getQuantity", r.GetQuantity}} {
+		if q.v < 1 || q.v > MaxPromotionBuyQuantity {
+			fail(fmt.Sprintf("A BuyXGetY result's %s must be a whole number from 1 to %d.", q.name, MaxPromotionBuyQuantity),
+				fmt.Sprintf("%s.%s: %d", path(), q.name, q.v))
+		}
+	}
+	if r.MaxApplications < 0 || r.MaxApplications > MaxPromotionApplications {
+		fail(fmt.Sprintf("The maxApplications must be a whole number from 0 (no limit) to %d.", MaxPromotionApplications),
+			fmt.Sprintf("%s.maxApplications: %d", path(), r.MaxApplications))
+	}
+	for j, id := range r.GetProductIDs {
+		if id == "" {
+			fail("The getProductIds must not hold an empty id.", fmt.Sprintf("%s.getProductIds[%d]: \"\"", path(), j))
+		}
+	}
+}
+
+// checkConditions checks a promotion's priority and conditions.
+func checkConditions(fail func(msg, details string), p *Promotion) {
+	if p.Priority < -MaxPromotionPriority || p.Priority > MaxPromotionPriority {
+		fail(fmt.Sprintf("The priority must be a whole number from -%d to %d.", MaxPromotionPriority, MaxPromotionPriority),
+			fmt.Sprintf("priority: %d", p.Priority))
+	}
+	if _, ok := promoScaled(p.MinQuantity, QuantityScale, MaxQuantity); !ok {
+		fail("The minQuantity must be a number from 0 to 1000000 with at most 3 decimals.", "minQuantity: "+promoNumber(p.MinQuantity))
+	}
+	if _, ok := promoScaled(p.MinBasketAmount, 2, int64(MaxPrice)); !ok {
+		fail("The minBasketAmount must be a number from 0 to 1000000000 with at most 2 decimals.", "minBasketAmount: "+promoNumber(p.MinBasketAmount))
+	}
+}
+
+// promoScaled returns v × 10^scale when v is a number from 0 to max (in
+// those units) with at most scale decimals.
+func promoScaled(v float64, scale int, max int64) (int64, bool) {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0, false
+	}
+	n, exact, err := Decimal(strconv.FormatFloat(v, 'f', -1, 64)).Scaled(scale)
+	return n, err == nil && exact && n <= max
 }
 
 // checkPeriod reports an end before the start: of two wall-clock times or

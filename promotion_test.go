@@ -59,9 +59,9 @@ func TestPromotionCheckerErrors(t *testing.T) {
 		}, "P1", "The daysOfWeek must be day names from Sunday to Saturday (Sunday, Monday, Tuesday, Wednesday, Thursday, Friday, Saturday).",
 			`promotionValidities[0].recurrence.daysOfWeek[1]: "sunday"`},
 		{"promotion type", func(p *Promotion) { p.Results = []PromotionResult{{PromotionType: "Fixed", Value: 1}} }, "P1",
-			"The promotionType must be Amount or Percentage.", `promotionResults[0].promotionType: "Fixed"`},
+			"The promotionType must be Amount, Percentage, FixedPrice or BuyXGetY.", `promotionResults[0].promotionType: "Fixed"`},
 		{"promotion type missing", func(p *Promotion) { p.Results = []PromotionResult{{Value: 1}} }, "P1",
-			"The promotionType must be Amount or Percentage.", `promotionResults[0].promotionType: ""`},
+			"The promotionType must be Amount, Percentage, FixedPrice or BuyXGetY.", `promotionResults[0].promotionType: ""`},
 		{"negative value", func(p *Promotion) {
 			p.Results = []PromotionResult{{PromotionType: PromotionAmount, Value: 1}, {PromotionType: PromotionAmount, Value: -0.01}}
 		}, "P1", "The value must not be negative.", "promotionResults[1].value: -0.01"},
@@ -73,6 +73,37 @@ func TestPromotionCheckerErrors(t *testing.T) {
 			p.Results = []PromotionResult{{PromotionType: PromotionAmount, Value: 1000000000.01}}
 		}, "P1",
 			"An Amount value must be at most 1000000000.", "promotionResults[0].value: 1.00000000001e+09"},
+		{"fixed price over 1e9", func(p *Promotion) { p.Results = []PromotionResult{{PromotionType: PromotionFixedPrice, Value: 2e9}} }, "P1",
+			"A FixedPrice value must be at most 1000000000.", "promotionResults[0].value: 2e+09"},
+		{"buy-x-get-y over 100", func(p *Promotion) {
+			p.Results = []PromotionResult{{PromotionType: PromotionBuyXGetY, Value: 101, BuyQuantity: 1, GetQuantity: 1}}
+		}, "P1", "A BuyXGetY value must be between 0 and 100.", "promotionResults[0].value: 101"},
+		{"buy-x-get-y without buyQuantity", func(p *Promotion) {
+			p.Results = []PromotionResult{{PromotionType: PromotionBuyXGetY, Value: 100, GetQuantity: 1}}
+		}, "P1", "A BuyXGetY result's buyQuantity must be a whole number from 1 to 10000.", "promotionResults[0].buyQuantity: 0"},
+		{"buy-x-get-y getQuantity too large", func(p *Promotion) {
+			p.Results = []PromotionResult{{PromotionType: PromotionBuyXGetY, Value: 100, BuyQuantity: 2, GetQuantity: 10001}}
+		}, "P1", "A BuyXGetY result's getQuantity must be a whole number from 1 to 10000.", "promotionResults[0].getQuantity: 10001"},
+		{"buy-x-get-y negative maxApplications", func(p *Promotion) {
+			p.Results = []PromotionResult{{PromotionType: PromotionBuyXGetY, Value: 100, BuyQuantity: 2, GetQuantity: 1, MaxApplications: -1}}
+		}, "P1", "The maxApplications must be a whole number from 0 (no limit) to 1000000.", "promotionResults[0].maxApplications: -1"},
+		{"buy-x-get-y empty product", func(p *Promotion) {
+			p.Results = []PromotionResult{{PromotionType: PromotionBuyXGetY, Value: 100, BuyQuantity: 2, GetQuantity: 1, GetProductIDs: []string{"M", ""}}}
+		}, "P1", "The getProductIds must not hold an empty id.", `promotionResults[0].getProductIds[1]: ""`},
+		{"buy fields on a Percentage", func(p *Promotion) {
+			p.Results = []PromotionResult{{PromotionType: PromotionPercentage, Value: 10, GetProductIDs: []string{"M"}}}
+		}, "P1", "The buyQuantity, getQuantity, getProductIds and maxApplications belong to BuyXGetY results only.",
+			`promotionResults[0].promotionType: "Percentage"`},
+		{"priority out of range", func(p *Promotion) { p.Priority = 1_000_001 }, "P1",
+			"The priority must be a whole number from -1000000 to 1000000.", "priority: 1000001"},
+		{"minQuantity with 4 decimals", func(p *Promotion) { p.MinQuantity = 1.0005 }, "P1",
+			"The minQuantity must be a number from 0 to 1000000 with at most 3 decimals.", "minQuantity: 1.0005"},
+		{"negative minQuantity", func(p *Promotion) { p.MinQuantity = -1 }, "P1",
+			"The minQuantity must be a number from 0 to 1000000 with at most 3 decimals.", "minQuantity: -1"},
+		{"minBasketAmount with 3 decimals", func(p *Promotion) { p.MinBasketAmount = 10.005 }, "P1",
+			"The minBasketAmount must be a number from 0 to 1000000000 with at most 2 decimals.", "minBasketAmount: 10.005"},
+		{"minBasketAmount over 1e9", func(p *Promotion) { p.MinBasketAmount = 1e10 }, "P1",
+			"The minBasketAmount must be a number from 0 to 1000000000 with at most 2 decimals.", "minBasketAmount: 1e+10"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,7 +159,7 @@ func TestPromotionCheckerSeveralErrorsAndDuplicates(t *testing.T) {
 	r := c.Result(2, 0)
 	want := []ImportError{
 		{"B", 2, "The name field is required.", "name: missing or empty"},
-		{"B", 2, "The promotionType must be Amount or Percentage.", `promotionResults[0].promotionType: "x"`},
+		{"B", 2, "The promotionType must be Amount, Percentage, FixedPrice or BuyXGetY.", `promotionResults[0].promotionType: "x"`},
 		{"A", 3, "The id 'A' is given more than once in this request; only its first item (row 1) is imported.", `id: "A" also on row 1`},
 		{"B", 4, "The id 'B' is given more than once in this request; only its first item (row 2) is imported.", `id: "B" also on row 2`},
 	}
@@ -139,7 +170,8 @@ func TestPromotionCheckerSeveralErrorsAndDuplicates(t *testing.T) {
 
 func TestPromotionCheckerWarnings(t *testing.T) {
 	p := func() *Promotion {
-		return &Promotion{ID: "P1", Name: "n", CategoryIDs: []string{"C1", "C9", "C9", "C8"}, ProductIDs: []string{"S1", "S9"}}
+		return &Promotion{ID: "P1", Name: "n", CategoryIDs: []string{"C1", "C9", "C9", "C8"}, ProductIDs: []string{"S1", "S9"},
+			Results: []PromotionResult{{PromotionType: PromotionBuyXGetY, Value: 100, BuyQuantity: 1, GetQuantity: 1, GetProductIDs: []string{"S1", "S7"}}}}
 	}
 	for _, tc := range []struct {
 		name    string
@@ -148,10 +180,10 @@ func TestPromotionCheckerWarnings(t *testing.T) {
 	}{
 		{"no catalogue", nil, ""},
 		{"empty catalogue", &Catalogue{}, ""},
-		{"both", &Catalogue{CategoryIDs: []string{"C1"}, ProductIDs: []string{"S1"}}, `categoryIds: "C9", "C8"; productIds: "S9"`},
+		{"both", &Catalogue{CategoryIDs: []string{"C1"}, ProductIDs: []string{"S1"}}, `categoryIds: "C9", "C8"; productIds: "S9"; promotionResults[0].getProductIds: "S7"`},
 		{"categories only", &Catalogue{CategoryIDs: []string{"C1", "C8"}}, `categoryIds: "C9"`},
-		{"products only", &Catalogue{ProductIDs: []string{"S1"}}, `productIds: "S9"`},
-		{"all known", &Catalogue{CategoryIDs: []string{"C1", "C8", "C9"}, ProductIDs: []string{"S1", "S9"}}, ""},
+		{"products only", &Catalogue{ProductIDs: []string{"S1"}}, `productIds: "S9"; promotionResults[0].getProductIds: "S7"`},
+		{"all known", &Catalogue{CategoryIDs: []string{"C1", "C8", "C9"}, ProductIDs: []string{"S1", "S7", "S9"}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := NewPromotionChecker("acme", nil, tc.cat)

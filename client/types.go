@@ -106,6 +106,9 @@ type CouponDisplay struct {
 	AvailableUntil *time.Time     `json:"availableUntil"`
 	Status         CouponStatus   `json:"status"`
 	Info           []CouponInfo   `json:"info"`
+	// The promotion the coupon carries, which it makes apply to a basket (docs/api.md §18.3); null for none.
+	// posgate's addition.
+	PromotionID *string `json:"promotionId"`
 }
 
 // Page mirrors the API's PageModel: A page of a paged answer.
@@ -232,6 +235,9 @@ type CreateCouponRequest struct {
 	Phone string `json:"phone,omitempty"`
 	// Locations of the company where the coupon is usable (404 for others); none means all of them.
 	LocationIds []string `json:"locationIds,omitempty"`
+	// The id of a promotion of the company the coupon carries (docs/api.md §18.3); empty for none. A promotion
+	// not imported (yet) gives nothing.
+	PromotionID string `json:"promotionId,omitempty"`
 }
 
 // ImportCouponsRequest mirrors the API's ImportCouponsRequest: Coupons to issue together: at least one (400),
@@ -243,24 +249,26 @@ type ImportCouponsRequest struct {
 // Coupon mirrors the API's Coupon: A coupon as the operator sees it; `status` is reported as POS systems see
 // it, `storedStatus` as stored.
 type Coupon struct {
-	PosSystemID    string            `json:"posSystemId"`
-	PosCompanyID   string            `json:"posCompanyId"`
-	Code           string            `json:"code"`
-	RewardProvider RewardProvider    `json:"rewardProvider"`
-	Name           *string           `json:"name"`
-	Title          *string           `json:"title"`
-	PictureURL     *string           `json:"pictureUrl"`
-	AvailableUntil *time.Time        `json:"availableUntil"`
-	Status         CouponStatus      `json:"status"`
-	StoredStatus   string            `json:"storedStatus"`
-	Info           []CouponInfo      `json:"info"`
-	UserID         string            `json:"userId"`
-	Email          string            `json:"email"`
-	Phone          string            `json:"phone"`
-	LocationIds    []string          `json:"locationIds"`
-	CreatedAt      time.Time         `json:"createdAt"`
-	UpdatedAt      time.Time         `json:"updatedAt"`
-	RedeemedBy     *CouponRedemption `json:"redeemedBy,omitempty"`
+	PosSystemID    string         `json:"posSystemId"`
+	PosCompanyID   string         `json:"posCompanyId"`
+	Code           string         `json:"code"`
+	RewardProvider RewardProvider `json:"rewardProvider"`
+	Name           *string        `json:"name"`
+	Title          *string        `json:"title"`
+	PictureURL     *string        `json:"pictureUrl"`
+	AvailableUntil *time.Time     `json:"availableUntil"`
+	Status         CouponStatus   `json:"status"`
+	StoredStatus   string         `json:"storedStatus"`
+	Info           []CouponInfo   `json:"info"`
+	UserID         string         `json:"userId"`
+	Email          string         `json:"email"`
+	Phone          string         `json:"phone"`
+	LocationIds    []string       `json:"locationIds"`
+	// The promotion the coupon carries; empty for none.
+	PromotionID string            `json:"promotionId"`
+	CreatedAt   time.Time         `json:"createdAt"`
+	UpdatedAt   time.Time         `json:"updatedAt"`
+	RedeemedBy  *CouponRedemption `json:"redeemedBy,omitempty"`
 }
 
 // CouponImportResult mirrors the API's CouponImportResult object.
@@ -653,6 +661,16 @@ type PromotionItem struct {
 	// Periods in which the promotion applies; none means always.
 	PromotionValidities []PromotionValidity `json:"promotionValidities,omitempty"`
 	PromotionResults    []PromotionResult   `json:"promotionResults,omitempty"`
+	// Higher first on a line (default 0), from -1,000,000 to 1,000,000.
+	Priority *int `json:"priority,omitempty"`
+	// Whether it applies beside other stackable promotions on a line (default false: it applies alone).
+	Stackable *bool `json:"stackable,omitempty"`
+	// Condition: the quantity of the basket's lines it targets is at least this.
+	MinQuantity *float64 `json:"minQuantity,omitempty"`
+	// Condition: the basket's amount before discounts is at least this.
+	MinBasketAmount *float64 `json:"minBasketAmount,omitempty"`
+	// Condition: a presented redeemable coupon carries it.
+	RequiresCoupon *bool `json:"requiresCoupon,omitempty"`
 }
 
 // PromotionValidity mirrors the API's PromotionValidity: A period in which a promotion applies, bounds
@@ -686,12 +704,21 @@ type PromotionRecurrence struct {
 
 // PromotionResult mirrors the API's PromotionResult object.
 type PromotionResult struct {
-	// `Amount` (value off, at most 1,000,000,000) or `Percentage` (value percent off, 0–100); anything else is an
-	// item error.
+	// `Amount` (value off each unit), `Percentage` (value percent off), `FixedPrice` (the unit price becomes
+	// value) or `BuyXGetY` (for each `buyQuantity` units bought, `getQuantity` units are value percent off);
+	// anything else is an item error.
 	PromotionType string `json:"promotionType,omitempty"`
-	// At least 0, at most 100 for `Percentage` and 1,000,000,000 for `Amount`, else an item error; a missing
-	// value is 0.
+	// At least 0, at most 100 for `Percentage` and `BuyXGetY` and 1,000,000,000 for `Amount` and `FixedPrice`,
+	// else an item error; a missing value is 0.
 	Value float64 `json:"value"`
+	// `BuyXGetY` only (required, 1 to 10,000): the units bought per application.
+	BuyQuantity *int `json:"buyQuantity,omitempty"`
+	// `BuyXGetY` only (required, 1 to 10,000): the units discounted per application (the cheapest).
+	GetQuantity *int `json:"getQuantity,omitempty"`
+	// `BuyXGetY` only: the products whose units are discounted (missing: the lines the promotion targets).
+	GetProductIds []string `json:"getProductIds,omitempty"`
+	// `BuyXGetY` only: the most applications per basket (0 or missing: no limit).
+	MaxApplications *int `json:"maxApplications,omitempty"`
 }
 
 // ImportResult mirrors the API's PromotionImportResult object.
@@ -743,6 +770,11 @@ type Promotion struct {
 	ProductIds          []string                  `json:"productIds"`
 	PromotionValidities []StoredPromotionValidity `json:"promotionValidities"`
 	PromotionResults    []StoredPromotionResult   `json:"promotionResults"`
+	Priority            int                       `json:"priority"`
+	Stackable           bool                      `json:"stackable"`
+	MinQuantity         float64                   `json:"minQuantity"`
+	MinBasketAmount     float64                   `json:"minBasketAmount"`
+	RequiresCoupon      bool                      `json:"requiresCoupon"`
 	CreatedAt           time.Time                 `json:"createdAt"`
 	// The time of the last import that changed it.
 	UpdatedAt time.Time `json:"updatedAt"`
@@ -771,6 +803,12 @@ type StoredPromotionRecurrence struct {
 type StoredPromotionResult struct {
 	PromotionType string  `json:"promotionType"`
 	Value         float64 `json:"value"`
+	// 0 but for `BuyXGetY`.
+	BuyQuantity int `json:"buyQuantity"`
+	// 0 but for `BuyXGetY`.
+	GetQuantity     int      `json:"getQuantity"`
+	GetProductIds   []string `json:"getProductIds"`
+	MaxApplications int      `json:"maxApplications"`
 }
 
 // PromotionPage mirrors the API's PromotionPageEnvelope object.
@@ -904,9 +942,44 @@ type Evaluation struct {
 	// The lines' amounts (price × quantity, each rounded half to even to the cent); posgate's addition.
 	Subtotal float64 `json:"subtotal"`
 	// What the promotions take off in all.
-	TotalDiscount float64            `json:"totalDiscount"`
-	Coupons       []CouponCheck      `json:"coupons"`
-	Loyalty       *EvaluationLoyalty `json:"loyalty"`
+	TotalDiscount float64 `json:"totalDiscount"`
+	// What the basket costs after its promotions (subtotal − totalDiscount).
+	Total float64 `json:"total"`
+	// Each line's breakdown, in the order of `products` (empty when `posStatus` is `Disabled`).
+	Lines   []EvaluationLine   `json:"lines"`
+	Coupons []CouponCheck      `json:"coupons"`
+	Loyalty *EvaluationLoyalty `json:"loyalty"`
+}
+
+// EvaluationLine mirrors the API's EvaluationLine object.
+type EvaluationLine struct {
+	ProductID string `json:"productId"`
+	// Price × quantity, rounded half to even to the cent.
+	Subtotal float64 `json:"subtotal"`
+	// What the promotions applied to the line take off it.
+	Discount float64 `json:"discount"`
+	// subtotal − discount.
+	Total float64 `json:"total"`
+	// The promotions applied to the line, in the order applied.
+	Promotions []LinePromotion `json:"promotions"`
+	// The first 3 promotions (in the line's ranking) that target the line but did not apply to it.
+	NotApplied []LineRejection `json:"notApplied"`
+}
+
+// LinePromotion mirrors an entry of the API's EvaluationLine.promotions.
+type LinePromotion struct {
+	ID       string  `json:"id"`
+	Discount float64 `json:"discount"`
+	// The presented coupon that carries the promotion; null for none.
+	CouponCode *string `json:"couponCode"`
+}
+
+// LineRejection mirrors an entry of the API's EvaluationLine.notApplied.
+type LineRejection struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason"`
+	// For LowerPriority and SmallerDiscount, the applied promotion that excluded it.
+	LostTo *string `json:"lostTo"`
 }
 
 // EvaluationLoyalty mirrors the API's EvaluationLoyalty object.
@@ -935,6 +1008,10 @@ type CouponCheck struct {
 	Redeemable bool   `json:"redeemable"`
 	// Why it could not be redeemed; null when it could.
 	ErrorMessage *string `json:"errorMessage"`
+	// The promotion a redeemable coupon carries; null for none (or when it is not redeemable).
+	PromotionID *string `json:"promotionId"`
+	// What the coupon's promotion takes off the basket (0 when it carries none or it did not apply).
+	Discount float64 `json:"discount"`
 }
 
 // Catalogue mirrors the API's Catalogue object.

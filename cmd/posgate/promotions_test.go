@@ -166,3 +166,27 @@ func TestCSVToJSON(t *testing.T) {
 		t.Fatalf("lines %v", got)
 	}
 }
+
+// TestCSVToJSONPromotionModel converts the columns of the promotion model's
+// conditions and buy-X-get-Y results.
+func TestCSVToJSONPromotionModel(t *testing.T) {
+	in := "id,name,productIds,priority,stackable,minQuantity,minBasketAmount,requiresCoupon,promotionType,value,buyQuantity,getQuantity,getProductIds,maxApplications\n" +
+		"MUFFIN,Free muffin,SANDWICH,2,no,1.5,10.00,yes,BuyXGetY,100,1,1,MUFFIN;COOKIE,3\n" +
+		"FIX,Coffee at 2,COFFEE,,true,,,,FixedPrice,2,,,,\n"
+	var out bytes.Buffer
+	if _, err := importfile.PromotionsCSV(strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"items":[{"id":"MUFFIN","name":"Free muffin","productIds":["SANDWICH"],` +
+		`"promotionResults":[{"promotionType":"BuyXGetY","value":100,"buyQuantity":1,"getQuantity":1,"getProductIds":["MUFFIN","COOKIE"],"maxApplications":3}],` +
+		`"priority":2,"stackable":false,"minQuantity":1.5,"minBasketAmount":10,"requiresCoupon":true},` +
+		`{"id":"FIX","name":"Coffee at 2","productIds":["COFFEE"],"promotionResults":[{"promotionType":"FixedPrice","value":2}],"stackable":true}]}`
+	if out.String() != want {
+		t.Fatalf("got  %s\nwant %s", out.String(), want)
+	}
+	for _, bad := range []string{"id,priority\nA,high\n", "id,promotionType,buyQuantity\nA,BuyXGetY,one\n"} {
+		if _, err := importfile.PromotionsCSV(strings.NewReader(bad), &out); err == nil || !strings.Contains(describe(err), "is not a number") {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+}

@@ -58,11 +58,14 @@ func loadCatalogue(ctx context.Context, st posgate.Store) (*posgate.Catalogue, e
 
 // demoPromotions are demo-company's promotions, each imported only while
 // absent: one everywhere and always, one at LOC123 on weekend mornings, one
-// at LOC456 through 2030. Each reaches exactly what its name says
-// (TestDemoPromotionsMeanTheirNames): a promotion's categories and
-// products add up, so "any large coffee" names the large latte alone, not
-// the COFFEE category; and a promotion has no basket condition, so the
-// airport's free muffin is free without a sandwich, as its name says.
+// at LOC456 through 2030, and one of each other kind of the promotion model
+// (docs/api.md §9.1): a buy-X-get-Y (a free muffin with a sandwich), a
+// fixed price (the medium latte at 3.00), and a stackable one with a
+// minimum quantity (20% off from 3 croissants). Each reaches exactly what
+// its name says (TestDemoPromotionsMeanTheirNames): a promotion's
+// categories and products add up, so "any large coffee" names the large
+// latte alone, not the COFFEE category; the airport's free muffin has no
+// basket condition, so it is free without a sandwich, as its name says.
 func demoPromotions() []*posgate.Promotion {
 	date := func(s string) *posgate.PromotionTime {
 		t, _ := posgate.ParsePromotionTime(s)
@@ -80,6 +83,13 @@ func demoPromotions() []*posgate.Promotion {
 			ProductIDs: []string{"SKU-MUFFIN"},
 			Validities: []posgate.PromotionValidity{{StartDate: date("2025-01-01T00:00:00Z"), EndDate: date("2030-12-31T23:59:59Z")}},
 			Results:    []posgate.PromotionResult{{PromotionType: posgate.PromotionPercentage, Value: 100}}},
+		{ID: "DEMO-SANDWICH-MUFFIN", Name: "Free muffin with a sandwich", ProductIDs: []string{"SKU-SANDWICH-BLT"},
+			Results: []posgate.PromotionResult{{PromotionType: posgate.PromotionBuyXGetY, Value: 100, BuyQuantity: 1, GetQuantity: 1,
+				GetProductIDs: []string{"SKU-MUFFIN"}}}},
+		{ID: "DEMO-LATTE-M-3", Name: "Medium latte for 3.00", ProductIDs: []string{"SKU-LATTE-M"},
+			Results: []posgate.PromotionResult{{PromotionType: posgate.PromotionFixedPrice, Value: 3}}},
+		{ID: "DEMO-CROISSANTS-3", Name: "20% off from 3 croissants, on top", ProductIDs: []string{"SKU-CROISSANT"}, MinQuantity: 3, Stackable: true,
+			Results: []posgate.PromotionResult{{PromotionType: posgate.PromotionPercentage, Value: 20}}},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,12 +28,16 @@ func TestLoadPromotionsTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, total, err := st.ListPromotions(ctx, demo.POSSystemID, demo.CompanyID, 0, 0)
-	if err != nil || total != 3 {
+	if err != nil || total != 6 {
 		t.Fatalf("demo promotions: %d, %v", total, err)
 	}
 	at := time.Date(2030, 6, 1, 8, 0, 0, 0, time.UTC) // a Saturday morning
 	valid, err := st.ListPromotionsValidAt(ctx, demo.POSSystemID, demo.CompanyID, "LOC123", at)
-	if err != nil || len(valid) != 2 || valid[0].ID != "DEMO-COFFEE-2OFF" || valid[1].ID != "DEMO-WEEKEND-BREAKFAST" {
+	var ids []string
+	for _, p := range valid {
+		ids = append(ids, p.ID)
+	}
+	if err != nil || !slices.Equal(ids, []string{"DEMO-COFFEE-2OFF", "DEMO-CROISSANTS-3", "DEMO-LATTE-M-3", "DEMO-SANDWICH-MUFFIN", "DEMO-WEEKEND-BREAKFAST"}) {
 		t.Fatalf("valid at LOC123 on a Saturday morning: %v %v", valid, err)
 	}
 	changed := &posgate.Catalogue{POSSystemID: demo.POSSystemID, CompanyID: demo.CompanyID, CategoryIDs: []string{"MINE"}, ProductIDs: []string{}}
@@ -86,6 +91,12 @@ func TestDemoPromotionsMeanTheirNames(t *testing.T) {
 			"LOC123": {"SKU-CROISSANT", "SKU-LATTE-L", "SKU-LATTE-M", "SKU-MUFFIN"}, "LOC456": nil},
 		"DEMO-AIRPORT-MUFFIN": { // "Free muffin at the airport": the muffin, free, at LOC456
 			"LOC123": nil, "LOC456": {"SKU-MUFFIN"}},
+		// "Free muffin with a sandwich", "20% off from 3 croissants": one
+		// product alone gets nothing (the baskets below).
+		"DEMO-SANDWICH-MUFFIN": {"LOC123": nil, "LOC456": nil},
+		"DEMO-CROISSANTS-3":    {"LOC123": nil, "LOC456": nil},
+		"DEMO-LATTE-M-3": { // "Medium latte for 3.00": everywhere
+			"LOC123": {"SKU-LATTE-M"}, "LOC456": {"SKU-LATTE-M"}},
 	}
 	if len(promos) != len(want) {
 		t.Fatalf("%d demo promotions, the test knows %d", len(promos), len(want))
@@ -113,6 +124,58 @@ func TestDemoPromotionsMeanTheirNames(t *testing.T) {
 			if !slices.Equal(got, want[p.ID][loc]) {
 				t.Errorf("%s (%q) at %s discounts %v, want %v", p.ID, p.Name, loc, got, want[p.ID][loc])
 			}
+		}
+	}
+}
+
+// TestDemoPromotionsOfTheModel evaluates the demo's buy-X-get-Y, fixed
+// price and minimum-quantity promotions on the baskets their names speak
+// of, at LOC123 on a Monday (no weekend breakfast).
+func TestDemoPromotionsOfTheModel(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "demo.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := demo.Load(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	promos, _, err := st.ListPromotions(ctx, demo.POSSystemID, demo.CompanyID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix := posgate.NewPromotionIndex(promos, nil)
+	monday := time.Date(2030, 6, 3, 12, 0, 0, 0, time.UTC)
+	line := func(id string, qty int64, price posgate.MinorUnits) posgate.BasketLine {
+		return posgate.BasketLine{ProductID: id, Quantity: qty * 1000, UnitPrice: price}
+	}
+	for _, tc := range []struct {
+		name  string
+		lines []posgate.BasketLine
+		want  string // promotion:discount of each line, "" for none
+	}{
+		{"a sandwich and two muffins: one muffin free", []posgate.BasketLine{line("SKU-SANDWICH-BLT", 1, 690), line("SKU-MUFFIN", 2, 300)},
+			",DEMO-SANDWICH-MUFFIN:3.00"},
+		{"a muffin alone", []posgate.BasketLine{line("SKU-MUFFIN", 1, 300)}, ""},
+		{"two medium lattes at 3.00", []posgate.BasketLine{line("SKU-LATTE-M", 2, 360)}, "DEMO-LATTE-M-3:1.20"},
+		{"two croissants", []posgate.BasketLine{line("SKU-CROISSANT", 2, 250)}, ""},
+		{"three croissants", []posgate.BasketLine{line("SKU-CROISSANT", 3, 250)}, "DEMO-CROISSANTS-3:1.50"},
+	} {
+		ev, err := ix.Evaluate("LOC123", monday, tc.lines)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, l := range ev.Lines {
+			var s []string
+			for _, a := range l.Applied {
+				s = append(s, a.ID+":"+a.Discount.String())
+			}
+			got = append(got, strings.Join(s, "+"))
+		}
+		if strings.Join(got, ",") != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, strings.Join(got, ","), tc.want)
 		}
 	}
 }

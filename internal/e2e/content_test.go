@@ -90,9 +90,18 @@ func withQuery(t *testing.T, path, name, value string) string {
 func promotionText(p *posgate.Promotion) string {
 	var parts []string
 	for _, r := range p.Results {
-		if r.PromotionType == posgate.PromotionPercentage {
+		switch r.PromotionType {
+		case posgate.PromotionPercentage:
 			parts = append(parts, strconv.FormatFloat(r.Value, 'f', -1, 64)+"% off")
-		} else {
+		case posgate.PromotionFixedPrice: // "for 3.00"
+			parts = append(parts, "for "+strconv.FormatFloat(r.Value, 'f', 2, 64))
+		case posgate.PromotionBuyXGetY: // "buy 1, get 1 free", "buy 2, get 1 50% off"
+			off := "free"
+			if r.Value != 100 {
+				off = strconv.FormatFloat(r.Value, 'f', -1, 64) + "% off"
+			}
+			parts = append(parts, "buy "+strconv.Itoa(r.BuyQuantity)+", get "+strconv.Itoa(r.GetQuantity)+" "+off)
+		default:
 			parts = append(parts, strconv.FormatFloat(r.Value, 'f', 2, 64)+" off")
 		}
 	}

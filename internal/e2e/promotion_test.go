@@ -136,7 +136,9 @@ func TestPromotionImport(t *testing.T) {
 				`"locationIds":["CUM-1","CUM-2"],"categoryIds":["COFFEE"],"productIds":["SKU-1","SKU-2"],` +
 				`"promotionValidities":[{"startDate":"2030-04-30T22:00:00Z","endDate":"2030-05-31T23:59:59.5Z",` +
 				`"recurrence":{"daysOfWeek":["Sunday","Saturday"],"startDate":"2030-05-01T08:00:00","endDate":"2030-05-01T11:00:00"}}],` +
-				`"promotionResults":[{"promotionType":"Amount","value":2},{"promotionType":"Percentage","value":12.5}],` +
+				`"promotionResults":[{"promotionType":"Amount","value":2,"buyQuantity":0,"getQuantity":0,"getProductIds":[],"maxApplications":0},` +
+				`{"promotionType":"Percentage","value":12.5,"buyQuantity":0,"getQuantity":0,"getProductIds":[],"maxApplications":0}],` +
+				`"priority":0,"stackable":false,"minQuantity":0,"minBasketAmount":0,"requiresCoupon":false,` +
 				`"createdAt":"` + stamp + `","updatedAt":"` + stamp + `"}}`
 			if string(r.Body) != want {
 				t.Fatalf("stored P1:\n got %s\nwant %s", r.Body, want)
@@ -207,7 +209,7 @@ func TestPromotionImport(t *testing.T) {
 				{"N2", 4, "The name field must be at most 500 bytes.", "name: 501 bytes"},
 				{"D1", 5, "The endDate must not be before the startDate.", "promotionValidities[0]: endDate 2030-01-31T23:59:59 is before startDate 2030-02-01T00:00:00"},
 				{"D2", 6, "The endDate must not be before the startDate.", "promotionValidities[0].recurrence: endDate 2030-01-01T09:00:00Z is before startDate 2030-01-01T10:00:00Z"},
-				{"T1", 7, "The promotionType must be Amount or Percentage.", `promotionResults[0].promotionType: "Fixed"`},
+				{"T1", 7, "The promotionType must be Amount, Percentage, FixedPrice or BuyXGetY.", `promotionResults[0].promotionType: "Fixed"`},
 				{"V1", 8, "The value must not be negative.", "promotionResults[0].value: -0.5"},
 				{"V2", 9, "A Percentage value must be between 0 and 100.", "promotionResults[0].value: 100.01"},
 				{"W1", 10, "The daysOfWeek must be day names from Sunday to Saturday (Sunday, Monday, Tuesday, Wednesday, Thursday, Friday, Saturday).",
@@ -293,7 +295,7 @@ func TestPromotionImport(t *testing.T) {
 			p := r.JSON(t)["data"].(map[string]any)
 			if p["name"] != "XML & more" || p["useForAllCategories"] != true || fmt.Sprint(p["locationIds"]) != "[XML-1 XML-2]" ||
 				fmt.Sprint(p["promotionValidities"]) != "[map[endDate:<nil> recurrence:map[daysOfWeek:[Monday Friday] endDate:<nil> startDate:<nil>] startDate:2030-01-01T00:00:00Z]]" ||
-				fmt.Sprint(p["promotionResults"]) != "[map[promotionType:Percentage value:10]]" {
+				fmt.Sprint(p["promotionResults"]) != "[map[buyQuantity:0 getProductIds:[] getQuantity:0 maxApplications:0 promotionType:Percentage value:10]]" {
 				t.Fatalf("X1 from XML: %s", r.Body)
 			}
 			// A malformed XML body stores nothing.

@@ -184,7 +184,7 @@ func TestActiveCoupons(t *testing.T) {
 			}
 		}
 		open := func(code, until string) string {
-			return `{"rewardProvider":"TwoReward","code":"` + code + `","name":null,"title":null,"pictureUrl":null,"availableUntil":` + until + `,"status":"Issued","info":null}`
+			return `{"rewardProvider":"TwoReward","code":"` + code + `","name":null,"title":null,"pictureUrl":null,"availableUntil":` + until + `,"status":"Issued","info":null,"promotionId":null}`
 		}
 		sl75 := demoCouponJSON["Sl75Ev"]
 

@@ -146,7 +146,7 @@ func TestTerminalChannelEvents(t *testing.T) {
 		mustStatus(t, s.admin(t, admin, "POST", "/admin/v1/pos-systems/clover/companies/demo-company/coupons",
 			`{"code":"PUSH-2","name":"Pushed","title":"A pushed coupon","userId":"john-doe"}`), 201)
 		if got, want := st.next(t), frame(id+4, "CouponIssued", `{"rewardProvider":"TwoReward","code":"PUSH-2","name":"Pushed",`+
-			`"title":"A pushed coupon","pictureUrl":null,"availableUntil":null,"status":"Issued","info":null}`); got != want {
+			`"title":"A pushed coupon","pictureUrl":null,"availableUntil":null,"status":"Issued","info":null,"promotionId":null}`); got != want {
 			t.Fatalf("got %q, want %q", got, want)
 		}
 		mustStatus(t, s.admin(t, admin, "POST", "/admin/v1/pos-systems/clover/locations/LOC123/terminals/TERM-06/disable", ""), 200)
@@ -167,7 +167,7 @@ func TestTerminalChannelEvents(t *testing.T) {
 		for _, want := range []string{
 			frame(id+1, "SettingsChanged", `{"changed":"content","posLocationId":"LOC123"}`),
 			frame(id+4, "CouponIssued", `{"rewardProvider":"TwoReward","code":"PUSH-2","name":"Pushed",`+
-				`"title":"A pushed coupon","pictureUrl":null,"availableUntil":null,"status":"Issued","info":null}`),
+				`"title":"A pushed coupon","pictureUrl":null,"availableUntil":null,"status":"Issued","info":null,"promotionId":null}`),
 			frame(id+6, "TerminalDisabled", `{"posLocationId":"LOC123","terminalId":"TERM-05"}`),
 			frame(id+7, "SettingsChanged", `{"changed":"terminal","posLocationId":"LOC123"}`),
 		} {

@@ -49,6 +49,10 @@ func streamItems(t testing.TB, body []byte, ct string) []*importfile.PromotionIt
 // hand-written decoder and with the reflective one, which must agree.
 func TestImportItemDecoderAgreesWithReflection(t *testing.T) {
 	body := importBody(50)
+	// And one with every field of the promotion model.
+	body = append(body[:len(body)-2:len(body)-2], `,{"id":"MODEL","name":"Every field","productIds":["SANDWICH"],"priority":-2,"stackable":true,`+
+		`"minQuantity":1.5,"minBasketAmount":10.25,"requiresCoupon":true,"promotionResults":[{"promotionType":"BuyXGetY","value":100,`+
+		`"buyQuantity":1,"getQuantity":2,"getProductIds":["MUFFIN"],"maxApplications":3}]}]}`...)
 	fast := streamItems(t, body, "application/json")
 	var slow struct {
 		Items []importfile.PlainPromotionItem `json:"items"`
@@ -66,6 +70,11 @@ func TestImportItemDecoderAgreesWithReflection(t *testing.T) {
 			t.Fatalf("item %d:\n fast %+v\n slow %+v", i, *fast[i], slow.Items[i])
 		}
 	}
+	if m := fast[len(fast)-1]; m.Priority != -2 || !m.Stackable || m.MinQuantity != 1.5 || m.MinBasketAmount != 10.25 || !m.RequiresCoupon ||
+		!reflect.DeepEqual(m.PromotionResults, []posgate.PromotionResult{{PromotionType: posgate.PromotionBuyXGetY, Value: 100,
+			BuyQuantity: 1, GetQuantity: 2, GetProductIDs: []string{"MUFFIN"}, MaxApplications: 3}}) {
+		t.Fatalf("the promotion model's fields: %+v", m)
+	}
 	want := posgate.PromotionValidity{StartDate: ptrTo(posgate.InstantTime(time.Date(2030, 7, 1, 0, 0, 0, 0, time.UTC))),
 		Recurrence: &posgate.PromotionRecurrence{DaysOfWeek: []string{"Saturday", "Sunday"},
 			StartDate: ptrTo(posgate.InstantTime(time.Date(2030, 7, 6, 8, 0, 0, 0, time.UTC))), EndDate: ptrTo(posgate.InstantTime(time.Date(2030, 7, 6, 18, 0, 0, 0, time.UTC)))}}
@@ -74,7 +83,7 @@ func TestImportItemDecoderAgreesWithReflection(t *testing.T) {
 	}
 	// Escaped names and strings, and nulls.
 	items := streamItems(t, []byte(`{"items":[{"\u0069d":"a\"b","name":null,"locationIds":null,"promotionResults":[null,{"value":null}]}]}`), "application/json")
-	if it := items[0]; it.ID != `a"b` || it.Name != "" || it.LocationIDs != nil || len(it.PromotionResults) != 2 || it.PromotionResults[1] != (posgate.PromotionResult{}) {
+	if it := items[0]; it.ID != `a"b` || it.Name != "" || it.LocationIDs != nil || len(it.PromotionResults) != 2 || !reflect.DeepEqual(it.PromotionResults[1], posgate.PromotionResult{}) {
 		t.Fatalf("escapes and nulls: %+v", it)
 	}
 }

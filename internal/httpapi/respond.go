@@ -81,6 +81,23 @@ type envelope struct {
 	Data any `json:"data"`
 }
 
+// jsonAppender is an answer that writes its own JSON, as encoding/json
+// would (service.Evaluation: encoding/json re-reads every byte a
+// MarshalJSON method writes, which for an evaluation's breakdown was the
+// endpoint's largest cost).
+type jsonAppender interface {
+	AppendJSON(dst []byte) ([]byte, error)
+}
+
+// appenderData returns the data of an envelope that writes its own JSON.
+func appenderData(v any) (jsonAppender, bool) {
+	if e, ok := v.(envelope); ok {
+		a, ok := e.Data.(jsonAppender)
+		return a, ok
+	}
+	return nil, false
+}
+
 // enveloped answers 200 with out in the data envelope, or the error.
 func enveloped[T any](out *T, err error) (int, any, error) {
 	if err != nil {
@@ -162,7 +179,15 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
 	}
 	buf := encodeBuffers.Get().(*bytes.Buffer)
 	defer putEncodeBuffer(buf)
-	b, err := encode.JSONInto(buf, v)
+	var b []byte
+	var err error
+	if a, ok := appenderData(v); ok {
+		if b, err = a.AppendJSON(append(buf.Bytes()[:0], `{"data":`...)); err == nil {
+			b = append(b, '}')
+		}
+	} else {
+		b, err = encode.JSONInto(buf, v)
+	}
 	if err != nil {
 		// Only a programming error (an unmarshalable type) gets here.
 		http.Error(w, "Internal error.", http.StatusInternalServerError)

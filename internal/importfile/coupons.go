@@ -50,7 +50,7 @@ func CouponItems(r io.Reader, contentType string) iter.Seq2[*service.CouponInput
 // JSON properties; only code is required. locationIds holds ids separated
 // by ";", and info a JSON array.
 var CouponCSVColumns = []string{"code", "rewardProvider", "name", "title", "pictureUrl", "availableUntil", "status", "info",
-	"userId", "email", "phone", "locationIds"}
+	"userId", "email", "phone", "locationIds", "promotionId"}
 
 // ReadCouponsCSV reads a coupon CSV file: a header row naming columns of
 // CouponCSVColumns in any order, then one coupon per row. An empty cell is
@@ -165,6 +165,8 @@ func couponFromCSV(cols, rec []string) (*service.CouponInput, error) {
 			in.Email = v
 		case "phone":
 			in.Phone = v
+		case "promotionId":
+			in.PromotionID = v
 		case "locationIds":
 			for _, id := range strings.Split(v, ";") {
 				if id = strings.TrimSpace(id); id != "" {

@@ -112,7 +112,7 @@ func couponsCSV(t *testing.T, ins []*service.CouponInput) []byte {
 			info = string(j)
 		}
 		w.Write([]string{in.Code, string(in.RewardProvider), opt(in.Name), opt(in.Title), opt(in.PictureURL), until,
-			string(in.Status), info, in.UserID, in.Email, in.Phone, strings.Join(in.LocationIDs, ";")})
+			string(in.Status), info, in.UserID, in.Email, in.Phone, strings.Join(in.LocationIDs, ";"), in.PromotionID})
 	}
 	w.Flush()
 	return b.Bytes()
@@ -120,7 +120,7 @@ func couponsCSV(t *testing.T, ins []*service.CouponInput) []byte {
 
 func FuzzReadCouponsCSV(f *testing.F) {
 	for _, seed := range []string{
-		"code,name,availableUntil,info,locationIds\nA1,Ten off,2030-01-01T00:00:00+02:00,\"[{\"\"title\"\":\"\"T\"\",\"\"items\"\":{\"\"k\"\":\"\"v\"\"}}]\",L1; L2;;\n",
+		"code,name,availableUntil,info,locationIds,promotionId\nA1,Ten off,2030-01-01T00:00:00+02:00,\"[{\"\"title\"\":\"\"T\"\",\"\"items\"\":{\"\"k\"\":\"\"v\"\"}}]\",L1; L2;;,P-1\n",
 		"\ufeffcode,email\nB2,a@b.c\n", "name\nx\n", "code,code\n", "code\n\"unterminated\n", "code,availableUntil\nX,0000-01-01T00:00:00+01:00\n",
 		"code,info\nX,{}\n",
 	} {
@@ -133,7 +133,7 @@ func FuzzReadCouponsCSV(f *testing.F) {
 			return
 		}
 		for _, in := range ins {
-			texts := []string{in.Code, in.UserID, in.Email, in.Phone}
+			texts := []string{in.Code, in.UserID, in.Email, in.Phone, in.PromotionID}
 			for _, p := range []*string{in.Name, in.Title, in.PictureURL} {
 				if p != nil {
 					texts = append(texts, *p)

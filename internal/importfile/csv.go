@@ -32,7 +32,9 @@ var CategoryColumns = []string{"posProductCategoryId", "name", "posProductParent
 // csvColumns are the columns a CSV file of promotions may have (README:
 // "CSV format").
 var csvColumns = []string{"id", "name", "useForAllCategories", "useForAllProducts", "locationIds", "categoryIds", "productIds",
-	"startDate", "endDate", "daysOfWeek", "recurrenceStartDate", "recurrenceEndDate", "promotionType", "value"}
+	"startDate", "endDate", "daysOfWeek", "recurrenceStartDate", "recurrenceEndDate", "promotionType", "value",
+	"priority", "stackable", "minQuantity", "minBasketAmount", "requiresCoupon",
+	"buyQuantity", "getQuantity", "getProductIds", "maxApplications"}
 
 // csvItem is an import item as the CSV conversion builds it; nil fields
 // are left out of the JSON.
@@ -46,7 +48,28 @@ type csvItem struct {
 	ProductIDs          []string      `json:"productIds,omitempty"`
 	Validities          []csvValidity `json:"promotionValidities,omitempty"`
 	Results             []csvResult   `json:"promotionResults,omitempty"`
+	Priority            csvNumber     `json:"priority,omitempty"`
+	Stackable           *bool         `json:"stackable,omitempty"`
+	MinQuantity         csvNumber     `json:"minQuantity,omitempty"`
+	MinBasketAmount     csvNumber     `json:"minBasketAmount,omitempty"`
+	RequiresCoupon      *bool         `json:"requiresCoupon,omitempty"`
 	first               []string      // the promotion's cells of its first row
+}
+
+// csvNumber is a number cell as JSON (nil: empty, left out).
+type csvNumber = json.RawMessage
+
+// numberCell converts a number cell; nil when it is empty.
+func numberCell(cell func(string) string, name string) (csvNumber, error) {
+	v := cell(name)
+	if v == "" {
+		return nil, nil
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || !json.Valid([]byte(v)) {
+		return nil, fmt.Errorf("%s %q is not a number (use a decimal point: 2.5)", name, v)
+	}
+	return csvNumber(strconv.FormatFloat(f, 'f', -1, 64)), nil
 }
 
 type csvValidity struct {
@@ -62,14 +85,19 @@ type csvRecurrence struct {
 }
 
 type csvResult struct {
-	PromotionType string          `json:"promotionType,omitempty"`
-	Value         json.RawMessage `json:"value,omitempty"`
+	PromotionType   string          `json:"promotionType,omitempty"`
+	Value           json.RawMessage `json:"value,omitempty"`
+	BuyQuantity     csvNumber       `json:"buyQuantity,omitempty"`
+	GetQuantity     csvNumber       `json:"getQuantity,omitempty"`
+	GetProductIDs   []string        `json:"getProductIds,omitempty"`
+	MaxApplications csvNumber       `json:"maxApplications,omitempty"`
 }
 
 // promotionCells are the columns that describe the promotion rather than
 // one of its validities or results: a row continuing a promotion leaves
 // them empty or repeats them.
-var promotionCells = []string{"name", "useForAllCategories", "useForAllProducts", "locationIds", "categoryIds", "productIds"}
+var promotionCells = []string{"name", "useForAllCategories", "useForAllProducts", "locationIds", "categoryIds", "productIds",
+	"priority", "stackable", "minQuantity", "minBasketAmount", "requiresCoupon"}
 
 // PromotionsCSV converts a CSV file of promotions to an import body written to
 // w, and returns the line each item starts on. Consecutive rows with the
@@ -193,7 +221,8 @@ func (it *csvItem) promotion(cell func(string) string) error {
 	for _, f := range []struct {
 		name string
 		dst  **bool
-	}{{"useForAllCategories", &it.UseForAllCategories}, {"useForAllProducts", &it.UseForAllProducts}} {
+	}{{"useForAllCategories", &it.UseForAllCategories}, {"useForAllProducts", &it.UseForAllProducts},
+		{"stackable", &it.Stackable}, {"requiresCoupon", &it.RequiresCoupon}} {
 		v := cell(f.name)
 		if v == "" {
 			continue
@@ -207,6 +236,15 @@ func (it *csvItem) promotion(cell func(string) string) error {
 	it.LocationIDs = splitCell(cell("locationIds"))
 	it.CategoryIDs = splitCell(cell("categoryIds"))
 	it.ProductIDs = splitCell(cell("productIds"))
+	for _, f := range []struct {
+		name string
+		dst  *csvNumber
+	}{{"priority", &it.Priority}, {"minQuantity", &it.MinQuantity}, {"minBasketAmount", &it.MinBasketAmount}} {
+		var err error
+		if *f.dst, err = numberCell(cell, f.name); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -228,7 +266,16 @@ func (it *csvItem) row(cell func(string) string) error {
 	}
 	typ, value := cell("promotionType"), cell("value")
 	if typ != "" || value != "" {
-		res := csvResult{PromotionType: typ}
+		res := csvResult{PromotionType: typ, GetProductIDs: splitCell(cell("getProductIds"))}
+		for _, f := range []struct {
+			name string
+			dst  *csvNumber
+		}{{"buyQuantity", &res.BuyQuantity}, {"getQuantity", &res.GetQuantity}, {"maxApplications", &res.MaxApplications}} {
+			var err error
+			if *f.dst, err = numberCell(cell, f.name); err != nil {
+				return err
+			}
+		}
 		if value != "" {
 			f, err := strconv.ParseFloat(value, 64)
 			if err != nil || !json.Valid([]byte(value)) {

@@ -23,6 +23,11 @@ type PromotionItem struct {
 	ProductIDs          []string                    `json:"productIds"`
 	PromotionValidities []posgate.PromotionValidity `json:"promotionValidities"`
 	PromotionResults    []posgate.PromotionResult   `json:"promotionResults"`
+	Priority            int                         `json:"priority"`
+	Stackable           bool                        `json:"stackable"`
+	MinQuantity         float64                     `json:"minQuantity"`
+	MinBasketAmount     float64                     `json:"minBasketAmount"`
+	RequiresCoupon      bool                        `json:"requiresCoupon"`
 }
 
 // PlainPromotionItem is PromotionItem without its decoding method: the
@@ -44,6 +49,11 @@ func (it *PromotionItem) Promotion(posSystemID, companyID string) *posgate.Promo
 		ProductIDs:          it.ProductIDs,
 		Validities:          it.PromotionValidities,
 		Results:             it.PromotionResults,
+		Priority:            it.Priority,
+		Stackable:           it.Stackable,
+		MinQuantity:         it.MinQuantity,
+		MinBasketAmount:     it.MinBasketAmount,
+		RequiresCoupon:      it.RequiresCoupon,
 	}
 }
 
@@ -80,6 +90,16 @@ func (it *PromotionItem) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			it.PromotionValidities, err = readArray(dec, it.PromotionValidities[:0], readValidity)
 		case "promotionResults":
 			it.PromotionResults, err = readArray(dec, it.PromotionResults[:0], readResult)
+		case "priority":
+			err = readOther(dec, &it.Priority)
+		case "stackable":
+			it.Stackable, err = readBool(dec)
+		case "minQuantity":
+			it.MinQuantity, err = readNumber(dec)
+		case "minBasketAmount":
+			it.MinBasketAmount, err = readNumber(dec)
+		case "requiresCoupon":
+			it.RequiresCoupon, err = readBool(dec)
 		default:
 			err = dec.SkipValue()
 		}
@@ -291,6 +311,14 @@ func readResult(dec *jsontext.Decoder) (posgate.PromotionResult, error) {
 			r.PromotionType = posgate.PromotionType(s)
 		case "value":
 			r.Value, err = readNumber(dec)
+		case "buyQuantity":
+			err = readOther(dec, &r.BuyQuantity)
+		case "getQuantity":
+			err = readOther(dec, &r.GetQuantity)
+		case "getProductIds":
+			r.GetProductIDs, err = readStrings(dec)
+		case "maxApplications":
+			err = readOther(dec, &r.MaxApplications)
 		default:
 			err = dec.SkipValue()
 		}

@@ -20,7 +20,8 @@ import (
 // scanUser read them; queries name the tables c and u.
 const (
 	couponCols = `c.pos_system_id, c.company_id, c.code, c.reward_provider, c.name, c.title, c.picture_url, c.available_until,
-		c.status, c.info, coalesce(c.user_id, ''), coalesce(c.email, ''), coalesce(c.phone, ''), c.location_ids, c.created_at, c.updated_at`
+		c.status, c.info, coalesce(c.user_id, ''), coalesce(c.email, ''), coalesce(c.phone, ''), c.location_ids, c.created_at, c.updated_at,
+		coalesce(c.promotion_id, '')`
 	userCols = `u.pos_system_id, u.company_id, u.user_id, u.first_name, u.last_name, u.gender, u.phone, u.email,
 		u.stamps, u.points, u.created_at, u.updated_at`
 )
@@ -118,7 +119,7 @@ var rangeScanLimit = 500
 // order of couponRow and userRow.
 var (
 	couponCopyCols = []string{"pos_system_id", "company_id", "code_norm", "code", "reward_provider", "name", "title", "picture_url",
-		"available_until", "status", "info", "user_id", "email", "email_norm", "phone", "phone_digits", "location_ids", "created_at", "updated_at"}
+		"available_until", "status", "info", "user_id", "email", "email_norm", "phone", "phone_digits", "location_ids", "created_at", "updated_at", "promotion_id"}
 	userCopyCols = []string{"pos_system_id", "company_id", "user_id", "first_name", "last_name", "gender", "phone", "email",
 		"stamps", "points", "first_norm", "last_norm", "email_norm", "phone_digits", "search_terms", "created_at", "updated_at"}
 )
@@ -127,7 +128,7 @@ func scanCoupon(r pgx.Row) (*posgate.Coupon, error) {
 	c := &posgate.Coupon{}
 	var info []byte
 	if err := r.Scan(&c.POSSystemID, &c.CompanyID, &c.Code, &c.RewardProvider, &c.Name, &c.Title, &c.PictureURL, &c.AvailableUntil,
-		&c.Status, &info, &c.UserID, &c.Email, &c.Phone, &c.LocationIDs, &c.CreatedAt, &c.UpdatedAt); err != nil {
+		&c.Status, &info, &c.UserID, &c.Email, &c.Phone, &c.LocationIDs, &c.CreatedAt, &c.UpdatedAt, &c.PromotionID); err != nil {
 		return nil, err
 	}
 	return c, decodeInfo(c, info)
@@ -166,7 +167,7 @@ func couponRow(c *posgate.Coupon, now time.Time) ([]any, error) {
 	keys := c.Keys()
 	return []any{c.POSSystemID, c.CompanyID, keys.Code, c.Code, string(c.RewardProvider), c.Name, c.Title, c.PictureURL,
 		c.AvailableUntil, string(c.Status), info, storekit.NullIfEmpty(c.UserID), storekit.NullIfEmpty(c.Email), storekit.NullIfEmpty(keys.Email),
-		storekit.NullIfEmpty(c.Phone), storekit.NullIfEmpty(keys.Phone), c.LocationIDs, now, now}, nil
+		storekit.NullIfEmpty(c.Phone), storekit.NullIfEmpty(keys.Phone), c.LocationIDs, now, now, storekit.NullIfEmpty(c.PromotionID)}, nil
 }
 
 // userRow is the row CopyFrom and CreateLoyaltyUser write for u.
@@ -742,7 +743,7 @@ func appendCouponRows(page *posgate.CouponPage) func(pgx.Rows) error {
 			c := &posgate.Coupon{}
 			var info []byte
 			if err := r.Scan(&c.POSSystemID, &c.CompanyID, &c.Code, &c.RewardProvider, &c.Name, &c.Title, &c.PictureURL, &c.AvailableUntil,
-				&c.Status, &info, &c.UserID, &c.Email, &c.Phone, &c.LocationIDs, &c.CreatedAt, &c.UpdatedAt, &page.Total); err != nil {
+				&c.Status, &info, &c.UserID, &c.Email, &c.Phone, &c.LocationIDs, &c.CreatedAt, &c.UpdatedAt, &c.PromotionID, &page.Total); err != nil {
 				return nil, err
 			}
 			return c, decodeInfo(c, info)

@@ -36,12 +36,27 @@ import (
 //
 // Version 2 is version 1 with one more byte after each validity's presence
 // byte: which of the times present are wall-clock times
-// (posgate.PromotionTime.IsWall), with the same bits; such a time is kept as
-// its date and clock read as UTC. A promotion without wall-clock times is
-// written as version 1.
+// (posgate.PromotionTime.IsWall), with the same bits (such a time is kept as
+// its date and clock read as UTC); after each result's value:
+//
+//	uvarint  buyQuantity, getQuantity
+//	strings  getProductIds
+//	uvarint  maxApplications
+//
+// and, at the end of the record:
+//
+//	byte     flags: 1 stackable, 2 requiresCoupon, 4 priority,
+//	         8 minQuantity, 16 minBasketAmount
+//	varint   priority (if flagged)
+//	8 bytes  minQuantity, then minBasketAmount (each if flagged)
+const version = 2
+
 const (
-	version     = 1
-	versionWall = 2
+	extStackable = 1 << iota
+	extRequiresCoupon
+	extPriority
+	extMinQuantity
+	extMinBasketAmount
 )
 
 const (
@@ -66,11 +81,7 @@ func Append(dst []byte, p *posgate.Promotion) []byte {
 	if p.UseForAllProducts {
 		flags |= flagAllProducts
 	}
-	ver := byte(version)
-	if hasWall(p) {
-		ver = versionWall
-	}
-	dst = append(dst, ver, flags)
+	dst = append(dst, version, flags)
 	dst = appendString(dst, p.Name)
 	dst = appendStrings(dst, p.LocationIDs)
 	dst = appendStrings(dst, p.CategoryIDs)
@@ -104,16 +115,13 @@ func Append(dst []byte, p *posgate.Promotion) []byte {
 				}
 			}
 		}
-		dst = append(dst, has)
-		if ver == versionWall {
-			var wall byte
-			for n, t := range times {
-				if t != nil && t.IsWall() {
-					wall |= timeBits[n]
-				}
+		var wall byte
+		for n, t := range times {
+			if t != nil && t.IsWall() {
+				wall |= timeBits[n]
 			}
-			dst = append(dst, wall)
 		}
+		dst = append(dst, has, wall)
 		for _, t := range times {
 			if t != nil {
 				dst = binary.AppendVarint(dst, t.Time().UnixMicro())
@@ -127,28 +135,42 @@ func Append(dst []byte, p *posgate.Promotion) []byte {
 	for _, r := range p.Results {
 		dst = appendString(dst, string(r.PromotionType))
 		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(r.Value))
+		dst = binary.AppendUvarint(dst, uint64(r.BuyQuantity))
+		dst = binary.AppendUvarint(dst, uint64(r.GetQuantity))
+		dst = appendStrings(dst, r.GetProductIDs)
+		dst = binary.AppendUvarint(dst, uint64(r.MaxApplications))
+	}
+	var ext byte
+	if p.Stackable {
+		ext |= extStackable
+	}
+	if p.RequiresCoupon {
+		ext |= extRequiresCoupon
+	}
+	if p.Priority != 0 {
+		ext |= extPriority
+	}
+	if p.MinQuantity != 0 {
+		ext |= extMinQuantity
+	}
+	if p.MinBasketAmount != 0 {
+		ext |= extMinBasketAmount
+	}
+	dst = append(dst, ext)
+	if p.Priority != 0 {
+		dst = binary.AppendVarint(dst, int64(p.Priority))
+	}
+	if p.MinQuantity != 0 {
+		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(p.MinQuantity))
+	}
+	if p.MinBasketAmount != 0 {
+		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(p.MinBasketAmount))
 	}
 	return dst
 }
 
 // timeBits are the presence bits of a validity's four times, in order.
 var timeBits = [4]byte{hasStart, hasEnd, hasRecurrenceStart, hasRecurrenceEnd}
-
-// hasWall reports whether any of p's times is a wall-clock time.
-func hasWall(p *posgate.Promotion) bool {
-	for _, v := range p.Validities {
-		ts := []*posgate.PromotionTime{v.StartDate, v.EndDate}
-		if r := v.Recurrence; r != nil {
-			ts = append(ts, r.StartDate, r.EndDate)
-		}
-		for _, t := range ts {
-			if t != nil && t.IsWall() {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 func appendString(dst []byte, s string) []byte {
 	return append(binary.AppendUvarint(dst, uint64(len(s))), s...)
@@ -239,6 +261,28 @@ func (r *recordReader) strings() []string {
 	return out
 }
 
+func (r *recordReader) float() float64 {
+	if r.err == nil && len(r.b) < 8 {
+		r.err = errRecord
+	}
+	if r.err != nil {
+		return 0
+	}
+	f := math.Float64frombits(binary.LittleEndian.Uint64(r.b))
+	r.b = r.b[8:]
+	return f
+}
+
+// int reads a uvarint that must fit in an int32 (the record's counts).
+func (r *recordReader) int() int {
+	v := r.uvarint()
+	if v > math.MaxInt32 {
+		r.err = errRecord
+		return 0
+	}
+	return int(v)
+}
+
 // time reads a time; wall says whether it is a wall-clock time.
 func (r *recordReader) time(wall bool) *posgate.PromotionTime {
 	t := time.UnixMicro(r.varint()).UTC()
@@ -253,7 +297,7 @@ func (r *recordReader) time(wall bool) *posgate.PromotionTime {
 func Decode(b []byte, p *posgate.Promotion) error {
 	r := &recordReader{b: b}
 	ver := r.byte()
-	if r.err == nil && ver != version && ver != versionWall {
+	if r.err == nil && ver != 1 && ver != version {
 		return fmt.Errorf("promotion record version %d: written by a newer posgate?", ver)
 	}
 	flags := r.byte()
@@ -268,7 +312,7 @@ func Decode(b []byte, p *posgate.Promotion) error {
 		v := &p.Validities[i]
 		has := r.byte()
 		var wall byte
-		if ver == versionWall {
+		if ver > 1 {
 			wall = r.byte()
 		}
 		if has&hasStart != 0 {
@@ -296,13 +340,30 @@ func Decode(b []byte, p *posgate.Promotion) error {
 	}
 	p.Results = make([]posgate.PromotionResult, r.count())
 	for i := range p.Results {
-		p.Results[i].PromotionType = posgate.PromotionType(r.string())
-		if r.err == nil && len(r.b) < 8 {
-			r.err = errRecord
+		res := &p.Results[i]
+		res.PromotionType = posgate.PromotionType(r.string())
+		res.Value = r.float()
+		if ver == 1 {
+			res.GetProductIDs = []string{}
+			continue
 		}
-		if r.err == nil {
-			p.Results[i].Value = math.Float64frombits(binary.LittleEndian.Uint64(r.b))
-			r.b = r.b[8:]
+		res.BuyQuantity, res.GetQuantity = r.int(), r.int()
+		res.GetProductIDs = r.strings()
+		res.MaxApplications = r.int()
+	}
+	p.Priority, p.Stackable, p.RequiresCoupon, p.MinQuantity, p.MinBasketAmount = 0, false, false, 0, 0
+	if ver > 1 {
+		ext := r.byte()
+		p.Stackable = ext&extStackable != 0
+		p.RequiresCoupon = ext&extRequiresCoupon != 0
+		if ext&extPriority != 0 {
+			p.Priority = int(r.varint())
+		}
+		if ext&extMinQuantity != 0 {
+			p.MinQuantity = r.float()
+		}
+		if ext&extMinBasketAmount != 0 {
+			p.MinBasketAmount = r.float()
 		}
 	}
 	if r.err == nil && len(r.b) > 0 {
@@ -315,7 +376,7 @@ func Decode(b []byte, p *posgate.Promotion) error {
 // replaces the promotion.
 func Locations(b []byte) ([]string, error) {
 	r := &recordReader{b: b}
-	if v := r.byte(); r.err == nil && v != version && v != versionWall {
+	if v := r.byte(); r.err == nil && v != 1 && v != version {
 		return nil, fmt.Errorf("promotion record version %d: written by a newer posgate?", v)
 	}
 	r.byte()

@@ -29,7 +29,8 @@ func TestRoundTrip(t *testing.T) {
 				{EndDate: at("2030-01-01T00:00:00Z"), Recurrence: &posgate.PromotionRecurrence{DaysOfWeek: []string{"Sunday", "Wednesday", "Saturday"},
 					StartDate: at("2030-01-01T08:00:00Z"), EndDate: at("2030-01-01T20:00:00Z")}},
 			},
-			Results: []posgate.PromotionResult{{PromotionType: "Amount", Value: 0.1 + 0.2}, {PromotionType: "Percentage", Value: math.MaxFloat64}}},
+			Results: []posgate.PromotionResult{{PromotionType: "Amount", Value: 0.1 + 0.2, GetProductIDs: []string{}},
+				{PromotionType: "Percentage", Value: math.MaxFloat64, GetProductIDs: []string{}}}},
 		// Wall-clock times (version 2), beside instants.
 		{LocationIDs: []string{}, CategoryIDs: []string{}, ProductIDs: []string{}, Results: []posgate.PromotionResult{},
 			Validities: []posgate.PromotionValidity{
@@ -38,16 +39,21 @@ func TestRoundTrip(t *testing.T) {
 					DaysOfWeek: []string{"Sunday", "Saturday"}, StartDate: at("2026-01-03T07:00:00"), EndDate: at("2026-01-03T11:00:00")}},
 				{Recurrence: &posgate.PromotionRecurrence{DaysOfWeek: []string{}, EndDate: at("2026-01-03")}},
 			}},
+		{Name: "every new field", LocationIDs: []string{}, CategoryIDs: []string{}, ProductIDs: []string{"SANDWICH"},
+			Validities: []posgate.PromotionValidity{}, Priority: -1_000_000, Stackable: true, RequiresCoupon: true,
+			MinQuantity: 2.5, MinBasketAmount: 10.99,
+			Results: []posgate.PromotionResult{{PromotionType: "BuyXGetY", Value: 100, BuyQuantity: 1, GetQuantity: 10_000,
+				GetProductIDs: []string{"MUFFIN", "COOKIE"}, MaxApplications: 1_000_000}}},
+		{Name: "priority only", LocationIDs: []string{}, CategoryIDs: []string{}, ProductIDs: []string{}, Priority: 7,
+			Validities: []posgate.PromotionValidity{}, Results: []posgate.PromotionResult{{PromotionType: "FixedPrice", Value: 1, GetProductIDs: []string{}}}},
 	} {
 		b := Append([]byte("prefix"), p)[len("prefix"):]
 		var got posgate.Promotion
 		if err := Decode(b, &got); err != nil {
 			t.Fatal(err)
 		}
-		// Version 1 unless the promotion has a wall-clock time: records of
-		// promotions of instants stay what older binaries read.
-		if want := byte(1); b[0] != want && !(hasWall(p) && b[0] == versionWall) {
-			t.Fatalf("version %d, want %d (wall-clock times: %v)", b[0], want, hasWall(p))
+		if b[0] != version {
+			t.Fatalf("version %d, want %d", b[0], version)
 		}
 		if !reflect.DeepEqual(&got, p) {
 			t.Fatalf("round trip:\n got %+v\nwant %+v", got, *p)
@@ -68,5 +74,24 @@ func TestRoundTrip(t *testing.T) {
 	}
 	if err := Decode([]byte{3, 0}, &posgate.Promotion{}); err == nil {
 		t.Fatal("a record of a newer version decoded")
+	}
+}
+
+// TestVersion1 decodes a record written before the promotion model's
+// conditions and buy-X-get-Y results: they read as absent.
+func TestVersion1(t *testing.T) {
+	// version 1, flags 2, name "N", no locations, categories, products or
+	// validities, one Percentage result of 10.
+	b := []byte{1, 2, 1, 'N', 0, 0, 0, 0, 1, 10}
+	b = append(b, "Percentage"...)
+	b = append(b, 0, 0, 0, 0, 0, 0, 0x24, 0x40)
+	p := posgate.Promotion{Priority: 3, Stackable: true, MinQuantity: 1}
+	if err := Decode(b, &p); err != nil {
+		t.Fatal(err)
+	}
+	want := posgate.Promotion{Name: "N", UseForAllProducts: true, LocationIDs: []string{}, CategoryIDs: []string{}, ProductIDs: []string{},
+		Validities: []posgate.PromotionValidity{}, Results: []posgate.PromotionResult{{PromotionType: "Percentage", Value: 10, GetProductIDs: []string{}}}}
+	if !reflect.DeepEqual(p, want) {
+		t.Fatalf("got %+v\nwant %+v", p, want)
 	}
 }

@@ -145,14 +145,24 @@ func (s *Service) slidesFor(ctx context.Context, l CarouselLink) ([]CarouselSlid
 // slides carry their own duration.
 const promotionSlideSeconds = 8
 
-// promotionText says what a promotion gives, e.g. "10% off" or "5.00 off".
+// promotionText says what a promotion gives, e.g. "10% off", "5.00 off",
+// "for 3.00" or "buy 1, get 1 free".
 func promotionText(results []posgate.PromotionResult) string {
 	parts := make([]string, 0, len(results))
 	for _, r := range results {
 		v := strconv.FormatFloat(r.Value, 'f', -1, 64)
-		if r.PromotionType == posgate.PromotionPercentage {
+		switch r.PromotionType {
+		case posgate.PromotionPercentage:
 			parts = append(parts, v+"% off")
-		} else {
+		case posgate.PromotionFixedPrice:
+			parts = append(parts, "for "+strconv.FormatFloat(r.Value, 'f', 2, 64))
+		case posgate.PromotionBuyXGetY:
+			off := "free"
+			if r.Value < 100 {
+				off = v + "% off"
+			}
+			parts = append(parts, fmt.Sprintf("buy %d, get %d %s", r.BuyQuantity, r.GetQuantity, off))
+		default:
 			parts = append(parts, strconv.FormatFloat(r.Value, 'f', 2, 64)+" off")
 		}
 	}

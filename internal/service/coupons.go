@@ -91,11 +91,18 @@ type CouponCodeDisplay struct {
 	AvailableUntil *time.Time             `json:"availableUntil"`
 	Status         posgate.CouponStatus   `json:"status"`
 	Info           []posgate.CouponInfo   `json:"info"`
+	// PromotionID is the promotion the coupon carries (null for none):
+	// posgate's addition.
+	PromotionID *string `json:"promotionId"`
 }
 
 func displayCoupon(c *posgate.Coupon, now time.Time) CouponCodeDisplay {
-	return CouponCodeDisplay{RewardProvider: c.RewardProvider, Code: c.Code, Name: c.Name, Title: c.Title,
+	d := CouponCodeDisplay{RewardProvider: c.RewardProvider, Code: c.Code, Name: c.Name, Title: c.Title,
 		PictureURL: c.PictureURL, AvailableUntil: c.AvailableUntil, Status: c.StatusAt(now), Info: c.Info}
+	if c.PromotionID != "" {
+		d.PromotionID = &c.PromotionID
+	}
+	return d
 }
 
 // displayCoupons is a page of coupons as answered, in one allocation: the

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -8,8 +9,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/codec/encode"
 )
 
 // Promotion evaluation (docs/api.md §18): what a basket would get, nothing
@@ -111,15 +114,205 @@ type Evaluation struct {
 	Promotions    []posgate.AppliedPromotion `json:"promotions"`
 	Subtotal      posgate.MinorUnits         `json:"subtotal"`
 	TotalDiscount posgate.MinorUnits         `json:"totalDiscount"`
+	Total         posgate.MinorUnits         `json:"total"`
+	Lines         EvaluationLines            `json:"lines"`
 	Coupons       []CouponCheck              `json:"coupons"`
 	Loyalty       *LoyaltyPreview            `json:"loyalty"`
 }
 
-// CouponCheck says whether a coupon of the basket could be redeemed.
+// EvaluationLine is one line's breakdown: its amount, the promotions
+// applied to it in the order applied, and the first ones that target it but
+// did not apply, with why (posgate.PromotionIndex.EvaluateInput).
+type EvaluationLine struct {
+	ProductID  string             `json:"productId"`
+	Subtotal   posgate.MinorUnits `json:"subtotal"`
+	Discount   posgate.MinorUnits `json:"discount"`
+	Total      posgate.MinorUnits `json:"total"`
+	Promotions []LinePromotion    `json:"promotions"`
+	NotApplied []LineRejection    `json:"notApplied"`
+}
+
+// LinePromotion is a promotion applied to a line.
+type LinePromotion struct {
+	ID         string             `json:"id"`
+	Discount   posgate.MinorUnits `json:"discount"`
+	CouponCode *string            `json:"couponCode"`
+}
+
+// LineRejection is a promotion that targets a line but did not apply.
+type LineRejection struct {
+	ID     string                  `json:"id"`
+	Reason posgate.RejectionReason `json:"reason"`
+	LostTo *string                 `json:"lostTo"`
+}
+
+// CouponCheck says whether a coupon of the basket could be redeemed, and
+// what the promotion it carries (null: none) takes off the basket.
 type CouponCheck struct {
-	Code         string  `json:"code"`
-	Redeemable   bool    `json:"redeemable"`
-	ErrorMessage *string `json:"errorMessage"`
+	Code         string             `json:"code"`
+	Redeemable   bool               `json:"redeemable"`
+	ErrorMessage *string            `json:"errorMessage"`
+	PromotionID  *string            `json:"promotionId"`
+	Discount     posgate.MinorUnits `json:"discount"`
+}
+
+// EvaluationLines are an evaluation's lines. They write their JSON
+// themselves: a 20-line basket's breakdown holds some 200 values, which
+// encoding/json's reflection (and its check of each amount's MarshalJSON)
+// made the largest cost of the evaluate endpoint.
+type EvaluationLines []EvaluationLine
+
+// MarshalJSON writes the lines as encoding/json would (without HTML
+// escaping, as posgate's answers are written).
+func (ls EvaluationLines) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 320*len(ls)+2)
+	b = append(b, '[')
+	for i := range ls {
+		l := &ls[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"productId":`...)
+		b = appendJSONString(b, l.ProductID)
+		b = append(append(b, `,"subtotal":`...), l.Subtotal.String()...)
+		b = append(append(b, `,"discount":`...), l.Discount.String()...)
+		b = append(append(b, `,"total":`...), l.Total.String()...)
+		b = append(b, `,"promotions":[`...)
+		for k, p := range l.Promotions {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(append(b, `{"id":`...), p.ID)
+			b = append(append(b, `,"discount":`...), p.Discount.String()...)
+			b = appendJSONOptString(append(b, `,"couponCode":`...), p.CouponCode)
+			b = append(b, '}')
+		}
+		b = append(b, `],"notApplied":[`...)
+		for k, r := range l.NotApplied {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(append(b, `{"id":`...), r.ID)
+			b = appendJSONString(append(b, `,"reason":`...), string(r.Reason))
+			b = appendJSONOptString(append(b, `,"lostTo":`...), r.LostTo)
+			b = append(b, '}')
+		}
+		b = append(b, "]}"...)
+	}
+	return append(b, ']'), nil
+}
+
+// appendJSONOptString appends s as JSON, null when it is nil.
+func appendJSONOptString(b []byte, s *string) []byte {
+	if s == nil {
+		return append(b, "null"...)
+	}
+	return appendJSONString(b, *s)
+}
+
+// appendJSONString appends s as a JSON string, escaped as encoding/json
+// escapes it without HTML escaping: quotes, backslashes and control
+// characters, U+2028 and U+2029, and invalid UTF-8 as U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(append(b, s[start:i]...), `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(append(b, s[start:i]...), '\\', 'u', '2', '0', '2', hex[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(append(b, s[start:]...), '"')
+}
+
+// AppendJSON appends the evaluation as encoding/json writes it (without
+// HTML escaping), but for its lines, which it appends as they write
+// themselves: encoding/json would check every byte of them again (see
+// EvaluationLines).
+func (ev *Evaluation) AppendJSON(dst []byte) ([]byte, error) {
+	rest := *ev
+	rest.Lines = EvaluationLines{}
+	var buf bytes.Buffer
+	b, err := encode.JSONInto(&buf, &rest)
+	if err != nil {
+		return nil, err
+	}
+	// The lines come after the total: the first `,"lines":[]` outside a
+	// string is theirs, and none can be inside one (its quotes would be
+	// escaped there).
+	const empty = `,"lines":[]`
+	at := bytes.Index(b, []byte(empty))
+	if at < 0 {
+		return nil, fmt.Errorf("evaluation answer without lines: %s", b)
+	}
+	lines, err := ev.Lines.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, b[:at+len(empty)-2]...)
+	dst = append(dst, lines...)
+	return append(dst, b[at+len(empty):]...), nil
+}
+
+// evaluationLines renders an evaluation's lines.
+func evaluationLines(lines []posgate.BasketLine, ev *posgate.Evaluation) EvaluationLines {
+	out := make(EvaluationLines, len(ev.Lines))
+	for n, l := range ev.Lines {
+		o := &out[n]
+		*o = EvaluationLine{ProductID: lines[n].ProductID, Subtotal: l.Total, Discount: l.Discount, Total: l.Total - l.Discount,
+			Promotions: make([]LinePromotion, len(l.Applied)), NotApplied: make([]LineRejection, len(l.NotApplied))}
+		for k, a := range l.Applied {
+			o.Promotions[k] = LinePromotion{ID: a.ID, Discount: a.Discount}
+			if a.CouponCode != "" {
+				o.Promotions[k].CouponCode = &l.Applied[k].CouponCode
+			}
+		}
+		for k, r := range l.NotApplied {
+			o.NotApplied[k] = LineRejection{ID: r.ID, Reason: r.Reason}
+			if r.LostTo != "" {
+				o.NotApplied[k].LostTo = &l.NotApplied[k].LostTo
+			}
+		}
+	}
+	return out
 }
 
 // LoyaltyPreview is the customer's balance and what the basket would earn.
@@ -146,7 +339,7 @@ func (s *Service) EvaluatePromotions(ctx context.Context, p *posgate.Principal, 
 	if err != nil {
 		return nil, err
 	}
-	out := &Evaluation{PosStatus: posgate.PosAccepted, Promotions: []posgate.AppliedPromotion{}, Coupons: []CouponCheck{}}
+	out := &Evaluation{PosStatus: posgate.PosAccepted, Promotions: []posgate.AppliedPromotion{}, Lines: EvaluationLines{}, Coupons: []CouponCheck{}}
 	var term *posgate.Terminal
 	if req.TerminalID != nil && *req.TerminalID != "" {
 		term, err = s.store.FindTerminal(ctx, posSystemID, loc.ID, *req.TerminalID)
@@ -163,11 +356,6 @@ func (s *Service) EvaluatePromotions(ctx context.Context, p *posgate.Principal, 
 	if req.TransactionDate != nil {
 		at = req.TransactionDate.UTC()
 	}
-	ev, err := s.evaluateBasket(ctx, loc, at, lines)
-	if err != nil {
-		return nil, err
-	}
-	out.Promotions, out.Subtotal, out.TotalDiscount = ev.Promotions, ev.Subtotal, ev.TotalDiscount
 	// The customer and the coupons' redeemer, found as a sale finds them
 	// (posgate.MatchCustomer, posgate.CouponRedeemer), without enrolling.
 	var card string
@@ -191,6 +379,41 @@ func (s *Service) EvaluatePromotions(ctx context.Context, p *posgate.Principal, 
 	}
 	if u != nil {
 		redeemer.AddUser(u)
+	}
+	in := posgate.EvaluationInput{LocationID: loc.ID, At: at, Lines: lines}
+	if u != nil {
+		in.CustomerID = u.ID
+	}
+	for _, code := range req.CouponCodes {
+		check := CouponCheck{Code: *code}
+		c, msg, err := s.checkCoupon(ctx, loc, *code, at, redeemer)
+		if err != nil {
+			return nil, err
+		} else if msg != "" {
+			check.ErrorMessage = &msg
+		} else {
+			check.Redeemable = true
+			in.Coupons = append(in.Coupons, posgate.EvaluationCoupon{Code: c.Code, PromotionID: c.PromotionID})
+		}
+		out.Coupons = append(out.Coupons, check)
+	}
+	ev, err := s.evaluateInput(ctx, loc, in)
+	if err != nil {
+		return nil, err
+	}
+	out.Promotions, out.Subtotal, out.TotalDiscount, out.Total = ev.Promotions, ev.Subtotal, ev.TotalDiscount, ev.Total
+	out.Lines = evaluationLines(lines, ev)
+	k := 0
+	for i := range out.Coupons {
+		if !out.Coupons[i].Redeemable {
+			continue
+		}
+		if cd := ev.Coupons[k]; cd.PromotionID != "" {
+			out.Coupons[i].PromotionID, out.Coupons[i].Discount = &ev.Coupons[k].PromotionID, cd.Discount
+		}
+		k++
+	}
+	if u != nil {
 		program, err := s.loyaltyProgram(ctx, posSystemID, loc.CompanyID)
 		if err != nil {
 			return nil, err
@@ -199,17 +422,6 @@ func (s *Service) EvaluatePromotions(ctx context.Context, p *posgate.Principal, 
 		// by the same rule as the sale (posgate.LoyaltyProgram.Earn).
 		points, _ := program.Earn(ev.Subtotal - ev.TotalDiscount)
 		out.Loyalty = &LoyaltyPreview{UserID: u.ID, Points: u.Points, Stamps: u.Stamps, PointsToEarn: int64(points)}
-	}
-	for _, code := range req.CouponCodes {
-		check := CouponCheck{Code: *code}
-		if msg, err := s.checkCoupon(ctx, loc, *code, at, redeemer); err != nil {
-			return nil, err
-		} else if msg != "" {
-			check.ErrorMessage = &msg
-		} else {
-			check.Redeemable = true
-		}
-		out.Coupons = append(out.Coupons, check)
 	}
 	return out, nil
 }
@@ -225,14 +437,14 @@ func (s storeCustomers) FindUser(ctx context.Context, posSystemID, companyID, us
 // company could not be redeemed at the location at time at by redeemer,
 // "" when it could: the rule of a sale (posgate.Coupon.Redeemability), in
 // the preview's words (docs/api.md §18.3).
-func (s *Service) checkCoupon(ctx context.Context, loc *posgate.Location, code string, at time.Time, redeemer *posgate.CouponRedeemer) (string, error) {
+func (s *Service) checkCoupon(ctx context.Context, loc *posgate.Location, code string, at time.Time, redeemer *posgate.CouponRedeemer) (*posgate.Coupon, string, error) {
 	c, err := s.store.FindCoupon(ctx, loc.POSSystemID, loc.CompanyID, code)
 	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
-		return fmt.Sprintf("The coupon '%s' does not exist.", code), nil
+		return nil, fmt.Sprintf("The coupon '%s' does not exist.", code), nil
 	} else if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	return posgate.CouponPreviewMessage(c.Redeemability(loc.ID, at, redeemer), c, loc.ID), nil
+	return c, posgate.CouponPreviewMessage(c.Redeemability(loc.ID, at, redeemer), c, loc.ID), nil
 }
 
 // evaluateBasket applies the promotions of the location's company that
@@ -241,6 +453,13 @@ func (s *Service) checkCoupon(ctx context.Context, loc *posgate.Location, code s
 // none. It checks no access: its callers have (the evaluate endpoint, and a
 // sale, whose answer lists the promotions its products triggered).
 func (s *Service) evaluateBasket(ctx context.Context, loc *posgate.Location, at time.Time, lines []posgate.BasketLine) (*posgate.Evaluation, error) {
+	return s.evaluateInput(ctx, loc, posgate.EvaluationInput{LocationID: loc.ID, At: at, Lines: lines})
+}
+
+// evaluateInput is evaluateBasket with the input's coupons, customer and
+// budgets (posgate.PromotionIndex.EvaluateInput); in.LocationID is loc's.
+func (s *Service) evaluateInput(ctx context.Context, loc *posgate.Location, in posgate.EvaluationInput) (*posgate.Evaluation, error) {
+	lines := in.Lines
 	ix, err := s.promotionIndex(ctx, loc.POSSystemID, loc.CompanyID)
 	if err != nil {
 		return nil, err
@@ -270,7 +489,9 @@ func (s *Service) evaluateBasket(ctx context.Context, loc *posgate.Location, at 
 			}
 		}
 	}
-	return ix.Evaluate(loc.ID, at.In(loc.Zone()), lines) // wall-clock validity is the location's local time
+	in.LocationID = loc.ID
+	in.At = in.At.In(loc.Zone()) // wall-clock validity is the location's local time
+	return ix.EvaluateInput(in)
 }
 
 // indexCache keeps each company's promotion index for evaluation: built

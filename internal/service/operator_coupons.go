@@ -36,6 +36,8 @@ type CouponInput struct {
 	Email          string                 `json:"email"`
 	Phone          string                 `json:"phone"`
 	LocationIDs    []string               `json:"locationIds"`
+	// PromotionID is the promotion of the company the coupon carries.
+	PromotionID string `json:"promotionId"`
 
 	// Line is the line of a CSV file the coupon came from, for errors (0
 	// where the input has no lines).
@@ -49,6 +51,7 @@ func (in *CouponInput) coupon(posSystemID, companyID string) *posgate.Coupon {
 		POSSystemID: posSystemID, CompanyID: companyID, Code: in.Code, RewardProvider: in.RewardProvider,
 		Name: in.Name, Title: in.Title, PictureURL: in.PictureURL, AvailableUntil: in.AvailableUntil, Status: in.Status,
 		Info: in.Info, UserID: in.UserID, Email: in.Email, Phone: in.Phone, LocationIDs: in.LocationIDs,
+		PromotionID: in.PromotionID,
 	}
 	c.Normalize()
 	return c

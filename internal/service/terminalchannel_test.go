@@ -49,7 +49,7 @@ func TestIssuedCouponsReachTheTerminalLog(t *testing.T) {
 		got = append(got, e.Type+" "+e.CompanyID+" "+e.UserID+" "+string(e.Data))
 	}
 	coupon := func(code string) string {
-		return `{"rewardProvider":"PJM","code":"` + code + `","name":null,"title":null,"pictureUrl":null,"availableUntil":null,"status":"Issued","info":null}`
+		return `{"rewardProvider":"PJM","code":"` + code + `","name":null,"title":null,"pictureUrl":null,"availableUntil":null,"status":"Issued","info":null,"promotionId":null}`
 	}
 	want := []string{"CouponIssued demo-company jane-doe " + coupon("ONE"), "CouponIssued demo-company john-doe " + coupon("B1"),
 		"CouponIssued demo-company john-doe " + coupon("B3"), "CouponIssued demo-company john-doe " + coupon("F1")}

@@ -18,7 +18,7 @@ import (
 // scan them in the same order.
 const (
 	couponCols = `c.pos_system_id, c.company_id, c.code, c.reward_provider, c.name, c.title, c.picture_url,
-		c.available_until, c.status, c.info, c.user_id, c.email, c.phone, c.location_ids, c.created_at, c.updated_at`
+		c.available_until, c.status, c.info, c.user_id, c.email, c.phone, c.location_ids, c.created_at, c.updated_at, c.promotion_id`
 	userCols = `u.pos_system_id, u.company_id, u.user_id, u.first_name, u.last_name, u.gender, u.phone, u.email,
 		u.stamps, u.points, u.created_at, u.updated_at`
 )
@@ -94,8 +94,8 @@ const (
 	findUserSQL  = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = ? AND u.company_id = ? AND u.user_id = ?`
 
 	insertCouponSQL = `INSERT INTO coupons (pos_system_id, company_id, code_norm, code, reward_provider, name, title, picture_url,
-		available_until, status, info, user_id, email, email_norm, phone, phone_digits, location_ids, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		available_until, status, info, user_id, email, email_norm, phone, phone_digits, location_ids, created_at, updated_at, promotion_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertUserSQL = `INSERT INTO loyalty_users (pos_system_id, company_id, user_id, first_name, last_name, gender, phone, email,
 		stamps, points, first_norm, last_norm, email_norm, phone_digits, search_terms, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
@@ -225,7 +225,7 @@ func couponDest(c *posgate.Coupon) []any {
 	return []any{&c.POSSystemID, &c.CompanyID, &c.Code, &c.RewardProvider, optString{&c.Name}, optString{&c.Title}, optString{&c.PictureURL},
 		optTime{&c.AvailableUntil}, &c.Status, jsonColumn[[]posgate.CouponInfo]{&c.Info},
 		emptyString{&c.UserID}, emptyString{&c.Email}, emptyString{&c.Phone}, jsonColumn[[]string]{&c.LocationIDs},
-		timeColumn{&c.CreatedAt}, timeColumn{&c.UpdatedAt}}
+		timeColumn{&c.CreatedAt}, timeColumn{&c.UpdatedAt}, emptyString{&c.PromotionID}}
 }
 
 func userDest(u *posgate.LoyaltyUser) []any {
@@ -407,7 +407,7 @@ func (ins *couponInserter) insert(ctx context.Context, c *posgate.Coupon) error 
 	if _, err := ins.coupon.ExecContext(ctx, c.POSSystemID, c.CompanyID, keys.Code, c.Code, c.RewardProvider,
 		c.Name, c.Title, c.PictureURL, optTimeArg(c.AvailableUntil), c.Status, info,
 		storekit.NullIfEmpty(c.UserID), storekit.NullIfEmpty(c.Email), storekit.NullIfEmpty(keys.Email),
-		storekit.NullIfEmpty(c.Phone), storekit.NullIfEmpty(keys.Phone), locations, now, now); err != nil {
+		storekit.NullIfEmpty(c.Phone), storekit.NullIfEmpty(keys.Phone), locations, now, now, storekit.NullIfEmpty(c.PromotionID)); err != nil {
 		// The company exists (checked above), so a missing parent is the
 		// loyalty user.
 		return writeErr(err, "create coupon", posgate.AlreadyExists("coupon", c.Code), posgate.NotFound("loyalty user", c.UserID))

@@ -122,6 +122,10 @@ func testPromotionImport(t *testing.T, e *env) {
 	locs := []string{"L1", "L2"}
 	a, b, c := promo("A", "L1", "L2", "L1"), promo("B"), promo("C", "L2")
 	c.Validities, c.Results, c.CategoryIDs = nil, nil, nil
+	// B has every field of the promotion model (docs/api.md §9.1).
+	b.Priority, b.Stackable, b.MinQuantity, b.MinBasketAmount, b.RequiresCoupon = -3, true, 2.5, 10.25, true
+	b.Results = append(b.Results, posgate.PromotionResult{PromotionType: posgate.PromotionBuyXGetY, Value: 50, BuyQuantity: 2, GetQuantity: 1,
+		GetProductIDs: []string{"P2", "P3", "P2"}, MaxApplications: 4}, posgate.PromotionResult{PromotionType: posgate.PromotionFixedPrice, Value: 1.5})
 	accept(t, "acme", locs, a, b, c)
 	check(t, "normalised location list", a.LocationIDs, []string{"L1", "L2"})
 	check(t, "normalised days", a.Validities[1].Recurrence.DaysOfWeek, []string{"Sunday", "Saturday"})
@@ -162,6 +166,13 @@ func testPromotionImport(t *testing.T, e *env) {
 	e.importPromotions("clover", "acme", 0, 2, a2, &d3)
 	want[3] = stored(&d3, "clover", "acme", second, third)
 	check(t, "promotions after changing one", e.promotions("clover", "acme"), want)
+	// A change of the model's fields alone is a change too.
+	fourth := e.clk.advance()
+	d4 := d3
+	d4.Priority = 7
+	e.importPromotions("clover", "acme", 0, 1, &d4)
+	want[3] = stored(&d4, "clover", "acme", second, fourth)
+	check(t, "promotions after changing a priority", e.promotions("clover", "acme"), want)
 
 	// An empty import is fine.
 	e.importPromotions("clover", "acme", 0, 0)
