@@ -74,6 +74,19 @@ type LedgerTx interface {
 	// they are still Redeemed and unexpired at now.
 	RestoreCoupons(ctx context.Context, posSystemID, companyID, saleID string, now time.Time) error
 
+	// ConsumePromotionBudget counts one redemption of u's promotion by
+	// sale u.SaleID in its counters (in all, and u.UserID's when not ""),
+	// unless that would take a counter beyond u.Budget (false then, and
+	// nothing is counted); the sale's redemption is recorded for
+	// RestorePromotionBudgets. The counters decide in the database.
+	ConsumePromotionBudget(ctx context.Context, u *BudgetUse) (bool, error)
+	// ReleasePromotionBudget undoes a ConsumePromotionBudget of the same
+	// item (a settlement that no longer applies the promotion).
+	ReleasePromotionBudget(ctx context.Context, u *BudgetUse) error
+	// RestorePromotionBudgets gives back every redemption a sale counted
+	// (its whole refund), once.
+	RestorePromotionBudgets(ctx context.Context, posSystemID, companyID, saleID string) error
+
 	// Encode renders an answer as the API writes it (the adapters'
 	// encoder, internal/codec/encode): the ledger stores each
 	// transaction's answer, to answer a repeated request with the same
@@ -171,7 +184,9 @@ func applyOne(ctx context.Context, tx LedgerTx, it *TransactionInput) (*Transact
 		if o, err := refund(ctx, tx, it, t, &answer); o != nil || err != nil {
 			return o, err
 		}
-	} else if err := sale(ctx, tx, it, t, &answer); err != nil {
+	} else if err := sale(ctx, tx, it, t, &answer); ErrorCode(err) == EINVALID {
+		return rejected(it, err), nil // a line the evaluation refuses (its amount beyond MaxPrice)
+	} else if err != nil {
 		return nil, err
 	}
 	answer.Receipt.LoyaltyText = LoyaltyText(answer.Loyalty)
@@ -243,6 +258,13 @@ func sale(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transaction
 			}
 		}
 		answer.Coupons = append(answer.Coupons, res)
+	}
+	if it.Settle != nil {
+		ev, err := settlePromotions(ctx, tx, it, user, t.RedeemedCoupons)
+		if err != nil {
+			return err
+		}
+		answer.Promotions, answer.Settlement = ev.Promotions, settlementOf(ev, it.Amount)
 	}
 	if user == "" {
 		return nil
@@ -399,6 +421,9 @@ func refund(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transacti
 	}
 	if whole {
 		if err := tx.RestoreCoupons(ctx, it.POSSystemID, it.CompanyID, orig.ID, tx.Now()); err != nil {
+			return nil, err
+		}
+		if err := tx.RestorePromotionBudgets(ctx, it.POSSystemID, it.CompanyID, orig.ID); err != nil {
 			return nil, err
 		}
 	}

@@ -32,7 +32,8 @@ var CategoryColumns = []string{"posProductCategoryId", "name", "posProductParent
 // csvColumns are the columns a CSV file of promotions may have (README:
 // "CSV format").
 var csvColumns = []string{"id", "name", "useForAllCategories", "useForAllProducts", "locationIds", "categoryIds", "productIds",
-	"startDate", "endDate", "daysOfWeek", "recurrenceStartDate", "recurrenceEndDate", "promotionType", "value"}
+	"startDate", "endDate", "daysOfWeek", "recurrenceStartDate", "recurrenceEndDate", "promotionType", "value",
+	"redemptionQuantity", "redemptionPerCustomer"}
 
 // csvItem is an import item as the CSV conversion builds it; nil fields
 // are left out of the JSON.
@@ -46,6 +47,7 @@ type csvItem struct {
 	ProductIDs          []string      `json:"productIds,omitempty"`
 	Validities          []csvValidity `json:"promotionValidities,omitempty"`
 	Results             []csvResult   `json:"promotionResults,omitempty"`
+	Redemption          *csvBudget    `json:"redemption,omitempty"`
 	first               []string      // the promotion's cells of its first row
 }
 
@@ -61,6 +63,13 @@ type csvRecurrence struct {
 	EndDate    string   `json:"endDate,omitempty"`
 }
 
+// csvBudget is a promotion's budget (docs/api.md §9.7): its numbers as
+// written, checked as integers.
+type csvBudget struct {
+	Quantity    json.RawMessage `json:"quantity,omitempty"`
+	PerCustomer json.RawMessage `json:"perCustomer,omitempty"`
+}
+
 type csvResult struct {
 	PromotionType string          `json:"promotionType,omitempty"`
 	Value         json.RawMessage `json:"value,omitempty"`
@@ -69,7 +78,8 @@ type csvResult struct {
 // promotionCells are the columns that describe the promotion rather than
 // one of its validities or results: a row continuing a promotion leaves
 // them empty or repeats them.
-var promotionCells = []string{"name", "useForAllCategories", "useForAllProducts", "locationIds", "categoryIds", "productIds"}
+var promotionCells = []string{"name", "useForAllCategories", "useForAllProducts", "locationIds", "categoryIds", "productIds",
+	"redemptionQuantity", "redemptionPerCustomer"}
 
 // PromotionsCSV converts a CSV file of promotions to an import body written to
 // w, and returns the line each item starts on. Consecutive rows with the
@@ -207,6 +217,23 @@ func (it *csvItem) promotion(cell func(string) string) error {
 	it.LocationIDs = splitCell(cell("locationIds"))
 	it.CategoryIDs = splitCell(cell("categoryIds"))
 	it.ProductIDs = splitCell(cell("productIds"))
+	var b csvBudget
+	for _, f := range []struct {
+		name string
+		dst  *json.RawMessage
+	}{{"redemptionQuantity", &b.Quantity}, {"redemptionPerCustomer", &b.PerCustomer}} {
+		v := cell(f.name)
+		if v == "" {
+			continue
+		}
+		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+			return fmt.Errorf("%s %q is not a whole number", f.name, v)
+		}
+		*f.dst = json.RawMessage(v)
+	}
+	if b.Quantity != nil || b.PerCustomer != nil {
+		it.Redemption = &b
+	}
 	return nil
 }
 

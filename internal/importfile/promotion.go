@@ -25,6 +25,8 @@ type PromotionItem struct {
 	ProductIDs          []string                    `json:"productIds"`
 	PromotionValidities []posgate.PromotionValidity `json:"promotionValidities"`
 	PromotionResults    []posgate.PromotionResult   `json:"promotionResults"`
+	// Redemption is the budget (docs/api.md §9.7).
+	Redemption *posgate.PromotionRedemption `json:"redemption"`
 }
 
 // PlainPromotionItem is PromotionItem without its decoding method: the
@@ -46,6 +48,7 @@ func (it *PromotionItem) Promotion(posSystemID, companyID string) *posgate.Promo
 		ProductIDs:          it.ProductIDs,
 		Validities:          it.PromotionValidities,
 		Results:             it.PromotionResults,
+		Redemption:          it.Redemption,
 	}
 }
 
@@ -82,6 +85,10 @@ func (it *PromotionItem) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			it.PromotionValidities, err = readArray(dec, it.PromotionValidities[:0], readValidity)
 		case "promotionResults":
 			it.PromotionResults, err = readArray(dec, it.PromotionResults[:0], readResult)
+		case "redemption":
+			// Rare: the reflective decoder reads it, null as nil.
+			it.Redemption = nil
+			err = readOther(dec, &it.Redemption)
 		default:
 			err = dec.SkipValue()
 		}

@@ -30,6 +30,10 @@ import (
 //	uvarint  number of results, then for each: string promotionType,
 //	         8 bytes IEEE 754 value (little endian)
 //
+//	optional sections, each a tag byte and its content:
+//	         tag 1, the budget: byte presence (1 quantity, 2 perCustomer),
+//	         then a uvarint for each present, in that order
+//
 // where a string is a uvarint length and the bytes, and strings a uvarint
 // count and that many strings. A later version adds a new number and keeps
 // decoding the old ones.
@@ -106,8 +110,27 @@ func Append(dst []byte, p *posgate.Promotion) []byte {
 		dst = appendString(dst, string(r.PromotionType))
 		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(r.Value))
 	}
+	if b := p.Redemption; b != nil {
+		var has byte
+		if b.Quantity != nil {
+			has |= 1
+		}
+		if b.PerCustomer != nil {
+			has |= 2
+		}
+		dst = append(dst, sectionBudget, has)
+		for _, v := range []*int64{b.Quantity, b.PerCustomer} {
+			if v != nil {
+				dst = binary.AppendUvarint(dst, uint64(*v))
+			}
+		}
+	}
 	return dst
 }
+
+// sectionBudget tags the optional budget section, which only a promotion
+// with a budget has: the records of the others are as before it existed.
+const sectionBudget = 1
 
 func appendString(dst []byte, s string) []byte {
 	return append(binary.AppendUvarint(dst, uint64(len(s))), s...)
@@ -254,8 +277,23 @@ func Decode(b []byte, p *posgate.Promotion) error {
 			r.b = r.b[8:]
 		}
 	}
-	if r.err == nil && len(r.b) > 0 {
-		r.err = errRecord
+	for r.err == nil && len(r.b) > 0 {
+		switch r.byte() {
+		case sectionBudget:
+			b := &posgate.PromotionRedemption{}
+			has := r.byte()
+			if has&1 != 0 {
+				v := int64(r.uvarint())
+				b.Quantity = &v
+			}
+			if has&2 != 0 {
+				v := int64(r.uvarint())
+				b.PerCustomer = &v
+			}
+			p.Redemption = b
+		default:
+			r.err = errRecord
+		}
 	}
 	return r.err
 }
