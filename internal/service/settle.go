@@ -2,7 +2,9 @@ package service
 
 import (
 	"context"
+	"maps"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/posgate/posgate"
@@ -31,34 +33,50 @@ func promotionBudgets(promos []*posgate.Promotion) map[string]posgate.PromotionB
 
 // budgetsUsedUp is the evaluate endpoint's EvaluationInput.Unavailable:
 // the promotions whose budget is used up for the customer as the store
-// counts it now (posgate.PromotionBudget.Exhausted). It reads a
-// promotion's counters when the evaluation asks about it, and only for a
-// promotion with a budget; nil when no promotion has one. failed returns
-// the first read that failed, once the evaluation is over.
+// counts it now (posgate.PromotionBudget.Exhausted); nil when no promotion
+// has a budget. The counters are read once, when the evaluation first asks
+// about a promotion with a budget: all of the company's budgeted
+// promotions' at once, or, for a company with more than
+// maxBudgetsReadAtOnce of them, each one's as it is asked about. failed
+// returns the first read that failed (the promotion counts as used up
+// meanwhile), once the evaluation is over.
 func (s *Service) budgetsUsedUp(ctx context.Context, loc *posgate.Location, budgets map[string]posgate.PromotionBudget, customerID string) (unavailable func(string) bool, failed func() error) {
 	var readErr error
 	failed = func() error { return readErr }
 	if len(budgets) == 0 {
 		return nil, failed
 	}
-	known := map[string]bool{}
+	var usage map[string]posgate.PromotionUsage
+	read := map[string]bool{}
 	return func(id string) bool {
 		b, ok := budgets[id]
 		if !ok {
 			return false
 		}
-		if out, asked := known[id]; asked {
-			return out
+		if !read[id] {
+			ids := []string{id}
+			if len(budgets) <= maxBudgetsReadAtOnce {
+				ids = slices.Collect(maps.Keys(budgets))
+			}
+			got, err := s.store.PromotionUsage(ctx, loc.POSSystemID, loc.CompanyID, customerID, ids)
+			if err != nil {
+				readErr = err
+				return true
+			}
+			if usage == nil {
+				usage = map[string]posgate.PromotionUsage{}
+			}
+			for _, id := range ids {
+				usage[id], read[id] = got[id], true
+			}
 		}
-		usage, err := s.store.PromotionUsage(ctx, loc.POSSystemID, loc.CompanyID, customerID, []string{id})
-		if err != nil {
-			readErr = err
-			return true
-		}
-		known[id] = b.Exhausted(usage[id], customerID)
-		return known[id]
+		return b.Exhausted(usage[id], customerID)
 	}, failed
 }
+
+// maxBudgetsReadAtOnce is the most budgeted promotions whose counters the
+// evaluate endpoint reads in one query.
+const maxBudgetsReadAtOnce = 1000
 
 // saleSettlement is what the ledger needs to settle a sale's promotions
 // (posgate.SaleSettlement): the lines are the products that name an id and
