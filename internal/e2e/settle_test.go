@@ -219,6 +219,15 @@ func TestPromotionBudgetImport(t *testing.T) {
 		if strings.Contains(string(r.Body), "redemption") {
 			t.Fatalf("promotion without a budget: %s", r.Body)
 		}
+		// XML takes it as JSON does.
+		res = mustImport(t, e.s.do(t, importReq(e.pos, "demo-company", "application/xml",
+			`<PromotionImportDto><items><id>B-XML</id><name>x</name><redemption><quantity>3</quantity></redemption></items></PromotionImportDto>`)))
+		checkResult(t, res, importResult{Status: "Completed", CreatedCount: 1})
+		r = e.s.call(t, e.admin, "GET", companyPath+"/promotions/B-XML", "")
+		mustStatus(t, r, 200)
+		if !strings.HasSuffix(string(r.Body), `"redemption":{"quantity":3,"perCustomer":null}}}`) {
+			t.Fatalf("promotion imported as XML: %s", r.Body)
+		}
 		// A budget that is not an integer is the body's type error.
 		mustStatus(t, e.s.pos(t, e.pos, importPath("demo-company"), items(`{"id":"B-FRAC","name":"f","redemption":{"quantity":1.5}}`)), 400)
 	})
