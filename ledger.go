@@ -490,7 +490,7 @@ func transactionEvent(it *TransactionInput, t *Transaction, answer *TransactionA
 		Data: TransactionEventData{ID: t.ID, TransactionID: t.TransactionID, POSSystemID: t.POSSystemID, CompanyID: t.CompanyID,
 			LocationID: t.LocationID, TerminalID: t.TerminalID, SessionID: t.SessionID, TransactionType: t.Type,
 			TransactionAmount: t.Amount, TransactionDate: t.Date.UTC(), OriginalTransactionID: t.OriginalTransactionID,
-			Loyalty: answer.Loyalty, Coupons: answer.Coupons}}
+			Loyalty: answer.Loyalty, Coupons: answer.Coupons, Settlement: answer.Settlement}}
 }
 
 // couponRedeemedEvent is the event of a coupon redeemed by a transaction.

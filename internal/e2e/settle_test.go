@@ -237,7 +237,10 @@ func TestPromotionBudgetImport(t *testing.T) {
 // copy, and a sale whose amount matches.
 func TestSaleSettlementAnswer(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
-		e := newTxEnv(t, dsn)
+		s := start(t, dsn, allowLoopback)
+		e := &txEnv{t: t, s: s, pos: s.posToken(t), admin: s.adminToken(t)}
+		h := newHookReceiver(t)
+		mustStatus(t, e.admin_("POST", "/webhooks", `{"url":"`+h.srv.URL+`/hook","eventTypes":["transaction.recorded"]}`), 201)
 		mustImport(t, e.s.pos(t, e.pos, importPath("demo-company"), budgetItems(`{"quantity":5}`)))
 		body := `{"sessionId":"` + e.session("TERM-05") + `","transactionId":"SET-1","terminalId":"TERM-05","posLocationId":"LOC123",
 			"transactionAmount":7.00,"transactionDate":"` + e.date(-time.Minute) + `",
@@ -249,6 +252,12 @@ func TestSaleSettlementAnswer(t *testing.T) {
 			`"settlement":{"subtotal":8.00,"totalDiscount":2.00,"total":6.00,"difference":1.00,"mismatch":true}}}`
 		r := e.sale(body)
 		mustTxBody(t, r, 200, want)
+		// The event carries the settlement: the platform sees the mismatch.
+		ev := h.wait(t, 1)[0]
+		if b, _ := json.Marshal(ev.Data["settlement"]); ev.Type != "transaction.recorded" ||
+			string(b) != `{"difference":1,"mismatch":true,"subtotal":8,"total":6,"totalDiscount":2}` {
+			t.Fatalf("event %s: %s", ev.Type, ev.Body)
+		}
 		// The same request again answers the stored answer, consuming nothing more.
 		mustTxBody(t, e.sale(body), 200, want)
 		if u, err := e.s.openStore(t).PromotionUsage(t.Context(), "clover", "demo-company", "", []string{"BUDGET"}); err != nil || u["BUDGET"].Used != 1 {
