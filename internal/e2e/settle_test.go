@@ -169,23 +169,31 @@ func TestSaleBudgetRefund(t *testing.T) {
 	forEachStore(t, func(t *testing.T, dsn string) {
 		e := newTxEnv(t, dsn)
 		mustImport(t, e.s.pos(t, e.pos, importPath("demo-company"), budgetItems(`{"quantity":1,"perCustomer":1}`)))
-		sale := func(id, want string) {
+		mustStatus(t, e.admin_("POST", "/coupons", `{"code":"BUD-1"}`), 201)
+		sale := func(id, want, extra string) []byte {
 			t.Helper()
-			r := e.sale(budgetSale(e, id, "4.00", `,"sessionId":"`+e.session("TERM-05")+`","loyalty":{"cardNumber":"john-doe"}`))
+			r := e.sale(budgetSale(e, id, "4.00", `,"sessionId":"`+e.session("TERM-05")+`","loyalty":{"cardNumber":"john-doe"}`+extra))
 			mustStatus(t, r, 200)
 			if got := appliedIDs(t, r.Body); got != want {
 				t.Fatalf("sale %s: %s, want %s", id, r.Body, want)
 			}
+			return r.Body
 		}
-		sale("RB-1", "BUDGET")
-		sale("RB-2", "FALLBACK")
+		// The coupon is redeemed in the same transaction as the budget is consumed.
+		if b := sale("RB-1", "BUDGET", `,"couponCodes":["BUD-1"]`); !strings.Contains(string(b), `"coupons":[{"code":"BUD-1","status":"Redeemed","errorMessage":null}]`) {
+			t.Fatalf("sale with a coupon: %s", b)
+		}
+		sale("RB-2", "FALLBACK", "")
 		mustStatus(t, e.sale(e.refundBody("RB-R1", "RB-1", "-1.00", "")), 200)
-		sale("RB-3", "FALLBACK") // a partial refund gives nothing back
+		sale("RB-3", "FALLBACK", "") // a partial refund gives nothing back
 		mustStatus(t, e.sale(e.refundBody("RB-R2", "RB-1", "-3.00", "")), 200)
-		sale("RB-4", "BUDGET") // the whole sale refunded: the redemption is back
+		// The whole sale refunded: the redemption is back, and so is the coupon.
+		if b := sale("RB-4", "BUDGET", `,"couponCodes":["BUD-1"]`); !strings.Contains(string(b), `"coupons":[{"code":"BUD-1","status":"Redeemed","errorMessage":null}]`) {
+			t.Fatalf("sale with the coupon given back: %s", b)
+		}
 		// Refunding the sale that did not apply it gives nothing back.
 		mustStatus(t, e.sale(e.refundBody("RB-R3", "RB-2", "-4.00", "")), 200)
-		sale("RB-5", "FALLBACK")
+		sale("RB-5", "FALLBACK", "")
 		u, err := e.s.openStore(t).PromotionUsage(t.Context(), "clover", "demo-company", "john-doe", []string{"BUDGET"})
 		if err != nil || u["BUDGET"] != (posgate.PromotionUsage{Used: 1, CustomerUsed: 1}) {
 			t.Fatalf("usage: %v %v", u, err)
