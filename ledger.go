@@ -75,6 +75,19 @@ type LedgerTx interface {
 	// they are still Redeemed and unexpired at now.
 	RestoreCoupons(ctx context.Context, posSystemID, companyID, saleID string, now time.Time) error
 
+	// ConsumePromotionBudget counts one redemption of u's promotion by
+	// sale u.SaleID in its counters (in all, and u.UserID's when not ""),
+	// unless that would take a counter beyond u.Budget (false then, and
+	// nothing is counted); the sale's redemption is recorded for
+	// RestorePromotionBudgets. The counters decide in the database.
+	ConsumePromotionBudget(ctx context.Context, u *BudgetUse) (bool, error)
+	// ReleasePromotionBudget undoes a ConsumePromotionBudget of the same
+	// item (a settlement that no longer applies the promotion).
+	ReleasePromotionBudget(ctx context.Context, u *BudgetUse) error
+	// RestorePromotionBudgets gives back every redemption a sale counted
+	// (its whole refund), once.
+	RestorePromotionBudgets(ctx context.Context, posSystemID, companyID, saleID string) error
+
 	// Encode renders an answer as the API writes it (the adapters'
 	// encoder, internal/codec/encode): the ledger stores each
 	// transaction's answer, to answer a repeated request with the same
@@ -178,7 +191,9 @@ func applyOne(ctx context.Context, tx LedgerTx, it *TransactionInput) (*Transact
 		if o, err := refund(ctx, tx, it, t, &answer); o != nil || err != nil {
 			return o, err
 		}
-	} else if err := sale(ctx, tx, it, t, &answer); err != nil {
+	} else if err := sale(ctx, tx, it, t, &answer); ErrorCode(err) == EINVALID {
+		return rejected(it, err), nil // a line the evaluation refuses (its amount beyond MaxPrice)
+	} else if err != nil {
 		return nil, err
 	}
 	answer.Receipt.LoyaltyText = LoyaltyText(answer.Loyalty)
@@ -233,6 +248,7 @@ func sale(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transaction
 		}
 	}
 	seen := map[string]bool{}
+	var evCoupons []EvaluationCoupon // the redeemed coupons, for the settlement
 	for _, code := range it.CouponCodes {
 		var res TransactionCoupon
 		conflict := false
@@ -248,11 +264,19 @@ func sale(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transaction
 		seen[Fold(code)] = true
 		if res.Status == CouponRedeemed && !conflict {
 			t.RedeemedCoupons = append(t.RedeemedCoupons, res.Code)
+			evCoupons = append(evCoupons, EvaluationCoupon{Code: res.Code, PromotionID: res.promotionID})
 			if err := tx.Emit(ctx, couponRedeemedEvent(it.POSSystemID, it.CompanyID, it.LocationID, it.TransactionID, res.Code, user, tx.Now())); err != nil {
 				return err
 			}
 		}
 		answer.Coupons = append(answer.Coupons, res)
+	}
+	if it.Settle != nil {
+		ev, err := settlePromotions(ctx, tx, it, user, evCoupons)
+		if err != nil {
+			return err
+		}
+		answer.Promotions, answer.Settlement = ev.Promotions, settlementOf(ev, it.Amount)
 	}
 	if user == "" {
 		return nil
@@ -344,7 +368,7 @@ func redeem(ctx context.Context, tx LedgerTx, posSystemID, companyID, locationID
 		}
 		return res, nil
 	}
-	return TransactionCoupon{Code: c.Code, Status: CouponRedeemed}, nil
+	return TransactionCoupon{Code: c.Code, Status: CouponRedeemed, promotionID: c.PromotionID}, nil
 }
 
 // couponRefusal is a sale's answer for c (posgate.Coupon.Redeemability) at
@@ -411,6 +435,9 @@ func refund(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transacti
 		if err := tx.RestoreCoupons(ctx, it.POSSystemID, it.CompanyID, orig.ID, tx.Now()); err != nil {
 			return nil, err
 		}
+		if err := tx.RestorePromotionBudgets(ctx, it.POSSystemID, it.CompanyID, orig.ID); err != nil {
+			return nil, err
+		}
 	}
 	return nil, nil
 }
@@ -475,7 +502,7 @@ func transactionEvent(it *TransactionInput, t *Transaction, answer *TransactionA
 		Data: TransactionEventData{ID: t.ID, TransactionID: t.TransactionID, POSSystemID: t.POSSystemID, CompanyID: t.CompanyID,
 			LocationID: t.LocationID, TerminalID: t.TerminalID, SessionID: t.SessionID, TransactionType: t.Type,
 			TransactionAmount: t.Amount, TransactionDate: t.Date.UTC(), OriginalTransactionID: t.OriginalTransactionID,
-			Loyalty: answer.Loyalty, Coupons: answer.Coupons}}
+			Loyalty: answer.Loyalty, Coupons: answer.Coupons, Settlement: answer.Settlement}}
 }
 
 // couponRedeemedEvent is the event of a coupon redeemed by a transaction.

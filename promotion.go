@@ -54,6 +54,8 @@ type PromotionStore interface {
 	// in that order only until it has limit, so that a carousel poll costs
 	// the same for a company of 100,000 promotions as for one of 50.
 	ListCarouselPromotions(ctx context.Context, posSystemID, companyID, locationID string, at time.Time, limit int) ([]*Promotion, error)
+	// PromotionUsageReader reads the budgets' counters (docs/api.md §9.7).
+	PromotionUsageReader
 }
 
 // PromotionImport stages the valid promotions of one import request, so that
@@ -150,6 +152,9 @@ type Promotion struct {
 	RequiresCoupon  bool      `json:"requiresCoupon"`
 	CreatedAt       time.Time `json:"createdAt"`
 	UpdatedAt       time.Time `json:"updatedAt"`
+	// Redemption is the promotion's budget (docs/api.md §9.7); nil (left
+	// out of the JSON) for none.
+	Redemption *PromotionRedemption `json:"redemption,omitempty"`
 }
 
 // PromotionValidity is a period in which a promotion applies; a missing
@@ -372,6 +377,7 @@ func (p *Promotion) ValidityBounds() (from, until *time.Time) {
 // (first occurrence kept) and never nil, days in week order, times in UTC
 // truncated to microseconds.
 func (p *Promotion) normalize() {
+	p.Redemption = p.Redemption.normalize()
 	p.LocationIDs = Dedupe(p.LocationIDs)
 	p.CategoryIDs = Dedupe(p.CategoryIDs)
 	p.ProductIDs = Dedupe(p.ProductIDs)
@@ -622,6 +628,7 @@ func (c *PromotionChecker) Check(row int, p *Promotion) bool {
 		checkBuyXGetY(fail, path, &r)
 	}
 	checkConditions(fail, p)
+	p.Redemption.check(fail)
 	if len(c.errors) > n {
 		return false
 	}

@@ -176,11 +176,15 @@ type TransactionAnswer struct {
 	PosStatus       PosStatus           `json:"posStatus"`
 	Loyalty         *TransactionLoyalty `json:"loyalty"`
 	Coupons         []TransactionCoupon `json:"coupons"`
-	// Promotions are the promotions the sale's products triggered, by the
-	// promotion evaluation's rules (docs/api.md §18); [] for a refund.
+	// Promotions are the promotions the sale applied: its settlement's
+	// evaluation (docs/api.md §13.9, §18); [] for a refund.
 	Promotions  []AppliedPromotion `json:"promotions"`
 	CfsTemplate CfsTemplate        `json:"cfsTemplate"`
 	Receipt     TransactionReceipt `json:"receipt"`
+	// Settlement is what posgate computed for the sale's priced lines and
+	// how it compares with the POS's amount (docs/api.md §13.9); left out
+	// for a refund and a sale without priced lines.
+	Settlement *TransactionSettlement `json:"settlement,omitempty"`
 }
 
 // TransactionLoyalty is what a transaction did to its customer's balances.
@@ -197,6 +201,9 @@ type TransactionCoupon struct {
 	Code         string       `json:"code"`
 	Status       CouponStatus `json:"status"`
 	ErrorMessage *string      `json:"errorMessage"`
+	// promotionID is the promotion a redeemed coupon carries (not
+	// answered): the sale's settlement evaluates it (docs/api.md §18.3).
+	promotionID string
 }
 
 // CouponRejected is the status of a coupon that a transaction could not
@@ -263,6 +270,9 @@ type TransactionInput struct {
 	Request     json.RawMessage
 	// Answer holds the answer's parts known beforehand.
 	Answer TransactionAnswer
+	// Settle, for a sale with priced lines, evaluates its promotions in
+	// the ledger (docs/api.md §13.9); nil for none.
+	Settle *SaleSettlement
 	// Reject, when set, is why the item is refused before the store sees
 	// it (a batch item that failed validation).
 	Reject error

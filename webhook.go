@@ -298,6 +298,9 @@ type TransactionEventData struct {
 	OriginalTransactionID string              `json:"originalTransactionId"`
 	Loyalty               *TransactionLoyalty `json:"loyalty"`
 	Coupons               []TransactionCoupon `json:"coupons"`
+	// Settlement is the answer's (docs/api.md §13.9): left out when the
+	// answer has none.
+	Settlement *TransactionSettlement `json:"settlement,omitempty"`
 }
 
 // CouponEventData is coupon.redeemed's and coupon.issued's data.

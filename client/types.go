@@ -671,6 +671,15 @@ type PromotionItem struct {
 	MinBasketAmount *float64 `json:"minBasketAmount,omitempty"`
 	// Condition: a presented redeemable coupon carries it.
 	RequiresCoupon *bool `json:"requiresCoupon,omitempty"`
+	// The promotion's budget (docs/api.md §9.7); nil for none.
+	Redemption *PromotionRedemption `json:"redemption,omitempty"`
+}
+
+// PromotionRedemption mirrors the API's PromotionRedemption: a promotion's budget, the sales it may be applied
+// to in all (Quantity) and per loyalty customer (PerCustomer); nil sets no limit.
+type PromotionRedemption struct {
+	Quantity    *int64 `json:"quantity"`
+	PerCustomer *int64 `json:"perCustomer"`
 }
 
 // PromotionValidity mirrors the API's PromotionValidity: A period in which a promotion applies, bounds
@@ -778,6 +787,8 @@ type Promotion struct {
 	CreatedAt           time.Time                 `json:"createdAt"`
 	// The time of the last import that changed it.
 	UpdatedAt time.Time `json:"updatedAt"`
+	// The promotion's budget (docs/api.md §9.7); nil when it has none.
+	Redemption *PromotionRedemption `json:"redemption,omitempty"`
 }
 
 // StoredPromotionValidity mirrors the API's StoredPromotionValidity object.
@@ -1289,12 +1300,28 @@ type TransactionResult struct {
 	// What the transaction did to its customer's balances; null when no customer was matched.
 	Loyalty *TransactionLoyalty `json:"loyalty"`
 	Coupons []TransactionCoupon `json:"coupons"`
-	// The promotions the sale's products triggered, by the promotion evaluation's rules (docs/api.md §18;
-	// products with an id and a price, at the location and the transaction's date); empty for a refund and a
-	// Disabled answer.
+	// The promotions the sale applied: its settlement's evaluation (docs/api.md §13.9, §18); empty for a
+	// refund and a Disabled answer.
 	Promotions  []AppliedPromotion `json:"promotions"`
 	CfsTemplate CfsTemplate        `json:"cfsTemplate"`
 	Receipt     Receipt            `json:"receipt"`
+	// What posgate computed for the sale's priced lines and how it compares with transactionAmount (docs/api.md
+	// §13.9); nil for a refund and a sale without a product with an id and a price.
+	Settlement *TransactionSettlement `json:"settlement,omitempty"`
+}
+
+// TransactionSettlement mirrors the API's settlement of a sale: amounts in currency units with 2 decimals.
+type TransactionSettlement struct {
+	// The priced lines' amounts.
+	Subtotal float64 `json:"subtotal"`
+	// What the applied promotions take off.
+	TotalDiscount float64 `json:"totalDiscount"`
+	// Subtotal less totalDiscount.
+	Total float64 `json:"total"`
+	// TransactionAmount less total.
+	Difference float64 `json:"difference"`
+	// Whether difference is not 0.
+	Mismatch bool `json:"mismatch"`
 }
 
 // TransactionLoyalty mirrors the API's TransactionLoyalty: What the transaction did to its customer's

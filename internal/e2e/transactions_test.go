@@ -228,7 +228,9 @@ func TestTransactionSale(t *testing.T) {
 			`{"code":"10OFFmq8kl8","status":"Rejected","errorMessage":"Coupon '10OFFmq8kl8' is given more than once in this transaction."}],` +
 			// Two large lattes trigger the demo's 2.00 off every large coffee.
 			`"promotions":[{"id":"DEMO-COFFEE-2OFF","name":"2 off any large coffee","promotionType":"Amount","value":2,"discount":4.00,"productIds":["SKU-LATTE-L"]}],` +
-			`"cfsTemplate":{"cfsCarouselUrl":"CFS"},` + receipt1 + `"+12 points, balance 132"}}}`
+			`"cfsTemplate":{"cfsCarouselUrl":"CFS"},` + receipt1 + `"+12 points, balance 132"},` +
+			// The POS's 12.34 is not the 9.00 - 4.00 of its lines: reported, and the sale recorded all the same.
+			`"settlement":{"subtotal":9.00,"totalDiscount":4.00,"total":5.00,"difference":7.34,"mismatch":true}}}`
 		first := e.sale(body)
 		mustTxBody(t, first, 200, want)
 		if first.Header.Get("Idempotent-Replayed") != "" {

@@ -34,7 +34,8 @@ var CategoryColumns = []string{"posProductCategoryId", "name", "posProductParent
 var csvColumns = []string{"id", "name", "useForAllCategories", "useForAllProducts", "locationIds", "categoryIds", "productIds",
 	"startDate", "endDate", "daysOfWeek", "recurrenceStartDate", "recurrenceEndDate", "promotionType", "value",
 	"priority", "stackable", "minQuantity", "minBasketAmount", "requiresCoupon",
-	"buyQuantity", "getQuantity", "getProductIds", "maxApplications"}
+	"buyQuantity", "getQuantity", "getProductIds", "maxApplications",
+	"redemptionQuantity", "redemptionPerCustomer"}
 
 // csvItem is an import item as the CSV conversion builds it; nil fields
 // are left out of the JSON.
@@ -53,6 +54,7 @@ type csvItem struct {
 	MinQuantity         csvNumber     `json:"minQuantity,omitempty"`
 	MinBasketAmount     csvNumber     `json:"minBasketAmount,omitempty"`
 	RequiresCoupon      *bool         `json:"requiresCoupon,omitempty"`
+	Redemption          *csvBudget    `json:"redemption,omitempty"`
 	first               []string      // the promotion's cells of its first row
 }
 
@@ -84,6 +86,13 @@ type csvRecurrence struct {
 	EndDate    string   `json:"endDate,omitempty"`
 }
 
+// csvBudget is a promotion's budget (docs/api.md §9.7): its numbers as
+// written, checked as integers.
+type csvBudget struct {
+	Quantity    json.RawMessage `json:"quantity,omitempty"`
+	PerCustomer json.RawMessage `json:"perCustomer,omitempty"`
+}
+
 type csvResult struct {
 	PromotionType   string          `json:"promotionType,omitempty"`
 	Value           json.RawMessage `json:"value,omitempty"`
@@ -97,7 +106,8 @@ type csvResult struct {
 // one of its validities or results: a row continuing a promotion leaves
 // them empty or repeats them.
 var promotionCells = []string{"name", "useForAllCategories", "useForAllProducts", "locationIds", "categoryIds", "productIds",
-	"priority", "stackable", "minQuantity", "minBasketAmount", "requiresCoupon"}
+	"priority", "stackable", "minQuantity", "minBasketAmount", "requiresCoupon",
+	"redemptionQuantity", "redemptionPerCustomer"}
 
 // PromotionsCSV converts a CSV file of promotions to an import body written to
 // w, and returns the line each item starts on. Consecutive rows with the
@@ -244,6 +254,23 @@ func (it *csvItem) promotion(cell func(string) string) error {
 		if *f.dst, err = numberCell(cell, f.name); err != nil {
 			return err
 		}
+	}
+	var b csvBudget
+	for _, f := range []struct {
+		name string
+		dst  *json.RawMessage
+	}{{"redemptionQuantity", &b.Quantity}, {"redemptionPerCustomer", &b.PerCustomer}} {
+		v := cell(f.name)
+		if v == "" {
+			continue
+		}
+		if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+			return fmt.Errorf("%s %q is not a whole number", f.name, v)
+		}
+		*f.dst = json.RawMessage(v)
+	}
+	if b.Quantity != nil || b.PerCustomer != nil {
+		it.Redemption = &b
 	}
 	return nil
 }

@@ -28,6 +28,8 @@ type PromotionItem struct {
 	MinQuantity         float64                     `json:"minQuantity"`
 	MinBasketAmount     float64                     `json:"minBasketAmount"`
 	RequiresCoupon      bool                        `json:"requiresCoupon"`
+	// Redemption is the budget (docs/api.md §9.7).
+	Redemption *posgate.PromotionRedemption `json:"redemption"`
 }
 
 // PlainPromotionItem is PromotionItem without its decoding method: the
@@ -54,6 +56,7 @@ func (it *PromotionItem) Promotion(posSystemID, companyID string) *posgate.Promo
 		MinQuantity:         it.MinQuantity,
 		MinBasketAmount:     it.MinBasketAmount,
 		RequiresCoupon:      it.RequiresCoupon,
+		Redemption:          it.Redemption,
 	}
 }
 
@@ -100,6 +103,10 @@ func (it *PromotionItem) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 			it.MinBasketAmount, err = readNumber(dec)
 		case "requiresCoupon":
 			it.RequiresCoupon, err = readBool(dec)
+		case "redemption":
+			// Rare: the reflective decoder reads it, null as nil.
+			it.Redemption = nil
+			err = readOther(dec, &it.Redemption)
 		default:
 			err = dec.SkipValue()
 		}

@@ -697,3 +697,104 @@ func (l *ledger) RestoreCoupons(ctx context.Context, posSystemID, companyID, sal
 }
 
 var _ posgate.LedgerTx = (*ledger)(nil)
+
+// The budgets' counters (docs/api.md §9.7): $5 is the budget, 0 for none;
+// a counter at its budget is left as it is and returns no row. The upsert
+// locks the counter's row until the sale commits: a concurrent sale of the
+// promotion, on this instance or another, waits for it and then sees its
+// count.
+const (
+	countUseSQL = `INSERT INTO promotion_usage (pos_system_id, company_id, promotion_id, user_id, used) VALUES ($1, $2, $3, $4, 1)
+		ON CONFLICT (pos_system_id, company_id, promotion_id, user_id) DO UPDATE SET used = promotion_usage.used + 1
+		WHERE $5::bigint = 0 OR promotion_usage.used < $5::bigint RETURNING used`
+	uncountUseSQL = `UPDATE promotion_usage SET used = used - 1
+		WHERE pos_system_id = $1 AND company_id = $2 AND promotion_id = $3 AND user_id = $4`
+)
+
+// ConsumePromotionBudget counts the redemption in all, then for its
+// customer; when the customer's counter is at its budget the first count
+// is taken back.
+func (l *ledger) ConsumePromotionBudget(ctx context.Context, u *posgate.BudgetUse) (bool, error) {
+	ok, err := l.countUse(ctx, u, "", u.Budget.Quantity)
+	if err != nil || !ok {
+		return false, err
+	}
+	if u.UserID != "" {
+		if ok, err = l.countUse(ctx, u, u.UserID, u.Budget.PerCustomer); err != nil {
+			return false, err
+		}
+		if !ok {
+			_, err := l.exec(ctx, "consume promotion budget", uncountUseSQL, u.POSSystemID, u.CompanyID, u.PromotionID, "")
+			return false, err
+		}
+	}
+	_, err = l.exec(ctx, "consume promotion budget", `INSERT INTO transaction_promotions (txn_id, promotion_id, pos_system_id, company_id, user_id)
+		VALUES ($1, $2, $3, $4, $5)`, u.SaleID, u.PromotionID, u.POSSystemID, u.CompanyID, u.UserID)
+	return err == nil, err
+}
+
+// countUse adds one to the promotion's counter for user ("": in all)
+// unless it has reached budget (0: none).
+func (l *ledger) countUse(ctx context.Context, u *posgate.BudgetUse, user string, budget int64) (bool, error) {
+	var used int64
+	err := l.q().QueryRow(ctx, countUseSQL, u.POSSystemID, u.CompanyID, u.PromotionID, user, budget).Scan(&used)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	} else if err != nil {
+		return false, wrap(err, "consume promotion budget")
+	}
+	return true, nil
+}
+
+func (l *ledger) ReleasePromotionBudget(ctx context.Context, u *posgate.BudgetUse) error {
+	if _, err := l.exec(ctx, "release promotion budget", `WITH gone AS (DELETE FROM transaction_promotions WHERE txn_id = $5 AND promotion_id = $3 RETURNING 1)
+		UPDATE promotion_usage SET used = used - 1 WHERE pos_system_id = $1 AND company_id = $2 AND promotion_id = $3 AND user_id IN ('', $4)
+		AND EXISTS (SELECT FROM gone)`, u.POSSystemID, u.CompanyID, u.PromotionID, u.UserID, u.SaleID); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (l *ledger) RestorePromotionBudgets(ctx context.Context, posSystemID, companyID, saleID string) error {
+	_, err := l.exec(ctx, "restore promotion budgets", `WITH gone AS (DELETE FROM transaction_promotions WHERE txn_id = $1
+			RETURNING pos_system_id, company_id, promotion_id, user_id)
+		UPDATE promotion_usage u SET used = u.used - 1 FROM (
+			SELECT pos_system_id, company_id, promotion_id, '' AS user_id FROM gone
+			UNION ALL SELECT pos_system_id, company_id, promotion_id, user_id FROM gone WHERE user_id <> '') g
+		WHERE u.pos_system_id = g.pos_system_id AND u.company_id = g.company_id AND u.promotion_id = g.promotion_id AND u.user_id = g.user_id`,
+		saleID)
+	return err
+}
+
+// PromotionUsage implements posgate.PromotionUsageReader.
+func (db *DB) PromotionUsage(ctx context.Context, posSystemID, companyID, userID string, promotionIDs []string) (map[string]posgate.PromotionUsage, error) {
+	out := map[string]posgate.PromotionUsage{}
+	if len(promotionIDs) == 0 {
+		return out, nil
+	}
+	rows, err := db.q(ctx).Query(ctx, `SELECT promotion_id, user_id, used FROM promotion_usage
+		WHERE pos_system_id = $1 AND company_id = $2 AND promotion_id = ANY($3) AND user_id IN ('', $4)`,
+		posSystemID, companyID, promotionIDs, userID)
+	if err != nil {
+		return nil, wrap(err, "promotion usage")
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, user string
+		var used int64
+		if err := rows.Scan(&id, &user, &used); err != nil {
+			return nil, wrap(err, "promotion usage")
+		}
+		u := out[id]
+		if user == "" {
+			u.Used = used
+		} else {
+			u.CustomerUsed = used
+		}
+		out[id] = u
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrap(err, "promotion usage")
+	}
+	return out, nil
+}

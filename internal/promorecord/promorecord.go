@@ -49,7 +49,16 @@ import (
 //	         8 minQuantity, 16 minBasketAmount
 //	varint   priority (if flagged)
 //	8 bytes  minQuantity, then minBasketAmount (each if flagged)
+//
+// then optional sections, each a tag byte and its content:
+//
+//	tag 1, the budget: byte presence (1 quantity, 2 perCustomer), then a
+//	uvarint for each present, in that order
 const version = 2
+
+// sectionBudget tags the optional budget section, which only a promotion
+// with a budget has.
+const sectionBudget = 1
 
 const (
 	extStackable = 1 << iota
@@ -165,6 +174,21 @@ func Append(dst []byte, p *posgate.Promotion) []byte {
 	}
 	if p.MinBasketAmount != 0 {
 		dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(p.MinBasketAmount))
+	}
+	if b := p.Redemption; b != nil {
+		var has byte
+		if b.Quantity != nil {
+			has |= 1
+		}
+		if b.PerCustomer != nil {
+			has |= 2
+		}
+		dst = append(dst, sectionBudget, has)
+		for _, v := range []*int64{b.Quantity, b.PerCustomer} {
+			if v != nil {
+				dst = binary.AppendUvarint(dst, uint64(*v))
+			}
+		}
 	}
 	return dst
 }
@@ -352,6 +376,7 @@ func Decode(b []byte, p *posgate.Promotion) error {
 		res.MaxApplications = r.int()
 	}
 	p.Priority, p.Stackable, p.RequiresCoupon, p.MinQuantity, p.MinBasketAmount = 0, false, false, 0, 0
+	p.Redemption = nil
 	if ver > 1 {
 		ext := r.byte()
 		p.Stackable = ext&extStackable != 0
@@ -366,8 +391,23 @@ func Decode(b []byte, p *posgate.Promotion) error {
 			p.MinBasketAmount = r.float()
 		}
 	}
-	if r.err == nil && len(r.b) > 0 {
-		r.err = errRecord
+	for r.err == nil && len(r.b) > 0 {
+		switch r.byte() {
+		case sectionBudget:
+			b := &posgate.PromotionRedemption{}
+			has := r.byte()
+			if has&1 != 0 {
+				v := int64(r.uvarint())
+				b.Quantity = &v
+			}
+			if has&2 != 0 {
+				v := int64(r.uvarint())
+				b.PerCustomer = &v
+			}
+			p.Redemption = b
+		default:
+			r.err = errRecord
+		}
 	}
 	return r.err
 }

@@ -46,6 +46,9 @@ func TestRoundTrip(t *testing.T) {
 				GetProductIDs: []string{"MUFFIN", "COOKIE"}, MaxApplications: 1_000_000}}},
 		{Name: "priority only", LocationIDs: []string{}, CategoryIDs: []string{}, ProductIDs: []string{}, Priority: 7,
 			Validities: []posgate.PromotionValidity{}, Results: []posgate.PromotionResult{{PromotionType: "FixedPrice", Value: 1, GetProductIDs: []string{}}}},
+		budgeted(&posgate.PromotionRedemption{Quantity: ptr(int64(10)), PerCustomer: ptr(int64(1))}),
+		budgeted(&posgate.PromotionRedemption{Quantity: ptr(int64(1_000_000_000))}),
+		budgeted(&posgate.PromotionRedemption{PerCustomer: ptr(int64(300))}),
 	} {
 		b := Append([]byte("prefix"), p)[len("prefix"):]
 		var got posgate.Promotion
@@ -61,8 +64,18 @@ func TestRoundTrip(t *testing.T) {
 		if ls, err := Locations(b); err != nil || !reflect.DeepEqual(ls, p.LocationIDs) {
 			t.Fatalf("Locations: %v %v", ls, err)
 		}
-		// Every cut-short record is an error, never a panic.
+		// Every cut-short record is an error, never a panic; a budget's
+		// record cut before its section is the record without it.
+		plain := len(b)
+		if p.Redemption != nil {
+			q := *p
+			q.Redemption = nil
+			plain = len(Append(nil, &q))
+		}
 		for n := range len(b) {
+			if n == plain {
+				continue
+			}
 			var q posgate.Promotion
 			if err := Decode(b[:n], &q); err == nil {
 				t.Fatalf("a record cut to %d of %d bytes decoded", n, len(b))
@@ -94,4 +107,12 @@ func TestVersion1(t *testing.T) {
 	if !reflect.DeepEqual(p, want) {
 		t.Fatalf("got %+v\nwant %+v", p, want)
 	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// budgeted is a promotion with budget r.
+func budgeted(r *posgate.PromotionRedemption) *posgate.Promotion {
+	return &posgate.Promotion{Name: "B", LocationIDs: []string{"L"}, CategoryIDs: []string{}, ProductIDs: []string{"P"},
+		Validities: []posgate.PromotionValidity{}, Results: []posgate.PromotionResult{{PromotionType: "Amount", Value: 1, GetProductIDs: []string{}}}, Redemption: r}
 }

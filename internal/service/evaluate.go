@@ -448,22 +448,33 @@ func (s *Service) checkCoupon(ctx context.Context, loc *posgate.Location, code s
 }
 
 // evaluateBasket applies the promotions of the location's company that
-// apply there at time at to the lines (posgate.PromotionIndex.Evaluate),
-// completing each line's category from the catalogue where the POS named
-// none. It checks no access: its callers have (the evaluate endpoint, and a
-// sale, whose answer lists the promotions its products triggered).
-func (s *Service) evaluateBasket(ctx context.Context, loc *posgate.Location, at time.Time, lines []posgate.BasketLine) (*posgate.Evaluation, error) {
-	return s.evaluateInput(ctx, loc, posgate.EvaluationInput{LocationID: loc.ID, At: at, Lines: lines})
-}
-
-// evaluateInput is evaluateBasket with the input's coupons, customer and
-// budgets (posgate.PromotionIndex.EvaluateInput); in.LocationID is loc's.
+// evaluateInput applies the promotions of the location's company that
+// apply there at in.At, read in the location's time zone, to in.Lines
+// (posgate.PromotionIndex.EvaluateInput) with the input's coupons, for
+// in.CustomerID, without the promotions whose budget is used up as the
+// store counts it now (docs/api.md §9.7), completing each line's category
+// from the catalogue where the POS named none. It checks no access: its
+// caller has.
 func (s *Service) evaluateInput(ctx context.Context, loc *posgate.Location, in posgate.EvaluationInput) (*posgate.Evaluation, error) {
-	lines := in.Lines
-	ix, err := s.promotionIndex(ctx, loc.POSSystemID, loc.CompanyID)
+	snap, err := s.promotionSnapshot(ctx, loc.POSSystemID, loc.CompanyID)
 	if err != nil {
 		return nil, err
 	}
+	if err := s.completeLines(ctx, loc, snap.ix, in.Lines); err != nil {
+		return nil, err
+	}
+	unavailable, failed := s.budgetsUsedUp(ctx, loc, snap.budgets, in.CustomerID)
+	in.LocationID, in.At, in.Unavailable = loc.ID, in.At.In(loc.Zone()), unavailable
+	ev, err := snap.ix.EvaluateInput(in)
+	if err == nil {
+		err = failed()
+	}
+	return ev, err
+}
+
+// completeLines gives each line without a category its product's category
+// in the catalogue.
+func (s *Service) completeLines(ctx context.Context, loc *posgate.Location, ix *posgate.PromotionIndex, lines []posgate.BasketLine) error {
 	var missing []string
 	for i := range lines {
 		if lines[i].Category == "" && lines[i].CatalogCategory == "" {
@@ -477,7 +488,7 @@ func (s *Service) evaluateInput(ctx context.Context, loc *posgate.Location, in p
 	if len(missing) > 0 {
 		ps, err := s.store.FindProducts(ctx, loc.POSSystemID, loc.CompanyID, missing)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		category := make(map[string]string, len(ps))
 		for _, p := range ps {
@@ -489,9 +500,7 @@ func (s *Service) evaluateInput(ctx context.Context, loc *posgate.Location, in p
 			}
 		}
 	}
-	in.LocationID = loc.ID
-	in.At = in.At.In(loc.Zone()) // wall-clock validity is the location's local time
-	return ix.EvaluateInput(in)
+	return nil
 }
 
 // indexCache keeps each company's promotion index for evaluation: built
@@ -514,7 +523,10 @@ type indexEntry struct {
 }
 
 type indexSnapshot struct {
-	ix      *posgate.PromotionIndex
+	ix *posgate.PromotionIndex
+	// budgets are the budgets of the promotions that have one
+	// (docs/api.md §9.7), nil when none has.
+	budgets map[string]posgate.PromotionBudget
 	stamp   string
 	checked time.Time
 }
@@ -559,13 +571,19 @@ func (c *indexCache) entry(key [2]string) *indexEntry {
 
 // promotionIndex returns the company's promotion index (see indexCache).
 func (s *Service) promotionIndex(ctx context.Context, posSystemID, companyID string) (*posgate.PromotionIndex, error) {
+	snap, err := s.promotionSnapshot(ctx, posSystemID, companyID)
+	if err != nil {
+		return nil, err
+	}
+	return snap.ix, nil
+}
+
+// promotionSnapshot returns the company's promotion index and budgets (see
+// indexCache).
+func (s *Service) promotionSnapshot(ctx context.Context, posSystemID, companyID string) (*indexSnapshot, error) {
 	c := s.indexes
 	if c.ttl < 0 {
-		snap, err := s.buildIndex(ctx, posSystemID, companyID)
-		if err != nil {
-			return nil, err
-		}
-		return snap.ix, nil
+		return s.buildIndex(ctx, posSystemID, companyID)
 	}
 	e := c.entry([2]string{posSystemID, companyID})
 	now := time.Now()
@@ -574,17 +592,17 @@ func (s *Service) promotionIndex(ctx context.Context, posSystemID, companyID str
 		e.build.Lock()
 		defer e.build.Unlock()
 		if snap = e.snap.Load(); snap != nil {
-			return snap.ix, nil
+			return snap, nil
 		}
 		snap, err := s.buildIndex(ctx, posSystemID, companyID)
 		if err != nil {
 			return nil, err
 		}
 		e.snap.Store(snap)
-		return snap.ix, nil
+		return snap, nil
 	}
 	if now.Sub(snap.checked) < c.ttl || !e.refreshing.CompareAndSwap(false, true) {
-		return snap.ix, nil
+		return snap, nil
 	}
 	defer e.refreshing.Store(false)
 	stamp, err := s.store.PromotionStamp(ctx, posSystemID, companyID)
@@ -592,15 +610,16 @@ func (s *Service) promotionIndex(ctx context.Context, posSystemID, companyID str
 		return nil, err
 	}
 	if stamp == snap.stamp {
-		e.snap.Store(&indexSnapshot{ix: snap.ix, stamp: stamp, checked: time.Now()})
-		return snap.ix, nil
+		fresh := &indexSnapshot{ix: snap.ix, budgets: snap.budgets, stamp: stamp, checked: time.Now()}
+		e.snap.Store(fresh)
+		return fresh, nil
 	}
 	fresh, err := s.buildIndex(ctx, posSystemID, companyID)
 	if err != nil {
 		return nil, err
 	}
 	e.snap.Store(fresh)
-	return fresh.ix, nil
+	return fresh, nil
 }
 
 // buildIndex reads the company's promotions and categories and indexes
@@ -629,5 +648,5 @@ func (s *Service) buildIndex(ctx context.Context, posSystemID, companyID string)
 	if total <= maxIndexedProducts {
 		ix.SetProductCategories(products)
 	}
-	return &indexSnapshot{ix: ix, stamp: stamp, checked: time.Now()}, nil
+	return &indexSnapshot{ix: ix, budgets: promotionBudgets(promos), stamp: stamp, checked: time.Now()}, nil
 }

@@ -466,9 +466,9 @@ func (s *Service) prepareTransaction(ctx context.Context, p *posgate.Principal, 
 	if err != nil {
 		return nil, nil, err
 	}
-	promotions := []posgate.AppliedPromotion{}
+	var settle *posgate.SaleSettlement
 	if req.kind() != posgate.TransactionRefund {
-		if promotions, err = s.triggeredPromotions(ctx, loc, *req.TransactionDate, req.Products); err != nil {
+		if settle, err = s.saleSettlement(ctx, loc, *req.TransactionDate, req.Products); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -484,9 +484,9 @@ func (s *Service) prepareTransaction(ctx context.Context, p *posgate.Principal, 
 		TransactionID: *req.TransactionID, SessionID: sessionID, Type: kind, Amount: amount, Date: *req.TransactionDate,
 		OriginalTransactionID: value(req.OriginalTransactionID),
 		CardNumber:            card, Email: email, Phone: phone, FirstName: first, LastName: last, EnrollID: "u-" + randomID(),
-		CouponCodes: req.CouponCodes, CouponsEnabled: loc.Company.Features.Coupons, RequestHash: hash, Request: request,
+		CouponCodes: req.CouponCodes, CouponsEnabled: loc.Company.Features.Coupons, RequestHash: hash, Request: request, Settle: settle,
 		Answer: posgate.TransactionAnswer{TransactionID: *req.TransactionID, SessionID: session, TransactionType: kind,
-			PosStatus: posgate.PosAccepted, Coupons: []posgate.TransactionCoupon{}, Promotions: promotions, CfsTemplate: posgate.CfsTemplate{CfsCarouselURL: cfs},
+			PosStatus: posgate.PosAccepted, Coupons: []posgate.TransactionCoupon{}, Promotions: []posgate.AppliedPromotion{}, CfsTemplate: posgate.CfsTemplate{CfsCarouselURL: cfs},
 			Receipt: posgate.TransactionReceipt{PrimaryText: receipt.PrimaryText, SecondaryText: receipt.SecondaryText,
 				ImageURL: receipt.ImageURL, PosStatus: receipt.PosStatus}},
 	}
@@ -738,36 +738,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// triggeredPromotions are the promotions a sale's products trigger at the
-// location and the sale's date, by the promotion evaluation's rules
-// (evaluateBasket): the lines are the products that name an id and a price
-// (a product without a price cannot be discounted), their quantity read to
-// the evaluation's thousandths (1 when absent or not positive).
-func (s *Service) triggeredPromotions(ctx context.Context, loc *posgate.Location, at time.Time, products []TransactionProduct) ([]posgate.AppliedPromotion, error) {
-	lines := make([]posgate.BasketLine, 0, len(products))
-	for _, pr := range products {
-		if !given(pr.ProductID) || pr.Price == nil || *pr.Price < 0 {
-			continue
-		}
-		l := posgate.BasketLine{ProductID: *pr.ProductID, UnitPrice: *pr.Price, Quantity: 1000}
-		if pr.ProductCategory != nil {
-			l.Category = *pr.ProductCategory
-		}
-		if pr.Quantity != nil && *pr.Quantity > 0 && *pr.Quantity <= posgate.MaxQuantity/1000 {
-			l.Quantity = int64(math.Round(*pr.Quantity * 1000))
-		}
-		lines = append(lines, l)
-	}
-	if len(lines) == 0 {
-		return []posgate.AppliedPromotion{}, nil
-	}
-	ev, err := s.evaluateBasket(ctx, loc, at.UTC(), lines)
-	if err != nil {
-		return nil, err
-	}
-	return ev.Promotions, nil
 }
 
 // newTimeOrderedUUID returns the id of a new session or transaction: a

@@ -266,6 +266,12 @@ const (
 	lsRedemption
 	lsRestoreCoupons
 	lsRestoreLinks
+	lsCountUse
+	lsUncountUse
+	lsLinkPromotion
+	lsUnlinkPromotion
+	lsRestoreUsage
+	lsRestorePromotions
 	ledgerStmtCount
 )
 
@@ -309,6 +315,19 @@ var ledgerSQL = [ledgerStmtCount]string{
 	lsRestoreLinks: `UPDATE transaction_coupons SET restored_at = ?1 WHERE txn_id = ?2 AND restored_at IS NULL
 		AND EXISTS (SELECT 1 FROM coupons c WHERE c.pos_system_id = transaction_coupons.pos_system_id
 			AND c.company_id = transaction_coupons.company_id AND c.code_norm = transaction_coupons.code_norm AND c.status = 'Issued')`,
+	// The budgets' counters (docs/api.md §9.7): ?5 is the budget, 0 for
+	// none; a counter at its budget is left as it is and returns no row.
+	lsCountUse: `INSERT INTO promotion_usage (pos_system_id, company_id, promotion_id, user_id, used) VALUES (?1, ?2, ?3, ?4, 1)
+		ON CONFLICT (pos_system_id, company_id, promotion_id, user_id) DO UPDATE SET used = used + 1 WHERE ?5 = 0 OR used < ?5
+		RETURNING used`,
+	lsUncountUse: `UPDATE promotion_usage SET used = used - 1
+		WHERE pos_system_id = ? AND company_id = ? AND promotion_id = ? AND user_id = ?`,
+	lsLinkPromotion:   `INSERT INTO transaction_promotions (txn_id, promotion_id, pos_system_id, company_id, user_id) VALUES (?, ?, ?, ?, ?)`,
+	lsUnlinkPromotion: `DELETE FROM transaction_promotions WHERE txn_id = ? AND promotion_id = ?`,
+	lsRestoreUsage: `UPDATE promotion_usage SET used = used - 1 WHERE (pos_system_id, company_id, promotion_id, user_id) IN (
+		SELECT pos_system_id, company_id, promotion_id, '' FROM transaction_promotions WHERE txn_id = ?1
+		UNION ALL SELECT pos_system_id, company_id, promotion_id, user_id FROM transaction_promotions WHERE txn_id = ?1 AND user_id <> '')`,
+	lsRestorePromotions: `DELETE FROM transaction_promotions WHERE txn_id = ?`,
 }
 
 // prepareLedger prepares the ledger's statements on the write connection.
@@ -600,4 +619,96 @@ func (l *ledger) RestoreCoupons(ctx context.Context, posSystemID, companyID, sal
 	}
 	_, err := l.exec(ctx, "restore coupons", lsRestoreLinks, at, saleID)
 	return err
+}
+
+// ConsumePromotionBudget counts the redemption in all, then for its
+// customer; when the customer's counter is at its budget the first count
+// is taken back. The write lock keeps every other sale out meanwhile.
+func (l *ledger) ConsumePromotionBudget(ctx context.Context, u *posgate.BudgetUse) (bool, error) {
+	ok, err := l.countUse(ctx, u, "", u.Budget.Quantity)
+	if err != nil || !ok {
+		return false, err
+	}
+	if u.UserID != "" {
+		if ok, err = l.countUse(ctx, u, u.UserID, u.Budget.PerCustomer); err != nil {
+			return false, err
+		}
+		if !ok {
+			_, err := l.exec(ctx, "consume promotion budget", lsUncountUse, u.POSSystemID, u.CompanyID, u.PromotionID, "")
+			return false, err
+		}
+	}
+	_, err = l.exec(ctx, "consume promotion budget", lsLinkPromotion, u.SaleID, u.PromotionID, u.POSSystemID, u.CompanyID, u.UserID)
+	return err == nil, err
+}
+
+// countUse adds one to the promotion's counter for user ("": in all)
+// unless it has reached budget (0: none).
+func (l *ledger) countUse(ctx context.Context, u *posgate.BudgetUse, user string, budget int64) (bool, error) {
+	var used int64
+	err := l.row(ctx, lsCountUse, u.POSSystemID, u.CompanyID, u.PromotionID, user, budget).Scan(&used)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("sqlite: consume promotion budget: %w", err)
+	}
+	return true, nil
+}
+
+func (l *ledger) ReleasePromotionBudget(ctx context.Context, u *posgate.BudgetUse) error {
+	if _, err := l.exec(ctx, "release promotion budget", lsUncountUse, u.POSSystemID, u.CompanyID, u.PromotionID, ""); err != nil {
+		return err
+	}
+	if u.UserID != "" {
+		if _, err := l.exec(ctx, "release promotion budget", lsUncountUse, u.POSSystemID, u.CompanyID, u.PromotionID, u.UserID); err != nil {
+			return err
+		}
+	}
+	_, err := l.exec(ctx, "release promotion budget", lsUnlinkPromotion, u.SaleID, u.PromotionID)
+	return err
+}
+
+func (l *ledger) RestorePromotionBudgets(ctx context.Context, posSystemID, companyID, saleID string) error {
+	if _, err := l.exec(ctx, "restore promotion budgets", lsRestoreUsage, saleID); err != nil {
+		return err
+	}
+	_, err := l.exec(ctx, "restore promotion budgets", lsRestorePromotions, saleID)
+	return err
+}
+
+// PromotionUsage implements posgate.PromotionUsageReader.
+func (db *DB) PromotionUsage(ctx context.Context, posSystemID, companyID, userID string, promotionIDs []string) (map[string]posgate.PromotionUsage, error) {
+	out := map[string]posgate.PromotionUsage{}
+	if len(promotionIDs) == 0 {
+		return out, nil
+	}
+	ids, err := json.Marshal(promotionIDs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT promotion_id, user_id, used FROM promotion_usage
+		WHERE pos_system_id = ? AND company_id = ? AND promotion_id IN (SELECT value FROM json_each(?)) AND user_id IN ('', ?)`,
+		posSystemID, companyID, string(ids), userID)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: promotion usage: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, user string
+		var used int64
+		if err := rows.Scan(&id, &user, &used); err != nil {
+			return nil, fmt.Errorf("sqlite: promotion usage: %w", err)
+		}
+		u := out[id]
+		if user == "" {
+			u.Used = used
+		} else {
+			u.CustomerUsed = used
+		}
+		out[id] = u
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: promotion usage: %w", err)
+	}
+	return out, nil
 }

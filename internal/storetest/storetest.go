@@ -71,6 +71,7 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"LoyaltyUserSearchAgainstScan", testLoyaltyUserSearchAgainstScan},
 		{"CustomerMatch", testCustomerMatch},
 		{"PromotionImport", testPromotionImport},
+		{"PromotionBudgets", testPromotionBudgets},
 		{"PromotionImportErrors", testPromotionImportErrors},
 		{"PromotionsValidAt", testPromotionsValidAt},
 		{"CarouselPromotions", testCarouselPromotions},
