@@ -3,11 +3,15 @@ package main
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"net/http"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/sqlite"
 )
 
@@ -76,15 +80,20 @@ func TestReadFloorsFindTheRowsData(t *testing.T) {
 			t.Errorf("floor %s: no read row of that name", name)
 			continue
 		}
-		for _, s := range rf.sql {
-			q := sqliteParams(s.text("sqlite"))
-			if db.stmts[q], err = conn.PrepareContext(ctx, q); err != nil {
-				t.Fatalf("floor %s: %v", name, err)
-			}
-		}
+		prepareFloor(t, db, name, rf)
 		keys, found := sc.keys(e), 0
 		keys = keys[:min(20, len(keys))]
 		for _, k := range keys {
+			if rf.run != nil {
+				rows, err := rf.run(ctx, db, tn, k)
+				if err != nil {
+					t.Fatalf("floor %s, key %v: %v", name, k, err)
+				}
+				if len(rows) > 0 {
+					found++
+				}
+				continue
+			}
 			calls := rf.calls(tn, "sqlite", k)
 			if len(calls) == 0 {
 				t.Fatalf("floor %s: no statement for key %v", name, k)
@@ -110,6 +119,101 @@ func TestReadFloorsFindTheRowsData(t *testing.T) {
 			t.Errorf("floor %s: rows for %d of %d keys", name, found, len(keys))
 		}
 	}
+}
+
+// prepareFloor prepares rf's SQLite statements on db.
+func prepareFloor(t *testing.T, db *sqliteFloorDB, name string, rf readFloor) {
+	t.Helper()
+	for _, s := range rf.sql {
+		q := sqliteParams(s.text("sqlite"))
+		if q == "" {
+			continue
+		}
+		var err error
+		if db.stmts[q], err = db.db.PrepareContext(context.Background(), q); err != nil {
+			t.Fatalf("floor %s: %v", name, err)
+		}
+	}
+}
+
+// TestUserSearchFloorAnswersAsTheStore runs the keyword search's floor on
+// SQLite for the keys wrk draws for loyaltyUsersLookup (internal/benchkeys:
+// first and last names, e-mails, phone ends): every key finds users, and
+// the same users as the store's own search (which then puts them in rank
+// order), so that the floor does the store's lookups and measures no "not
+// found".
+func TestUserSearchFloorAnswersAsTheStore(t *testing.T) {
+	e := floorEnv(t, 2000)
+	ctx := context.Background()
+	conn, err := sql.Open("sqlite", sqlite.ReadDSN(e.DSN))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	db := &sqliteFloorDB{db: conn, stmts: map[string]*sql.Stmt{}}
+	rf := readFloors["loyaltyUsersLookup"]
+	if rf.run == nil {
+		t.Fatal("loyaltyUsersLookup: the floor does not run the store's search")
+	}
+	prepareFloor(t, db, "loyaltyUsersLookup", rf)
+	st, err := openStore(ctx, e.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	tn := tenant{pos: e.Data.POSSystem, company: e.Data.Company}
+	keys := userKeywordKeys(e)
+	keys = keys[:min(200, len(keys))]
+	kinds := map[string]int{}
+	for _, k := range keys {
+		kw, err := posgate.ParseUserKeyword(k[1])
+		if err != nil {
+			t.Fatalf("key %v: %v", k, err)
+		}
+		rows, err := rf.run(ctx, db, tn, k)
+		if err != nil {
+			t.Fatalf("key %v: %v", k, err)
+		}
+		users, err := st.SearchLoyaltyUsers(ctx, tn.pos, tn.company, kw)
+		if err != nil {
+			t.Fatalf("key %v: %v", k, err)
+		}
+		kinds[keywordKind(kw, users)]++
+		if len(rows) == 0 || len(rows) > posgate.MaxUserMatches {
+			t.Fatalf("key %v: the floor found %d users", k, len(rows))
+		}
+		var got, want []string
+		for _, r := range rows {
+			got = append(got, fmt.Sprint(r[2])) // user_id
+		}
+		for _, u := range users {
+			want = append(want, u.ID)
+		}
+		slices.Sort(got) // the floor leaves the store's ordering of the answer out
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("key %v: the floor found %v, the store %v", k, got, want)
+		}
+	}
+	if kinds["phone"] == 0 || kinds["email"] == 0 || kinds["name"] == 0 {
+		t.Errorf("keys of each kind: %v", kinds)
+	}
+}
+
+// keywordKind says what a keyword found in users: a phone, a name word or
+// an e-mail.
+func keywordKind(kw posgate.UserKeyword, users []*posgate.LoyaltyUser) string {
+	if kw.Digits != "" {
+		return "phone"
+	}
+	for _, u := range users {
+		for _, w := range append(posgate.NameWords(u.FirstName), posgate.NameWords(u.LastName)...) {
+			if strings.HasPrefix(w, kw.Text) {
+				return "name"
+			}
+		}
+	}
+	return "email"
 }
 
 // TestSaleFloorRecordsEverySale runs the SQLite sale floor over the sales
