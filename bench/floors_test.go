@@ -5,11 +5,14 @@ import (
 	"database/sql"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/sqlite"
@@ -30,13 +33,32 @@ func TestSQLiteParams(t *testing.T) {
 // every read row's setup, as the benchmark does before posgate starts.
 func floorEnv(t *testing.T, rows int) *env {
 	t.Helper()
+	return floorEnvOn(t, "sqlite", rows)
+}
+
+// floorEnvOn is floorEnv on a store: "sqlite", or "postgres" in a schema
+// of its own of the database at POSGATE_TEST_POSTGRES_DSN (the test is
+// skipped without it), dropped when the test ends.
+func floorEnvOn(t *testing.T, kind string, rows int) *env {
+	t.Helper()
 	ctx := context.Background()
 	d, err := newDataset()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dsn := filepath.Join(t.TempDir(), "bench.db")
-	e := &env{Kind: "sqlite", DSN: dsn, Rows: rows, Data: d, Keys: map[string][][]string{}, loaded: map[string]bool{},
+	if kind == "postgres" {
+		pg := os.Getenv("POSGATE_TEST_POSTGRES_DSN")
+		if pg == "" {
+			t.Skip("POSGATE_TEST_POSTGRES_DSN is not set")
+		}
+		var cleanup func()
+		if dsn, cleanup, err = prepareStore(ctx, &options{postgres: pg}, kind, &report{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cleanup)
+	}
+	e := &env{Kind: kind, DSN: dsn, Rows: rows, Data: d, Keys: map[string][][]string{}, loaded: map[string]bool{},
 		RowTime: 2 * time.Second, HTTP: http.DefaultClient}
 	if e.Store, err = openStore(ctx, dsn); err != nil {
 		t.Fatal(err)
@@ -137,30 +159,52 @@ func prepareFloor(t *testing.T, db *sqliteFloorDB, name string, rf readFloor) {
 }
 
 // TestUserSearchFloorAnswersAsTheStore runs the keyword search's floor on
-// SQLite for the keys wrk draws for loyaltyUsersLookup (internal/benchkeys:
+// each store for the keys wrk draws for loyaltyUsersLookup (internal/benchkeys:
 // first and last names, e-mails, phone ends): every key finds users, and
 // the same users as the store's own search (which then puts them in rank
 // order), so that the floor does the store's lookups and measures no "not
 // found".
 func TestUserSearchFloorAnswersAsTheStore(t *testing.T) {
-	e := floorEnv(t, 2000)
+	for _, kind := range []string{"sqlite", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			e := floorEnvOn(t, kind, 2000)
+			ctx := context.Background()
+			rf := readFloors["loyaltyUsersLookup"]
+			if rf.run == nil {
+				t.Fatal("loyaltyUsersLookup: the floor does not run the store's search")
+			}
+			var db floorDB
+			if kind == "sqlite" {
+				conn, err := sql.Open("sqlite", sqlite.ReadDSN(e.DSN))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close()
+				f := &sqliteFloorDB{db: conn, stmts: map[string]*sql.Stmt{}}
+				prepareFloor(t, f, "loyaltyUsersLookup", rf)
+				db = f
+			} else {
+				pool, err := pgxpool.New(ctx, e.DSN)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer pool.Close()
+				db = &pgFloorDB{pool: pool}
+			}
+			st, err := openStore(ctx, e.DSN)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			userSearchFloorAsStore(t, e, db, st, rf)
+		})
+	}
+}
+
+// userSearchFloorAsStore runs rf on db and the store's search for the keys
+// wrk draws, and compares their answers.
+func userSearchFloorAsStore(t *testing.T, e *env, db floorDB, st posgate.Store, rf readFloor) {
 	ctx := context.Background()
-	conn, err := sql.Open("sqlite", sqlite.ReadDSN(e.DSN))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	db := &sqliteFloorDB{db: conn, stmts: map[string]*sql.Stmt{}}
-	rf := readFloors["loyaltyUsersLookup"]
-	if rf.run == nil {
-		t.Fatal("loyaltyUsersLookup: the floor does not run the store's search")
-	}
-	prepareFloor(t, db, "loyaltyUsersLookup", rf)
-	st, err := openStore(ctx, e.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
 	tn := tenant{pos: e.Data.POSSystem, company: e.Data.Company}
 	keys := userKeywordKeys(e)
 	keys = keys[:min(200, len(keys))]
