@@ -1,10 +1,17 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/postgres"
+	"github.com/posgate/posgate/internal/sqlite"
 	"github.com/posgate/posgate/internal/storekit"
 )
 
@@ -19,7 +26,9 @@ import (
 // To change a row's floor, edit its entry: sql holds the statements by
 // name ($1, $2… on both stores; SQLite gets them as ?1, ?2…), with a
 // sqlite or postgres variant where the dialects differ, and calls turns a
-// key tuple of the row into the statements to run and their arguments.
+// key tuple of the row into the statements to run and their arguments;
+// or, where a statement's arguments come from another's answer (the
+// keyword search), run runs them.
 // Rows without an entry (the writes, the imports, the overload) have
 // floors of their own or none.
 
@@ -48,10 +57,15 @@ type floorCall struct {
 	args []any
 }
 
-// readFloor is the floor of one read row.
+// readFloor is the floor of one read row: calls, or run when the row's
+// statements depend on one another's answers.
 type readFloor struct {
 	sql   map[string]floorSQL
 	calls func(t tenant, kind string, key []string) []floorCall
+	// run, when set, replaces calls: it runs the row's statements (of sql,
+	// which the floor server prepares) for a key tuple on db and returns
+	// the rows of the answer.
+	run func(ctx context.Context, db floorDB, t tenant, key []string) ([][]any, error)
 }
 
 // readFloors holds each read row's floor, by the row's name (as in -only).
@@ -66,29 +80,7 @@ var readFloors = map[string]readFloor{
 	},
 	"couponSearch":          couponSearchFloor,
 	"couponSearch+location": couponSearchFloor,
-	"loyaltyUsersLookup": {
-		// The users whose first name, last name or e-mail start with the
-		// folded keyword, or whose phone digits start with its digits, up to
-		// 51 of each (a page and one).
-		sql: map[string]floorSQL{
-			"users": {sql: `SELECT * FROM (SELECT * FROM loyalty_users WHERE pos_system_id = $1 AND company_id = $2
-					AND first_norm >= $3 AND first_norm < $4 ORDER BY first_norm LIMIT 51) a
-				UNION SELECT * FROM (SELECT * FROM loyalty_users WHERE pos_system_id = $1 AND company_id = $2
-					AND last_norm >= $3 AND last_norm < $4 ORDER BY last_norm LIMIT 51) b
-				UNION SELECT * FROM (SELECT * FROM loyalty_users WHERE pos_system_id = $1 AND company_id = $2
-					AND email_norm >= $3 AND email_norm < $4 ORDER BY email_norm LIMIT 51) c
-				UNION SELECT * FROM (SELECT * FROM loyalty_users WHERE pos_system_id = $1 AND company_id = $2
-					AND phone_digits >= $5 AND phone_digits < $6 ORDER BY phone_digits LIMIT 51) d`},
-		},
-		calls: func(t tenant, _ string, k []string) []floorCall {
-			text, digits := posgate.Fold(k[1]), posgate.PhoneDigits(k[1])
-			digitsEnd := storekit.PrefixEnd(digits)
-			if digits == "" {
-				digitsEnd = ""
-			}
-			return []floorCall{{"users", []any{t.pos, t.company, text, storekit.PrefixEnd(text), digits, digitsEnd}}}
-		},
-	},
+	"loyaltyUsersLookup":    userSearchFloor,
 	"carousel": {
 		sql: map[string]floorSQL{
 			"settings": {sql: `SELECT * FROM carousel_settings WHERE pos_system_id = $1 AND company_id = $2`},
@@ -207,4 +199,160 @@ func sqliteParams(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// userSearchFloor is the keyword search's: the store's own statements
+// (sqlite.UserSearchStatements, postgres.UserSearchStatements) driven by
+// storekit.SearchUserIDs as the store drives them (the exact terms, then
+// the prefixes' ranges or buckets; the store's ExactFirst and ScanLimit),
+// with the keyword parsed as posgate parses it (posgate.ParseUserKeyword),
+// then the statement that reads the answer's users (at most 50). On
+// PostgreSQL each step is one batch on the generic plans, as the store
+// sends it.
+var userSearchFloor = readFloor{
+	sql: map[string]floorSQL{
+		"exact":     {sqlite: sqlite.UserSearchStatements.Exact, postgres: postgres.UserSearchStatements.Exact},
+		"count":     {sqlite: sqlite.UserSearchStatements.Count, postgres: postgres.UserSearchStatements.Count},
+		"range":     {sqlite: sqlite.UserSearchStatements.Range, postgres: postgres.UserSearchStatements.Range},
+		"bucket":    {sqlite: sqlite.UserSearchStatements.Bucket, postgres: postgres.UserSearchStatements.Bucket},
+		"prefix":    {sqlite: sqlite.UserSearchStatements.Prefix, postgres: postgres.UserSearchStatements.Prefix},
+		"usersByID": {sqlite: sqlite.UserSearchStatements.UsersByID, postgres: postgres.UserSearchStatements.UsersByID},
+	},
+	run: func(ctx context.Context, db floorDB, t tenant, key []string) ([][]any, error) {
+		k, err := posgate.ParseUserKeyword(key[1])
+		if err != nil {
+			return nil, err
+		}
+		// As the store's SearchLoyaltyUsers: its reads take microseconds.
+		ctx = storekit.PointRead(ctx)
+		switch db := db.(type) {
+		case *sqliteFloorDB:
+			return sqliteUserSearch(ctx, db, t, k)
+		case *pgFloorDB:
+			return pgUserSearch(ctx, db, t, k)
+		}
+		return nil, fmt.Errorf("no keyword search floor on %T", db)
+	},
+}
+
+// sqliteUserSearch runs sqlite.UserSearchStatements, prepared, one
+// statement at a time, as the SQLite store does.
+func sqliteUserSearch(ctx context.Context, db *sqliteFloorDB, t tenant, k posgate.UserKeyword) ([][]any, error) {
+	st := sqlite.UserSearchStatements
+	ranks, err := storekit.SearchUserIDs(ctx, k, func(ctx context.Context, qs []storekit.TermQuery) ([][]posgate.UserRank, error) {
+		out := make([][]posgate.UserRank, len(qs))
+		for i, q := range qs {
+			var query string
+			var args []any
+			switch q.Kind {
+			case storekit.TermExact:
+				query, args = st.Exact, []any{t.pos, t.company, q.Lo, q.Limit}
+			case storekit.TermRange:
+				count, err := db.stmt(st.Count)
+				if err != nil {
+					return nil, err
+				}
+				if err := count.QueryRowContext(ctx, t.pos, t.company, q.Lo, q.Hi, q.Scan).Scan(&qs[i].Scanned); err != nil {
+					return nil, err
+				}
+				if qs[i].Scanned >= q.Scan {
+					continue // SearchUserIDs reads the bucket
+				}
+				query, args = st.Range, []any{t.pos, t.company, q.Lo, q.Hi, q.Limit}
+			case storekit.TermBucket:
+				query, args = st.Bucket, []any{t.pos, t.company, q.Bucket, q.Lo, q.Hi, q.Limit}
+			default:
+				return nil, fmt.Errorf("term query of kind %d on SQLite", q.Kind)
+			}
+			stmt, err := db.stmt(query)
+			if err != nil {
+				return nil, err
+			}
+			rows, err := stmt.QueryContext(ctx, args...)
+			if err != nil {
+				return nil, err
+			}
+			for rows.Next() {
+				var r posgate.UserRank
+				if err := rows.Scan(&r.Last, &r.First, &r.ID, &r.Key); err != nil {
+					rows.Close()
+					return nil, err
+				}
+				out[i] = append(out[i], r)
+			}
+			if err := rows.Close(); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}, st.ExactFirst, st.ScanLimit)
+	if err != nil || len(ranks) == 0 {
+		return nil, err
+	}
+	keys := make([]int64, len(ranks))
+	for i, r := range ranks {
+		keys[i] = r.Key
+	}
+	list, err := json.Marshal(keys)
+	if err != nil {
+		return nil, err
+	}
+	return db.run(ctx, st.UsersByID, []any{string(list)})
+}
+
+// pgGenericPlan is the statement that the PostgreSQL store sends first in
+// each batch of the search so that its statements run on their generic
+// plans (internal/postgres, queryGeneric).
+const pgGenericPlan = `SELECT set_config('plan_cache_mode', 'force_generic_plan', true)`
+
+// pgUserSearch runs postgres.UserSearchStatements as the PostgreSQL store
+// does: each step of SearchUserIDs in one batch, then the users in one.
+func pgUserSearch(ctx context.Context, db *pgFloorDB, t tenant, k posgate.UserKeyword) ([][]any, error) {
+	st := postgres.UserSearchStatements
+	ranks, err := storekit.SearchUserIDs(ctx, k, func(ctx context.Context, qs []storekit.TermQuery) ([][]posgate.UserRank, error) {
+		out := make([][]posgate.UserRank, len(qs))
+		b := &pgx.Batch{}
+		b.Queue(pgGenericPlan)
+		for i, q := range qs {
+			var qq *pgx.QueuedQuery
+			switch q.Kind {
+			case storekit.TermExact:
+				qq = b.Queue(st.Exact, t.pos, t.company, q.Lo, q.Limit)
+			case storekit.TermPrefix:
+				qq = b.Queue(st.Prefix, t.pos, t.company, q.Bucket, q.Lo, q.Hi, q.Limit, q.Scan)
+			case storekit.TermBucket:
+				qq = b.Queue(st.Bucket, t.pos, t.company, q.Bucket, q.Lo, q.Hi, q.Limit)
+			default:
+				return nil, fmt.Errorf("term query of kind %d on PostgreSQL", q.Kind)
+			}
+			qq.Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					var r posgate.UserRank
+					if err := rows.Scan(&r.Last, &r.First, &r.ID); err != nil {
+						return err
+					}
+					out[i] = append(out[i], r)
+				}
+				return rows.Err()
+			})
+		}
+		return out, db.pool.SendBatch(ctx, b).Close()
+	}, st.ExactFirst, st.ScanLimit)
+	if err != nil || len(ranks) == 0 {
+		return nil, err
+	}
+	var users [][]any
+	b := &pgx.Batch{}
+	b.Queue(pgGenericPlan)
+	b.Queue(st.UsersByID, t.pos, t.company, storekit.RankIDs(ranks)).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			v, err := rows.Values()
+			if err != nil {
+				return err
+			}
+			users = append(users, v)
+		}
+		return rows.Err()
+	})
+	return users, db.pool.SendBatch(ctx, b).Close()
 }
