@@ -113,20 +113,26 @@ func TestTimeZonesEvaluation(t *testing.T) {
 			`{"data":{"posSystemId":"clover","posCompanyId":"tz","id":"BREAKFAST","name":"Weekend breakfast","useForAllCategories":false,"useForAllProducts":false,`+
 				`"locationIds":[],"categoryIds":[],"productIds":["COFFEE"],"promotionValidities":[{"startDate":"2026-01-01T00:00:00","endDate":null,`+
 				`"recurrence":{"daysOfWeek":["Sunday","Saturday"],"startDate":"2026-01-03T07:00:00","endDate":"2026-01-03T11:00:00"}}],`+
-				`"promotionResults":[{"promotionType":"Percentage","value":50}],"createdAt":"`+stamp+`","updatedAt":"`+stamp+`"}}`)
+				`"promotionResults":[{"promotionType":"Percentage","value":50,"buyQuantity":0,"getQuantity":0,"getProductIds":[],"maxApplications":0}],"priority":0,"stackable":false,"minQuantity":0,"minBasketAmount":0,"requiresCoupon":false,"createdAt":"`+stamp+`","updatedAt":"`+stamp+`"}}`)
 		mustBody(t, s.call(t, admin, "GET", "/admin/v1/pos-systems/clover/companies/tz/promotions/FIXED", ""),
 			`{"data":{"posSystemId":"clover","posCompanyId":"tz","id":"FIXED","name":"Fixed","useForAllCategories":false,"useForAllProducts":false,`+
 				`"locationIds":[],"categoryIds":[],"productIds":["CAKE"],"promotionValidities":[{"startDate":"2026-03-08T07:30:00Z","endDate":"2026-03-08T12:00:00Z",`+
-				`"recurrence":null}],"promotionResults":[{"promotionType":"Amount","value":1}],"createdAt":"`+stamp+`","updatedAt":"`+stamp+`"}}`)
+				`"recurrence":null}],"promotionResults":[{"promotionType":"Amount","value":1,"buyQuantity":0,"getQuantity":0,"getProductIds":[],"maxApplications":0}],"priority":0,"stackable":false,"minQuantity":0,"minBasketAmount":0,"requiresCoupon":false,"createdAt":"`+stamp+`","updatedAt":"`+stamp+`"}}`)
 
 		eval := func(loc, at, product string) string {
 			t.Helper()
 			return string(mustStatusBody(t, s.pos(t, tok, evaluatePath, `{"posLocationId":"`+loc+`","transactionDate":"`+at+`","products":[{"productId":"`+product+`","price":4.00}]}`)))
 		}
-		none := `{"data":{"posStatus":"Accepted","promotions":[],"subtotal":4.00,"totalDiscount":0.00,"coupons":[],"loyalty":null}}`
-		half := `{"data":{"posStatus":"Accepted","promotions":[{"id":"BREAKFAST","name":"Weekend breakfast","promotionType":"Percentage","value":50,"discount":2.00,"productIds":["COFFEE"]}],"subtotal":4.00,"totalDiscount":2.00,"coupons":[],"loyalty":null}}`
+		// An answer for one product priced 4.00, with no promotion, with
+		// BREAKFAST (50 %), or with one Amount promotion of 1.00.
+		answer := func(product, promotions, discount, total, lines string) string {
+			return `{"data":{"posStatus":"Accepted","promotions":[` + promotions + `],"subtotal":4.00,"totalDiscount":` + discount + `,"total":` + total +
+				`,"lines":[{"productId":"` + product + `","subtotal":4.00,"discount":` + discount + `,"total":` + total + `,"promotions":[` + lines + `],"notApplied":[]}],"coupons":[],"loyalty":null}}`
+		}
+		const none, half = "none", "half"
 		one := func(id, name, product string) string {
-			return `{"data":{"posStatus":"Accepted","promotions":[{"id":"` + id + `","name":"` + name + `","promotionType":"Amount","value":1,"discount":1.00,"productIds":["` + product + `"]}],"subtotal":4.00,"totalDiscount":1.00,"coupons":[],"loyalty":null}}`
+			return answer(product, `{"id":"`+id+`","name":"`+name+`","promotionType":"Amount","value":1,"discount":1.00,"productIds":["`+product+`"]}`,
+				"1.00", "3.00", `{"id":"`+id+`","discount":1.00,"couponCode":null}`)
 		}
 		for _, tc := range []struct {
 			loc, at, product string
@@ -171,6 +177,13 @@ func TestTimeZonesEvaluation(t *testing.T) {
 			{"NYC", "2026-03-08T12:00:00Z", "CAKE", one("FIXED", "Fixed", "CAKE")},
 			{"NYC", "2026-03-08T12:00:01Z", "CAKE", none},
 		} {
+			switch tc.want {
+			case none:
+				tc.want = answer(tc.product, "", "0.00", "4.00", "")
+			case half:
+				tc.want = answer(tc.product, `{"id":"BREAKFAST","name":"Weekend breakfast","promotionType":"Percentage","value":50,"discount":2.00,"productIds":["COFFEE"]}`,
+					"2.00", "2.00", `{"id":"BREAKFAST","discount":2.00,"couponCode":null}`)
+			}
 			if got := eval(tc.loc, tc.at, tc.product); got != tc.want {
 				t.Errorf("%s at %s, %s:\n got %s\nwant %s", tc.product, tc.loc, tc.at, got, tc.want)
 			}
