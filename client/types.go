@@ -1397,6 +1397,10 @@ type CouponValidation struct {
 	Status            string    `json:"status"`
 	ValidationDate    time.Time `json:"validationDate"`
 	ErrorMessage      *string   `json:"errorMessage"`
+	// The promotion the coupon carries (redeemed or rejected); null for none or an unknown coupon.
+	PromotionID *string `json:"promotionId"`
+	// What the coupon's promotion takes off the transaction's priced lines, evaluated at the transaction's date and location; 0 when the coupon is not redeemed, carries none, the promotion does not apply or no line is priced.
+	Discount float64 `json:"discount"`
 }
 
 // LoyaltyProgram mirrors the API's LoyaltyProgram object.

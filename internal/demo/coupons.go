@@ -22,6 +22,9 @@ const (
 	DemoRedeemedCode = "FREECOFFEE1"
 	DemoCancelCode   = "5OFFcx21pq"
 	DemoExpiredCode  = "SUMMER24"
+	// DemoCookieCode carries DemoCouponPromotion, which applies only with it.
+	DemoCookieCode      = "COOKIE1"
+	DemoCouponPromotion = "DEMO-COUPON-COOKIE"
 )
 
 func demoUsers() []*posgate.LoyaltyUser {
@@ -57,6 +60,9 @@ func demoCoupons() []*posgate.Coupon {
 		at("2099-12-31T23:59:59Z"), DemoUserID, "LOC123")
 	issued.PictureURL = str("https://example.com/demo/coupons/10off.png")
 	issued.Info = []posgate.CouponInfo{{Title: str("Terms"), Items: map[string]*string{"minimumSpend": str("20.00"), "combinable": nil}}}
+	cookie := mk(DemoCookieCode, posgate.ProviderTwoReward, posgate.CouponIssued, "Cookie", "1 off a chocolate cookie",
+		at("2099-12-31T23:59:59Z"), DemoUserID)
+	cookie.PromotionID = DemoCouponPromotion
 	everywhere := mk(DemoEverywhere, posgate.ProviderPJM, posgate.CouponIssued, "Free drink", "A free drink with any meal", nil, "")
 	return []*posgate.Coupon{
 		issued,
@@ -64,6 +70,7 @@ func demoCoupons() []*posgate.Coupon {
 		mk(DemoCancelCode, posgate.ProviderDummy, posgate.CouponCancelled, "$5 off", "$5 off a purchase over $25", at("2099-12-31T23:59:59Z"), DemoUserID),
 		mk(DemoExpiredCode, posgate.ProviderTwoReward, posgate.CouponIssued, "Summer sale", "15% off summer items", at("2024-09-30T23:59:59Z"), DemoUserID),
 		everywhere,
+		cookie,
 		mk("JANE2FOR1", posgate.ProviderTwoReward, posgate.CouponIssued, "2 for 1", "Two coffees for the price of one", at("2099-06-30T23:59:59Z"), "jane-doe", "LOC456"),
 	}
 }

@@ -23,6 +23,7 @@ var (
 		{ProductID: "SKU-MUFFIN", ProductName: "Blueberry muffin", ProductCategoryID: "PASTRY", ProductCategory: "Pastry", Manufacturer: "Demo Bakery", Price: "3.00"},
 		{ProductID: "SKU-LATTE-L", ProductName: "Latte, large", ProductCategoryID: "COFFEE", ProductCategory: "Coffee", Price: "4.20"},
 		{ProductID: "SKU-LATTE-M", ProductName: "Latte, medium", ProductCategoryID: "COFFEE", ProductCategory: "Coffee", Price: "3.60"},
+		{ProductID: "SKU-COOKIE", ProductName: "Chocolate cookie", ProductCategoryID: "PASTRY", ProductCategory: "Pastry", Manufacturer: "Demo Bakery", Price: "2.00"},
 		{ProductID: "SKU-SANDWICH-BLT", ProductName: "BLT sandwich", ProductCategoryID: "SANDWICHES", ProductCategory: "Sandwiches", Price: "6.90"},
 	}
 )
@@ -61,7 +62,8 @@ func loadCatalogue(ctx context.Context, st posgate.Store) (*posgate.Catalogue, e
 // at LOC456 through 2030, and one of each other kind of the promotion model
 // (docs/api.md §9.1): a buy-X-get-Y (a free muffin with a sandwich), a
 // fixed price (the medium latte at 3.00), and a stackable one with a
-// minimum quantity (20% off from 3 croissants). Each reaches exactly what
+// minimum quantity (20% off from 3 croissants), and one that applies only
+// with a coupon that carries it (John Doe's DemoCookieCode). Each reaches exactly what
 // its name says (TestDemoPromotionsMeanTheirNames): a promotion's
 // categories and products add up, so "any large coffee" names the large
 // latte alone, not the COFFEE category; the airport's free muffin has no
@@ -90,6 +92,8 @@ func demoPromotions() []*posgate.Promotion {
 			Results: []posgate.PromotionResult{{PromotionType: posgate.PromotionFixedPrice, Value: 3}}},
 		{ID: "DEMO-CROISSANTS-3", Name: "20% off from 3 croissants, on top", ProductIDs: []string{"SKU-CROISSANT"}, MinQuantity: 3, Stackable: true,
 			Results: []posgate.PromotionResult{{PromotionType: posgate.PromotionPercentage, Value: 20}}},
+		{ID: DemoCouponPromotion, Name: "1 off a cookie with a coupon", ProductIDs: []string{"SKU-COOKIE"}, RequiresCoupon: true,
+			Results: []posgate.PromotionResult{{PromotionType: posgate.PromotionAmount, Value: 1}}},
 	}
 }
 

@@ -28,7 +28,7 @@ func TestLoadPromotionsTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, total, err := st.ListPromotions(ctx, demo.POSSystemID, demo.CompanyID, 0, 0)
-	if err != nil || total != 6 {
+	if err != nil || total != 7 {
 		t.Fatalf("demo promotions: %d, %v", total, err)
 	}
 	at := time.Date(2030, 6, 1, 8, 0, 0, 0, time.UTC) // a Saturday morning
@@ -37,7 +37,7 @@ func TestLoadPromotionsTwice(t *testing.T) {
 	for _, p := range valid {
 		ids = append(ids, p.ID)
 	}
-	if err != nil || !slices.Equal(ids, []string{"DEMO-COFFEE-2OFF", "DEMO-CROISSANTS-3", "DEMO-LATTE-M-3", "DEMO-SANDWICH-MUFFIN", "DEMO-WEEKEND-BREAKFAST"}) {
+	if err != nil || !slices.Equal(ids, []string{"DEMO-COFFEE-2OFF", "DEMO-COUPON-COOKIE", "DEMO-CROISSANTS-3", "DEMO-LATTE-M-3", "DEMO-SANDWICH-MUFFIN", "DEMO-WEEKEND-BREAKFAST"}) {
 		t.Fatalf("valid at LOC123 on a Saturday morning: %v %v", valid, err)
 	}
 	changed := &posgate.Catalogue{POSSystemID: demo.POSSystemID, CompanyID: demo.CompanyID, CategoryIDs: []string{"MINE"}, ProductIDs: []string{}}
@@ -88,13 +88,15 @@ func TestDemoPromotionsMeanTheirNames(t *testing.T) {
 		"DEMO-COFFEE-2OFF": { // "2 off any large coffee": the large latte, everywhere
 			"LOC123": {"SKU-LATTE-L"}, "LOC456": {"SKU-LATTE-L"}},
 		"DEMO-WEEKEND-BREAKFAST": { // "15% off breakfast on weekend mornings": pastries and coffee at LOC123
-			"LOC123": {"SKU-CROISSANT", "SKU-LATTE-L", "SKU-LATTE-M", "SKU-MUFFIN"}, "LOC456": nil},
+			"LOC123": {"SKU-COOKIE", "SKU-CROISSANT", "SKU-LATTE-L", "SKU-LATTE-M", "SKU-MUFFIN"}, "LOC456": nil},
 		"DEMO-AIRPORT-MUFFIN": { // "Free muffin at the airport": the muffin, free, at LOC456
 			"LOC123": nil, "LOC456": {"SKU-MUFFIN"}},
 		// "Free muffin with a sandwich", "20% off from 3 croissants": one
 		// product alone gets nothing (the baskets below).
 		"DEMO-SANDWICH-MUFFIN": {"LOC123": nil, "LOC456": nil},
 		"DEMO-CROISSANTS-3":    {"LOC123": nil, "LOC456": nil},
+		// "1 off a cookie with a coupon": nothing without John Doe's coupon.
+		"DEMO-COUPON-COOKIE": {"LOC123": nil, "LOC456": nil},
 		"DEMO-LATTE-M-3": { // "Medium latte for 3.00": everywhere
 			"LOC123": {"SKU-LATTE-M"}, "LOC456": {"SKU-LATTE-M"}},
 	}

@@ -12,6 +12,7 @@ var demoCouponJSON = map[string]string{
 	"10OFFmq8kl8": `{"rewardProvider":"TwoReward","code":"10OFFmq8kl8","name":"10% off","title":"10% off your next purchase","pictureUrl":"https://example.com/demo/coupons/10off.png","availableUntil":"2099-12-31T23:59:59Z","status":"Issued","info":[{"title":"Terms","items":{"combinable":null,"minimumSpend":"20.00"}}],"promotionId":null}`,
 	"5OFFcx21pq":  `{"rewardProvider":"Dummy","code":"5OFFcx21pq","name":"$5 off","title":"$5 off a purchase over $25","pictureUrl":null,"availableUntil":"2099-12-31T23:59:59Z","status":"Cancelled","info":null,"promotionId":null}`,
 	"FREECOFFEE1": `{"rewardProvider":"TwoReward","code":"FREECOFFEE1","name":"Free coffee","title":"One free coffee","pictureUrl":null,"availableUntil":"2099-12-31T23:59:59Z","status":"Redeemed","info":null,"promotionId":null}`,
+	"COOKIE1":     `{"rewardProvider":"TwoReward","code":"COOKIE1","name":"Cookie","title":"1 off a chocolate cookie","pictureUrl":null,"availableUntil":"2099-12-31T23:59:59Z","status":"Issued","info":null,"promotionId":"DEMO-COUPON-COOKIE"}`,
 	"SUMMER24":    `{"rewardProvider":"TwoReward","code":"SUMMER24","name":"Summer sale","title":"15% off summer items","pictureUrl":null,"availableUntil":"2024-09-30T23:59:59Z","status":"Expired","info":null,"promotionId":null}`,
 	"Sl75Ev":      `{"rewardProvider":"PJM","code":"Sl75Ev","name":"Free drink","title":"A free drink with any meal","pictureUrl":null,"availableUntil":null,"status":"Issued","info":null,"promotionId":null}`,
 	"JANE2FOR1":   `{"rewardProvider":"TwoReward","code":"JANE2FOR1","name":"2 for 1","title":"Two coffees for the price of one","pictureUrl":null,"availableUntil":"2099-06-30T23:59:59Z","status":"Issued","info":null,"promotionId":null}`,
@@ -27,7 +28,7 @@ var demoUserJSON = map[string]string{
 }
 
 // johnsCoupons are John Doe's coupons in the search's order (by code).
-var johnsCoupons = []string{"10OFFmq8kl8", "5OFFcx21pq", "FREECOFFEE1", "SUMMER24"}
+var johnsCoupons = []string{"10OFFmq8kl8", "5OFFcx21pq", "COOKIE1", "FREECOFFEE1", "SUMMER24"}
 
 // searchBody is the coupon search's exact answer for the given coupons (JSON
 // records), page and posStatus.
@@ -78,7 +79,7 @@ func TestCouponSearch(t *testing.T) {
 			t.Helper()
 			return s.pos(t, pos, searchPath+query, body)
 		}
-		all := searchBody(demoCoupons(johnsCoupons...), 1, 20, 4, "Accepted")
+		all := searchBody(demoCoupons(johnsCoupons...), 1, 20, 5, "Accepted")
 
 		t.Run("by e-mail, any case", func(t *testing.T) {
 			mustBody(t, search("", `{"email":"john.doe@example.com"}`), all)
@@ -113,7 +114,7 @@ func TestCouponSearch(t *testing.T) {
 		t.Run("location filter", func(t *testing.T) {
 			mustBody(t, search("", `{"email":"john.doe@example.com","posLocationId":"LOC123"}`), all)
 			mustBody(t, search("", `{"email":"john.doe@example.com","posLocationId":"LOC456"}`),
-				searchBody(demoCoupons("5OFFcx21pq", "FREECOFFEE1", "SUMMER24"), 1, 20, 3, "Accepted"))
+				searchBody(demoCoupons("5OFFcx21pq", "COOKIE1", "FREECOFFEE1", "SUMMER24"), 1, 20, 4, "Accepted"))
 			mustBody(t, search("", `{"code":"Sl75Ev","posLocationId":"LOC123"}`), searchBody(demoCoupons("Sl75Ev"), 1, 20, 1, "Accepted"))
 			mustBody(t, search("", `{"code":"Sl75Ev","posLocationId":"LOC456"}`), searchBody(demoCoupons("Sl75Ev"), 1, 20, 1, "Accepted"))
 			mustBody(t, search("", `{"code":"JANE2FOR1","posLocationId":"LOC123"}`), searchBody(nil, 1, 20, 0, "Accepted"))
@@ -121,14 +122,15 @@ func TestCouponSearch(t *testing.T) {
 		})
 		t.Run("paging", func(t *testing.T) {
 			q := `{"email":"john.doe@example.com"}`
-			mustBody(t, search("?pageSize=2", q), searchBody(demoCoupons(johnsCoupons[:2]...), 1, 2, 4, "Accepted"))
-			mustBody(t, search("?page=2&pageSize=2", q), searchBody(demoCoupons(johnsCoupons[2:]...), 2, 2, 4, "Accepted"))
-			mustBody(t, search("?page=2&pageSize=3", q), searchBody(demoCoupons(johnsCoupons[3:]...), 2, 3, 4, "Accepted"))
-			mustBody(t, search("?page=3&pageSize=2", q), searchBody(nil, 3, 2, 4, "Accepted"))
-			mustBody(t, search("?page=21474836&pageSize=100", q), searchBody(nil, 21474836, 100, 4, "Accepted"))
-			mustBody(t, search("?page=1&pageSize=1", q), searchBody(demoCoupons(johnsCoupons[0]), 1, 1, 4, "Accepted"))
-			mustBody(t, search("?page=4&pageSize=1", q), searchBody(demoCoupons(johnsCoupons[3]), 4, 1, 4, "Accepted"))
-			mustBody(t, search("?pageSize=100", q), searchBody(demoCoupons(johnsCoupons...), 1, 100, 4, "Accepted"))
+			mustBody(t, search("?pageSize=2", q), searchBody(demoCoupons(johnsCoupons[:2]...), 1, 2, 5, "Accepted"))
+			mustBody(t, search("?page=2&pageSize=2", q), searchBody(demoCoupons(johnsCoupons[2:4]...), 2, 2, 5, "Accepted"))
+			mustBody(t, search("?page=2&pageSize=3", q), searchBody(demoCoupons(johnsCoupons[3:]...), 2, 3, 5, "Accepted"))
+			mustBody(t, search("?page=3&pageSize=2", q), searchBody(demoCoupons(johnsCoupons[4:]...), 3, 2, 5, "Accepted"))
+			mustBody(t, search("?page=4&pageSize=2", q), searchBody(nil, 4, 2, 5, "Accepted"))
+			mustBody(t, search("?page=21474836&pageSize=100", q), searchBody(nil, 21474836, 100, 5, "Accepted"))
+			mustBody(t, search("?page=1&pageSize=1", q), searchBody(demoCoupons(johnsCoupons[0]), 1, 1, 5, "Accepted"))
+			mustBody(t, search("?page=4&pageSize=1", q), searchBody(demoCoupons(johnsCoupons[3]), 4, 1, 5, "Accepted"))
+			mustBody(t, search("?pageSize=100", q), searchBody(demoCoupons(johnsCoupons...), 1, 100, 5, "Accepted"))
 			pageMsg := []string{"The page parameter must be an integer from 1 to 21474836."}
 			sizeMsg := []string{"The pageSize parameter must be an integer from 1 to 100."}
 			for _, bad := range []string{"0", "-1", "x", "1.5", "", "21474837", "99999999999999999999"} {
@@ -158,7 +160,7 @@ func TestCouponSearch(t *testing.T) {
 			for _, ct := range []string{"application/xml", "text/xml", "application/problem+xml"} {
 				r := s.do(t, req{Method: "POST", Path: searchPath, Token: pos, ContentType: ct,
 					Body: `<SearchUserCouponsDto><email>John.Doe@example.com</email><posLocationId>LOC456</posLocationId></SearchUserCouponsDto>`})
-				mustBody(t, r, searchBody(demoCoupons("5OFFcx21pq", "FREECOFFEE1", "SUMMER24"), 1, 20, 3, "Accepted"))
+				mustBody(t, r, searchBody(demoCoupons("5OFFcx21pq", "COOKIE1", "FREECOFFEE1", "SUMMER24"), 1, 20, 4, "Accepted"))
 			}
 			r := s.do(t, req{Method: "POST", Path: searchPath, Token: pos, ContentType: "application/xml",
 				Body: `<SearchUserCouponsDto><code>x</code><foo>1</foo></SearchUserCouponsDto>`})
@@ -344,7 +346,7 @@ func TestCouponTenancy(t *testing.T) {
 			// Without a location every company it may see is searched, ordered by code, then company.
 			mustBody(t, s.pos(t, pos, searchPath, `{"code":"10OFFmq8kl8"}`), searchBody([]string{demoCouponJSON["10OFFmq8kl8"], otherSame}, 1, 20, 2, "Accepted"))
 			// With one, only that location's company.
-			mustBody(t, s.pos(t, pos, searchPath, `{"email":"john.doe@example.com","posLocationId":"LOC123"}`), searchBody(demoCoupons(johnsCoupons...), 1, 20, 4, "Accepted"))
+			mustBody(t, s.pos(t, pos, searchPath, `{"email":"john.doe@example.com","posLocationId":"LOC123"}`), searchBody(demoCoupons(johnsCoupons...), 1, 20, 5, "Accepted"))
 			mustBody(t, s.pos(t, pos, lookupPath, `{"code":"other-only","posLocationId":"LOC123"}`), lookupBody())
 			mustBody(t, s.pos(t, pos, usersPath, `{"keyword":"other","posLocationId":"LOC123"}`), usersBody())
 			mustBody(t, s.pos(t, pos, usersPath, `{"keyword":"+1 555 555 1234","posLocationId":"LOC123"}`), usersBody("john-doe"))
@@ -430,7 +432,7 @@ func TestCouponOperatorAPI(t *testing.T) {
 			mustBody(t, call("GET", coupons+"/SOON1", ""), couponJSON("SOON1", "Expired", "Issued", now, now))
 			mustBody(t, s.pos(t, pos, searchPath, `{"code":"soon1"}`), searchBody([]string{display("SOON1", "Expired")}, 1, 20, 1, "Accepted"))
 			mustBody(t, s.pos(t, pos, searchPath, `{"email":"john.doe@example.com","posLocationId":"LOC456"}`),
-				searchBody(append(demoCoupons("5OFFcx21pq", "FREECOFFEE1"), display("SOON1", "Expired"), display("SOON2", "Redeemed"), display("SOON3", "Cancelled"), demoCouponJSON["SUMMER24"]), 1, 20, 6, "Accepted"))
+				searchBody(append(demoCoupons("5OFFcx21pq", "COOKIE1", "FREECOFFEE1"), display("SOON1", "Expired"), display("SOON2", "Redeemed"), display("SOON3", "Cancelled"), demoCouponJSON["SUMMER24"]), 1, 20, 7, "Accepted"))
 			mustProblem(t, call("POST", coupons+"/SOON1/redeem", ""), 409, `coupon "SOON1" is Expired; only an Issued coupon can be redeemed`, nil)
 			mustProblem(t, call("POST", coupons+"/SOON1/cancel", ""), 409, `coupon "SOON1" is Expired; only an Issued coupon can be cancelled`, nil)
 		})

@@ -88,7 +88,7 @@ func TestRestrictedOperator(t *testing.T) {
 			}
 			wantIDs(clover+"/locations/LOC123/terminals", "terminalId", "TERM-05", "TERM-06", "TERM-99")
 			wantIDs(demo+"/slides", "slideId", "coffee", "loyalty", "welcome")
-			wantIDs(demo+"/promotions", "id", "DEMO-AIRPORT-MUFFIN", "DEMO-COFFEE-2OFF", "DEMO-CROISSANTS-3", "DEMO-LATTE-M-3", "DEMO-SANDWICH-MUFFIN", "DEMO-WEEKEND-BREAKFAST")
+			wantIDs(demo+"/promotions", "id", "DEMO-AIRPORT-MUFFIN", "DEMO-COFFEE-2OFF", "DEMO-COUPON-COOKIE", "DEMO-CROISSANTS-3", "DEMO-LATTE-M-3", "DEMO-SANDWICH-MUFFIN", "DEMO-WEEKEND-BREAKFAST")
 			mustStatus(t, as(tok, "POST", clover+"/locations", `{"posLocationId":"LOC789","posCompanyId":"demo-company"}`), 201)
 			mustStatus(t, as(tok, "POST", clover+"/locations/LOC789/terminals", `{"terminalId":"TERM-08"}`), 201)
 			// A loyalty user without an id gets one, as from the CLI.

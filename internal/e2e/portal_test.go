@@ -54,7 +54,7 @@ func TestPortalPages(t *testing.T) {
 			"/portal/loyalty-users?user=john-doe":           {200, []string{`id="points">120<`}},
 			"/portal/loyalty-users?keyword=doe":             {200, []string{"jane-doe", "john-doe", "ava-doerr"}},
 			"/portal/loyalty-users?keyword=x":               {400, []string{"keyword"}},
-			"/portal/coupons?email=john.doe@example.com":    {200, []string{"4 coupons found", "FREECOFFEE1", "SUMMER24"}},
+			"/portal/coupons?email=john.doe@example.com":    {200, []string{"5 coupons found", "COOKIE1", "FREECOFFEE1", "SUMMER24"}},
 			"/portal/coupons?phone=abc":                     {400, []string{"The phone field must contain digits."}},
 			"/portal/transactions":                          {200, []string{"SALE-PAGES", "1 transactions"}},
 			"/portal/transactions?session=" + *in.SessionID: {200, []string{"Session " + *in.SessionID, "terminal TERM-05"}},

@@ -295,7 +295,7 @@ func TestValidateCouponByTransaction(t *testing.T) {
 		validate := func(body string) response {
 			return e.post("/pos/clover/coupon/validate/byTransaction", e.pos, body)
 		}
-		ok := `{"posStatus":"Accepted","data":{"externalSessionId":"SESSION","status":"Redeemed","validationDate":"DATE","errorMessage":null}}`
+		ok := `{"posStatus":"Accepted","data":{"externalSessionId":"SESSION","status":"Redeemed","validationDate":"DATE","errorMessage":null,"promotionId":null,"discount":0.00}}`
 		first := validate(`{"sessionId":"` + sess + `","transactionId":"VT-1","code":"val-1"}`)
 		mustTxBody(t, first, 200, ok)
 		// Repeating it answers the same, the first redemption's time included.
@@ -304,12 +304,59 @@ func TestValidateCouponByTransaction(t *testing.T) {
 			t.Fatalf("again: %s\nfirst: %s", again.Body, first.Body)
 		}
 		mustTxBody(t, validate(`{"sessionId":"`+sess+`","transactionId":"VT-1","code":"VAL-2"}`), 200,
-			`{"posStatus":"Accepted","data":{"externalSessionId":"SESSION","status":"Rejected","validationDate":"DATE","errorMessage":"Coupon 'VAL-2' belongs to another customer."}}`)
+			`{"posStatus":"Accepted","data":{"externalSessionId":"SESSION","status":"Rejected","validationDate":"DATE","errorMessage":"Coupon 'VAL-2' belongs to another customer.","promotionId":null,"discount":0.00}}`)
 		// A claimed owner who is the coupon's owner may redeem it.
 		mustTxBody(t, validate(`{"sessionId":"`+sess+`","transactionId":"VT-1","code":"VAL-2","couponUser":{"firstName":"jane","email":"Jane.Doe@example.com"}}`), 200, ok)
 		mustProblem(t, validate(`{"sessionId":"`+sess+`","transactionId":"VT-9","code":"VAL-1"}`), 404, "Transaction 'VT-9' is not recorded for session '"+sess+"'.", nil)
 		mustProblem(t, validate(`{"sessionId":"nope","transactionId":"VT-1","code":"VAL-1"}`), 404, "Session 'nope' is unknown or has expired.", nil)
 		mustProblem(t, validate(`{}`), 400, "*", map[string][]string{"sessionId": {"The sessionId field is required."},
 			"transactionId": {"The transactionId field is required."}, "code": {"The code field (or campaignId) is required."}})
+	})
+}
+
+// TestValidateCouponByTransactionValue covers the coupon's value in the
+// validation by transaction (docs/api.md §13.5) on each store: a coupon
+// that carries a requiresCoupon promotion shows it and what it takes off
+// the recorded sale's priced lines; one that carries none shows null and
+// 0; a rejected one shows its promotion and 0; a sale without priced lines
+// gives 0.
+func TestValidateCouponByTransactionValue(t *testing.T) {
+	forEachStore(t, func(t *testing.T, dsn string) {
+		e := newTxEnv(t, dsn)
+		mustImport(t, e.s.call(t, e.pos, "POST", importPath("demo-company"), items(
+			`{"id":"BYT-COOKIE","name":"1 off each cookie with a coupon","productIds":["SKU-BYT-COOKIE"],"requiresCoupon":true,
+				"promotionResults":[{"promotionType":"Amount","value":1}]}`)))
+		mustStatus(t, e.admin_("POST", "/coupons", `{"code":"BYT-VAL","userId":"john-doe","promotionId":"BYT-COOKIE"}`), 201)
+		mustStatus(t, e.admin_("POST", "/coupons", `{"code":"BYT-PLAIN","userId":"john-doe"}`), 201)
+		mustStatus(t, e.admin_("POST", "/coupons", `{"code":"BYT-JANE","userId":"jane-doe","promotionId":"BYT-COOKIE"}`), 201)
+		mustStatus(t, e.admin_("POST", "/coupons", `{"code":"BYT-NOLINES","userId":"john-doe","promotionId":"BYT-COOKIE"}`), 201)
+		sess := e.session("TERM-05")
+		// Two cookies at 1.50 and a latte are priced; the unpriced cookie
+		// line cannot be discounted.
+		mustStatus(t, e.sale(`{"sessionId":"`+sess+`","transactionId":"VV-1","terminalId":"TERM-05","posLocationId":"LOC123","transactionAmount":9,
+			"transactionDate":"`+e.date(0)+`","loyalty":{"cardNumber":"john-doe"},
+			"products":[{"productId":"SKU-BYT-COOKIE","quantity":2,"price":1.5},{"productId":"SKU-BYT-COOKIE","quantity":4},{"productId":"SKU-OTHER","price":6}]}`), 200)
+		validate := func(sess, txn, code string) response {
+			return e.post("/pos/clover/coupon/validate/byTransaction", e.pos, `{"sessionId":"`+sess+`","transactionId":"`+txn+`","code":"`+code+`"}`)
+		}
+		first := validate(sess, "VV-1", "byt-val")
+		mustTxBody(t, first, 200,
+			`{"posStatus":"Accepted","data":{"externalSessionId":"SESSION","status":"Redeemed","validationDate":"DATE","errorMessage":null,"promotionId":"BYT-COOKIE","discount":2.00}}`)
+		// Repeating it answers the same, the value included.
+		if again := validate(sess, "VV-1", "BYT-VAL"); string(again.Body) != string(first.Body) {
+			t.Fatalf("again: %s\nfirst: %s", again.Body, first.Body)
+		}
+		mustTxBody(t, validate(sess, "VV-1", "BYT-PLAIN"), 200,
+			`{"posStatus":"Accepted","data":{"externalSessionId":"SESSION","status":"Redeemed","validationDate":"DATE","errorMessage":null,"promotionId":null,"discount":0.00}}`)
+		mustTxBody(t, validate(sess, "VV-1", "BYT-JANE"), 200,
+			`{"posStatus":"Accepted","data":{"externalSessionId":"SESSION","status":"Rejected","validationDate":"DATE","errorMessage":"Coupon 'BYT-JANE' belongs to another customer.","promotionId":"BYT-COOKIE","discount":0.00}}`)
+		mustTxBody(t, validate(sess, "VV-1", "BYT-NONE"), 200,
+			`{"posStatus":"Accepted","data":{"externalSessionId":"SESSION","status":"Rejected","validationDate":"DATE","errorMessage":"Coupon 'BYT-NONE' does not exist.","promotionId":null,"discount":0.00}}`)
+		// A sale without priced lines: the promotion takes nothing off.
+		sess2 := e.session("TERM-05")
+		mustStatus(t, e.sale(`{"sessionId":"`+sess2+`","transactionId":"VV-2","terminalId":"TERM-05","posLocationId":"LOC123","transactionAmount":3,
+			"transactionDate":"`+e.date(0)+`","loyalty":{"cardNumber":"john-doe"},"products":[{"productId":"SKU-BYT-COOKIE","quantity":2}]}`), 200)
+		mustTxBody(t, validate(sess2, "VV-2", "BYT-NOLINES"), 200,
+			`{"posStatus":"Accepted","data":{"externalSessionId":"SESSION","status":"Redeemed","validationDate":"DATE","errorMessage":null,"promotionId":"BYT-COOKIE","discount":0.00}}`)
 	})
 }

@@ -33,7 +33,7 @@ func TestOperatorSearches(t *testing.T) {
 	if got := codes(&service.SearchCouponsRequest{Code: str(" summer24 ")}); !slices.Equal(got, []string{"SUMMER24:Expired"}) {
 		t.Errorf("by code: %v", got)
 	}
-	if got := codes(&service.SearchCouponsRequest{Phone: str("+1 555 555 1234")}); !slices.Equal(got, []string{"10OFFmq8kl8:Issued", "5OFFcx21pq:Cancelled", "FREECOFFEE1:Redeemed", "SUMMER24:Expired"}) {
+	if got := codes(&service.SearchCouponsRequest{Phone: str("+1 555 555 1234")}); !slices.Equal(got, []string{"10OFFmq8kl8:Issued", "5OFFcx21pq:Cancelled", "COOKIE1:Issued", "FREECOFFEE1:Redeemed", "SUMMER24:Expired"}) {
 		t.Errorf("by John Doe's phone: %v", got)
 	}
 	if _, err := svc.SearchCompanyCoupons(ctx, admin, demo.POSSystemID, demo.CompanyID, &service.SearchCouponsRequest{}); posgate.ErrorCode(err) != posgate.EINVALID {

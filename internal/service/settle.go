@@ -2,6 +2,8 @@ package service
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"maps"
 	"math"
 	"slices"
@@ -78,12 +80,10 @@ func (s *Service) budgetsUsedUp(ctx context.Context, loc *posgate.Location, budg
 // evaluate endpoint reads in one query.
 const maxBudgetsReadAtOnce = 1000
 
-// saleSettlement is what the ledger needs to settle a sale's promotions
-// (posgate.SaleSettlement): the lines are the products that name an id and
-// a price (a product without a price cannot be discounted), their quantity
-// read to the evaluation's thousandths (1 when absent or not positive); nil
-// when there are none.
-func (s *Service) saleSettlement(ctx context.Context, loc *posgate.Location, at time.Time, products []TransactionProduct) (*posgate.SaleSettlement, error) {
+// saleLines are a sale's priced lines: the products that name an id and a
+// price (a product without a price cannot be discounted), their quantity
+// read to the evaluation's thousandths (1 when absent or not positive).
+func saleLines(products []TransactionProduct) []posgate.BasketLine {
 	lines := make([]posgate.BasketLine, 0, len(products))
 	for _, pr := range products {
 		if !given(pr.ProductID) || pr.Price == nil || *pr.Price < 0 {
@@ -98,6 +98,14 @@ func (s *Service) saleSettlement(ctx context.Context, loc *posgate.Location, at 
 		}
 		lines = append(lines, l)
 	}
+	return lines
+}
+
+// saleSettlement is what the ledger needs to settle a sale's promotions
+// (posgate.SaleSettlement) for the sale's priced lines (saleLines); nil
+// when there are none.
+func (s *Service) saleSettlement(ctx context.Context, loc *posgate.Location, at time.Time, products []TransactionProduct) (*posgate.SaleSettlement, error) {
+	lines := saleLines(products)
 	if len(lines) == 0 {
 		return nil, nil
 	}
@@ -114,4 +122,42 @@ func (s *Service) saleSettlement(ctx context.Context, loc *posgate.Location, at 
 			return ix.EvaluateInput(posgate.EvaluationInput{LocationID: loc.ID, At: at, Lines: lines, Coupons: coupons,
 				CustomerID: customerID, Unavailable: unavailable})
 		}}, nil
+}
+
+// couponValue is the promotion that the coupon code (any case) of the
+// transaction's company carries (nil: none, or no such coupon) and what it
+// takes off the transaction's priced lines (saleLines of its stored
+// request), evaluated as the evaluate endpoint evaluates (evaluateInput) at
+// the transaction's date and location, for its customer, with the coupon
+// presented: 0 unless the transaction has the coupon redeemed (a
+// requiresCoupon promotion applies only with a redeemable coupon), or when
+// the promotion does not apply or nothing is priced (docs/api.md §13.5).
+func (s *Service) couponValue(ctx context.Context, loc *posgate.Location, t *posgate.Transaction, code string, status posgate.CouponStatus) (*string, posgate.MinorUnits, error) {
+	c, err := s.store.FindCoupon(ctx, t.POSSystemID, t.CompanyID, code)
+	if posgate.ErrorCode(err) == posgate.ENOTFOUND {
+		return nil, 0, nil
+	} else if err != nil {
+		return nil, 0, err
+	}
+	if c.PromotionID == "" {
+		return nil, 0, nil
+	}
+	id := c.PromotionID
+	if status != posgate.CouponRedeemed || len(t.Request) == 0 {
+		return &id, 0, nil
+	}
+	var req TransactionRequest
+	if err := json.Unmarshal(t.Request, &req); err != nil {
+		return nil, 0, fmt.Errorf("read the request of transaction %s: %w", t.ID, err)
+	}
+	lines := saleLines(req.Products)
+	if len(lines) == 0 {
+		return &id, 0, nil
+	}
+	ev, err := s.evaluateInput(ctx, loc, posgate.EvaluationInput{At: t.Date, Lines: lines, CustomerID: t.UserID,
+		Coupons: []posgate.EvaluationCoupon{{Code: c.Code, PromotionID: id}}})
+	if err != nil {
+		return nil, 0, err
+	}
+	return &id, ev.Coupons[0].Discount, nil
 }

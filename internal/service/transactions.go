@@ -663,6 +663,11 @@ type CouponValidation struct {
 	Status            posgate.CouponStatus `json:"status"`
 	ValidationDate    time.Time            `json:"validationDate"`
 	ErrorMessage      *string              `json:"errorMessage"`
+	// PromotionID is the promotion the coupon carries (null: none), and
+	// Discount what it takes off the transaction's priced lines
+	// (docs/api.md §13.5, §18.3).
+	PromotionID *string            `json:"promotionId"`
+	Discount    posgate.MinorUnits `json:"discount"`
 }
 
 // CouponValidationResult is the validation's answer: posStatus beside data,
@@ -726,6 +731,9 @@ func (s *Service) ValidateCouponByTransaction(ctx context.Context, p *posgate.Pr
 		return nil, err
 	}
 	out.Data.Status, out.Data.ErrorMessage, out.Data.ValidationDate = res.Status, res.ErrorMessage, at
+	if out.Data.PromotionID, out.Data.Discount, err = s.couponValue(ctx, loc, t, req.code(), res.Status); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
