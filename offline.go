@@ -75,6 +75,9 @@ type KitPromotions struct {
 	Version    string        `json:"version"`
 	Promotions []*Promotion  `json:"promotions"`
 	Categories []KitCategory `json:"categories"`
+	// TimeZone is the IANA zone the promotions' wall-clock dates are read
+	// in at the location (Location.ZoneName; docs/api.md §9.6).
+	TimeZone string `json:"timeZone"`
 }
 
 // KitCategory is a category of the catalogue as evaluation needs it.

@@ -135,8 +135,10 @@ func (e *env) place() {
 	a := e.admin.Admin
 	_, err := a.CreateCompany(e.ctx, pos, client.CreateCompanyRequest{PosCompanyID: company, Name: "Kit Company"})
 	e.must(err)
-	for _, l := range []string{locA, locB} {
-		_, err := a.CreateLocation(e.ctx, pos, client.CreateLocationRequest{PosLocationID: l, PosCompanyID: company})
+	// KIT-A keeps its wall-clock promotion dates in New York's time, so
+	// that a till reads them in the zone the server does.
+	for l, zone := range map[string]string{locA: "America/New_York", locB: ""} {
+		_, err := a.CreateLocation(e.ctx, pos, client.CreateLocationRequest{PosLocationID: l, PosCompanyID: company, TimeZone: zone})
 		e.must(err)
 	}
 	for _, id := range []string{till1, till2} {
@@ -231,12 +233,15 @@ func (e *env) catalogue(rng *rand.Rand) (categories []client.CategoryItem, produ
 			p.LocationIds = []string{locA, locB}
 		}
 		if rng.IntN(2) == 0 {
+			// Dates with an offset (instants) or without (the location's
+			// wall-clock time, docs/api.md §9.1).
+			layout := []string{time.RFC3339, "2006-01-02T15:04:05"}[rng.IntN(2)]
 			from := t0.Add(time.Duration(rng.IntN(48)-24) * time.Hour)
-			v := client.PromotionValidity{StartDate: from.Format(time.RFC3339), EndDate: from.Add(time.Duration(1+rng.IntN(48)) * time.Hour).Format(time.RFC3339)}
+			v := client.PromotionValidity{StartDate: from.Format(layout), EndDate: from.Add(time.Duration(1+rng.IntN(48)) * time.Hour).Format(layout)}
 			if rng.IntN(2) == 0 {
 				w := time.Date(2030, 1, 1, rng.IntN(24), 0, 0, 0, time.UTC)
 				v.Recurrence = &client.PromotionRecurrence{DaysOfWeek: []string{days[rng.IntN(7)], days[rng.IntN(7)]},
-					StartDate: w.Format(time.RFC3339), EndDate: w.Add(time.Duration(1+rng.IntN(12)) * time.Hour).Format(time.RFC3339)}
+					StartDate: w.Format(layout), EndDate: w.Add(time.Duration(1+rng.IntN(12)) * time.Hour).Format(layout)}
 			}
 			p.PromotionValidities = []client.PromotionValidity{v}
 		}

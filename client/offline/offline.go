@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	_ "time/tzdata" // a till reads the kit's time zone wherever it runs
 
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/client"
@@ -144,7 +145,16 @@ func (k *Kit) Evaluate(at time.Time, lines []posgate.BasketLine) (*posgate.Evalu
 			lines[i].CatalogCategory, _ = k.ix.ProductCategory(lines[i].ProductID)
 		}
 	}
-	return k.ix.Evaluate(k.LocationID, at.UTC(), lines)
+	zone := time.UTC
+	if k.Promotions != nil {
+		z, err := posgate.LoadZone(k.Promotions.TimeZone)
+		if err != nil {
+			return nil, fmt.Errorf("offline kit: %w", err)
+		}
+		zone = z
+	}
+	// Wall-clock validity is the location's local time, as online.
+	return k.ix.Evaluate(k.LocationID, at.In(zone), lines)
 }
 
 // CheckCoupon says whether a coupon could be redeemed offline at time at

@@ -213,7 +213,7 @@ func (s *Service) kitVersions(ctx context.Context, loc *posgate.Location, term *
 	}
 	period := now.UnixNano() / int64(s.kitTTL()/2)
 	b.version = kitVersion{
-		sectionHash("promotions", loc.ID, stamp),
+		sectionHash("promotions", loc.ID, loc.ZoneName(), stamp),
 		sectionHash("catalogue", loc.ID, stamp),
 		sectionHash("loyalty", string(pj), fmt.Sprint(f.Coupons, f.Transactions)),
 		sectionHash("allowance", term.ID, coupons.String(), fmt.Sprint(b.limit, period)),
@@ -233,7 +233,7 @@ func (s *Service) fillKit(ctx context.Context, kit *posgate.OfflineKit, b *kitBu
 			return err
 		}
 		if since[0] != b.version[0] {
-			kit.Promotions = &posgate.KitPromotions{Version: b.version[0], Promotions: promos, Categories: cats}
+			kit.Promotions = &posgate.KitPromotions{Version: b.version[0], Promotions: promos, Categories: cats, TimeZone: loc.ZoneName()}
 		}
 		if since[1] != b.version[1] {
 			kit.Catalogue = &posgate.KitCatalogue{Version: b.version[1], Products: products}
