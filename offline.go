@@ -129,10 +129,12 @@ type OfflineAllowance struct {
 }
 
 // AllowedCoupon is a coupon of an allowance: the hash of its code
-// (KitCodeHash) and its expiry.
+// (KitCodeHash), its expiry and the promotion it carries (docs/api.md
+// §18.3), "" for none.
 type AllowedCoupon struct {
 	CodeHash       string     `json:"codeHash"`
 	AvailableUntil *time.Time `json:"availableUntil"`
+	PromotionID    string     `json:"promotionId,omitempty"`
 }
 
 // KitCodeHash is the hash by which an allowance names a coupon code:
@@ -200,7 +202,7 @@ func (a *OfflineAllowance) Verdict(code, locationID string, at time.Time) (v Cou
 	if ac == nil || !a.ValidAt(at) {
 		return 0, nil, false
 	}
-	c = &Coupon{Code: code, Status: CouponIssued, AvailableUntil: ac.AvailableUntil}
+	c = &Coupon{Code: code, Status: CouponIssued, AvailableUntil: ac.AvailableUntil, PromotionID: ac.PromotionID}
 	return c.Redeemability(locationID, at, nil), c, true
 }
 

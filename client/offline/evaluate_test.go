@@ -60,7 +60,11 @@ func TestOfflineEvaluationIsTheServers(t *testing.T) {
 			if i%3 == 0 {
 				until = t0.Add(time.Duration(1+rng.IntN(23)) * time.Hour)
 			}
-			e.coupon(code, until)
+			promotion := ""
+			if i%2 == 1 {
+				promotion = fmt.Sprintf("CP%d", i%4) // CP1, CP3: a coupon with value
+			}
+			e.couponWith(code, promotion, until)
 			codes = append(codes, code)
 		}
 		e.coupon("ELSEWHERE", time.Time{}, locB)
@@ -120,7 +124,7 @@ func TestOfflineEvaluationIsTheServers(t *testing.T) {
 		}
 
 		offlineVerdict := func(b *basket) (verdict, error) {
-			ev, err := kit.Evaluate(b.at, b.lines)
+			ev, err := kit.EvaluateCoupons(b.at, b.lines, b.request.CouponCodes)
 			if err != nil {
 				return verdict{}, err
 			}

@@ -247,6 +247,13 @@ func (e *env) catalogue(rng *rand.Rand) (categories []client.CategoryItem, produ
 		}
 		promos = append(promos, p)
 	}
+	// Promotions that only a coupon carrying them brings (docs/api.md
+	// §18.3): the coupons of couponWith carry them.
+	for i := range 4 {
+		yes := true
+		promos = append(promos, client.PromotionItem{ID: fmt.Sprintf("CP%d", i), Name: fmt.Sprintf("coupon promotion %d", i), UseForAllProducts: &yes,
+			RequiresCoupon: &yes, PromotionResults: []client.PromotionResult{{PromotionType: "Amount", Value: float64(1 + i)}}})
+	}
 	res, err := e.pos.ImportPromotions(e.ctx, pos, company, client.PromotionImport{Items: promos})
 	e.must(err)
 	if res.Status != "Completed" {
@@ -259,7 +266,13 @@ func (e *env) catalogue(rng *rand.Rand) (categories []client.CategoryItem, produ
 // locs), available until until (zero: for good).
 func (e *env) coupon(code string, until time.Time, locs ...string) {
 	e.t.Helper()
-	r := client.CreateCouponRequest{Code: code, LocationIds: locs}
+	e.couponWith(code, "", until, locs...)
+}
+
+// couponWith is coupon with the promotion it carries ("" for none).
+func (e *env) couponWith(code, promotionID string, until time.Time, locs ...string) {
+	e.t.Helper()
+	r := client.CreateCouponRequest{Code: code, LocationIds: locs, PromotionID: promotionID}
 	if !until.IsZero() {
 		r.AvailableUntil = until.Format(time.RFC3339)
 	}

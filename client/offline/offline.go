@@ -133,9 +133,21 @@ func publicKey(jwks *client.JWKS, kid string) (*ecdsa.PublicKey, error) {
 }
 
 // Evaluate applies the kit's promotions to a basket at time at, as the
-// evaluate endpoint would at the kit's location (docs/api.md §18.2): a
-// line without a category gets its product's from the kit's catalogue.
+// evaluate endpoint would at the kit's location without coupons
+// (docs/api.md §18.2): EvaluateCoupons with none.
 func (k *Kit) Evaluate(at time.Time, lines []posgate.BasketLine) (*posgate.Evaluation, error) {
+	return k.EvaluateCoupons(at, lines, nil)
+}
+
+// EvaluateCoupons applies the kit's promotions to a basket at time at with
+// the coupon codes presented, as the evaluate endpoint would at the kit's
+// location (docs/api.md §18.2, §18.3): a line without a category gets its
+// product's from the kit's catalogue, wall-clock dates are read in the
+// location's time zone, and a coupon that CheckCoupon finds redeemable
+// brings the promotion it carries. The one evaluation is the server's,
+// posgate.PromotionIndex.EvaluateInput; promotion budgets, which only the
+// server counts, are not known offline (docs/api.md §24.4).
+func (k *Kit) EvaluateCoupons(at time.Time, lines []posgate.BasketLine, codes []string) (*posgate.Evaluation, error) {
 	if k.ix == nil {
 		return nil, errors.New("offline kit: the place is disabled (posStatus " + string(k.PosStatus) + ")")
 	}
@@ -153,8 +165,16 @@ func (k *Kit) Evaluate(at time.Time, lines []posgate.BasketLine) (*posgate.Evalu
 		}
 		zone = z
 	}
-	// Wall-clock validity is the location's local time, as online.
-	return k.ix.Evaluate(k.LocationID, at.In(zone), lines)
+	in := posgate.EvaluationInput{LocationID: k.LocationID, At: at.In(zone), Lines: lines}
+	for _, code := range codes {
+		if k.CheckCoupon(code, at) != "" {
+			continue
+		}
+		if _, c, ok := k.Allowance.Verdict(code, k.LocationID, at); ok {
+			in.Coupons = append(in.Coupons, posgate.EvaluationCoupon{Code: c.Code, PromotionID: c.PromotionID})
+		}
+	}
+	return k.ix.EvaluateInput(in)
 }
 
 // CheckCoupon says whether a coupon could be redeemed offline at time at

@@ -209,6 +209,9 @@ func (s *Service) kitVersions(ctx context.Context, loc *posgate.Location, term *
 		if c.AvailableUntil != nil {
 			coupons.WriteString("@" + c.AvailableUntil.UTC().Format(time.RFC3339Nano))
 		}
+		if c.PromotionID != "" {
+			coupons.WriteString("+" + c.PromotionID)
+		}
 		coupons.WriteByte(' ')
 	}
 	period := now.UnixNano() / int64(s.kitTTL()/2)
@@ -249,7 +252,7 @@ func (s *Service) fillKit(ctx context.Context, kit *posgate.OfflineKit, b *kitBu
 		TerminalID: kit.TerminalID, Salt: base64.RawURLEncoding.EncodeToString(salt), IssuedAt: time.Unix(kit.IssuedAt, 0).UTC(),
 		ExpiresAt: time.Unix(kit.ExpiresAt, 0).UTC(), MaxRedemptions: b.limit, Coupons: make([]posgate.AllowedCoupon, len(b.coupons))}
 	for i, c := range b.coupons {
-		a.Coupons[i] = posgate.AllowedCoupon{CodeHash: posgate.KitCodeHash(a.Salt, c.Code), AvailableUntil: c.AvailableUntil}
+		a.Coupons[i] = posgate.AllowedCoupon{CodeHash: posgate.KitCodeHash(a.Salt, c.Code), AvailableUntil: c.AvailableUntil, PromotionID: c.PromotionID}
 	}
 	slices.SortFunc(a.Coupons, func(x, y posgate.AllowedCoupon) int { return strings.Compare(x.CodeHash, y.CodeHash) })
 	kit.Allowance = a
