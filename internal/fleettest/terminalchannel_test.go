@@ -144,12 +144,15 @@ func TestTerminalChannelAcrossRollingRestart(t *testing.T) {
 // system after from, as the primary holds them.
 func (f *fleet) terminalEventIDs(t *testing.T, pos string, from int) []int {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), f.primary)
+	// Through pgbouncer, as the instances: after TestDatabaseFailover the
+	// primary of the fleet's start is gone, and pgbouncer names the new one.
+	conn, err := pgx.Connect(context.Background(), f.dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.Background())
-	rows, err := conn.Query(context.Background(), `SELECT id FROM terminal_events WHERE pos_system_id = $1 AND id > $2 ORDER BY id`, pos, from)
+	rows, err := conn.Query(context.Background(), `SELECT id FROM terminal_events WHERE pos_system_id = $1 AND id > $2 ORDER BY id`,
+		pgx.QueryExecModeSimpleProtocol, pos, from)
 	if err != nil {
 		t.Fatal(err)
 	}
