@@ -181,7 +181,7 @@ func describeWritersBusy(before, after map[string]float64, wall time.Duration) s
 	var parts []string
 	for _, name := range slices.Sorted(maps.Keys(after)) {
 		if d := after[name] - before[name]; d > 0 && wall > 0 {
-			parts = append(parts, fmt.Sprintf("%s %.0f %%", name, 100*d/wall.Seconds()))
+			parts = append(parts, fmt.Sprintf("%s writer %.0f %%", name, 100*d/wall.Seconds()))
 		}
 	}
 	if len(parts) == 0 {

@@ -76,7 +76,7 @@ posgate_store_group_writer_busy_seconds_total{writer="sessions"} 3
 		t.Fatalf("read %v", after)
 	}
 	before := map[string]float64{"sales": 2.5, "sessions": 3}
-	if got := describeWritersBusy(before, after, 10*time.Second); got != "group writers busy (share of the row's time): sales 100 %" {
+	if got := describeWritersBusy(before, after, 10*time.Second); got != "group writers busy (share of the row's time): sales writer 100 %" {
 		t.Errorf("note %q", got)
 	}
 	if got := describeWritersBusy(after, after, 10*time.Second); got != "" {
