@@ -75,14 +75,18 @@ type LedgerTx interface {
 	// they are still Redeemed and unexpired at now.
 	RestoreCoupons(ctx context.Context, posSystemID, companyID, saleID string, now time.Time) error
 
-	// ConsumePromotionBudget counts one redemption of u's promotion by
-	// sale u.SaleID in its counters (in all, and u.UserID's when not ""),
-	// unless that would take a counter beyond u.Budget (false then, and
-	// nothing is counted); the sale's redemption is recorded for
-	// RestorePromotionBudgets. The counters decide in the database.
-	ConsumePromotionBudget(ctx context.Context, u *BudgetUse) (bool, error)
-	// ReleasePromotionBudget undoes a ConsumePromotionBudget of the same
-	// item (a settlement that no longer applies the promotion).
+	// CountPromotionUse adds one to the counter of u's promotion for user
+	// ("": in all) unless it has reached budget (0: none), and reports
+	// whether it did; the counter decides in the database, and stays
+	// locked until the sale commits. UncountPromotionUse takes one back.
+	// LinkPromotionUse records that sale u.SaleID counted the redemption,
+	// for RestorePromotionBudgets. consumeBudget (settle.go) is the rule
+	// over them.
+	CountPromotionUse(ctx context.Context, u *BudgetUse, user string, budget int64) (bool, error)
+	UncountPromotionUse(ctx context.Context, u *BudgetUse, user string) error
+	LinkPromotionUse(ctx context.Context, u *BudgetUse) error
+	// ReleasePromotionBudget undoes a consumeBudget of the same item (a
+	// settlement that no longer applies the promotion).
 	ReleasePromotionBudget(ctx context.Context, u *BudgetUse) error
 	// RestorePromotionBudgets gives back every redemption a sale counted
 	// (its whole refund), once.

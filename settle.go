@@ -94,7 +94,7 @@ func settlePromotions(ctx context.Context, tx LedgerTx, it *TransactionInput, us
 			}
 			ok := false
 			if b.PerCustomer == 0 || user != "" {
-				if ok, err = tx.ConsumePromotionBudget(ctx, use(p.ID)); err != nil {
+				if ok, err = consumeBudget(ctx, tx, use(p.ID)); err != nil {
 					return nil, err
 				}
 			}
@@ -116,4 +116,25 @@ func settlementOf(ev *Evaluation, amount Amount) *TransactionSettlement {
 	total := ev.Subtotal - ev.TotalDiscount
 	return &TransactionSettlement{Subtotal: ev.Subtotal, TotalDiscount: ev.TotalDiscount, Total: total,
 		Difference: amount - total, Mismatch: amount != total}
+}
+
+// consumeBudget counts one redemption of u's promotion by sale u.SaleID in
+// its counters: in all, then for its customer (u.UserID, when not ""); when
+// the customer's counter is at its budget the first count is taken back
+// and nothing is counted (false). A counted redemption is linked to the
+// sale, for its refund (RestorePromotionBudgets).
+func consumeBudget(ctx context.Context, tx LedgerTx, u *BudgetUse) (bool, error) {
+	ok, err := tx.CountPromotionUse(ctx, u, "", u.Budget.Quantity)
+	if err != nil || !ok {
+		return false, err
+	}
+	if u.UserID != "" {
+		if ok, err = tx.CountPromotionUse(ctx, u, u.UserID, u.Budget.PerCustomer); err != nil {
+			return false, err
+		}
+		if !ok {
+			return false, tx.UncountPromotionUse(ctx, u, "")
+		}
+	}
+	return true, tx.LinkPromotionUse(ctx, u)
 }

@@ -711,31 +711,20 @@ const (
 		WHERE pos_system_id = $1 AND company_id = $2 AND promotion_id = $3 AND user_id = $4`
 )
 
-// ConsumePromotionBudget counts the redemption in all, then for its
-// customer; when the customer's counter is at its budget the first count
-// is taken back.
-func (l *ledger) ConsumePromotionBudget(ctx context.Context, u *posgate.BudgetUse) (bool, error) {
-	ok, err := l.countUse(ctx, u, "", u.Budget.Quantity)
-	if err != nil || !ok {
-		return false, err
-	}
-	if u.UserID != "" {
-		if ok, err = l.countUse(ctx, u, u.UserID, u.Budget.PerCustomer); err != nil {
-			return false, err
-		}
-		if !ok {
-			_, err := l.exec(ctx, "consume promotion budget", uncountUseSQL, u.POSSystemID, u.CompanyID, u.PromotionID, "")
-			return false, err
-		}
-	}
-	_, err = l.exec(ctx, "consume promotion budget", `INSERT INTO transaction_promotions (txn_id, promotion_id, pos_system_id, company_id, user_id)
-		VALUES ($1, $2, $3, $4, $5)`, u.SaleID, u.PromotionID, u.POSSystemID, u.CompanyID, u.UserID)
-	return err == nil, err
+func (l *ledger) UncountPromotionUse(ctx context.Context, u *posgate.BudgetUse, user string) error {
+	_, err := l.exec(ctx, "consume promotion budget", uncountUseSQL, u.POSSystemID, u.CompanyID, u.PromotionID, user)
+	return err
 }
 
-// countUse adds one to the promotion's counter for user ("": in all)
-// unless it has reached budget (0: none).
-func (l *ledger) countUse(ctx context.Context, u *posgate.BudgetUse, user string, budget int64) (bool, error) {
+func (l *ledger) LinkPromotionUse(ctx context.Context, u *posgate.BudgetUse) error {
+	_, err := l.exec(ctx, "consume promotion budget", `INSERT INTO transaction_promotions (txn_id, promotion_id, pos_system_id, company_id, user_id)
+		VALUES ($1, $2, $3, $4, $5)`, u.SaleID, u.PromotionID, u.POSSystemID, u.CompanyID, u.UserID)
+	return err
+}
+
+// CountPromotionUse adds one to the promotion's counter for user ("": in
+// all) unless it has reached budget (0: none).
+func (l *ledger) CountPromotionUse(ctx context.Context, u *posgate.BudgetUse, user string, budget int64) (bool, error) {
 	var used int64
 	err := l.q().QueryRow(ctx, countUseSQL, u.POSSystemID, u.CompanyID, u.PromotionID, user, budget).Scan(&used)
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -621,30 +621,21 @@ func (l *ledger) RestoreCoupons(ctx context.Context, posSystemID, companyID, sal
 	return err
 }
 
-// ConsumePromotionBudget counts the redemption in all, then for its
-// customer; when the customer's counter is at its budget the first count
-// is taken back. The write lock keeps every other sale out meanwhile.
-func (l *ledger) ConsumePromotionBudget(ctx context.Context, u *posgate.BudgetUse) (bool, error) {
-	ok, err := l.countUse(ctx, u, "", u.Budget.Quantity)
-	if err != nil || !ok {
-		return false, err
-	}
-	if u.UserID != "" {
-		if ok, err = l.countUse(ctx, u, u.UserID, u.Budget.PerCustomer); err != nil {
-			return false, err
-		}
-		if !ok {
-			_, err := l.exec(ctx, "consume promotion budget", lsUncountUse, u.POSSystemID, u.CompanyID, u.PromotionID, "")
-			return false, err
-		}
-	}
-	_, err = l.exec(ctx, "consume promotion budget", lsLinkPromotion, u.SaleID, u.PromotionID, u.POSSystemID, u.CompanyID, u.UserID)
-	return err == nil, err
+// UncountPromotionUse and LinkPromotionUse: see posgate.LedgerTx. The
+// write lock keeps every other sale out meanwhile.
+func (l *ledger) UncountPromotionUse(ctx context.Context, u *posgate.BudgetUse, user string) error {
+	_, err := l.exec(ctx, "consume promotion budget", lsUncountUse, u.POSSystemID, u.CompanyID, u.PromotionID, user)
+	return err
 }
 
-// countUse adds one to the promotion's counter for user ("": in all)
-// unless it has reached budget (0: none).
-func (l *ledger) countUse(ctx context.Context, u *posgate.BudgetUse, user string, budget int64) (bool, error) {
+func (l *ledger) LinkPromotionUse(ctx context.Context, u *posgate.BudgetUse) error {
+	_, err := l.exec(ctx, "consume promotion budget", lsLinkPromotion, u.SaleID, u.PromotionID, u.POSSystemID, u.CompanyID, u.UserID)
+	return err
+}
+
+// CountPromotionUse adds one to the promotion's counter for user ("": in
+// all) unless it has reached budget (0: none).
+func (l *ledger) CountPromotionUse(ctx context.Context, u *posgate.BudgetUse, user string, budget int64) (bool, error) {
 	var used int64
 	err := l.row(ctx, lsCountUse, u.POSSystemID, u.CompanyID, u.PromotionID, user, budget).Scan(&used)
 	if errors.Is(err, sql.ErrNoRows) {
