@@ -21,15 +21,9 @@ const baselineFlag = "-serve-baseline"
 func serveBaseline(addr string) error {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /json", func(w http.ResponseWriter, r *http.Request) {
-		b, err := json.Marshal(struct {
+		writeBareJSON(w, struct {
 			Message string `json:"message"`
 		}{"Hello, World!"})
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(b)
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {})
 	return http.ListenAndServe(addr, mux)
@@ -148,4 +142,16 @@ func perRequest(cpu time.Duration, n int64) time.Duration {
 		return 0
 	}
 	return cpu / time.Duration(n)
+}
+
+// writeBareJSON answers v encoded per request, as the bare servers (the
+// baseline and the read floors) do.
+func writeBareJSON(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(b)
 }

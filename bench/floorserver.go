@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -160,13 +159,7 @@ func serveFloor(args []string) error {
 			}
 			answer = append(answer, rows)
 		}
-		b, err := json.Marshal(answer)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Write(b)
+		writeBareJSON(w, answer)
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {})
 	return http.ListenAndServe(addr, mux)
