@@ -97,22 +97,22 @@ func TestOfflineDay(t *testing.T) {
 		}
 		at := func(h int) time.Time { return t0.Add(time.Duration(h) * time.Hour) }
 
-		t1.Sell(sale("S01", at(1), 25, userID, redeem(t1, at(1), "DAY-A")))
+		e.must(t1.Sell(sale("S01", at(1), 25, userID, redeem(t1, at(1), "DAY-A"))))
 		e.clock.Set(at(2))
 		_, err = a.RedeemCoupon(e.ctx, pos, company, "DAY-A") // online, meanwhile
 		e.must(err)
 		e.clock.Set(at(3))
 		_, err = a.CancelCoupon(e.ctx, pos, company, "DAY-B")
 		e.must(err)
-		t1.Sell(sale("S02", at(4), 10, "", redeem(t1, at(4), "DAY-B", "day-c")))
+		e.must(t1.Sell(sale("S02", at(4), 10, "", redeem(t1, at(4), "DAY-B", "day-c"))))
 		refused(t1, "DAY-E", at(5), "The coupon expired at "+at(3).Format(time.RFC3339)+".")
 		refused(t1, "DAY-OWNED", at(5), "The coupon 'DAY-OWNED' is not in the offline allowance.")
 		refused(t1, "NOPE", at(5), "The coupon 'NOPE' is not in the offline allowance.")
 		refused(t1, "DAY-C", at(5), "The coupon has already been redeemed.")
-		t1.Sell(sale("S03", at(5), 7.5, userID, nil))
+		e.must(t1.Sell(sale("S03", at(5), 7.5, userID, nil)))
 		for i := 1; i <= 17; i++ {
 			when := at(5).Add(time.Duration(i) * 50 * time.Minute)
-			t1.Sell(sale(fmt.Sprintf("S%02d", 3+i), when, 1, "", redeem(t1, when, fmt.Sprintf("LIM-%02d", i))))
+			e.must(t1.Sell(sale(fmt.Sprintf("S%02d", 3+i), when, 1, "", redeem(t1, when, fmt.Sprintf("LIM-%02d", i)))))
 		}
 		refused(t1, "LIM-18", at(21), "The offline allowance of 20 redemptions is used up.")
 		if t1.Redemptions() != 20 {
@@ -120,7 +120,7 @@ func TestOfflineDay(t *testing.T) {
 		}
 		t2Sale := sale("S90", at(8), 3, "", redeem(t2, at(8), "DAY-C"))
 		t2Sale.TerminalID = till2
-		t2.Sell(t2Sale)
+		e.must(t2.Sell(t2Sale))
 
 		// Back online near the end of the day: T1 replays, then T2.
 		e.clock.Set(at(23))

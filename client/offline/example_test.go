@@ -41,8 +41,10 @@ func Example() {
 	} else {
 		fmt.Println("refused:", err)
 	}
-	till.Sell(client.TransactionRequest{TransactionID: "OFF-1", TerminalID: "TERM-05", PosLocationID: "LOC123",
-		TransactionAmount: 8, TransactionDate: now, CouponCodes: codes})
+	if err := till.Sell(client.TransactionRequest{TransactionID: "OFF-1", TerminalID: "TERM-05", PosLocationID: "LOC123",
+		TransactionAmount: 8, TransactionDate: now, CouponCodes: codes}); err != nil {
+		fmt.Println("refused:", err) // the place is disabled or transactions are switched off
+	}
 
 	// Back online.
 	results, err := till.Replay(ctx, c, "clover")

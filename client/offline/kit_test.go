@@ -66,6 +66,11 @@ func TestKitRefusals(t *testing.T) {
 	if msg := disabled.CheckCoupon("X", t0); msg != "The offline kit has no allowance (posStatus Disabled)." {
 		t.Fatalf("a disabled kit's coupon: %q", msg)
 	}
+	sale := client.TransactionRequest{TransactionID: "OFF-X", TerminalID: till2, PosLocationID: locA, TransactionType: "Sale",
+		TransactionAmount: 1, TransactionDate: t0}
+	if err := offline.NewTill(disabled).Sell(sale); err == nil || err.Error() != "The offline kit's place is disabled (posStatus Disabled): nothing would be recorded." {
+		t.Fatalf("a disabled kit's sale: %v", err)
+	}
 
 	// The coupons switch off: no allowance to redeem from.
 	e.coupon("SWITCH-1", t0.Add(48*time.Hour))
@@ -78,6 +83,25 @@ func TestKitRefusals(t *testing.T) {
 	}
 	if msg := k.CheckCoupon("SWITCH-1", t0); msg != "Coupons are switched off for this company." {
 		t.Fatalf("coupons off offline: %q", msg)
+	}
+
+	// The transactions switch off: the till records no sale, as posgate
+	// would not; on again, it does.
+	_, err = a.UpdateCompany(e.ctx, pos, company, client.UpdateCompanyRequest{Features: &client.FeaturesUpdate{Transactions: &off}})
+	e.must(err)
+	k, _ = e.kit(locA, till1, nil)
+	till := offline.NewTill(k)
+	sale.TerminalID = till1
+	if err := till.Sell(sale); err == nil || err.Error() != "Transactions are switched off for this company: nothing would be recorded." || len(till.Pending()) != 0 {
+		t.Fatalf("transactions off offline: %v, %d pending", err, len(till.Pending()))
+	}
+	on := true
+	_, err = a.UpdateCompany(e.ctx, pos, company, client.UpdateCompanyRequest{Features: &client.FeaturesUpdate{Transactions: &on}})
+	e.must(err)
+	k, _ = e.kit(locA, till1, nil)
+	till.SetKit(k)
+	if err := till.Sell(sale); err != nil || len(till.Pending()) != 1 {
+		t.Fatalf("transactions on again: %v, %d pending", err, len(till.Pending()))
 	}
 
 	// Signature: a changed payload, or a JWKS without the kit's key.

@@ -231,7 +231,8 @@ func (t *Till) SetKit(kit *Kit) {
 	t.kit = kit
 }
 
-// Refusal is a coupon the till refuses offline, and why.
+// Refusal is a coupon (or a sale, Code "") the till refuses offline, and
+// why.
 type Refusal struct {
 	Code, Reason string
 }
@@ -268,14 +269,23 @@ func (t *Till) Redemptions() int {
 
 // Sell records a sale made offline for the replay: its couponCodes are the
 // coupons Redeem accepted, and the sale names the kit they were redeemed
-// under (offline.kitId).
-func (t *Till) Sell(sale client.TransactionRequest) {
+// under (offline.kitId). A kit whose place is disabled, or whose company
+// has transactions switched off, refuses the sale (*Refusal): posgate
+// would record nothing of it (docs/api.md §13.1, §24.2).
+func (t *Till) Sell(sale client.TransactionRequest) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	switch k := t.kit; {
+	case k.PosStatus != posgate.PosAccepted || k.Loyalty == nil:
+		return &Refusal{Reason: "The offline kit's place is disabled (posStatus " + string(k.PosStatus) + "): nothing would be recorded."}
+	case !k.Loyalty.TransactionsEnabled:
+		return &Refusal{Reason: "Transactions are switched off for this company: nothing would be recorded."}
+	}
 	if len(sale.CouponCodes) > 0 {
 		sale.Offline = &client.OfflineRef{KitID: t.kit.ID}
 	}
 	t.pending = append(t.pending, sale)
+	return nil
 }
 
 // Pending are the sales waiting for the replay, in the order sold.
