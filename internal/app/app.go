@@ -481,7 +481,7 @@ func buildServers(ctx context.Context, lc *net.ListenConfig, cfg Config, st *sto
 			return nil, fmt.Errorf("listen (metrics): %w", err)
 		}
 		addrs.Metrics = ln.Addr()
-		m.Load(p.api.InFlight, p.api.Waiting, p.api.ImportsRunning)
+		m.Load(p.api.InFlight, p.api.Waiting, p.api.ImportsRunning, p.api.OpenStreams)
 		srvs = append(srvs, served{newServer(metricsMux(m), log), ln})
 	}
 	return srvs, nil

@@ -408,15 +408,26 @@ func TestTerminalStreamOutlivesServerTimeouts(t *testing.T) {
 
 // TestTerminalStreamsHoldNoRequestSlot: streams do not count against
 // --max-in-flight: with one slot and two streams open, requests are still
-// served.
+// served; the metrics count the open streams.
 func TestTerminalStreamsHoldNoRequestSlot(t *testing.T) {
-	s := start(t, t.TempDir()+"/p.db", func(c *app.Config) { c.MaxInFlight, c.MaxQueued, c.QueueWait = 1, 0, time.Millisecond })
+	s := start(t, t.TempDir()+"/p.db", func(c *app.Config) {
+		c.MaxInFlight, c.MaxQueued, c.QueueWait, c.MetricsListen = 1, 0, time.Millisecond, "127.0.0.1:0"
+	})
 	pos := s.posToken(t)
+	waitMetric(t, s, "posgate_terminal_streams_open 0")
+	var streams []*sse
 	for range 2 {
-		if st, _ := openSSE(t, s.base, termEvents, pos, ""); st == nil {
+		st, _ := openSSE(t, s.base, termEvents, pos, "")
+		if st == nil {
 			t.Fatal("a stream was refused")
 		}
+		streams = append(streams, st)
 	}
+	waitMetric(t, s, "posgate_terminal_streams_open 2")
+	defer func() { // a closed stream is counted no more
+		streams[0].close()
+		waitMetric(t, s, "posgate_terminal_streams_open 1")
+	}()
 	for range 3 {
 		mustStatus(t, s.do(t, req{Method: "GET", Path: "/pos/clover/receipt/promotion/location/LOC123", Token: pos}), 200)
 	}

@@ -64,6 +64,14 @@ func (b *streamBounds) admit(client string) (int, func()) {
 	}
 }
 
+// OpenStreams is the number of terminal channel streams open on this
+// instance.
+func (s *Server) OpenStreams() int {
+	s.streams.mu.Lock()
+	defer s.streams.mu.Unlock()
+	return s.streams.total
+}
+
 // terminalEvents serves a terminal's channel (docs/api.md §25): Server-Sent
 // Events until the till goes, its token expires or the instance drains.
 func (s *Server) terminalEvents(w http.ResponseWriter, r *http.Request) {

@@ -126,8 +126,9 @@ func (m *Metrics) Shed(reason string) { m.shed.WithLabelValues(reason).Inc() }
 func (m *Metrics) RateLimited(kind string) { m.limited.WithLabelValues(kind).Inc() }
 
 // Load publishes the load shedding's state, read at each scrape: the
-// requests in flight, those waiting for a slot, and the imports running.
-func (m *Metrics) Load(inFlight, waiting, imports func() int) {
+// requests in flight, those waiting for a slot, the imports running, and
+// the terminal channel's open streams (which hold no in-flight slot).
+func (m *Metrics) Load(inFlight, waiting, imports, streams func() int) {
 	for _, g := range []struct {
 		name, help string
 		f          func() int
@@ -135,6 +136,7 @@ func (m *Metrics) Load(inFlight, waiting, imports func() int) {
 		{"posgate_http_requests_in_flight", "Requests holding an in-flight slot (imports give theirs back once admitted).", inFlight},
 		{"posgate_http_requests_waiting", "Requests waiting for an in-flight slot.", waiting},
 		{"posgate_imports_running", "Imports (promotions, coupon batches) running.", imports},
+		{"posgate_terminal_streams_open", "Terminal channel streams open on this instance (docs/api.md §25).", streams},
 	} {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: g.name, Help: g.help},
 			func() float64 { return float64(g.f()) }))
