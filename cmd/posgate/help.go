@@ -75,6 +75,7 @@ var examples = map[string]string{
 	"coupon issue":             "posgate coupon issue WELCOME5 " + demoFlags + " --user john-doe --name '$5 off' --until 2099-12-31T23:59:59Z",
 	"coupon import":            "posgate coupon import coupons.csv " + demoFlags + "   # header: code,name,userId,…",
 	"coupon show":              "posgate coupon show 10OFFmq8kl8 " + demoFlags,
+	"coupon offline-conflicts": "posgate coupon offline-conflicts " + demoFlags,
 	"coupon redeem":            "posgate coupon redeem 10offmq8kl8 " + demoFlags,
 	"coupon cancel":            "posgate coupon cancel 10OFFmq8kl8 " + demoFlags,
 	"loyalty-user create":      "posgate loyalty-user create " + demoFlags + " --id ann --first-name Ann --email ann@example.com",

@@ -89,6 +89,7 @@ func commands() []command {
 		{"coupon show", "show a coupon: CODE --pos P --company C", cmdCouponShow},
 		{"coupon redeem", "mark an Issued coupon Redeemed: CODE --pos P --company C", cmdCouponChange(posgate.CouponRedeemed)},
 		{"coupon cancel", "cancel an Issued coupon: CODE --pos P --company C", cmdCouponChange(posgate.CouponCancelled)},
+		{"coupon offline-conflicts", "list the coupons replayed offline sales honoured though they could not be redeemed any more, newest first: --pos P --company C [--page N] [--page-size N]", cmdCouponOfflineConflicts},
 		{"loyalty-user create", "create a loyalty user: --pos P --company C [--id ID] [--first-name] [--last-name] [--gender] [--phone] [--email] [--stamps N] [--points N]", cmdLoyaltyUserCreate},
 		{"loyalty-user update", "change a loyalty user: ID --pos P --company C [--first-name] [--last-name] [--gender] [--phone] [--email]", cmdLoyaltyUserUpdate},
 		{"loyalty-user adjust", "add or take stamps and points: ID --pos P --company C [--stamps N] [--points N]", cmdLoyaltyUserAdjust},

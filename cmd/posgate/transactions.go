@@ -191,3 +191,30 @@ func printRefund(w io.Writer, saleID string, t *posgate.TransactionAnswer) {
 		fmt.Fprintf(w, "receipt loyalty line: %s\n", r.LoyaltyText)
 	}
 }
+
+// cmdCouponOfflineConflicts lists a company's offline conflicts
+// (docs/api.md §24.6), newest first.
+func cmdCouponOfflineConflicts(ctx context.Context, env *cli, args []string) error {
+	var cf companyFlags
+	var page, size *int
+	return operatorCommand(ctx, env, "coupon offline-conflicts", args, 0, func(f *flag.FlagSet) {
+		cf = addCompanyFlags(f)
+		page = f.Int("page", 1, "page, from 1")
+		size = f.Int("page-size", service.DefaultTransactionPageSize, "conflicts per page")
+	}, func(a *client.Admin, _ []string) error {
+		res, err := answer[*service.OfflineConflictPage](a.ListOfflineConflicts(ctx, *cf.pos, *cf.company, client.PageOptions{Page: *page, PageSize: *size}))
+		if err != nil {
+			return err
+		}
+		if env.jsonOutput() {
+			return env.emit(res, nil)
+		}
+		for _, c := range res.Conflicts {
+			fmt.Fprintf(env.stdout, "%s coupon %s honoured for sale %s of %s at %s/%s under kit %s: %s\n", stamp(c.RecordedAt),
+				c.Code, c.TransactionID, stamp(c.SaleDate), c.LocationID, c.TerminalID, c.AllowanceID, c.Conflict)
+		}
+		fmt.Fprintf(env.stdout, "page %d (%d per page) of %d offline conflicts\n", res.Page.Page, res.Page.PageSize, res.Page.Total)
+		return nil
+	})
+}
+

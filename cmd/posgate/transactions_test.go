@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/client"
+	"github.com/posgate/posgate/client/offline"
 	"github.com/posgate/posgate/internal/app"
+	"github.com/posgate/posgate/internal/demo"
 )
 
 // TestTransactionCommands: the loyalty program and a sale's refund from
@@ -82,5 +85,66 @@ func TestTransactionCommands(t *testing.T) {
 		if out := mustCLI(t, env, with("loyalty-user", "show", "john-doe")...); !strings.Contains(out, " Refund CLI-1-R -4.00: -10 points, +0 stamps") {
 			t.Fatalf("user: %s", out)
 		}
+	})
+}
+
+// TestCouponOfflineConflicts: a coupon redeemed offline under a kit and
+// online meanwhile is honoured at the replay, and coupon offline-conflicts
+// lists it (docs/api.md §24.5, §24.6).
+func TestCouponOfflineConflicts(t *testing.T) {
+	forEachStore(t, true, func(t *testing.T, s *server, env map[string]string) {
+		ctx := context.Background()
+		co := []string{"--pos", "clover", "--company", "demo-company"}
+		with := func(args ...string) []string { return append(args, co...) }
+		if out := mustCLI(t, env, with("coupon", "offline-conflicts")...); out != "page 1 (50 per page) of 0 offline conflicts\n" {
+			t.Fatalf("no conflicts: %q", out)
+		}
+		mustCLI(t, env, with("coupon", "issue", "KIT-1", "--until", "2099-01-01T00:00:00Z")...)
+		pos, err := client.New(s.base, client.WithCredentials(demo.POSClientID, demo.POSSecret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ans, err := pos.GetOfflineKit(ctx, "clover", "LOC123", client.KitQuery{TerminalID: "TERM-05"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jwks, err := pos.GetJWKS(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kit, err := offline.Open(ans.JWS, jwks, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sold := kit.Allowance.IssuedAt.UTC() // sold as the kit came
+		till := offline.NewTill(kit)
+		if err := till.Redeem("KIT-1", sold); err != nil {
+			t.Fatal(err)
+		}
+		if err := till.Sell(client.TransactionRequest{TransactionID: "OFF-1", TerminalID: "TERM-05", PosLocationID: "LOC123",
+			TransactionType: "Sale", TransactionAmount: 5, TransactionDate: sold, CouponCodes: []string{"KIT-1"}}); err != nil {
+			t.Fatal(err)
+		}
+		mustCLI(t, env, with("coupon", "redeem", "KIT-1")...) // online, meanwhile
+		if res, err := till.Replay(ctx, pos, "clover"); err != nil || len(res) != 1 || res[0].CreatedCount != 1 {
+			t.Fatalf("replay: %+v %v", res, err)
+		}
+		out := mustCLI(t, env, with("coupon", "offline-conflicts")...)
+		want := regexp.MustCompile(`^\S+Z coupon KIT-1 honoured for sale OFF-1 of ` + regexp.QuoteMeta(sold.Format(time.RFC3339)) +
+			` at LOC123/TERM-05 under kit ` + regexp.QuoteMeta(kit.ID) + `: Coupon 'KIT-1' has already been redeemed.\n` +
+			`page 1 \(50 per page\) of 1 offline conflicts\n$`)
+		if !want.MatchString(out) {
+			t.Fatalf("conflicts:\n%s", out)
+		}
+		var page struct {
+			Conflicts []struct {
+				Code, TransactionID string
+			}
+		}
+		if err := json.Unmarshal([]byte(mustCLI(t, env, with("coupon", "offline-conflicts", "--output", "json")...)), &page); err != nil ||
+			len(page.Conflicts) != 1 || page.Conflicts[0].Code != "KIT-1" || page.Conflicts[0].TransactionID != "OFF-1" {
+			t.Fatalf("--output json: %+v %v", page, err)
+		}
+		mustFail(t, env, "pageSize: The pageSize parameter must be an integer from 1 to 500.", with("coupon", "offline-conflicts", "--page-size", "100000")...)
 	})
 }
