@@ -217,4 +217,3 @@ func cmdCouponOfflineConflicts(ctx context.Context, env *cli, args []string) err
 		return nil
 	})
 }
-
