@@ -21,6 +21,11 @@ const MaxRedemptionQuantity = 1_000_000_000
 type PromotionRedemption struct {
 	Quantity    *int64 `json:"quantity"`
 	PerCustomer *int64 `json:"perCustomer"`
+	// Used is how many sales applied the promotion under its budget, in
+	// all: counted by posgate, answered by the operator API (docs/api.md
+	// §9.7), never stored with the promotion; an import that gives it is
+	// refused.
+	Used *int64 `json:"used,omitempty"`
 }
 
 // Budget returns the limits as the ledger counts them (0: none); the zero
@@ -45,6 +50,9 @@ func (r *PromotionRedemption) check(fail func(msg, details string)) {
 	if r == nil {
 		return
 	}
+	if r.Used != nil {
+		fail("The redemption.used is counted by posgate; an import cannot set it.", "redemption.used: "+strconv.FormatInt(*r.Used, 10))
+	}
 	for _, f := range []struct {
 		name string
 		v    *int64
@@ -63,6 +71,36 @@ func (r *PromotionRedemption) normalize() *PromotionRedemption {
 		return nil
 	}
 	return r
+}
+
+// WithUsage returns promotions as the operator API shows them: each with
+// a budget is a copy whose redemption tells how many sales used it in all
+// (usage, as PromotionUsageReader answers it with no user; absent: 0).
+// The promotions themselves (a cache's, say) are not changed.
+func WithUsage(promotions []*Promotion, usage map[string]PromotionUsage) []*Promotion {
+	out := make([]*Promotion, len(promotions))
+	for i, p := range promotions {
+		out[i] = p
+		if p.Redemption == nil {
+			continue
+		}
+		q, r := *p, *p.Redemption
+		used := usage[p.ID].Used
+		r.Used, q.Redemption = &used, &r
+		out[i] = &q
+	}
+	return out
+}
+
+// BudgetedIDs are the ids of those of promotions that have a budget.
+func BudgetedIDs(promotions []*Promotion) []string {
+	var ids []string
+	for _, p := range promotions {
+		if p.Redemption != nil {
+			ids = append(ids, p.ID)
+		}
+	}
+	return ids
 }
 
 // PromotionBudget is a promotion's budget in the ledger's terms: the most

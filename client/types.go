@@ -676,10 +676,12 @@ type PromotionItem struct {
 }
 
 // PromotionRedemption mirrors the API's PromotionRedemption: a promotion's budget, the sales it may be applied
-// to in all (Quantity) and per loyalty customer (PerCustomer); nil sets no limit.
+// to in all (Quantity) and per loyalty customer (PerCustomer); nil sets no limit. Used is how many sales
+// applied it under the budget, in all: answered by the operator API, never sent (an import refuses it).
 type PromotionRedemption struct {
 	Quantity    *int64 `json:"quantity"`
 	PerCustomer *int64 `json:"perCustomer"`
+	Used        *int64 `json:"used,omitempty"`
 }
 
 // PromotionValidity mirrors the API's PromotionValidity: A period in which a promotion applies, bounds

@@ -115,8 +115,19 @@ func TestSaleBudgetConcurrent(t *testing.T) {
 		if err != nil || len(usage) != 1 || usage["BUDGET"] != (posgate.PromotionUsage{Used: 10}) {
 			t.Fatalf("usage: %v %v", usage, err)
 		}
+		// The operator API shows the count, alone and in the list.
+		r := e.s.call(t, e.admin, "GET", companyPath+"/promotions/BUDGET", "")
+		mustStatus(t, r, 200)
+		if !strings.HasSuffix(string(r.Body), `"redemption":{"quantity":10,"perCustomer":null,"used":10}}}`) {
+			t.Fatalf("the budget's usage: %s", r.Body)
+		}
+		r = e.s.call(t, e.admin, "GET", companyPath+"/promotions", "")
+		mustStatus(t, r, 200)
+		if !strings.Contains(string(r.Body), `"redemption":{"quantity":10,"perCustomer":null,"used":10}}`) || strings.Count(string(r.Body), `"used"`) != 1 {
+			t.Fatalf("the list's usage: %s", r.Body)
+		}
 		// The evaluation previews the used-up budget.
-		r := e.s.pos(t, e.pos, evaluatePath, `{"posLocationId":"LOC123","products":[{"productId":"SKU-BUDGET","price":5.00}]}`)
+		r = e.s.pos(t, e.pos, evaluatePath, `{"posLocationId":"LOC123","products":[{"productId":"SKU-BUDGET","price":5.00}]}`)
 		if ids := appliedIDs(t, r.Body); ids != "FALLBACK" {
 			t.Fatalf("evaluation after the budget: %s", r.Body)
 		}
@@ -210,16 +221,20 @@ func TestPromotionBudgetImport(t *testing.T) {
 			`{"id":"B-OK","name":"ok","productIds":["SKU-BUDGET"],"promotionResults":[{"promotionType":"Amount","value":1}],"redemption":{"quantity":10,"perCustomer":1}}`,
 			`{"id":"B-ZERO","name":"zero","redemption":{"quantity":0}}`,
 			`{"id":"B-HUGE","name":"huge","redemption":{"quantity":5,"perCustomer":1000000001}}`,
-			`{"id":"B-NONE","name":"none","redemption":{"quantity":null}}`)))
+			`{"id":"B-NONE","name":"none","redemption":{"quantity":null}}`,
+			`{"id":"B-USED","name":"used","redemption":{"quantity":5,"used":3}}`,
+			`{"id":"B-ONLY-USED","name":"only used","redemption":{"used":0}}`)))
 		checkResult(t, res, importResult{Status: "CompletedWithErrors", CreatedCount: 2, Errors: []importError{
 			{EntityID: "B-ZERO", RowNumber: 2, ErrorMessage: "The redemption.quantity must be an integer from 1 to 1000000000.", ErrorDetails: "redemption.quantity: 0"},
 			{EntityID: "B-HUGE", RowNumber: 3, ErrorMessage: "The redemption.perCustomer must be an integer from 1 to 1000000000.", ErrorDetails: "redemption.perCustomer: 1000000001"},
+			{EntityID: "B-USED", RowNumber: 5, ErrorMessage: "The redemption.used is counted by posgate; an import cannot set it.", ErrorDetails: "redemption.used: 3"},
+			{EntityID: "B-ONLY-USED", RowNumber: 6, ErrorMessage: "The redemption.used is counted by posgate; an import cannot set it.", ErrorDetails: "redemption.used: 0"},
 		}, Warnings: []importWarning{{EntityID: "B-OK", RowNumber: 1,
 			Message: "The promotion names categories or products that are not in the catalogue of company 'demo-company'; it is imported anyway.",
 			Details: `productIds: "SKU-BUDGET"`}}})
 		r := e.s.call(t, e.admin, "GET", companyPath+"/promotions/B-OK", "")
 		mustStatus(t, r, 200)
-		if !strings.HasSuffix(string(r.Body), `"redemption":{"quantity":10,"perCustomer":1}}}`) {
+		if !strings.HasSuffix(string(r.Body), `"redemption":{"quantity":10,"perCustomer":1,"used":0}}}`) {
 			t.Fatalf("promotion with a budget: %s", r.Body)
 		}
 		r = e.s.call(t, e.admin, "GET", companyPath+"/promotions/B-NONE", "")
@@ -233,7 +248,7 @@ func TestPromotionBudgetImport(t *testing.T) {
 		checkResult(t, res, importResult{Status: "Completed", CreatedCount: 1})
 		r = e.s.call(t, e.admin, "GET", companyPath+"/promotions/B-XML", "")
 		mustStatus(t, r, 200)
-		if !strings.HasSuffix(string(r.Body), `"redemption":{"quantity":3,"perCustomer":null}}}`) {
+		if !strings.HasSuffix(string(r.Body), `"redemption":{"quantity":3,"perCustomer":null,"used":0}}}`) {
 			t.Fatalf("promotion imported as XML: %s", r.Body)
 		}
 		// A budget that is not an integer is the body's type error.

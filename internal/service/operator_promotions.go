@@ -91,16 +91,42 @@ func (s *Service) ListPromotions(ctx context.Context, p *posgate.Principal, posS
 			return nil, err
 		}
 	}
+	if out.Data, err = s.withUsage(ctx, posSystemID, companyID, out.Data); err != nil {
+		return nil, err
+	}
 	out.Data = nonNil(out.Data)
 	return out, nil
 }
 
-// FindPromotion returns a promotion of a company p reaches.
+// withUsage is promotions with their budgets' usage in all (docs/api.md
+// §9.7), read in one statement.
+func (s *Service) withUsage(ctx context.Context, posSystemID, companyID string, promotions []*posgate.Promotion) ([]*posgate.Promotion, error) {
+	ids := posgate.BudgetedIDs(promotions)
+	if len(ids) == 0 {
+		return promotions, nil
+	}
+	usage, err := s.store.PromotionUsage(ctx, posSystemID, companyID, "", ids)
+	if err != nil {
+		return nil, err
+	}
+	return posgate.WithUsage(promotions, usage), nil
+}
+
+// FindPromotion returns a promotion of a company p reaches, with its
+// budget's usage.
 func (s *Service) FindPromotion(ctx context.Context, p *posgate.Principal, posSystemID, companyID, promotionID string) (*posgate.Promotion, error) {
 	if _, err := s.operatorCompany(ctx, p, posSystemID, companyID); err != nil {
 		return nil, err
 	}
-	return s.store.FindPromotion(ctx, posSystemID, companyID, promotionID)
+	pr, err := s.store.FindPromotion(ctx, posSystemID, companyID, promotionID)
+	if err != nil {
+		return nil, err
+	}
+	list, err := s.withUsage(ctx, posSystemID, companyID, []*posgate.Promotion{pr})
+	if err != nil {
+		return nil, err
+	}
+	return list[0], nil
 }
 
 // FindCatalogue returns the catalogue of a company p reaches, against which
