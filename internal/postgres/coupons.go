@@ -553,7 +553,9 @@ func (db *DB) SearchCoupons(ctx context.Context, q posgate.CouponQuery) (*posgat
 	}
 	sql := driver
 	args := []any{q.POSSystemID, q.CompanyIDs, keys.Code, keys.Email, keys.Phone, q.LocationID, q.Limit, max(q.Offset, 0)}
-	if err := queryGeneric(ctx, db, sql, args, appendCouponRows(page, false)); err != nil {
+	// A page is index reads of a few rows, as a point read is (a full
+	// page's count below stays cancellable).
+	if err := queryGeneric(storekit.PointRead(ctx), db, sql, args, appendCouponRows(page, false)); err != nil {
 		return nil, wrap(err, "search coupons")
 	}
 	var ok bool

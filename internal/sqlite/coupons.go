@@ -519,7 +519,9 @@ func (db *DB) SearchCoupons(ctx context.Context, q posgate.CouponQuery) (*posgat
 		companies = string(b)
 	}
 	args := [8]any{q.POSSystemID, companies, keys.Code, keys.Email, keys.Phone, q.LocationID, q.Limit, max(q.Offset, 0)}
-	rows, err := stmt.QueryContext(ctx, args[:]...)
+	// A page is index reads of a few rows, as a point read is (a full
+	// page's count below stays cancellable).
+	rows, err := stmt.QueryContext(storekit.PointRead(ctx), args[:]...)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: search coupons: %w", err)
 	}

@@ -64,7 +64,7 @@ func PrefixEnd(prefix string) string { return prefix + maxRune }
 
 // PointRead returns ctx without its cancellation, for the reads of the POS
 // hot paths that take microseconds (a coupon by its code, a page of active
-// coupons). With a cancellable context, database/sql and modernc.org/sqlite
+// coupons, a page of the coupon search). With a cancellable context, database/sql and modernc.org/sqlite
 // each start a goroutine per query to watch it, and pgx one per query too:
 // together some 5 % of the CPU of a coupon lookup, to be able to stop a
 // read that is over before a cancellation could reach it. The context's
