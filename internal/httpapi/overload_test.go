@@ -109,3 +109,50 @@ func TestShedRequestsAreSummedUpInTheLog(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A request that finds every slot taken waits for one (a burst); once a
+// waiter has waited in vain, requests that find no free slot are shed at
+// once for the next wait, then wait again.
+func TestSlotsStopQueueingUnderSustainedOverload(t *testing.T) {
+	const wait = 40 * time.Millisecond
+	s := newSlots(1, 4, wait)
+	ctx := context.Background()
+	if !s.acquire(ctx) {
+		t.Fatal("the free slot was refused")
+	}
+	// A burst: the slot comes back within the wait, and the waiter gets it.
+	go func() { time.Sleep(wait / 4); s.release() }()
+	if !s.acquire(ctx) {
+		t.Fatal("a waiter did not get the slot released during its wait")
+	}
+	// Sustained: the slot stays taken, the waiter waits in vain...
+	start := time.Now()
+	if s.acquire(ctx) {
+		t.Fatal("a waiter got a slot that was never released")
+	}
+	if d := time.Since(start); d < wait {
+		t.Fatalf("the waiter was shed after %s, before its wait of %s", d, wait)
+	}
+	// ...and the next requests are shed without waiting, for one wait.
+	start = time.Now()
+	if s.acquire(ctx) {
+		t.Fatal("a request got a slot that was never released")
+	}
+	if d := time.Since(start); d >= wait/2 {
+		t.Fatalf("right after a vain wait, a request waited %s", d)
+	}
+	// A slot that is free is still taken at once.
+	s.release()
+	if !s.acquire(ctx) {
+		t.Fatal("a free slot was refused right after a vain wait")
+	}
+	// After the wait, requests queue again.
+	time.Sleep(wait + wait/2)
+	start = time.Now()
+	if s.acquire(ctx) {
+		t.Fatal("a request got a slot that was never released")
+	}
+	if d := time.Since(start); d < wait {
+		t.Fatalf("a request after the pause was shed after %s without queueing", d)
+	}
+}
