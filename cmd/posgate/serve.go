@@ -58,7 +58,7 @@ func cmdServe(ctx context.Context, env *cli, args []string) error {
 	fs.IntVar(&cfg.RateBurst, "rate-burst", 0, "largest burst of requests of an API client under --rate-limit (0: twice --rate-limit)")
 	fs.IntVar(&cfg.MaxInFlight, "max-in-flight", httpapi.DefaultMaxInFlight, "requests served at once; beyond them and --max-queued, 503 (0: no bound)")
 	fs.IntVar(&cfg.MaxQueued, "max-queued", httpapi.DefaultMaxInFlight, "requests that may wait for one of the --max-in-flight slots")
-	fs.DurationVar(&cfg.QueueWait, "queue-wait", httpapi.DefaultQueueWait, "how long a request may wait for a slot before it is answered 503; after a wait in vain, for as long again no request waits")
+	fs.DurationVar(&cfg.QueueWait, "queue-wait", httpapi.DefaultQueueWait, "how long a request may wait for a slot before it is answered 503")
 	fs.IntVar(&cfg.MaxImports, "max-imports", httpapi.DefaultMaxImports, "imports (promotions, coupon batches) running at once; beyond, 503 (0: no cap)")
 	fs.IntVar(&cfg.MaxStreams, "max-streams", httpapi.DefaultMaxStreams, "terminal channel streams open on this instance; beyond, 503")
 	fs.IntVar(&cfg.MaxClientStreams, "max-client-streams", httpapi.DefaultMaxClientStreams, "terminal channel streams of one API client on this instance; beyond, 429")

@@ -36,26 +36,12 @@ const shedRetryAfter = "1"
 // others wait: beyond those the answer is an immediate 503, so that under
 // overload the admitted requests stay fast and the others learn it at once
 // instead of timing out in a queue.
-//
-// The wait is for a burst. Once a waiter has waited in vain, the overload
-// lasts longer than the wait, and for the next wait no request queues: it
-// gets a slot that is free at once, or an immediate 503. Under sustained
-// overload the queue only added its full wait to the answers that had
-// waited (a 503 after 50 ms and a CPU's turn among thousands of
-// connections, about one shed answer in a hundred: the shed answers' p99)
-// and to the admitted requests that came from it.
 type slots struct {
 	ch         chan struct{}
 	waiting    atomic.Int64
 	maxWaiting int64
 	wait       time.Duration
-	// noQueueUntil is the monotonic time (since epoch) until which a
-	// request that finds no free slot does not queue.
-	noQueueUntil atomic.Int64
 }
-
-// epoch is the origin of slots' monotonic times.
-var epoch = time.Now()
 
 func newSlots(n, maxWaiting int, wait time.Duration) *slots {
 	if n <= 0 {
@@ -71,10 +57,7 @@ func (s *slots) acquire(ctx context.Context) bool {
 		return true
 	default:
 	}
-	if s.wait <= 0 || time.Since(epoch) < time.Duration(s.noQueueUntil.Load()) {
-		return false
-	}
-	if s.waiting.Add(1) > s.maxWaiting {
+	if s.waiting.Add(1) > s.maxWaiting || s.wait <= 0 {
 		s.waiting.Add(-1)
 		return false
 	}
@@ -85,7 +68,6 @@ func (s *slots) acquire(ctx context.Context) bool {
 	case s.ch <- struct{}{}:
 		return true
 	case <-t.C:
-		s.noQueueUntil.Store(int64(time.Since(epoch) + s.wait))
 	case <-ctx.Done():
 	}
 	return false
