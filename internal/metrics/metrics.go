@@ -39,6 +39,9 @@ type Metrics struct {
 
 	// children caches the label lookups of the per-request path.
 	children sync.Map // requestKey → *requestChild
+	// shedBy holds the shed counter of each reason, looked up once: under
+	// overload every shed request counts one, tens of thousands a second.
+	shedBy map[string]prometheus.Counter
 }
 
 type requestKey struct {
@@ -87,8 +90,9 @@ func New() *Metrics {
 	build.WithLabelValues(bi.Version, bi.Revision, strconv.FormatBool(bi.Modified), bi.GoVersion).Set(1)
 	m.reg.MustRegister(m.requests, m.latency, m.shed, m.limited, m.store, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.shedBy = map[string]prometheus.Counter{}
 	for _, reason := range []string{"in_flight", "imports"} {
-		m.shed.WithLabelValues(reason)
+		m.shedBy[reason] = m.shed.WithLabelValues(reason)
 	}
 	for _, kind := range []string{"client", "token_lockout"} {
 		m.limited.WithLabelValues(kind)
@@ -120,7 +124,13 @@ func (m *Metrics) Request(pattern string, status int, elapsed time.Duration) {
 }
 
 // Shed counts a request refused by the load shedding.
-func (m *Metrics) Shed(reason string) { m.shed.WithLabelValues(reason).Inc() }
+func (m *Metrics) Shed(reason string) {
+	if c, ok := m.shedBy[reason]; ok {
+		c.Inc()
+		return
+	}
+	m.shed.WithLabelValues(reason).Inc()
+}
 
 // RateLimited counts a request refused by a client's rate limit.
 func (m *Metrics) RateLimited(kind string) { m.limited.WithLabelValues(kind).Inc() }

@@ -36,7 +36,7 @@ func (db *DB) ListActiveCoupons(ctx context.Context, q posgate.ActiveCouponQuery
 	page := &posgate.CouponPage{}
 	args := []any{q.POSSystemID, q.CompanyID, q.At, q.LocationID}
 	if q.Limit > 0 {
-		err := queryGeneric(ctx, db, activePageSQL, append(args, q.Limit, max(q.Offset, 0)), appendCouponRows(page))
+		err := queryGeneric(ctx, db, activePageSQL, append(args, q.Limit, max(q.Offset, 0)), appendCouponRows(page, true))
 		if err != nil {
 			return nil, wrap(err, "list active coupons")
 		}

@@ -49,22 +49,24 @@ func couponSearchFilters(driver int) string {
 // coupons); the filters test the coupon's own fields first and look the
 // owner up only when a criterion is given and the coupon's own field does
 // not match (OR stops at the first true operand), so that a search by one
-// criterion reads no loyalty user per coupon.
+// criterion reads no loyalty user per coupon. The page carries no count:
+// storekit.PageTotal tells the total from the page, and only a full page
+// is counted (a window count made every search materialise its rows).
 var (
 	couponSearchTail = ` ORDER BY c.code_norm, c.company_id LIMIT $7 OFFSET $8`
-	couponsByCode    = `SELECT ` + couponCols + `, count(*) OVER () FROM coupons c
+	couponsByCode    = `SELECT ` + couponCols + ` FROM coupons c
 		WHERE c.pos_system_id = $1 AND c.company_id = ANY ($2::text[]) AND c.code_norm = $3 AND ` + couponSearchFilters(0) + couponSearchTail
 	// The two parts of the e-mail and phone drivers are disjoint: coupons
 	// that carry the e-mail (phone) themselves, and the other coupons of the
 	// users who have it.
-	couponsByEmail = `SELECT ` + couponCols + `, count(*) OVER () FROM (
+	couponsByEmail = `SELECT ` + couponCols + ` FROM (
 			SELECT * FROM coupons WHERE pos_system_id = $1 AND company_id = ANY ($2::text[]) AND email_norm = $4
 			UNION ALL SELECT c2.* FROM loyalty_users u2
 				JOIN coupons c2 ON c2.pos_system_id = u2.pos_system_id AND c2.company_id = u2.company_id AND c2.user_id = u2.user_id
 				WHERE u2.pos_system_id = $1 AND u2.company_id = ANY ($2::text[]) AND u2.email_norm = $4
 				AND c2.email_norm IS DISTINCT FROM $4) c
 		WHERE ` + couponSearchFilters(1) + couponSearchTail
-	couponsByPhone = `SELECT ` + couponCols + `, count(*) OVER () FROM (
+	couponsByPhone = `SELECT ` + couponCols + ` FROM (
 			SELECT * FROM coupons WHERE pos_system_id = $1 AND company_id = ANY ($2::text[]) AND phone_digits = $5
 			UNION ALL SELECT c2.* FROM loyalty_users u2
 				JOIN coupons c2 ON c2.pos_system_id = u2.pos_system_id AND c2.company_id = u2.company_id AND c2.user_id = u2.user_id
@@ -550,26 +552,17 @@ func (db *DB) SearchCoupons(ctx context.Context, q posgate.CouponQuery) (*posgat
 		return page, nil
 	}
 	sql := driver
-	args := []any{q.POSSystemID, q.CompanyIDs, keys.Code, keys.Email, keys.Phone, q.LocationID}
-	err = queryGeneric(ctx, db, sql, append(args, q.Limit, max(q.Offset, 0)), appendCouponRows(page))
-	if err != nil {
+	args := []any{q.POSSystemID, q.CompanyIDs, keys.Code, keys.Email, keys.Phone, q.LocationID, q.Limit, max(q.Offset, 0)}
+	// A page is index reads of a few rows, as a point read is (a full
+	// page's count below stays cancellable).
+	if err := queryGeneric(storekit.PointRead(ctx), db, sql, args, appendCouponRows(page, false)); err != nil {
 		return nil, wrap(err, "search coupons")
 	}
-	if len(page.Coupons) == 0 && q.Offset > 0 {
-		// Past the last page: count with the same statement's first row.
-		rows, err := db.q(ctx).Query(ctx, sql, append(args, 1, 0)...)
-		if err != nil {
-			return nil, wrap(err, "search coupons")
-		}
-		defer rows.Close()
-		if rows.Next() {
-			vals, err := rows.Values()
-			if err != nil {
-				return nil, wrap(err, "search coupons")
-			}
-			page.Total = int(vals[len(vals)-1].(int64))
-		}
-		if err := rows.Err(); err != nil {
+	var ok bool
+	if page.Total, ok = storekit.PageTotal(q.Offset, q.Limit, len(page.Coupons)); !ok {
+		// A full page, or past the end: count the rows (no limit, none skipped).
+		args[6], args[7] = nil, 0
+		if err := db.q(ctx).QueryRow(ctx, `SELECT count(*) FROM (`+sql+`) page`, args...).Scan(&page.Total); err != nil {
 			return nil, wrap(err, "search coupons")
 		}
 	}
@@ -734,16 +727,21 @@ func queryGeneric(ctx context.Context, db *DB, sql string, args []any, read func
 	return db.q(ctx).SendBatch(ctx, b).Close()
 }
 
-// appendCouponRows reads a page of coupons, each row with the page's total
-// as its last column (the coupon search's and the active coupons' pages).
-func appendCouponRows(page *posgate.CouponPage) func(pgx.Rows) error {
+// appendCouponRows reads a page of coupons (the coupon search's and the
+// active coupons' pages); with counted, each row holds the page's total
+// as its last column.
+func appendCouponRows(page *posgate.CouponPage, counted bool) func(pgx.Rows) error {
 	return func(rows pgx.Rows) error {
 		var err error
 		page.Coupons, err = pgx.AppendRows(page.Coupons, rows, func(r pgx.CollectableRow) (*posgate.Coupon, error) {
 			c := &posgate.Coupon{}
 			var info []byte
-			if err := r.Scan(&c.POSSystemID, &c.CompanyID, &c.Code, &c.RewardProvider, &c.Name, &c.Title, &c.PictureURL, &c.AvailableUntil,
-				&c.Status, &info, &c.UserID, &c.Email, &c.Phone, &c.LocationIDs, &c.CreatedAt, &c.UpdatedAt, &c.PromotionID, &page.Total); err != nil {
+			dest := []any{&c.POSSystemID, &c.CompanyID, &c.Code, &c.RewardProvider, &c.Name, &c.Title, &c.PictureURL, &c.AvailableUntil,
+				&c.Status, &info, &c.UserID, &c.Email, &c.Phone, &c.LocationIDs, &c.CreatedAt, &c.UpdatedAt, &c.PromotionID, &page.Total}
+			if !counted {
+				dest = dest[:len(dest)-1]
+			}
+			if err := r.Scan(dest...); err != nil {
 				return nil, err
 			}
 			return c, decodeInfo(c, info)

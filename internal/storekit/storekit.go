@@ -64,9 +64,23 @@ func PrefixEnd(prefix string) string { return prefix + maxRune }
 
 // PointRead returns ctx without its cancellation, for the reads of the POS
 // hot paths that take microseconds (a coupon by its code, a page of active
-// coupons). With a cancellable context, database/sql and modernc.org/sqlite
+// coupons, a page of the coupon search). With a cancellable context, database/sql and modernc.org/sqlite
 // each start a goroutine per query to watch it, and pgx one per query too:
 // together some 5 % of the CPU of a coupon lookup, to be able to stop a
 // read that is over before a cancellation could reach it. The context's
 // values (the transaction of Atomic) are kept.
 func PointRead(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
+
+// PageTotal is the number of rows on all pages of a paged search, when the
+// page read at offset (n rows of at most limit) tells it: a page that is
+// not full and is not past the end ends the rows, so that they number
+// offset + n. A full page, or an empty one past the first, does not tell
+// (ok false): only then does a store count the rows with a statement of
+// its own, so that the common page (a search answering a few coupons)
+// costs no count beside its read.
+func PageTotal(offset, limit, n int) (total int, ok bool) {
+	if n < limit && (n > 0 || offset <= 0) {
+		return max(offset, 0) + n, true
+	}
+	return 0, false
+}
