@@ -21,6 +21,9 @@ const (
 		c.available_until, c.status, c.info, c.user_id, c.email, c.phone, c.location_ids, c.created_at, c.updated_at, c.promotion_id`
 	userCols = `u.pos_system_id, u.company_id, u.user_id, u.first_name, u.last_name, u.gender, u.phone, u.email,
 		u.stamps, u.points, u.created_at, u.updated_at`
+	// cardCols are a loyalty user's columns of posgate.LoyaltyCard, scanned
+	// by cardDest.
+	cardCols = `u.user_id, u.first_name, u.last_name, u.gender, u.phone, u.email, u.stamps, u.points`
 )
 
 // Coupon search statements, one per criterion that selects the candidate
@@ -89,8 +92,11 @@ const (
 		WHERE pos_system_id = ?1 AND company_id = ?2 AND substr(term, 1, 3 + (term < char(4))) = ?3 AND term >= ?4 AND term < ?5
 		ORDER BY last_norm, first_norm, user_id LIMIT ?6 + 0`
 	// usersByIDSQL reads the users of a search's answer: ?1 their rowids
-	// (user_key) as a JSON array.
-	usersByIDSQL = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.user_key IN (SELECT value FROM json_each(?1))`
+	// (user_key) as a JSON array, in its order (CROSS JOIN keeps the array
+	// the outer loop). It reads only the columns of the answer
+	// (posgate.LoyaltyCard, cardCols): no times to parse, no tenancy that
+	// the caller already holds.
+	usersByIDSQL = `SELECT ` + cardCols + ` FROM json_each(?1) j CROSS JOIN loyalty_users u ON u.user_key = j.value`
 	findUserSQL  = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = ? AND u.company_id = ? AND u.user_id = ?`
 
 	insertCouponSQL = `INSERT INTO coupons (pos_system_id, company_id, code_norm, code, reward_provider, name, title, picture_url,
@@ -231,6 +237,10 @@ func couponDest(c *posgate.Coupon) []any {
 func userDest(u *posgate.LoyaltyUser) []any {
 	return []any{&u.POSSystemID, &u.CompanyID, &u.ID, &u.FirstName, &u.LastName, &u.Gender, &u.Phone, &u.Email,
 		&u.Stamps, &u.Points, timeColumn{&u.CreatedAt}, timeColumn{&u.UpdatedAt}}
+}
+
+func cardDest(c *posgate.LoyaltyCard) []any {
+	return []any{&c.ID, &c.FirstName, &c.LastName, &c.Gender, &c.Phone, &c.Email, &c.Stamps, &c.Points}
 }
 
 // jsonArg stores a nil slice as NULL and any other as JSON text.
@@ -715,11 +725,11 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 		return nil, fmt.Errorf("sqlite: search loyalty users: %w", err)
 	}
 	rows, err := db.coupons.usersByID.QueryContext(ctx, string(list))
-	users, err := scanAll(rows, err, "search loyalty users", userDest)
+	cards, err := scanAll(rows, err, "search loyalty users", cardDest)
 	if err != nil {
 		return nil, err
 	}
-	return storekit.InOrder(storekit.RankIDs(ranks), users), nil
+	return storekit.CardUsers(posSystemID, companyID, storekit.RankIDs(ranks), cards), nil
 }
 
 // UserSearchStatements are the keyword search's statements, for the
