@@ -695,8 +695,8 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 				if err := db.coupons.termCount.QueryRowContext(ctx, posSystemID, companyID, q.Lo, q.Hi, q.Scan).Scan(&qs[i].Scanned); err != nil {
 					return nil, fmt.Errorf("sqlite: search loyalty users: %w", err)
 				}
-				if qs[i].Scanned >= q.Scan {
-					continue // the caller reads the bucket
+				if qs[i].Scanned == 0 || qs[i].Scanned >= q.Scan {
+					continue // no match, or the caller reads the bucket
 				}
 				rows, err = db.coupons.termRange.QueryContext(ctx, posSystemID, companyID, q.Lo, q.Hi, q.Limit)
 			default:

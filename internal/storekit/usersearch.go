@@ -14,9 +14,9 @@ type TermQuery struct {
 	// Kind says what to look up:
 	//   - TermExact: the users holding term Lo, in rank order;
 	//   - TermRange: the runner sets Scanned to the number of rows of the
-	//     terms in [Lo, Hi), counting up to Scan; when there are fewer, the
-	//     answer is their distinct users in rank order (else it is not
-	//     read);
+	//     terms in [Lo, Hi), counting up to Scan; when there are some but
+	//     fewer, the answer is their distinct users in rank order (else it
+	//     is not read);
 	//   - TermBucket: the distinct users holding a term in [Lo, Hi), in
 	//     rank order, read through Bucket (posgate.TermBucket).
 	//   - TermPrefix: TermRange and TermBucket in one: every row of the
