@@ -683,7 +683,17 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 // (storekit.SearchUserIDs) and reads those users.
 func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
 	ctx = storekit.PointRead(ctx)
-	ranks, err := storekit.SearchUserIDs(ctx, k, func(ctx context.Context, qs []storekit.TermQuery) ([][]posgate.UserRank, error) {
+	ranks, err := db.userRanks(ctx, posSystemID, companyID, k)
+	if err != nil || len(ranks) == 0 {
+		return nil, err
+	}
+	return db.userCards(ctx, posSystemID, companyID, ranks)
+}
+
+// userRanks is the first part of a keyword search: the ranks of the
+// answer's users, from loyalty_user_terms.
+func (db *DB) userRanks(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]posgate.UserRank, error) {
+	return storekit.SearchUserIDs(ctx, k, func(ctx context.Context, qs []storekit.TermQuery) ([][]posgate.UserRank, error) {
 		out := make([][]posgate.UserRank, len(qs))
 		for i, q := range qs {
 			var rows *sql.Rows
@@ -713,9 +723,11 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 		}
 		return out, nil
 	}, true, storekit.RangeScanLimit)
-	if err != nil || len(ranks) == 0 {
-		return nil, err
-	}
+}
+
+// userCards is the second part of a keyword search: the users of ranks,
+// their cards read by rowid.
+func (db *DB) userCards(ctx context.Context, posSystemID, companyID string, ranks []posgate.UserRank) ([]*posgate.LoyaltyUser, error) {
 	keys := make([]int64, len(ranks))
 	for i, r := range ranks {
 		keys[i] = r.Key
