@@ -460,7 +460,8 @@ type CouponStore interface {
 	// (docs/api.md §6.1, see UserKeyword), at most MaxUserMatches: exact
 	// matches first, each group by last name, first name and id. When more
 	// users match, the exact ones still come first but which other matches
-	// fill the list is up to the store.
+	// fill the list is up to the store. The users carry their card, POS
+	// system and company, not their times (the answers show none).
 	SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, keyword UserKeyword) ([]*LoyaltyUser, error)
 }
 

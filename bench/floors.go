@@ -255,8 +255,8 @@ func sqliteUserSearch(ctx context.Context, db *sqliteFloorDB, t tenant, k posgat
 				if err := count.QueryRowContext(ctx, t.pos, t.company, q.Lo, q.Hi, q.Scan).Scan(&qs[i].Scanned); err != nil {
 					return nil, err
 				}
-				if qs[i].Scanned >= q.Scan {
-					continue // SearchUserIDs reads the bucket
+				if qs[i].Scanned == 0 || qs[i].Scanned >= q.Scan {
+					continue // no match, or SearchUserIDs reads the bucket
 				}
 				query, args = st.Range, []any{t.pos, t.company, q.Lo, q.Hi, q.Limit}
 			case storekit.TermBucket:

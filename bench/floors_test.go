@@ -228,7 +228,7 @@ func userSearchFloorAsStore(t *testing.T, e *env, db floorDB, st posgate.Store, 
 		}
 		var got, want []string
 		for _, r := range rows {
-			got = append(got, fmt.Sprint(r[2])) // user_id
+			got = append(got, fmt.Sprint(r[0])) // user_id, the card's first column
 		}
 		for _, u := range users {
 			want = append(want, u.ID)

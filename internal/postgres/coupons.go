@@ -24,6 +24,9 @@ const (
 		coalesce(c.promotion_id, '')`
 	userCols = `u.pos_system_id, u.company_id, u.user_id, u.first_name, u.last_name, u.gender, u.phone, u.email,
 		u.stamps, u.points, u.created_at, u.updated_at`
+	// cardCols are a loyalty user's columns of posgate.LoyaltyCard (the
+	// keyword search's answer reads only these).
+	cardCols = `u.user_id, u.first_name, u.last_name, u.gender, u.phone, u.email, u.stamps, u.points`
 )
 
 // couponSearchFilters are the criteria a driver does not apply itself; the
@@ -86,8 +89,8 @@ var (
 // index takes it:
 // the primary key's range would read every match to sort them, which the
 // bucket's order is there to avoid; a bucket is read only when its prefix
-// has more than rangeScanLimit rows). usersByIDSQL reads the users
-// of the answer, $3 their ids. All run on their generic plans (see
+// has more than rangeScanLimit rows). usersByIDSQL reads the cards
+// (posgate.LoyaltyCard) of the answer's users, $3 their ids. All run on their generic plans (see
 // queryGeneric): planning them anew cost more than running them.
 const (
 	termExactSQL = `SELECT last_norm, first_norm, user_id FROM loyalty_user_terms
@@ -108,7 +111,7 @@ const (
 			WHERE (SELECT count(*) FROM r) >= $7 AND pos_system_id = $1 AND company_id = $2
 			AND left(term, 3 + (term < E'\x04')::integer) = $3 AND (term >= $4 AND term < $5) IS TRUE
 			ORDER BY last_norm, first_norm, user_id LIMIT $6)`
-	usersByIDSQL = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.user_id = ANY ($3)`
+	usersByIDSQL = `SELECT ` + cardCols + ` FROM loyalty_users u WHERE u.pos_system_id = $1 AND u.company_id = $2 AND u.user_id = ANY ($3)`
 )
 
 // rangeScanLimit is the keyword search's storekit.RangeScanLimit here:
@@ -702,16 +705,19 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 		return nil, wrap(err, "search loyalty users")
 	}
 	ids := storekit.RankIDs(ranks)
-	var users []*posgate.LoyaltyUser
+	cards := make([]*posgate.LoyaltyCard, 0, len(ids))
 	err = queryGeneric(ctx, db, usersByIDSQL, []any{posSystemID, companyID, ids}, func(rows pgx.Rows) error {
 		var err error
-		users, err = pgx.AppendRows(users, rows, func(r pgx.CollectableRow) (*posgate.LoyaltyUser, error) { return scanUser(r) })
+		cards, err = pgx.AppendRows(cards, rows, func(r pgx.CollectableRow) (*posgate.LoyaltyCard, error) {
+			c := &posgate.LoyaltyCard{}
+			return c, r.Scan(&c.ID, &c.FirstName, &c.LastName, &c.Gender, &c.Phone, &c.Email, &c.Stamps, &c.Points)
+		})
 		return err
 	})
 	if err != nil {
 		return nil, wrap(err, "search loyalty users")
 	}
-	return storekit.InOrder(ids, users), nil
+	return storekit.CardUsers(posSystemID, companyID, ids, cards), nil
 }
 
 // queryGeneric runs sql (a prepared statement, as pgx caches them) on its

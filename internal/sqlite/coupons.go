@@ -22,6 +22,9 @@ const (
 		c.available_until, c.status, c.info, c.user_id, c.email, c.phone, c.location_ids, c.created_at, c.updated_at, c.promotion_id`
 	userCols = `u.pos_system_id, u.company_id, u.user_id, u.first_name, u.last_name, u.gender, u.phone, u.email,
 		u.stamps, u.points, u.created_at, u.updated_at`
+	// cardCols are a loyalty user's columns of posgate.LoyaltyCard, scanned
+	// by cardDest.
+	cardCols = `u.user_id, u.first_name, u.last_name, u.gender, u.phone, u.email, u.stamps, u.points`
 )
 
 // Coupon search statements, one per criterion that selects the candidate
@@ -98,8 +101,11 @@ const (
 		WHERE pos_system_id = ?1 AND company_id = ?2 AND substr(term, 1, 3 + (term < char(4))) = ?3 AND term >= ?4 AND term < ?5
 		ORDER BY last_norm, first_norm, user_id LIMIT ?6 + 0`
 	// usersByIDSQL reads the users of a search's answer: ?1 their rowids
-	// (user_key) as a JSON array.
-	usersByIDSQL = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.user_key IN (SELECT value FROM json_each(?1))`
+	// (user_key) as a JSON array, in its order (CROSS JOIN keeps the array
+	// the outer loop). It reads only the columns of the answer
+	// (posgate.LoyaltyCard, cardCols): no times to parse, no tenancy that
+	// the caller already holds.
+	usersByIDSQL = `SELECT ` + cardCols + ` FROM json_each(?1) j CROSS JOIN loyalty_users u ON u.user_key = j.value`
 	findUserSQL  = `SELECT ` + userCols + ` FROM loyalty_users u WHERE u.pos_system_id = ? AND u.company_id = ? AND u.user_id = ?`
 
 	insertCouponSQL = `INSERT INTO coupons (pos_system_id, company_id, code_norm, code, reward_provider, name, title, picture_url,
@@ -250,6 +256,10 @@ func couponDest(c *posgate.Coupon) []any {
 func userDest(u *posgate.LoyaltyUser) []any {
 	return []any{&u.POSSystemID, &u.CompanyID, &u.ID, &u.FirstName, &u.LastName, &u.Gender, &u.Phone, &u.Email,
 		&u.Stamps, &u.Points, timeColumn{&u.CreatedAt}, timeColumn{&u.UpdatedAt}}
+}
+
+func cardDest(c *posgate.LoyaltyCard) []any {
+	return []any{&c.ID, &c.FirstName, &c.LastName, &c.Gender, &c.Phone, &c.Email, &c.Stamps, &c.Points}
 }
 
 // jsonArg stores a nil slice as NULL and any other as JSON text.
@@ -720,7 +730,17 @@ func (db *DB) UpdateLoyaltyUser(ctx context.Context, posSystemID, companyID, id 
 // (storekit.SearchUserIDs) and reads those users.
 func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]*posgate.LoyaltyUser, error) {
 	ctx = storekit.PointRead(ctx)
-	ranks, err := storekit.SearchUserIDs(ctx, k, func(ctx context.Context, qs []storekit.TermQuery) ([][]posgate.UserRank, error) {
+	ranks, err := db.userRanks(ctx, posSystemID, companyID, k)
+	if err != nil || len(ranks) == 0 {
+		return nil, err
+	}
+	return db.userCards(ctx, posSystemID, companyID, ranks)
+}
+
+// userRanks is the first part of a keyword search: the ranks of the
+// answer's users, from loyalty_user_terms.
+func (db *DB) userRanks(ctx context.Context, posSystemID, companyID string, k posgate.UserKeyword) ([]posgate.UserRank, error) {
+	return storekit.SearchUserIDs(ctx, k, func(ctx context.Context, qs []storekit.TermQuery) ([][]posgate.UserRank, error) {
 		out := make([][]posgate.UserRank, len(qs))
 		for i, q := range qs {
 			var rows *sql.Rows
@@ -732,8 +752,8 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 				if err := db.coupons.termCount.QueryRowContext(ctx, posSystemID, companyID, q.Lo, q.Hi, q.Scan).Scan(&qs[i].Scanned); err != nil {
 					return nil, fmt.Errorf("sqlite: search loyalty users: %w", err)
 				}
-				if qs[i].Scanned >= q.Scan {
-					continue // the caller reads the bucket
+				if qs[i].Scanned == 0 || qs[i].Scanned >= q.Scan {
+					continue // no match, or the caller reads the bucket
 				}
 				rows, err = db.coupons.termRange.QueryContext(ctx, posSystemID, companyID, q.Lo, q.Hi, q.Limit)
 			default:
@@ -750,9 +770,11 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 		}
 		return out, nil
 	}, true, storekit.RangeScanLimit)
-	if err != nil || len(ranks) == 0 {
-		return nil, err
-	}
+}
+
+// userCards is the second part of a keyword search: the users of ranks,
+// their cards read by rowid.
+func (db *DB) userCards(ctx context.Context, posSystemID, companyID string, ranks []posgate.UserRank) ([]*posgate.LoyaltyUser, error) {
 	keys := make([]int64, len(ranks))
 	for i, r := range ranks {
 		keys[i] = r.Key
@@ -762,11 +784,11 @@ func (db *DB) SearchLoyaltyUsers(ctx context.Context, posSystemID, companyID str
 		return nil, fmt.Errorf("sqlite: search loyalty users: %w", err)
 	}
 	rows, err := db.coupons.usersByID.QueryContext(ctx, string(list))
-	users, err := scanAll(rows, err, "search loyalty users", userDest)
+	cards, err := scanAll(rows, err, "search loyalty users", cardDest)
 	if err != nil {
 		return nil, err
 	}
-	return storekit.InOrder(storekit.RankIDs(ranks), users), nil
+	return storekit.CardUsers(posSystemID, companyID, storekit.RankIDs(ranks), cards), nil
 }
 
 // UserSearchStatements are the keyword search's statements, for the

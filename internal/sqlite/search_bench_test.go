@@ -11,6 +11,7 @@ import (
 
 	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/benchkeys"
+	"github.com/posgate/posgate/internal/storekit"
 )
 
 // The search benchmarks run on a database that already holds a large data
@@ -104,6 +105,73 @@ func BenchmarkSearchLoyaltyUsers(b *testing.B) {
 			reportCPU(b, cpu0)
 		})
 	}
+}
+
+// BenchmarkUserSearchParts splits the keyword search's cost for the keys
+// of BenchmarkSearchLoyaltyUsers: "ranks" looks the answer's users up in
+// the terms (userRanks), "cards" reads their cards by rowid alone
+// (userCards, the answers precomputed), and "onecard" reads one user's
+// card by rowid, against which a card of a full answer compares: what a
+// keyword lookup costs per user answered beside a lookup of one row.
+func BenchmarkUserSearchParts(b *testing.B) {
+	db := openSearchDB(b)
+	users := sampleUsers(b, db, searchBenchKeys)
+	ctx := storekit.PointRead(context.Background())
+	var firsts [][]posgate.UserRank // each answer's first user alone
+	for _, kind := range benchkeys.Kinds {
+		r := rand.New(rand.NewPCG(3, 4))
+		keys := make([]posgate.UserKeyword, len(users))
+		answers := make([][]posgate.UserRank, len(users))
+		for i, u := range users {
+			k, err := posgate.ParseUserKeyword(kind.Cut(r.IntN, benchkeys.User{First: u.first, Last: u.last, Email: u.email, Phone: u.phone}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			keys[i] = k
+			if answers[i], err = db.userRanks(ctx, u.pos, u.company, k); err != nil || len(answers[i]) == 0 {
+				b.Fatalf("%q: %v (%d users)", k.Text, err, len(answers[i]))
+			}
+			firsts = append(firsts, answers[i][:1])
+		}
+		b.Run("ranks/"+kind.Name, func(b *testing.B) {
+			cpu0 := cpuTime(b)
+			found := 0
+			for i := 0; b.Loop(); i++ {
+				u := users[i%len(users)]
+				got, err := db.userRanks(ctx, u.pos, u.company, keys[i%len(keys)])
+				if err != nil {
+					b.Fatal(err)
+				}
+				found += len(got)
+			}
+			b.ReportMetric(float64(found)/float64(b.N), "users/op")
+			reportCPU(b, cpu0)
+		})
+		b.Run("cards/"+kind.Name, func(b *testing.B) {
+			cpu0 := cpuTime(b)
+			found := 0
+			for i := 0; b.Loop(); i++ {
+				u := users[i%len(users)]
+				got, err := db.userCards(ctx, u.pos, u.company, answers[i%len(answers)])
+				if err != nil {
+					b.Fatal(err)
+				}
+				found += len(got)
+			}
+			b.ReportMetric(float64(found)/float64(b.N), "users/op")
+			reportCPU(b, cpu0)
+		})
+	}
+	b.Run("onecard", func(b *testing.B) {
+		cpu0 := cpuTime(b)
+		for i := 0; b.Loop(); i++ {
+			u := users[i%len(users)]
+			if _, err := db.userCards(ctx, u.pos, u.company, firsts[i%len(firsts)]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		reportCPU(b, cpu0)
+	})
 }
 
 func BenchmarkSearchCoupons(b *testing.B) {

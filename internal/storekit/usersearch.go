@@ -14,9 +14,9 @@ type TermQuery struct {
 	// Kind says what to look up:
 	//   - TermExact: the users holding term Lo, in rank order;
 	//   - TermRange: the runner sets Scanned to the number of rows of the
-	//     terms in [Lo, Hi), counting up to Scan; when there are fewer, the
-	//     answer is their distinct users in rank order (else it is not
-	//     read);
+	//     terms in [Lo, Hi), counting up to Scan; when there are some but
+	//     fewer, the answer is their distinct users in rank order (else it
+	//     is not read);
 	//   - TermBucket: the distinct users holding a term in [Lo, Hi), in
 	//     rank order, read through Bucket (posgate.TermBucket).
 	//   - TermPrefix: TermRange and TermBucket in one: every row of the
@@ -170,6 +170,34 @@ func InOrder(ids []string, users []*posgate.LoyaltyUser) []*posgate.LoyaltyUser 
 		}
 	}
 	return out
+}
+
+// CardUsers returns the users of a search's answer from their cards, read
+// in the order of ids, as users of posSystemID and companyID: those that
+// ids does not name (a user deleted between a search's lookups) are left
+// out. Their times are not read (the answers show none).
+func CardUsers(posSystemID, companyID string, ids []string, cards []*posgate.LoyaltyCard) []*posgate.LoyaltyUser {
+	users := make([]posgate.LoyaltyUser, 0, len(cards))
+	out := make([]*posgate.LoyaltyUser, 0, len(cards))
+	i := 0
+	for _, c := range cards {
+		for i < len(ids) && ids[i] != c.ID {
+			i++
+		}
+		if i == len(ids) {
+			break // a card out of order: InOrder below
+		}
+		users = append(users, posgate.LoyaltyUser{POSSystemID: posSystemID, CompanyID: companyID, LoyaltyCard: *c})
+		out = append(out, &users[len(users)-1])
+	}
+	if len(out) == len(cards) {
+		return out
+	}
+	all := make([]*posgate.LoyaltyUser, len(cards))
+	for j, c := range cards {
+		all[j] = &posgate.LoyaltyUser{POSSystemID: posSystemID, CompanyID: companyID, LoyaltyCard: *c}
+	}
+	return InOrder(ids, all)
 }
 
 // UserSearchStatements are a store's statements of a keyword search, for
