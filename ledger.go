@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -142,6 +143,23 @@ type LedgerFolding interface {
 	FindUserAddingBalance(ctx context.Context, posSystemID, companyID, userID string, points, stamps int32) (u *LoyaltyUser, seq int64, err error)
 }
 
+// LedgerOptimisticClaim is a LedgerTx that can claim a sale's keys without
+// looking for them, as SQLite's does: after ClaimOptimistically(t),
+// FinishTransaction inserts t only when its keys are free (a conflict
+// clause) and returns ErrTransactionTaken, writing nothing, when one is
+// taken. The ledger then rolls the item back and claims it again with
+// InsertTransaction, which answers it as a taken key. A sale whose keys
+// are free, nearly every one, thus takes no statement to look for them. A
+// sale refused (its settlement's EINVALID) is refused for that whether or
+// not its key is taken, as PostgreSQL's optimistic claim answers it too.
+type LedgerOptimisticClaim interface {
+	ClaimOptimistically(t *Transaction)
+}
+
+// ErrTransactionTaken is FinishTransaction's answer, after
+// ClaimOptimistically, when the transaction's id or session is taken.
+var ErrTransactionTaken = errors.New("ledger: transaction id or session taken")
+
 // ApplyLedger applies items on tx in Date order (ties by Row), each inside
 // a savepoint: a rejected item is rolled back to it. It returns the
 // outcomes in the order of items; an error (the store's) means that tx
@@ -202,11 +220,13 @@ func applyOne(ctx context.Context, tx LedgerTx, it *TransactionInput) (*Transact
 	if ra, ok := tx.(LedgerReadAhead); ok {
 		ra.ReadAhead(it)
 	}
-	inserted, err := tx.InsertTransaction(ctx, t)
-	if err != nil {
+	oc, optimistic := tx.(LedgerOptimisticClaim)
+	optimistic = optimistic && it.Type != TransactionRefund // a refund's refusals read its own key
+	if optimistic {
+		oc.ClaimOptimistically(t)
+	} else if inserted, err := tx.InsertTransaction(ctx, t); err != nil {
 		return nil, err
-	}
-	if !inserted {
+	} else if !inserted {
 		return duplicate(ctx, tx, it)
 	}
 	answer := it.Answer
@@ -230,13 +250,35 @@ func applyOne(ctx context.Context, tx LedgerTx, it *TransactionInput) (*Transact
 		return nil, fmt.Errorf("ledger: answer: %w", err)
 	}
 	t.Answer = b
-	if err := tx.FinishTransaction(ctx, t); err != nil {
+	if err := tx.FinishTransaction(ctx, t); optimistic && errors.Is(err, ErrTransactionTaken) {
+		return claimAgain(ctx, tx, it, t)
+	} else if err != nil {
 		return nil, err
 	}
 	if err := tx.Emit(ctx, transactionEvent(it, t, &answer, tx.Now())); err != nil {
 		return nil, err
 	}
 	return &TransactionOutcome{Row: it.Row, Status: OutcomeCreated, Answer: b}, nil
+}
+
+// claimAgain undoes an item claimed optimistically (LedgerOptimisticClaim)
+// whose key FinishTransaction found taken, and answers it as a taken key
+// (duplicate) after InsertTransaction confirms it.
+func claimAgain(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transaction) (*TransactionOutcome, error) {
+	if err := tx.RollbackToSavepoint(ctx); err != nil {
+		return nil, err
+	}
+	if err := tx.Savepoint(ctx); err != nil {
+		return nil, err
+	}
+	inserted, err := tx.InsertTransaction(ctx, t)
+	switch {
+	case err != nil:
+		return nil, err
+	case !inserted:
+		return duplicate(ctx, tx, it)
+	}
+	return nil, fmt.Errorf("ledger: transaction %s: its key was taken, then free", t.ID)
 }
 
 // duplicate answers an item whose transaction id or session is taken: the

@@ -288,7 +288,8 @@ var ledgerSQL = [ledgerStmtCount]string{
 	lsInsertWhole: `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
 		transaction_id, session_id, transaction_type, amount, transaction_date, original_transaction_id, request_hash, request, answer, created_at,
 		user_id, points_earned, stamps_earned, original_id)
-		VALUES (?, ?, ?, ?, ?, ?, nullif(?, ''), ?, ?, ?, nullif(?, ''), ?, ?, ?, ?, nullif(?, ''), ?, ?, nullif(?, ''))`,
+		VALUES (?, ?, ?, ?, ?, ?, nullif(?, ''), ?, ?, ?, nullif(?, ''), ?, ?, ?, ?, nullif(?, ''), ?, ?, nullif(?, ''))
+		ON CONFLICT DO NOTHING`,
 	lsFind:      findTransactionSQL,
 	lsBySession: transactionBySessionSQL,
 	lsAddRefund: `UPDATE transactions SET refunded = refunded + ?1 WHERE id = ?2 AND refunded + ?1 <= amount RETURNING refunded`,
@@ -478,6 +479,13 @@ func (l *ledger) InsertTransaction(ctx context.Context, t *posgate.Transaction) 
 	return !taken, nil
 }
 
+// ClaimOptimistically implements posgate.LedgerOptimisticClaim:
+// FinishTransaction's insert has a conflict clause, and the keys' unique
+// indexes decide there, so a sale takes no statement to look for them.
+func (l *ledger) ClaimOptimistically(t *posgate.Transaction) {
+	l.claimed, l.links = t, l.links[:0]
+}
+
 func (l *ledger) FinishTransaction(ctx context.Context, t *posgate.Transaction) error {
 	if l.claimed == nil || l.claimed.ID != t.ID {
 		return fmt.Errorf("sqlite: finish transaction %s: not claimed by InsertTransaction", t.ID)
@@ -487,8 +495,9 @@ func (l *ledger) FinishTransaction(ctx context.Context, t *posgate.Transaction) 
 		t.ID, t.POSSystemID, t.CompanyID, t.LocationID, t.TerminalID, t.TransactionID, t.SessionID, t.Type, t.Amount,
 		formatTime(t.Date), t.OriginalTransactionID, t.RequestHash, string(t.Request), string(t.Answer), formatTime(t.CreatedAt),
 		t.UserID, t.PointsEarned, t.StampsEarned, t.OriginalID)
-	if err == nil && n != 1 {
-		err = fmt.Errorf("sqlite: insert transaction %s: %d rows inserted", t.ID, n)
+	if err == nil && n == 0 {
+		l.links = l.links[:0]
+		return posgate.ErrTransactionTaken
 	}
 	for _, args := range l.links {
 		if err != nil {
@@ -753,4 +762,7 @@ func (db *DB) PromotionUsage(ctx context.Context, posSystemID, companyID, userID
 	return out, nil
 }
 
-var _ posgate.LedgerFolding = (*ledger)(nil)
+var (
+	_ posgate.LedgerFolding         = (*ledger)(nil)
+	_ posgate.LedgerOptimisticClaim = (*ledger)(nil)
+)
