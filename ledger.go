@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -118,6 +119,47 @@ type LedgerReadAhead interface {
 	ReadAhead(it *TransactionInput)
 }
 
+// LedgerFolding is a LedgerTx that folds a sale's reads into its writes,
+// as SQLite's does: the coupon redeemed by one conditional UPDATE whose
+// WHERE holds the cases of Coupon.Redeemability that need nothing of the
+// customer but the matched user's id, and the customer found by adding
+// the sale's points to their balance. The ledger reads a coupon only when
+// ClaimCoupon refuses it, and Redeemability then decides and explains, so
+// the database only ever says yes to a coupon the rule would redeem
+// (internal/sqlite's TestClaimCouponAgreesWithRedeemability checks every
+// case against the rule).
+type LedgerFolding interface {
+	// ClaimCoupon redeems coupon code for transaction id when it is
+	// Issued, unexpired at now, usable at locationID and held either by
+	// user userID or by nobody (no user, e-mail or phone), and returns
+	// its code as stored and its promotion. ok is false, and nothing is
+	// written, for any other coupon, one that does not exist included.
+	ClaimCoupon(ctx context.Context, posSystemID, companyID, code, locationID, userID, id string, now time.Time) (claimed, promotionID string, ok bool, err error)
+	// FindUserAddingBalance is FindUser that adds points and stamps to the
+	// user it finds as AddBalance does, in the same statement; the user
+	// holds its id, e-mail, phone and balances after, and seq the balance
+	// sequence number. ENOTFOUND (nothing written) when there is no such
+	// user.
+	FindUserAddingBalance(ctx context.Context, posSystemID, companyID, userID string, points, stamps int32) (u *LoyaltyUser, seq int64, err error)
+}
+
+// LedgerOptimisticClaim is a LedgerTx that can claim a sale's keys without
+// looking for them, as SQLite's does: after ClaimOptimistically(t),
+// FinishTransaction inserts t only when its keys are free (a conflict
+// clause) and returns ErrTransactionTaken, writing nothing, when one is
+// taken. The ledger then rolls the item back and claims it again with
+// InsertTransaction, which answers it as a taken key. A sale whose keys
+// are free, nearly every one, thus takes no statement to look for them. A
+// sale refused (its settlement's EINVALID) is refused for that whether or
+// not its key is taken, as PostgreSQL's optimistic claim answers it too.
+type LedgerOptimisticClaim interface {
+	ClaimOptimistically(t *Transaction)
+}
+
+// ErrTransactionTaken is FinishTransaction's answer, after
+// ClaimOptimistically, when the transaction's id or session is taken.
+var ErrTransactionTaken = errors.New("ledger: transaction id or session taken")
+
 // ApplyLedger applies items on tx in Date order (ties by Row), each inside
 // a savepoint: a rejected item is rolled back to it. It returns the
 // outcomes in the order of items; an error (the store's) means that tx
@@ -178,11 +220,13 @@ func applyOne(ctx context.Context, tx LedgerTx, it *TransactionInput) (*Transact
 	if ra, ok := tx.(LedgerReadAhead); ok {
 		ra.ReadAhead(it)
 	}
-	inserted, err := tx.InsertTransaction(ctx, t)
-	if err != nil {
+	oc, optimistic := tx.(LedgerOptimisticClaim)
+	optimistic = optimistic && it.Type != TransactionRefund // a refund's refusals read its own key
+	if optimistic {
+		oc.ClaimOptimistically(t)
+	} else if inserted, err := tx.InsertTransaction(ctx, t); err != nil {
 		return nil, err
-	}
-	if !inserted {
+	} else if !inserted {
 		return duplicate(ctx, tx, it)
 	}
 	answer := it.Answer
@@ -206,13 +250,35 @@ func applyOne(ctx context.Context, tx LedgerTx, it *TransactionInput) (*Transact
 		return nil, fmt.Errorf("ledger: answer: %w", err)
 	}
 	t.Answer = b
-	if err := tx.FinishTransaction(ctx, t); err != nil {
+	if err := tx.FinishTransaction(ctx, t); optimistic && errors.Is(err, ErrTransactionTaken) {
+		return claimAgain(ctx, tx, it, t)
+	} else if err != nil {
 		return nil, err
 	}
 	if err := tx.Emit(ctx, transactionEvent(it, t, &answer, tx.Now())); err != nil {
 		return nil, err
 	}
 	return &TransactionOutcome{Row: it.Row, Status: OutcomeCreated, Answer: b}, nil
+}
+
+// claimAgain undoes an item claimed optimistically (LedgerOptimisticClaim)
+// whose key FinishTransaction found taken, and answers it as a taken key
+// (duplicate) after InsertTransaction confirms it.
+func claimAgain(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transaction) (*TransactionOutcome, error) {
+	if err := tx.RollbackToSavepoint(ctx); err != nil {
+		return nil, err
+	}
+	if err := tx.Savepoint(ctx); err != nil {
+		return nil, err
+	}
+	inserted, err := tx.InsertTransaction(ctx, t)
+	switch {
+	case err != nil:
+		return nil, err
+	case !inserted:
+		return duplicate(ctx, tx, it)
+	}
+	return nil, fmt.Errorf("ledger: transaction %s: its key was taken, then free", t.ID)
 }
 
 // duplicate answers an item whose transaction id or session is taken: the
@@ -241,15 +307,19 @@ func sale(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transaction
 	if err != nil {
 		return err
 	}
-	user, u, err := matchCustomer(ctx, tx, it, program)
+	points, stamps := program.Earn(it.Amount)
+	user, u, earned, err := matchCustomer(ctx, tx, it, program, points, stamps)
 	if err != nil {
 		return err
 	}
-	var redeemer *CouponRedeemer
-	if len(it.CouponCodes) > 0 && it.CouponsEnabled {
-		if redeemer, err = couponRedeemer(ctx, tx, it.POSSystemID, it.CompanyID, user, u, it.Email, it.Phone); err != nil {
-			return err
+	var redeemer *CouponRedeemer // built for the first coupon a fast path does not redeem
+	redeemerOf := func() (*CouponRedeemer, error) {
+		if redeemer != nil {
+			return redeemer, nil
 		}
+		r, err := couponRedeemer(ctx, tx, it.POSSystemID, it.CompanyID, user, u, it.Email, it.Phone)
+		redeemer = r
+		return r, err
 	}
 	seen := map[string]bool{}
 	var evCoupons []EvaluationCoupon // the redeemed coupons, for the settlement
@@ -260,7 +330,7 @@ func sale(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transaction
 			res = couponRejected(code, "Coupon '%s' is given more than once in this transaction.", code)
 		} else if !it.CouponsEnabled {
 			res = couponRejected(code, "Coupons are switched off for this company.")
-		} else if res, err = redeem(ctx, tx, it.POSSystemID, it.CompanyID, it.LocationID, code, redeemer, t.ID); err != nil {
+		} else if res, err = redeem(ctx, tx, it.POSSystemID, it.CompanyID, it.LocationID, code, user, redeemerOf, t.ID); err != nil {
 			return err
 		} else if res, conflict, err = honourOffline(ctx, tx, it, code, res, user); err != nil {
 			return err
@@ -285,10 +355,11 @@ func sale(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transaction
 	if user == "" {
 		return nil
 	}
-	points, stamps := program.Earn(it.Amount)
-	bp, bs, seq, err := tx.AddBalance(ctx, it.POSSystemID, it.CompanyID, user, points, stamps)
-	if err != nil {
-		return err
+	bp, bs, seq := earned.points, earned.stamps, earned.seq
+	if !earned.added {
+		if bp, bs, seq, err = tx.AddBalance(ctx, it.POSSystemID, it.CompanyID, user, points, stamps); err != nil {
+			return err
+		}
 	}
 	if err := tx.Emit(ctx, balanceEvent(it, user, bp, bs, points, stamps, seq, tx.Now())); err != nil {
 		return err
@@ -298,24 +369,61 @@ func sale(ctx context.Context, tx LedgerTx, it *TransactionInput, t *Transaction
 	return nil
 }
 
+// earning is the balance a sale's customer match added the sale's points
+// and stamps to (LedgerFolding), when it did.
+type earning struct {
+	added          bool
+	points, stamps int32
+	seq            int64
+}
+
+// earningFinder is the CustomerFinder of a sale on a LedgerFolding: its
+// FindUser (the match by card number) adds the sale's points and stamps to
+// the user it finds, so that the match and the balance take one statement.
+type earningFinder struct {
+	LedgerTx
+	fold           LedgerFolding
+	points, stamps int32
+	earned         earning
+}
+
+func (f *earningFinder) FindUser(ctx context.Context, posSystemID, companyID, userID string) (*LoyaltyUser, error) {
+	u, seq, err := f.fold.FindUserAddingBalance(ctx, posSystemID, companyID, userID, f.points, f.stamps)
+	if err == nil {
+		f.earned = earning{added: true, points: u.Points, stamps: u.Stamps, seq: seq}
+	}
+	return u, err
+}
+
 // matchCustomer finds the sale's loyalty user (posgate.MatchCustomer) or,
 // when nobody has the card, e-mail or phone given and the program enrols
-// an unknown customer, enrols them. It returns the user's id ("" for none)
-// and the user when it read or made it.
-func matchCustomer(ctx context.Context, tx LedgerTx, it *TransactionInput, program *LoyaltyProgram) (string, *LoyaltyUser, error) {
-	m, err := MatchCustomer(ctx, tx, it.POSSystemID, it.CompanyID, it.CardNumber, it.Email, it.Phone)
+// an unknown customer, enrols them. It returns the user's id ("" for none),
+// the user when it read or made it, and, on a LedgerFolding, the balance
+// when the match added the sale's points and stamps to it.
+func matchCustomer(ctx context.Context, tx LedgerTx, it *TransactionInput, program *LoyaltyProgram, points, stamps int32) (string, *LoyaltyUser, earning, error) {
+	var f CustomerFinder = tx
+	ef, folding := (*earningFinder)(nil), false
+	if fold, ok := tx.(LedgerFolding); ok {
+		ef, folding = &earningFinder{LedgerTx: tx, fold: fold, points: points, stamps: stamps}, true
+		f = ef
+	}
+	m, err := MatchCustomer(ctx, f, it.POSSystemID, it.CompanyID, it.CardNumber, it.Email, it.Phone)
+	var earned earning
+	if folding {
+		earned = ef.earned
+	}
 	if err != nil || !m.Enrollable || !program.AutoEnroll {
-		return m.ID, m.User, err
+		return m.ID, m.User, earned, err
 	}
 	u := &LoyaltyUser{POSSystemID: it.POSSystemID, CompanyID: it.CompanyID, LoyaltyCard: LoyaltyCard{
 		ID: cmp.Or(it.CardNumber, it.EnrollID), FirstName: it.FirstName, LastName: it.LastName, Email: it.Email, Phone: it.Phone}}
 	if u.Validate() != nil {
-		return "", nil, nil // a customer whose details cannot make a user earns nothing
+		return "", nil, earning{}, nil // a customer whose details cannot make a user earns nothing
 	}
 	if _, err := tx.EnrollUser(ctx, u); err != nil {
-		return "", nil, err
+		return "", nil, earning{}, err
 	}
-	return u.ID, u, nil
+	return u.ID, u, earning{}, nil
 }
 
 // couponRedeemer is who redeems coupons in a sale or a validation
@@ -345,16 +453,31 @@ func couponRejected(code, format string, args ...any) TransactionCoupon {
 }
 
 // redeem redeems one coupon code for transaction id at a location, for
-// redeemer (posgate.Coupon.Redeemability), and says why not otherwise; each
-// reason has its own message (docs/api.md §13.4).
-func redeem(ctx context.Context, tx LedgerTx, posSystemID, companyID, locationID, code string, redeemer *CouponRedeemer, id string) (TransactionCoupon, error) {
+// the customer whose matched user is user ("" for none) and whose
+// redeemer (posgate.Coupon.Redeemability) redeemerOf gives, and says why
+// not otherwise; each reason has its own message (docs/api.md §13.4). On a
+// LedgerFolding the database redeems the coupons the rule needs only user
+// for (ClaimCoupon); any other is read, and the rule decides.
+func redeem(ctx context.Context, tx LedgerTx, posSystemID, companyID, locationID, code, user string, redeemerOf func() (*CouponRedeemer, error), id string) (TransactionCoupon, error) {
+	now := tx.Now()
+	if fold, ok := tx.(LedgerFolding); ok {
+		claimed, promotionID, ok, err := fold.ClaimCoupon(ctx, posSystemID, companyID, code, locationID, user, id, now)
+		if err != nil {
+			return TransactionCoupon{}, err
+		} else if ok {
+			return TransactionCoupon{Code: claimed, Status: CouponRedeemed, promotionID: promotionID}, nil
+		}
+	}
 	c, err := tx.FindCoupon(ctx, posSystemID, companyID, code)
 	if ErrorCode(err) == ENOTFOUND {
 		return couponRejected(code, "Coupon '%s' does not exist.", code), nil
 	} else if err != nil {
 		return TransactionCoupon{}, err
 	}
-	now := tx.Now()
+	redeemer, err := redeemerOf()
+	if err != nil {
+		return TransactionCoupon{}, err
+	}
 	if res, ok := couponRefusal(c, locationID, redeemer, now); !ok {
 		return res, nil
 	}
@@ -489,7 +612,8 @@ func RedeemForTransaction(ctx context.Context, tx LedgerTx, t *Transaction, code
 	if err != nil {
 		return TransactionCoupon{}, now, err
 	}
-	res, err := redeem(ctx, tx, t.POSSystemID, t.CompanyID, locationID, code, redeemer, t.ID)
+	res, err := redeem(ctx, tx, t.POSSystemID, t.CompanyID, locationID, code, redeemer.UserID,
+		func() (*CouponRedeemer, error) { return redeemer, nil }, t.ID)
 	if err == nil && res.Status == CouponRedeemed {
 		err = tx.Emit(ctx, couponRedeemedEvent(t.POSSystemID, t.CompanyID, locationID, t.TransactionID, res.Code, user, now))
 	}

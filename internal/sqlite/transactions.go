@@ -272,6 +272,8 @@ const (
 	lsUnlinkPromotion
 	lsRestoreUsage
 	lsRestorePromotions
+	lsClaimCoupon
+	lsFindUserAdding
 	ledgerStmtCount
 )
 
@@ -286,7 +288,8 @@ var ledgerSQL = [ledgerStmtCount]string{
 	lsInsertWhole: `INSERT INTO transactions (id, pos_system_id, company_id, location_id, terminal_id,
 		transaction_id, session_id, transaction_type, amount, transaction_date, original_transaction_id, request_hash, request, answer, created_at,
 		user_id, points_earned, stamps_earned, original_id)
-		VALUES (?, ?, ?, ?, ?, ?, nullif(?, ''), ?, ?, ?, nullif(?, ''), ?, ?, ?, ?, nullif(?, ''), ?, ?, nullif(?, ''))`,
+		VALUES (?, ?, ?, ?, ?, ?, nullif(?, ''), ?, ?, ?, nullif(?, ''), ?, ?, ?, ?, nullif(?, ''), ?, ?, nullif(?, ''))
+		ON CONFLICT DO NOTHING`,
 	lsFind:      findTransactionSQL,
 	lsBySession: transactionBySessionSQL,
 	lsAddRefund: `UPDATE transactions SET refunded = refunded + ?1 WHERE id = ?2 AND refunded + ?1 <= amount RETURNING refunded`,
@@ -328,6 +331,18 @@ var ledgerSQL = [ledgerStmtCount]string{
 		SELECT pos_system_id, company_id, promotion_id, '' FROM transaction_promotions WHERE txn_id = ?1
 		UNION ALL SELECT pos_system_id, company_id, promotion_id, user_id FROM transaction_promotions WHERE txn_id = ?1 AND user_id <> '')`,
 	lsRestorePromotions: `DELETE FROM transaction_promotions WHERE txn_id = ?`,
+	// ClaimCoupon: the cases of posgate.Coupon.Redeemability that need of
+	// the customer only the matched user's id ?6 (Issued, unexpired at ?1,
+	// usable at location ?5, held by that user or by nobody);
+	// TestClaimCouponAgreesWithRedeemability holds it to the rule.
+	lsClaimCoupon: `UPDATE coupons SET status = 'Redeemed', updated_at = ?1
+		WHERE pos_system_id = ?2 AND company_id = ?3 AND code_norm = ?4 AND status = 'Issued' AND (available_until IS NULL OR available_until >= ?1)
+		AND (location_ids IS NULL OR json_array_length(location_ids) = 0 OR EXISTS (SELECT 1 FROM json_each(location_ids) WHERE value = ?5))
+		AND CASE WHEN coalesce(user_id, '') <> '' THEN user_id = ?6 ELSE coalesce(email, '') = '' AND coalesce(phone, '') = '' END
+		RETURNING code, coalesce(promotion_id, '')`,
+	lsFindUserAdding: `UPDATE loyalty_users SET points = max(min(points + ?1, 2147483647), -2147483648),
+		stamps = max(min(stamps + ?2, 2147483647), 0), updated_at = ?3, balance_seq = balance_seq + 1
+		WHERE pos_system_id = ?4 AND company_id = ?5 AND user_id = ?6 RETURNING user_id, email, phone, points, stamps, balance_seq`,
 }
 
 // prepareLedger prepares the ledger's statements on the write connection.
@@ -464,6 +479,13 @@ func (l *ledger) InsertTransaction(ctx context.Context, t *posgate.Transaction) 
 	return !taken, nil
 }
 
+// ClaimOptimistically implements posgate.LedgerOptimisticClaim:
+// FinishTransaction's insert has a conflict clause, and the keys' unique
+// indexes decide there, so a sale takes no statement to look for them.
+func (l *ledger) ClaimOptimistically(t *posgate.Transaction) {
+	l.claimed, l.links = t, l.links[:0]
+}
+
 func (l *ledger) FinishTransaction(ctx context.Context, t *posgate.Transaction) error {
 	if l.claimed == nil || l.claimed.ID != t.ID {
 		return fmt.Errorf("sqlite: finish transaction %s: not claimed by InsertTransaction", t.ID)
@@ -473,8 +495,9 @@ func (l *ledger) FinishTransaction(ctx context.Context, t *posgate.Transaction) 
 		t.ID, t.POSSystemID, t.CompanyID, t.LocationID, t.TerminalID, t.TransactionID, t.SessionID, t.Type, t.Amount,
 		formatTime(t.Date), t.OriginalTransactionID, t.RequestHash, string(t.Request), string(t.Answer), formatTime(t.CreatedAt),
 		t.UserID, t.PointsEarned, t.StampsEarned, t.OriginalID)
-	if err == nil && n != 1 {
-		err = fmt.Errorf("sqlite: insert transaction %s: %d rows inserted", t.ID, n)
+	if err == nil && n == 0 {
+		l.links = l.links[:0]
+		return posgate.ErrTransactionTaken
 	}
 	for _, args := range l.links {
 		if err != nil {
@@ -599,13 +622,48 @@ func (l *ledger) RedeemCoupon(ctx context.Context, c *posgate.Coupon, transactio
 	if err != nil || n == 0 {
 		return false, err
 	}
-	args := []any{c.POSSystemID, c.CompanyID, code, transactionID, c.Code, at}
-	if l.claimed != nil && l.claimed.ID == transactionID {
-		l.links = append(l.links, args) // the sale's row is not in yet
-		return true, nil
-	}
-	_, err = l.exec(ctx, "redeem coupon", lsLinkCoupon, args...)
+	err = l.link(ctx, []any{c.POSSystemID, c.CompanyID, code, transactionID, c.Code, at})
 	return err == nil, err
+}
+
+// ClaimCoupon implements posgate.LedgerFolding: one UPDATE … RETURNING
+// (lsClaimCoupon), linked to the sale as RedeemCoupon's.
+func (l *ledger) ClaimCoupon(ctx context.Context, posSystemID, companyID, code, locationID, userID, id string, now time.Time) (string, string, bool, error) {
+	at, norm := formatTime(now), posgate.Fold(code)
+	var claimed, promotionID string
+	err := l.row(ctx, lsClaimCoupon, at, posSystemID, companyID, norm, locationID, userID).Scan(&claimed, &promotionID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", false, nil
+	} else if err != nil {
+		return "", "", false, fmt.Errorf("sqlite: redeem coupon: %w", err)
+	}
+	if err := l.link(ctx, []any{posSystemID, companyID, norm, id, claimed, at}); err != nil {
+		return "", "", false, err
+	}
+	return claimed, promotionID, true, nil
+}
+
+// FindUserAddingBalance implements posgate.LedgerFolding (lsFindUserAdding).
+func (l *ledger) FindUserAddingBalance(ctx context.Context, posSystemID, companyID, userID string, points, stamps int32) (*posgate.LoyaltyUser, int64, error) {
+	u := &posgate.LoyaltyUser{POSSystemID: posSystemID, CompanyID: companyID}
+	var seq int64
+	err := l.row(ctx, lsFindUserAdding, points, stamps, formatTime(l.db.timestamp()), posSystemID, companyID, userID).
+		Scan(&u.ID, &u.Email, &u.Phone, &u.Points, &u.Stamps, &seq)
+	if err != nil {
+		return nil, 0, readErr(err, "find loyalty user", posgate.NotFound("loyalty user", userID))
+	}
+	return u, seq, nil
+}
+
+// link records that sale id redeemed a coupon (lsLinkCoupon's arguments),
+// once the sale's row is in (see InsertTransaction).
+func (l *ledger) link(ctx context.Context, args []any) error {
+	if l.claimed != nil && l.claimed.ID == args[3] {
+		l.links = append(l.links, args) // the sale's row is not in yet
+		return nil
+	}
+	_, err := l.exec(ctx, "redeem coupon", lsLinkCoupon, args...)
+	return err
 }
 
 func (l *ledger) Redemption(ctx context.Context, posSystemID, companyID, code string) (*posgate.CouponRedemption, error) {
@@ -703,3 +761,8 @@ func (db *DB) PromotionUsage(ctx context.Context, posSystemID, companyID, userID
 	}
 	return out, nil
 }
+
+var (
+	_ posgate.LedgerFolding         = (*ledger)(nil)
+	_ posgate.LedgerOptimisticClaim = (*ledger)(nil)
+)

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -107,6 +108,23 @@ func testTransactionLedger(t *testing.T, e *env) {
 		e.txInput(2, "T2", 100, func(in *posgate.TransactionInput) { in.SessionID = "s-1" }))
 	checkErr(t, "other content", other[0].Err, posgate.ErrConflict, "Transaction 'T1' is already recorded with other content.")
 	checkErr(t, "session taken", other[1].Err, posgate.ErrConflict, "Session 's-1' is already linked to transaction 'T1'.")
+	// A sale that its settlement refuses: refused for that, whether or not
+	// its id or session is taken; nothing of it stays.
+	refuse := func(in *posgate.TransactionInput) {
+		in.CouponCodes = []string{"C1", "C2"}
+		in.Settle = &posgate.SaleSettlement{Evaluate: func(string, []posgate.EvaluationCoupon, func(string) bool) (*posgate.Evaluation, error) {
+			return nil, posgate.Errorf(posgate.EINVALID, "Refused by the test.")
+		}}
+	}
+	refused := e.apply(e.txInput(1, "T1", 1234, func(in *posgate.TransactionInput) { refuse(in); in.RequestHash = "other" }),
+		e.txInput(2, "T2", 100, func(in *posgate.TransactionInput) { refuse(in); in.SessionID = "s-1" }),
+		e.txInput(3, "T3", 100, refuse))
+	for i, what := range []string{"refused sale, id taken", "refused sale, session taken", "refused sale"} {
+		checkErr(t, what, refused[i].Err, posgate.ErrInvalid, "Refused by the test.")
+	}
+	if _, err := e.s.FindTransaction(ctx, "clover", "acme", "T3"); !errors.Is(err, posgate.ErrNotFound) {
+		t.Fatalf("refused sale T3 recorded: %v", err)
+	}
 	u := must[*posgate.LoyaltyUser](t, "FindLoyaltyUser")(e.s.FindLoyaltyUser(ctx, "clover", "acme", "u1"))
 	check(t, "balances", [2]int32{u.Points, u.Stamps}, [2]int32{132, 4})
 
