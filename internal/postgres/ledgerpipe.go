@@ -124,6 +124,10 @@ var (
 func (l *ledger) insertReadingAhead(ctx context.Context, it *posgate.TransactionInput, t *posgate.Transaction) (bool, error) {
 	b := &pgx.Batch{}
 	l.queuePending(b)
+	checking := l.check != nil
+	if checking {
+		b.Queue(findSessionSQL, l.checkSession)
+	}
 	if l.pessimistic {
 		b.Queue(insertFirstSQL, insertFirstArgs(t)...)
 	}
@@ -141,6 +145,11 @@ func (l *ledger) insertReadingAhead(ctx context.Context, it *posgate.Transaction
 	}
 	br := l.tx.SendBatch(ctx, b)
 	err := l.readPending(br)
+	if err == nil && checking {
+		// The session's rule refuses the sale before anything it wrote is
+		// read: the transaction is rolled back.
+		err = l.checkSessionRead(scanSession(br.QueryRow(), l.checkSession))
+	}
 	taken := false
 	if err == nil && l.pessimistic {
 		var tag pgconn.CommandTag

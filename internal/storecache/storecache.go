@@ -822,6 +822,15 @@ func (s *Store) ApplyTransactions(ctx context.Context, items []*posgate.Transact
 	return s.Store.ApplyTransactions(ctx, items)
 }
 
+// ApplyCheckingSession records in as ApplyTransactions does, its session
+// checked by the store beneath when it can (posgate.ApplyCheckingSession).
+func (s *Store) ApplyCheckingSession(ctx context.Context, in *posgate.TransactionInput, check posgate.SessionCheck) (*posgate.TransactionOutcome, error) {
+	if len(in.CouponCodes) > 0 || in.Type == posgate.TransactionRefund {
+		defer s.invalidateActive([2]string{in.POSSystemID, in.CompanyID})
+	}
+	return posgate.ApplyCheckingSession(ctx, s.Store, in, check)
+}
+
 // RedeemCouponForTransaction redeems the coupon, then drops its
 // company's active set.
 func (s *Store) RedeemCouponForTransaction(ctx context.Context, t *posgate.Transaction, code string, owner *posgate.CouponOwner, locationID string) (*posgate.TransactionCoupon, time.Time, error) {
