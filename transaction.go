@@ -352,6 +352,40 @@ type TransactionStore interface {
 	RedeemCouponForTransaction(ctx context.Context, t *Transaction, code string, owner *CouponOwner, locationID string) (*TransactionCoupon, time.Time, error)
 }
 
+// SessionCheck is the rule a transaction's session must pass (the
+// service's): s is the session read, err the read's error (ENOTFOUND for
+// none). A non-nil result refuses the transaction; nothing is recorded.
+type SessionCheck func(s *Session, err error) error
+
+// SessionReadingApplier is a store that reads a transaction's session in
+// the transaction that records it, with its first statements, instead of
+// in a read of its own before (PostgreSQL's: one round trip fewer per
+// sale). It applies in as ApplyTransactions applies one item, after check
+// has accepted the session in.SessionID; check's error is returned as it
+// is, and nothing is recorded. The wrappers of a store (its cache, its
+// metrics) forward it through ApplyCheckingSession.
+type SessionReadingApplier interface {
+	ApplyCheckingSession(ctx context.Context, in *TransactionInput, check SessionCheck) (*TransactionOutcome, error)
+}
+
+// ApplyCheckingSession records in (which names a session) on st once check
+// has accepted its session: in st's transaction when st is a
+// SessionReadingApplier, else read first with FindSession, as the same
+// rule.
+func ApplyCheckingSession(ctx context.Context, st Store, in *TransactionInput, check SessionCheck) (*TransactionOutcome, error) {
+	if a, ok := st.(SessionReadingApplier); ok {
+		return a.ApplyCheckingSession(ctx, in, check)
+	}
+	if err := check(st.FindSession(ctx, in.SessionID)); err != nil {
+		return nil, err
+	}
+	out, err := st.ApplyTransactions(ctx, []*TransactionInput{in})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
 // CouponOwner is who claims a coupon in a validation by transaction.
 type CouponOwner struct {
 	FirstName, LastName, Email, Phone string

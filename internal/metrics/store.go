@@ -36,6 +36,12 @@ func (t *timedStore) since(op string, start time.Time) {
 	t.obs[op].Observe(time.Since(start).Seconds())
 }
 
+// ApplyCheckingSession passes through untimed, to the store's own when it
+// has one (posgate.ApplyCheckingSession).
+func (t *timedStore) ApplyCheckingSession(ctx context.Context, in *posgate.TransactionInput, check posgate.SessionCheck) (*posgate.TransactionOutcome, error) {
+	return posgate.ApplyCheckingSession(ctx, t.Store, in, check)
+}
+
 func (t *timedStore) FindLocation(ctx context.Context, posSystemID, locationID string) (*posgate.Location, error) {
 	defer t.since("FindLocation", time.Now())
 	return t.Store.FindLocation(ctx, posSystemID, locationID)

@@ -109,11 +109,16 @@ func (db *DB) CreateSession(ctx context.Context, s *posgate.Session) error {
 
 // FindSession returns the session id, expired or not.
 func (db *DB) FindSession(ctx context.Context, id string) (*posgate.Session, error) {
+	return scanSession(db.q(ctx).QueryRow(ctx, findSessionSQL, id), id)
+}
+
+// findSessionSQL reads a session by its id ($1).
+const findSessionSQL = `SELECT id, pos_system_id, company_id, location_id, terminal_id, created_at, expires_at FROM sessions WHERE id = $1`
+
+// scanSession reads the row of findSessionSQL for session id.
+func scanSession(r pgx.Row, id string) (*posgate.Session, error) {
 	s := &posgate.Session{}
-	err := db.q(ctx).QueryRow(ctx, `SELECT id, pos_system_id, company_id, location_id, terminal_id, created_at, expires_at
-		FROM sessions WHERE id = $1`, id).
-		Scan(&s.ID, &s.POSSystemID, &s.CompanyID, &s.LocationID, &s.TerminalID, &s.CreatedAt, &s.ExpiresAt)
-	if err != nil {
+	if err := r.Scan(&s.ID, &s.POSSystemID, &s.CompanyID, &s.LocationID, &s.TerminalID, &s.CreatedAt, &s.ExpiresAt); err != nil {
 		return nil, readErr(err, "find session", posgate.NotFound("session", id))
 	}
 	return s, nil

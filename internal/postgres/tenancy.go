@@ -201,9 +201,14 @@ func (db *DB) FindTerminal(ctx context.Context, posSystemID, locationID, termina
 // ListTerminals returns a POS system's terminals by location and id, only
 // locationID's when it is not empty.
 func (db *DB) ListTerminals(ctx context.Context, posSystemID, locationID string) ([]*posgate.Terminal, error) {
+	if locationID != "" {
+		// One location's (the store cache's miss): a range of the key, whose
+		// plan does not depend on the arguments.
+		return collect(ctx, db, "list terminals", scanTerminal, `SELECT `+terminalCols+` FROM terminals t
+			WHERE t.pos_system_id = $1 AND t.location_id = $2 ORDER BY t.terminal_id`, posSystemID, locationID)
+	}
 	return collect(ctx, db, "list terminals", scanTerminal, `SELECT `+terminalCols+` FROM terminals t
-		WHERE t.pos_system_id = $1 AND ($2::text = '' OR t.location_id = $2)
-		ORDER BY t.location_id, t.terminal_id`, posSystemID, locationID)
+		WHERE t.pos_system_id = $1 ORDER BY t.location_id, t.terminal_id`, posSystemID)
 }
 
 // UpdateTerminal changes the fields upd names and returns the result.

@@ -164,9 +164,30 @@ var errRejectedAlone = errors.New("the lone item was rejected")
 // rejection rolls its whole transaction back instead, which leaves the same
 // nothing and spares two of a sale's dozen round trips.
 func (db *DB) ApplyTransactions(ctx context.Context, items []*posgate.TransactionInput) ([]*posgate.TransactionOutcome, error) {
+	return db.applyTransactions(ctx, items, nil)
+}
+
+// ApplyCheckingSession implements posgate.SessionReadingApplier: the
+// session is read in the round trip of the sale's first statements (its
+// claim and its reads ahead, ledgerpipe.go) instead of in one of its own,
+// and check refuses the sale there, the transaction rolled back.
+func (db *DB) ApplyCheckingSession(ctx context.Context, in *posgate.TransactionInput, check posgate.SessionCheck) (*posgate.TransactionOutcome, error) {
+	out, err := db.applyTransactions(ctx, []*posgate.TransactionInput{in}, check)
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+// applyTransactions is ApplyTransactions, the lone item's session checked
+// by check first when it is not nil.
+func (db *DB) applyTransactions(ctx context.Context, items []*posgate.TransactionInput, check posgate.SessionCheck) ([]*posgate.TransactionOutcome, error) {
 	var out []*posgate.TransactionOutcome
 	err := db.inLedger(ctx, "apply transactions", func(l *ledger) error {
 		l.alone = len(items) == 1
+		if check != nil {
+			l.check, l.checkSession = check, items[0].SessionID
+		}
 		var err error
 		out, err = posgate.ApplyLedger(ctx, l, items)
 		if err == nil && l.alone && out[0].Status == posgate.OutcomeRejected {
@@ -318,6 +339,19 @@ type ledger struct {
 	// pessimistic makes InsertTransaction insert the row first, taken
 	// keys answered as duplicates (see InsertTransaction).
 	pessimistic bool
+	// check, when set, is the rule the session checkSession must pass
+	// before the first InsertTransaction claims anything: the session is
+	// read in the claim's round trip (ApplyCheckingSession).
+	check        posgate.SessionCheck
+	checkSession string
+}
+
+// checkSessionRead runs the ledger's session check, once, on the read's
+// row and error.
+func (l *ledger) checkSessionRead(s *posgate.Session, err error) error {
+	check := l.check
+	l.check = nil
+	return check(s, err)
 }
 
 func (l *ledger) Now() time.Time { return posgate.Timestamp(l.db.now()) }
@@ -395,6 +429,11 @@ func (l *ledger) InsertTransaction(ctx context.Context, t *posgate.Transaction) 
 	l.claimed, l.afterInsert, l.written = nil, nil, ""
 	var inserted bool
 	var err error
+	if l.check != nil && (it == nil || it.ID != t.ID) {
+		if err := l.checkSessionRead(scanSession(l.q().QueryRow(ctx, findSessionSQL, l.checkSession), l.checkSession)); err != nil {
+			return false, err
+		}
+	}
 	if it != nil && it.ID == t.ID {
 		inserted, err = l.insertReadingAhead(ctx, it, t)
 	} else if l.pessimistic {

@@ -388,7 +388,7 @@ func (s *Service) RecordTransaction(ctx context.Context, p *posgate.Principal, p
 	if err := s.AuthorizePOS(p, posSystemID); err != nil {
 		return nil, err
 	}
-	in, disabled, err := s.prepareTransaction(ctx, p, posSystemID, req, 1, false)
+	in, disabled, check, err := s.prepareTransaction(ctx, p, posSystemID, req, 1, false)
 	if err != nil {
 		return nil, err
 	}
@@ -396,11 +396,19 @@ func (s *Service) RecordTransaction(ctx context.Context, p *posgate.Principal, p
 		b, err := encode.JSON(disabled)
 		return &TransactionResult{Data: b}, err
 	}
-	out, err := s.store.ApplyTransactions(ctx, []*posgate.TransactionInput{in})
+	var o *posgate.TransactionOutcome
+	if check != nil {
+		o, err = posgate.ApplyCheckingSession(ctx, s.store, in, check)
+	} else {
+		var out []*posgate.TransactionOutcome
+		if out, err = s.store.ApplyTransactions(ctx, []*posgate.TransactionInput{in}); err == nil {
+			o = out[0]
+		}
+	}
 	if err != nil {
 		return nil, err
 	}
-	switch o := out[0]; o.Status {
+	switch o.Status {
 	case posgate.OutcomeRejected:
 		return nil, s.sandboxHint(o.Err, in.TransactionID)
 	default:
@@ -423,7 +431,12 @@ func disabledAnswer(req *TransactionRequest) *posgate.TransactionAnswer {
 // session into the store's input; for a disabled place it returns the
 // Disabled answer instead. In a batch (docs/api.md §13.6) the session is
 // optional and its expiry is not checked: offline sales arrive late.
-func (s *Service) prepareTransaction(ctx context.Context, p *posgate.Principal, posSystemID string, req *TransactionRequest, row int, batch bool) (*posgate.TransactionInput, *posgate.TransactionAnswer, error) {
+// A single transaction's session is checked by the store, in the
+// transaction that records it (posgate.ApplyCheckingSession), with the
+// check returned: nothing between here and there can refuse the request
+// but the store's own failures, so the refusals come in the same order.
+// An offline sale's session is checked here, before its offline claim.
+func (s *Service) prepareTransaction(ctx context.Context, p *posgate.Principal, posSystemID string, req *TransactionRequest, row int, batch bool) (*posgate.TransactionInput, *posgate.TransactionAnswer, posgate.SessionCheck, error) {
 	v := posgate.ValidationError{}
 	req.validate(v)
 	if batch && !given(req.SessionID) {
@@ -434,42 +447,38 @@ func (s *Service) prepareTransaction(ctx context.Context, p *posgate.Principal, 
 		checkDate(v, *req.TransactionDate, now, s.cfg.TransactionMaxAge)
 	}
 	if err := v.Err(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	loc, term, status, err := s.posTerminal(ctx, p, posSystemID, *req.PosLocationID, *req.TerminalID, posgate.FeatureTransactions)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if status != posgate.PosAccepted {
-		return nil, disabledAnswer(req), nil
+		return nil, disabledAnswer(req), nil, nil
 	}
 	sessionID := value(req.SessionID)
+	var check posgate.SessionCheck
 	if sessionID != "" {
-		sess, err := s.store.FindSession(ctx, sessionID)
-		unknown := posgate.ErrorCode(err) == posgate.ENOTFOUND || (err == nil && sess.POSSystemID != posSystemID)
-		if err != nil && !unknown {
-			return nil, nil, err
-		}
-		if unknown || (!batch && !now.Before(sess.ExpiresAt)) {
-			return nil, nil, posgate.Errorf(posgate.ENOTFOUND, "Session '%s' is unknown or has expired.", sessionID)
-		}
-		if sess.LocationID != loc.ID || sess.TerminalID != term.ID {
-			return nil, nil, invalid("sessionId", fmt.Sprintf("Session '%s' was started at terminal '%s' of location '%s', not at this transaction's terminal.",
-				sessionID, sess.TerminalID, sess.LocationID))
+		check = sessionRule(posSystemID, sessionID, loc, term, now, batch)
+		if batch || req.Offline != nil {
+			if err := check(s.store.FindSession(ctx, sessionID)); err != nil {
+				return nil, nil, nil, err
+			}
+			check = nil
 		}
 	}
 	cfs, err := s.carouselURLFor(ctx, posSystemID, loc, term)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	receipt, err := s.receiptFor(ctx, posSystemID, loc)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var settle *posgate.SaleSettlement
 	if req.kind() != posgate.TransactionRefund {
 		if settle, err = s.saleSettlement(ctx, loc, *req.TransactionDate, req.Products); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	request, hash := req.canonical()
@@ -492,10 +501,30 @@ func (s *Service) prepareTransaction(ctx context.Context, p *posgate.Principal, 
 	}
 	if req.Offline != nil {
 		if in.Offline, err = s.offlineClaim(ctx, in, value(req.Offline.KitID)); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	return in, nil, nil
+	return in, nil, check, nil
+}
+
+// sessionRule is the check of a transaction's session (the read's sess and
+// err): found in the POS system, unexpired at now (not in a batch: offline
+// sales arrive late), and started at the transaction's terminal.
+func sessionRule(posSystemID, sessionID string, loc *posgate.Location, term *posgate.Terminal, now time.Time, batch bool) posgate.SessionCheck {
+	return func(sess *posgate.Session, err error) error {
+		unknown := posgate.ErrorCode(err) == posgate.ENOTFOUND || (err == nil && sess.POSSystemID != posSystemID)
+		if err != nil && !unknown {
+			return err
+		}
+		if unknown || (!batch && !now.Before(sess.ExpiresAt)) {
+			return posgate.Errorf(posgate.ENOTFOUND, "Session '%s' is unknown or has expired.", sessionID)
+		}
+		if sess.LocationID != loc.ID || sess.TerminalID != term.ID {
+			return invalid("sessionId", fmt.Sprintf("Session '%s' was started at terminal '%s' of location '%s', not at this transaction's terminal.",
+				sessionID, sess.TerminalID, sess.LocationID))
+		}
+		return nil
+	}
 }
 
 // MaxTransactionBatch is how many transactions one offline replay may
@@ -554,7 +583,7 @@ func (s *Service) RecordTransactionBatch(ctx context.Context, p *posgate.Princip
 		it := &req.Items[i]
 		row := i + 1
 		out.Results[i] = BatchItemResult{TransactionID: value(it.TransactionID), RowNumber: row, Data: json.RawMessage("null")}
-		in, disabled, err := s.prepareTransaction(ctx, p, posSystemID, it, row, true)
+		in, disabled, _, err := s.prepareTransaction(ctx, p, posSystemID, it, row, true)
 		switch {
 		case posgate.ErrorCode(err) == posgate.EINTERNAL || posgate.ErrorCode(err) == posgate.EUNAUTHORIZED || posgate.ErrorCode(err) == posgate.EFORBIDDEN:
 			return nil, err

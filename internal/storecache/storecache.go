@@ -287,15 +287,68 @@ func (s *Store) FindVisibleLocation(ctx context.Context, posSystemID, locationID
 	return loc, nil
 }
 
-// FindTerminal returns the terminal, cached.
+// FindTerminal returns the terminal, cached. A miss reads every terminal
+// of its location (ListTerminals) and caches them together (only it when
+// there are more than maxLocationTerminals): the tills of a shop are busy together, and
+// a fleet of many terminals, each used a few times a second, would
+// otherwise miss on most requests once the TTL is shorter than the time
+// between a till's requests. A terminal the list does not hold is read on
+// its own, as before (an absent one is never cached).
 func (s *Store) FindTerminal(ctx context.Context, posSystemID, locationID, terminalID string) (*posgate.Terminal, error) {
 	if inAtomic(ctx) {
 		return s.Store.FindTerminal(ctx, posSystemID, locationID, terminalID)
 	}
-	return lookup(s, s.terminals, [3]string{posSystemID, locationID, terminalID}, func() (*posgate.Terminal, error) {
-		return s.Store.FindTerminal(ctx, posSystemID, locationID, terminalID)
-	}, cloneTerminal)
+	k := [3]string{posSystemID, locationID, terminalID}
+	now := s.now()
+	s.mu.RLock()
+	e, ok := s.terminals[k]
+	gen := s.gen
+	s.mu.RUnlock()
+	if ok && now.Before(e.exp) {
+		return cloneTerminal(e.v), nil
+	}
+	list, err := s.Store.ListTerminals(ctx, posSystemID, locationID)
+	var found *posgate.Terminal
+	if err == nil {
+		for _, t := range list {
+			if t.POSSystemID == posSystemID && t.LocationID == locationID && t.ID == terminalID {
+				found = t
+			}
+		}
+	}
+	if found == nil {
+		return lookup(s, s.terminals, k, func() (*posgate.Terminal, error) {
+			return s.Store.FindTerminal(ctx, posSystemID, locationID, terminalID)
+		}, cloneTerminal)
+	}
+	if len(list) > min(maxLocationTerminals, s.max) {
+		list = []*posgate.Terminal{found}
+	}
+	s.mu.Lock()
+	if s.gen == gen {
+		if len(s.terminals)+len(list) > s.max {
+			for k, e := range s.terminals {
+				if !now.Before(e.exp) {
+					delete(s.terminals, k)
+				}
+			}
+			if len(s.terminals)+len(list) > s.max {
+				clear(s.terminals)
+			}
+		}
+		for _, t := range list {
+			if t.POSSystemID == posSystemID && t.LocationID == locationID {
+				s.terminals[[3]string{posSystemID, locationID, t.ID}] = entry[posgate.Terminal]{v: cloneTerminal(t), exp: now.Add(s.ttl)}
+			}
+		}
+	}
+	s.mu.Unlock()
+	return found, nil
 }
+
+// maxLocationTerminals is the most terminals of one location that a
+// FindTerminal miss caches together.
+const maxLocationTerminals = 256
 
 // FindClient returns the client, cached (the token endpoint reads it for
 // every token).
@@ -820,6 +873,15 @@ func (s *Store) ApplyTransactions(ctx context.Context, items []*posgate.Transact
 		defer s.invalidateActive(touched...)
 	}
 	return s.Store.ApplyTransactions(ctx, items)
+}
+
+// ApplyCheckingSession records in as ApplyTransactions does, its session
+// checked by the store beneath when it can (posgate.ApplyCheckingSession).
+func (s *Store) ApplyCheckingSession(ctx context.Context, in *posgate.TransactionInput, check posgate.SessionCheck) (*posgate.TransactionOutcome, error) {
+	if len(in.CouponCodes) > 0 || in.Type == posgate.TransactionRefund {
+		defer s.invalidateActive([2]string{in.POSSystemID, in.CompanyID})
+	}
+	return posgate.ApplyCheckingSession(ctx, s.Store, in, check)
 }
 
 // RedeemCouponForTransaction redeems the coupon, then drops its

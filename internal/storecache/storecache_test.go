@@ -39,7 +39,7 @@ func openSQLite(t *testing.T, now func() time.Time) *sqlite.DB {
 type counting struct {
 	posgate.Store
 	locations, terminals, clients, lists atomic.Int64
-	hold                                 chan chan struct{} // when set, FindTerminal sends a channel and waits on it
+	hold                                 chan chan struct{} // when set, FindTerminal and ListTerminals send a channel and wait on it
 }
 
 func (c *counting) FindLocation(ctx context.Context, p, l string) (*posgate.Location, error) {
@@ -56,6 +56,19 @@ func (c *counting) FindTerminal(ctx context.Context, p, l, id string) (*posgate.
 		<-release
 	}
 	return t, err
+}
+
+// ListTerminals counts and holds as FindTerminal does: a terminal miss
+// reads its location's terminals.
+func (c *counting) ListTerminals(ctx context.Context, p, l string) ([]*posgate.Terminal, error) {
+	c.terminals.Add(1)
+	list, err := c.Store.ListTerminals(ctx, p, l)
+	if c.hold != nil {
+		release := make(chan struct{})
+		c.hold <- release
+		<-release
+	}
+	return list, err
 }
 
 func (c *counting) ListCompanies(ctx context.Context, p string) ([]*posgate.Company, error) {
@@ -750,5 +763,49 @@ func TestRedirectURIsAreCached(t *testing.T) {
 	f.clock.Advance(time.Second)
 	if got := uris(); !slices.Equal(got, []string{"https://b.example/cb"}) {
 		t.Errorf("at the TTL: %q", got)
+	}
+}
+
+// A terminal miss caches its location's terminals together: the other
+// tills of the shop are answered from memory until the TTL, a terminal
+// created meanwhile is read on its own (never "not found" from the
+// cache), and a location with more terminals than the cache may hold
+// caches only the one asked for.
+func TestTerminalMissCachesItsLocation(t *testing.T) {
+	f := newFixture(t, 0)
+	for _, id := range []string{"T1", "T2", "T3", "T2"} {
+		f.terminalStatus(t, id)
+	}
+	if n := f.count.terminals.Load(); n != 1 {
+		t.Fatalf("store reads for T1, T2, T3, T2: %d, want 1 (the location's list)", n)
+	}
+	if err := f.raw.CreateTerminal(f.ctx, &posgate.Terminal{POSSystemID: "pos", LocationID: "L1", ID: "T4", Status: posgate.StatusActive}); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.terminalStatus(t, "T4"); got != posgate.StatusActive {
+		t.Fatalf("T4: %s", got)
+	}
+	if n := f.count.terminals.Load(); n != 2 {
+		t.Fatalf("store reads after T4: %d, want 2", n)
+	}
+	f.clock.Advance(time.Second)
+	if _, err := f.raw.UpdateTerminal(f.ctx, "pos", "L1", "T3", posgate.TerminalUpdate{Status: &disabled}); err != nil {
+		t.Fatal(err)
+	}
+	f.terminalStatus(t, "T1")
+	if got := f.terminalStatus(t, "T3"); got != posgate.StatusDisabled {
+		t.Fatalf("T3 after the TTL: %s, want the store's Disabled", got)
+	}
+	if n := f.count.terminals.Load(); n != 3 {
+		t.Fatalf("store reads after the TTL: %d, want 3", n)
+	}
+
+	small := newFixture(t, 2)
+	small.terminalStatus(t, "T1")
+	small.c.mu.RLock()
+	n := len(small.c.terminals)
+	small.c.mu.RUnlock()
+	if n != 1 {
+		t.Fatalf("a location of 3 terminals in a cache of 2: %d cached, want 1", n)
 	}
 }

@@ -95,6 +95,7 @@ func Run(t *testing.T, newStore func(t *testing.T, now func() time.Time) posgate
 		{"ConcurrentTransactions", testConcurrentTransactions},
 		{"ConcurrentSalesOneCustomer", testConcurrentSalesOneCustomer},
 		{"LoneRejectedTransaction", testLoneRejectedTransaction},
+		{"ApplyCheckingSession", testApplyCheckingSession},
 		{"LedgerItemsSeeEarlier", testLedgerItemsSeeEarlier},
 		// Offline kits (offline.go).
 		{"OfflineAllowance", testOfflineAllowance},

@@ -401,3 +401,78 @@ func testLedgerItemsSeeEarlier(t *testing.T, e *env) {
 	check(t, "lone sale's coupons", a.Coupons, []posgate.TransactionCoupon{{Code: "K8", Status: posgate.CouponRejected, ErrorMessage: &taken8},
 		{Code: "K7", Status: posgate.CouponRejected, ErrorMessage: &taken}})
 }
+
+// testApplyCheckingSession: a transaction whose session the store checks
+// (posgate.ApplyCheckingSession: PostgreSQL in the transaction's first
+// round trip, the others with a read before) is recorded only when the
+// check accepts the session it is given, a sale (read ahead) and a refund
+// alike; a refusal is returned as it is and records nothing.
+func testApplyCheckingSession(t *testing.T, e *env) {
+	ctx := t.Context()
+	couponFixture(e)
+	e.coupon(issued("K1"))
+	e.terminal("clover", "A1", "T1")
+	now := e.clk.Now()
+	for _, id := range []string{"SESS-1", "SESS-2"} {
+		if err := e.s.CreateSession(ctx, &posgate.Session{ID: id, POSSystemID: "clover", CompanyID: "acme", LocationID: "A1", TerminalID: "T1",
+			CreatedAt: now, ExpiresAt: now.Add(time.Hour)}); err != nil {
+			t.Fatalf("CreateSession: %v", err)
+		}
+	}
+	refused := posgate.Errorf(posgate.EINVALID, "refused by the check")
+	var seen []string
+	checkThat := func(accept bool) posgate.SessionCheck {
+		return func(s *posgate.Session, err error) error {
+			switch {
+			case posgate.ErrorCode(err) == posgate.ENOTFOUND:
+				seen = append(seen, "not found")
+				return err
+			case err != nil:
+				t.Fatalf("session read: %v", err)
+			}
+			seen = append(seen, s.ID+" at "+s.TerminalID)
+			if !accept {
+				return refused
+			}
+			return nil
+		}
+	}
+	sale := func(session string) *posgate.TransactionInput {
+		in := e.txInput(1, "SC1", 1000, func(in *posgate.TransactionInput) { in.SessionID, in.CouponCodes = session, []string{"K1"} })
+		in.ID = uid()
+		return in
+	}
+	if _, err := posgate.ApplyCheckingSession(ctx, e.s, sale("SESS-1"), checkThat(false)); err != refused {
+		t.Fatalf("refused sale: %v", err)
+	}
+	if _, err := posgate.ApplyCheckingSession(ctx, e.s, sale("SESS-NONE"), checkThat(true)); posgate.ErrorCode(err) != posgate.ENOTFOUND {
+		t.Fatalf("unknown session: %v", err)
+	}
+	_, err := e.s.FindTransaction(ctx, "clover", "acme", "SC1")
+	checkErr(t, "refused sale", err, posgate.ErrNotFound, `transaction "SC1" not found`)
+	c := must[*posgate.Coupon](t, "FindCoupon")(e.s.FindCoupon(ctx, "clover", "acme", "K1"))
+	check(t, "coupon after the refusals", c.Status, posgate.CouponIssued)
+	o, err := posgate.ApplyCheckingSession(ctx, e.s, sale("SESS-1"), checkThat(true))
+	if err != nil || o.Status != posgate.OutcomeCreated {
+		t.Fatalf("accepted sale: %+v, %v", o, err)
+	}
+	refund := func() *posgate.TransactionInput {
+		in := e.txInput(1, "RC1", -1000, func(in *posgate.TransactionInput) {
+			in.Type, in.OriginalTransactionID, in.CardNumber, in.SessionID = posgate.TransactionRefund, "SC1", "", "SESS-2"
+		})
+		in.ID = uid()
+		return in
+	}
+	if _, err := posgate.ApplyCheckingSession(ctx, e.s, refund(), checkThat(false)); err != refused {
+		t.Fatalf("refused refund: %v", err)
+	}
+	if s := must[*posgate.Transaction](t, "FindTransaction")(e.s.FindTransaction(ctx, "clover", "acme", "SC1")); s.RefundedAmount != 0 {
+		t.Fatalf("refused refund refunded %s", s.RefundedAmount)
+	}
+	if o, err := posgate.ApplyCheckingSession(ctx, e.s, refund(), checkThat(true)); err != nil || o.Status != posgate.OutcomeCreated {
+		t.Fatalf("accepted refund: %+v, %v", o, err)
+	}
+	check(t, "sessions the checks saw", seen, []string{"SESS-1 at T1", "not found", "SESS-1 at T1", "SESS-2 at T1", "SESS-2 at T1"})
+	c = must[*posgate.Coupon](t, "FindCoupon")(e.s.FindCoupon(ctx, "clover", "acme", "K1"))
+	check(t, "coupon after the refund", c.Status, posgate.CouponIssued)
+}
