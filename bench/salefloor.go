@@ -37,7 +37,7 @@ import (
 //     handing sales to one writer that commits up to maxSaleGroup of them
 //     together (posgate's grouping), each in a savepoint: the coupon
 //     redeemed by an UPDATE … RETURNING whose WHERE holds the
-//     redeemability (Issued, unexpired, owned by the customer), the
+//     redeemability (Issued, unexpired, owned by the customer, usable at the location), the
 //     balance added by an UPDATE … RETURNING, the transactions row
 //     inserted whole with its answer by an INSERT … ON CONFLICT DO NOTHING
 //     (a taken key rolls the savepoint back), the coupon linked to it.
@@ -97,7 +97,9 @@ const floorReceipt = `{"loyaltyText":"You earned 25 points and 1 stamp. Your bal
 const (
 	floorRedeemSQL = `UPDATE coupons SET status = 'Redeemed', updated_at = ?1
 		WHERE pos_system_id = ?2 AND company_id = ?3 AND code_norm = ?4 AND status = 'Issued'
-		AND (available_until IS NULL OR available_until >= ?1) AND user_id = ?5 RETURNING code`
+		AND (available_until IS NULL OR available_until >= ?1) AND user_id = ?5
+		AND (location_ids IS NULL OR json_array_length(location_ids) = 0 OR EXISTS (SELECT 1 FROM json_each(location_ids) WHERE value = ?6))
+		RETURNING code`
 	floorBalanceSQL = `UPDATE loyalty_users SET points = max(min(points + ?1, 2147483647), -2147483648),
 		stamps = max(min(stamps + ?2, 2147483647), 0), updated_at = ?3, balance_seq = balance_seq + 1
 		WHERE pos_system_id = ?4 AND company_id = ?5 AND user_id = ?6 RETURNING points, stamps, balance_seq`
@@ -254,7 +256,7 @@ func floorApply(ctx context.Context, tx *sql.Tx, st []*sql.Stmt, pos, company st
 	}
 	codeNorm := strings.ToLower(s.code)
 	var code string
-	saleErr = st[0].QueryRowContext(ctx, at, pos, company, codeNorm, s.user).Scan(&code)
+	saleErr = st[0].QueryRowContext(ctx, at, pos, company, codeNorm, s.user, s.loc).Scan(&code)
 	var a floorAnswer
 	if saleErr == nil {
 		saleErr = st[1].QueryRowContext(ctx, 25, 1, at, pos, company, s.user).Scan(&a.Loyalty.Points, &a.Loyalty.Stamps, new(int64))
@@ -377,6 +379,7 @@ const pgbenchSale = `WITH k AS (SELECT * FROM floor_sales WHERE i = (SELECT next
 c AS (UPDATE coupons SET status = 'Redeemed', updated_at = now() FROM k
 	WHERE coupons.pos_system_id = '{pos}' AND coupons.company_id = '{company}' AND coupons.code_norm = k.code_norm
 	AND coupons.status = 'Issued' AND (coupons.available_until IS NULL OR coupons.available_until >= now()) AND coupons.user_id = k.user_id
+	AND (coupons.location_ids IS NULL OR cardinality(coupons.location_ids) = 0 OR k.loc = ANY(coupons.location_ids))
 	RETURNING coupons.code_norm, coupons.code),
 u AS (UPDATE loyalty_users SET points = greatest(least(points::bigint + 25, 2147483647), -2147483648)::integer,
 	stamps = greatest(least(stamps::bigint + 1, 2147483647), 0)::integer, updated_at = now(), balance_seq = balance_seq + 1 FROM k, c
