@@ -97,13 +97,83 @@ func (db *DB) emitTx(ctx context.Context, tx *sql.Tx, ev *posgate.Event) error {
 	return err
 }
 
-// Emit implements posgate.LedgerTx.
+// ledgerOutbox holds a ledger's outbox rows until flushEvents writes them
+// all in one statement: a group of sales (storekit.LedgerWriter) costs the
+// writer one insert for all its events, not one per event and endpoint.
+type ledgerOutbox struct {
+	rows []storekit.OutboxRow
+	mark int // len(rows) at the item's savepoint
+}
+
+// Emit implements posgate.LedgerTx: the rows wait in the ledger until
+// flushEvents, before the commit.
 func (l *ledger) Emit(ctx context.Context, ev *posgate.Event) error {
-	if l.outbox == nil {
-		l.outbox = l.tx.StmtContext(ctx, l.db.insertOutbox)
+	rows, err := l.db.outbox.Rows(ctx, ev, nil)
+	if err != nil {
+		return err
 	}
-	_, err := l.db.emit(ctx, l.outbox, ev)
-	return err
+	l.outbox.rows = append(l.outbox.rows, rows...)
+	return nil
+}
+
+// savepoint and rollback keep the rows of an item rolled back to its
+// savepoint from being written.
+func (o *ledgerOutbox) savepoint() { o.mark = len(o.rows) }
+func (o *ledgerOutbox) rollback()  { o.rows = o.rows[:o.mark] }
+
+// flushEvents writes the ledger's outbox rows; every transaction a ledger
+// writes in calls it before its commit.
+func (l *ledger) flushEvents(ctx context.Context) error {
+	rows := l.outbox.rows
+	l.outbox = ledgerOutbox{}
+	if len(rows) == 0 {
+		return nil
+	}
+	return l.db.insertRows(ctx, l.tx, rows)
+}
+
+// insertOutboxRowsSQL writes the rows of ?1 (a JSON array of outboxItem)
+// in their order: the first row of an (endpoint, user) in it is due unless
+// an earlier delivery of theirs is Pending, the later ones wait behind it
+// (see insertOutboxSQL).
+const insertOutboxRowsSQL = `INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, user_id, payload, status, next_attempt_at,
+	retry_from, created_at)
+	SELECT r.value ->> 'e', r.value ->> 'i', r.value ->> 't', r.value ->> 'u', r.value ->> 'p', 'Pending',
+		CASE WHEN r.value ->> 'u' = '' OR (r.value ->> 'f' AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p
+			WHERE p.endpoint_id = r.value ->> 'e' AND p.user_id = r.value ->> 'u' AND p.status = 'Pending')) THEN r.value ->> 'a' END,
+		r.value ->> 'a', r.value ->> 'a'
+	FROM json_each(?1) r ORDER BY r.key`
+
+// outboxItem is one row as insertOutboxRowsSQL reads it.
+type outboxItem struct {
+	Endpoint string `json:"e"`
+	EventID  string `json:"i"`
+	Type     string `json:"t"`
+	User     string `json:"u"`
+	Payload  string `json:"p"`
+	At       string `json:"a"`
+	First    bool   `json:"f"`
+}
+
+// insertRows writes outbox rows in tx with one statement.
+func (db *DB) insertRows(ctx context.Context, tx *sql.Tx, rows []storekit.OutboxRow) error {
+	items := make([]outboxItem, len(rows))
+	seen := make(map[[2]string]bool, len(rows))
+	for i, r := range rows {
+		q := [2]string{r.EndpointID, r.UserID}
+		items[i] = outboxItem{Endpoint: r.EndpointID, EventID: r.EventID, Type: r.EventType, User: r.UserID, Payload: r.Payload,
+			At: formatTime(r.CreatedAt), First: !seen[q]}
+		seen[q] = true
+	}
+	b, err := json.Marshal(items)
+	if err != nil {
+		return fmt.Errorf("sqlite: emit events: %w", err)
+	}
+	if _, err := tx.StmtContext(ctx, db.insertOutboxRows).ExecContext(ctx, string(b)); err != nil {
+		return fmt.Errorf("sqlite: emit events: %w", err)
+	}
+	db.outbox.MarkPending()
+	return nil
 }
 
 // NotifyWebhooks implements posgate.WebhookStore.
