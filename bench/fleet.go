@@ -30,11 +30,16 @@ func (sc *scenario) runsOn(kind string) bool {
 }
 
 // startInstances starts n more posgate processes on the run's database.
+// They take the first instance's address as their public one, as a fleet
+// behind one address does (docs/fleet.md): the tokens' issuer is the same
+// on every instance, so that each accepts the row's token.
 func startInstances(ctx context.Context, o *options, e *env, n int) ([]*proc, error) {
+	fleet := *o
+	fleet.serveArgs = append(slices.Clone(o.serveArgs), "--base-url", e.BaseURL, "--auth-url", e.BaseURL)
 	var procs []*proc
 	for i := range n {
 		logPath := filepath.Join(o.workDir, fmt.Sprintf("posgate-%s-instance%d.log", e.Kind, i+2))
-		p, err := startPosgate(ctx, o, e.bin, e.DSN, logPath, false)
+		p, err := startPosgate(ctx, &fleet, e.bin, e.DSN, logPath, false)
 		if err != nil {
 			stopAll(procs)
 			return nil, fmt.Errorf("instance %d: %w", i+2, err)
