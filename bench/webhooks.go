@@ -72,7 +72,7 @@ func whFleetSequence(e *env) (*sequence, error) {
 	q := len(sales) * 3 / 8
 	rotated := append(slices.Clone(sales[q:]), sales[:q]...)
 	n := txSessions(e)
-	return &sequence{Size: n, Formats: []string{"00000000-0000-4000-b000-%012d", "TF%d"}, Records: rotated[:min(len(rotated), n)]}, nil
+	return &sequence{Size: n, Formats: []string{"00000000-0000-4000-c000-%012d", "TF%d"}, Records: rotated[:min(len(rotated), n)]}, nil
 }
 
 // setupFleetWebhookTransactions creates the three-instance row's sessions.
