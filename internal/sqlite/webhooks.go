@@ -132,43 +132,44 @@ func (l *ledger) flushEvents(ctx context.Context) error {
 	return l.db.insertRows(ctx, l.tx, rows)
 }
 
-// insertOutboxRowsSQL writes rows given as parallel JSON arrays (?1
-// endpoints, ?2 event ids, ?3 types, ?4 users, ?5 times, ?6 whether the row
-// is the first of its endpoint and user in the statement, ?7 payloads) in
-// their order: the first row of an (endpoint, user) is due unless an
-// earlier delivery of theirs is Pending, the later ones wait behind it (see
-// insertOutboxSQL). Arrays of strings, not one array of objects: SQLite
-// renders an object of json_each as text at each reference, payload
-// included, where `?n ->> k` reads an element of an input parsed once.
+// insertOutboxRowsSQL writes the rows of ?1 (a JSON array of outboxItem)
+// in their order: the first row of an (endpoint, user) in it is due unless
+// an earlier delivery of theirs is Pending, the later ones wait behind it
+// (see insertOutboxSQL).
 const insertOutboxRowsSQL = `INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, user_id, payload, status, next_attempt_at,
 	retry_from, created_at)
-	SELECT ?1 ->> r.key, ?2 ->> r.key, ?3 ->> r.key, ?4 ->> r.key, r.value, 'Pending',
-		CASE WHEN ?4 ->> r.key = '' OR (?6 ->> r.key AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p
-			WHERE p.endpoint_id = ?1 ->> r.key AND p.user_id = ?4 ->> r.key AND p.status = 'Pending')) THEN ?5 ->> r.key END,
-		?5 ->> r.key, ?5 ->> r.key
-	FROM json_each(?7) r ORDER BY r.key`
+	SELECT r.value ->> 'e', r.value ->> 'i', r.value ->> 't', r.value ->> 'u', r.value ->> 'p', 'Pending',
+		CASE WHEN r.value ->> 'u' = '' OR (r.value ->> 'f' AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p
+			WHERE p.endpoint_id = r.value ->> 'e' AND p.user_id = r.value ->> 'u' AND p.status = 'Pending')) THEN r.value ->> 'a' END,
+		r.value ->> 'a', r.value ->> 'a'
+	FROM json_each(?1) r ORDER BY r.key`
+
+// outboxItem is one row as insertOutboxRowsSQL reads it.
+type outboxItem struct {
+	Endpoint string `json:"e"`
+	EventID  string `json:"i"`
+	Type     string `json:"t"`
+	User     string `json:"u"`
+	Payload  string `json:"p"`
+	At       string `json:"a"`
+	First    bool   `json:"f"`
+}
 
 // insertRows writes outbox rows in tx with one statement.
 func (db *DB) insertRows(ctx context.Context, tx *sql.Tx, rows []storekit.OutboxRow) error {
-	n := len(rows)
-	endpoints, ids, types, users, ats, payloads := make([]string, n), make([]string, n), make([]string, n), make([]string, n),
-		make([]string, n), make([]string, n)
-	first := make([]bool, n)
-	seen := make(map[[2]string]bool, n)
+	items := make([]outboxItem, len(rows))
+	seen := make(map[[2]string]bool, len(rows))
 	for i, r := range rows {
-		endpoints[i], ids[i], types[i], users[i], ats[i], payloads[i] = r.EndpointID, r.EventID, r.EventType, r.UserID, formatTime(r.CreatedAt), r.Payload
 		q := [2]string{r.EndpointID, r.UserID}
-		first[i], seen[q] = !seen[q], true
+		items[i] = outboxItem{Endpoint: r.EndpointID, EventID: r.EventID, Type: r.EventType, User: r.UserID, Payload: r.Payload,
+			At: formatTime(r.CreatedAt), First: !seen[q]}
+		seen[q] = true
 	}
-	args := make([]any, 0, 7)
-	for _, v := range []any{endpoints, ids, types, users, ats, first, payloads} {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return fmt.Errorf("sqlite: emit events: %w", err)
-		}
-		args = append(args, string(b))
+	b, err := json.Marshal(items)
+	if err != nil {
+		return fmt.Errorf("sqlite: emit events: %w", err)
 	}
-	if _, err := tx.StmtContext(ctx, db.insertOutboxRows).ExecContext(ctx, args...); err != nil {
+	if _, err := tx.StmtContext(ctx, db.insertOutboxRows).ExecContext(ctx, string(b)); err != nil {
 		return fmt.Errorf("sqlite: emit events: %w", err)
 	}
 	db.outbox.MarkPending()
