@@ -55,6 +55,10 @@ type env struct {
 	// db is the PostgreSQL server whose CPU time the rows count (nil on
 	// SQLite, which runs inside posgate).
 	db *dbServer
+	// bin is the posgate binary; instances are the posgate processes of
+	// the row being measured (the store's first, fleet.go).
+	bin       string
+	instances []*proc
 }
 
 // dataset is the tenancy data every run loads: one POS system with one

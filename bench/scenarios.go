@@ -62,6 +62,10 @@ type scenario struct {
 	// hugeP99, when set, replaces target's p99 bound for data sets of
 	// hugeRows or more (the searches over ten million rows).
 	hugeP99 time.Duration
+	// instances, when above 1, is how many posgate processes share the
+	// database for the row (fleet.go): the row runs on PostgreSQL only,
+	// one wrk process per instance with an equal share of the connections.
+	instances int
 }
 
 // hugeRows is the data-set size from which a row's hugeP99 applies.
@@ -335,6 +339,26 @@ var scenarios = []scenario{
 		before: startWebhookReceiver,
 		check:  checkWebhookDeliveries,
 		target: target{zeroErrors: true},
+	},
+	{
+		// The sale with webhooks on three instances sharing one PostgreSQL
+		// (fleet.go): one wrk process per instance, a third of the
+		// connections each; every instance sends (docs/api.md §19.4,
+		// "Several instances"), and the check reports how many events each
+		// delivered. Its rate is measured against the one-instance sale
+		// without webhooks.
+		name:      "transaction+webhooks@3",
+		method:    http.MethodPost,
+		path:      "/pos/{pos}/transaction",
+		body:      txBody,
+		auth:      authBearer,
+		seq:       whFleetSequence,
+		setup:     setupFleetWebhookTransactions,
+		verify:    verifyWebhookTransaction,
+		before:    startWebhookReceiver,
+		check:     checkWebhookDeliveries,
+		instances: 3,
+		target:    target{minRowRatio: 0.7, ofRow: "transaction", zeroErrors: true},
 	},
 	{
 		// The offline replay: one POST of 1,000 sessionless sales, timed;

@@ -39,7 +39,7 @@ func runStore(ctx context.Context, o *options, bin, kind string, rep *report) er
 	if err != nil {
 		return err
 	}
-	e := &env{Kind: kind, DSN: dsn, Rows: o.rows, Data: data, HTTP: &http.Client{Timeout: 30 * time.Second}, Keys: map[string][][]string{}, loaded: map[string]bool{},
+	e := &env{Kind: kind, DSN: dsn, bin: bin, Rows: o.rows, Data: data, HTTP: &http.Client{Timeout: 30 * time.Second}, Keys: map[string][][]string{}, loaded: map[string]bool{},
 		RowTime: o.warmup + o.load.Duration.Round(time.Second), Conns: o.load.Connections, Rates: map[string]float64{}}
 	o.lock.release(o.nice) // held by the store measured before
 	logf("%s: loading the data set (%d rows per generated table)", kind, o.rows)
@@ -49,7 +49,7 @@ func runStore(ctx context.Context, o *options, bin, kind string, rep *report) er
 	}
 	err = data.load(ctx, e.Store)
 	for _, sc := range selected(o) {
-		if err == nil && sc.setup != nil {
+		if err == nil && sc.setup != nil && sc.runsOn(kind) {
 			err = sc.setup(ctx, e)
 		}
 	}
@@ -88,6 +88,10 @@ func runStore(ctx context.Context, o *options, bin, kind string, rep *report) er
 		return err
 	}
 	for _, sc := range selected(o) {
+		if !sc.runsOn(kind) {
+			logf("%s: %s runs on PostgreSQL only (%d instances share its database)", kind, sc.name, sc.instances)
+			continue
+		}
 		logf("%s: %s", kind, sc.name)
 		r := runScenario(ctx, o, p, e, sc)
 		r.Scenario, r.Store, r.target = sc.name, kind, sc.target
@@ -167,6 +171,21 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 	if sc.connections > 0 {
 		l.Connections = sc.connections
 	}
+	procs := []*proc{p}
+	if sc.instances > 1 {
+		more, err := startInstances(ctx, o, e, sc.instances-1)
+		if err != nil {
+			return fail(err)
+		}
+		defer stopAll(more)
+		procs = append(procs, more...)
+	}
+	e.instances = procs
+	defer func() { e.instances = nil }()
+	// Each instance gets a wrk process of its own (fleet.go); threads is
+	// the threads of all of them.
+	lp := splitLoad(l, len(procs))
+	threads := lp.Threads * len(procs)
 	var keys [][]string
 	if sc.keys != nil {
 		if keys = sc.keys(e); len(keys) == 0 {
@@ -182,16 +201,16 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 	// the first its probe, warm-up and measurement have not used yet.
 	var seq *sequence
 	next := 0
-	script := func() (string, error) {
+	script := func(part int) (string, error) {
 		if seq != nil {
-			return seqScript(sc.method, path, sc.body, headersFor(sc, e), seq, next, l.Threads)
+			return seqScriptPart(sc.method, path, sc.body, headersFor(sc, e), seq, next, threads, part*lp.Threads)
 		}
 		return luaScript(sc.method, path, sc.body, headersFor(sc, e), keys)
 	}
 	// used moves next past the indices a run of a sequence script used.
 	used := func(r *result) (err error) {
 		if seq != nil {
-			next, err = seq.advance(next, l.Threads, r)
+			next, err = seq.advance(next, threads, r)
 		}
 		return err
 	}
@@ -210,7 +229,7 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 		pick = func(j int) []string { return seq.key(next + j) }
 		probes = probeRequests
 	}
-	if _, err := script(); err != nil {
+	if _, err := script(0); err != nil {
 		return fail(err)
 	}
 	if sc.verify != nil {
@@ -222,11 +241,7 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 		}
 	}
 	if o.warmup > 0 {
-		s, err := script()
-		if err != nil {
-			return fail(err)
-		}
-		w, err := runWrk(ctx, e.BaseURL, s, load{l.Threads, l.Connections, o.warmup}, o.workDir, sc.name+"-warmup")
+		w, err := runWrkAll(ctx, procs, script, load{lp.Threads, lp.Connections, o.warmup}, o.workDir, sc.name+"-warmup")
 		if err == nil {
 			err = used(w)
 		}
@@ -234,18 +249,17 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 			return fail(err)
 		}
 	}
-	runScript, err := script()
-	if err != nil {
-		return fail(err)
-	}
 	var state any
 	if sc.before != nil {
+		var err error
 		if state, err = sc.before(ctx, e); err != nil {
 			return fail(err)
 		}
 	}
-	if err := p.resetPeakRSS(); err != nil {
-		return fail(err)
+	for _, p := range procs {
+		if err := p.resetPeakRSS(); err != nil {
+			return fail(err)
+		}
 	}
 	profErr := make(chan error, 1)
 	if o.profile {
@@ -263,13 +277,13 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 	if err != nil {
 		return fail(err)
 	}
-	cpu0, err := p.cpuTime()
+	cpu0, err := cpuTimeAll(procs)
 	if err != nil {
 		return fail(err)
 	}
 	db0 := e.db.cpuTime()
 	wall0 := time.Now()
-	r, err := runWrk(ctx, e.BaseURL, runScript, l, o.workDir, sc.name)
+	r, err := runWrkAll(ctx, procs, script, lp, o.workDir, sc.name)
 	if err == nil {
 		err = used(r)
 	}
@@ -282,7 +296,7 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 	}
 	if err == nil {
 		var cpu1 time.Duration
-		if cpu1, err = p.cpuTime(); err == nil {
+		if cpu1, err = cpuTimeAll(procs); err == nil {
 			r.CPUPerReq = perRequest(cpu1-cpu0, r.Requests)
 			r.DBCPUPerReq = perRequest(max(0, e.db.cpuTime()-db0), r.Requests)
 		}
@@ -293,8 +307,12 @@ func runScenario(ctx context.Context, o *options, p *proc, e *env, sc *scenario)
 	if err != nil {
 		return fail(err)
 	}
-	if r.PeakRSSKB, err = p.peakRSSKB(); err != nil {
-		return fail(err)
+	for _, p := range procs {
+		rss, err := p.peakRSSKB()
+		if err != nil {
+			return fail(err)
+		}
+		r.PeakRSSKB = max(r.PeakRSSKB, rss)
 	}
 	if seq != nil {
 		r.SeqNext, r.SeqSize = next, seq.Size

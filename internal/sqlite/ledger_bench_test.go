@@ -19,3 +19,16 @@ func BenchmarkSales(b *testing.B) {
 	b.Cleanup(func() { db.Close() })
 	storetest.BenchSales(b, db, 32)
 }
+
+// BenchmarkSalesWithWebhooks is BenchmarkSales with the three events of
+// each sale delivered (storetest.BenchSalesWithWebhooks):
+//
+//	go test ./internal/sqlite -run '^$' -bench SalesWithWebhooks -benchtime 3000x
+func BenchmarkSalesWithWebhooks(b *testing.B) {
+	db, err := Open(b.Context(), filepath.Join(b.TempDir(), "sales.db"), Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	storetest.BenchSalesWithWebhooks(b, db, 32)
+}

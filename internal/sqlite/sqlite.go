@@ -128,8 +128,10 @@ type DB struct {
 	// insertOutbox writes an event's row for one endpoint (webhooks.go),
 	// on the write connection, bound to the transaction of the change.
 	insertOutbox *sql.Stmt
-	outbox       *storekit.Outbox
-	leases       leases // the webhook sender's claims (webhooks.go)
+	// insertOutboxRows writes a ledger's events, all of them (webhooks.go).
+	insertOutboxRows *sql.Stmt
+	outbox           *storekit.Outbox
+	leases           leases // the webhook sender's claims (webhooks.go)
 
 	sessions *storekit.SessionWriter // group commit of CreateSession
 	ledger   *storekit.LedgerWriter  // group commit of single sales (transactions.go)
@@ -217,6 +219,7 @@ func (db *DB) init(ctx context.Context, noMigrate bool) error {
 		{&db.listSigningKeys, db.read, listSigningKeysSQL},
 		{&db.createSession, db.write, createSessionSQL},
 		{&db.insertOutbox, db.write, insertOutboxSQL},
+		{&db.insertOutboxRows, db.write, insertOutboxRowsSQL},
 		{&db.findSession, db.read, findSessionSQL},
 		{&db.findCarouselSettings, db.read, findCarouselSettingsSQL},
 		{&db.effectiveReceipt, db.read, effectiveReceiptSQL},

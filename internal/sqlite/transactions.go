@@ -114,7 +114,7 @@ func (a ledgerApplier) ApplyGroup(ctx context.Context, items []*posgate.Transact
 			}
 			out[i] = o[0]
 		}
-		return nil
+		return l.flushEvents(ctx)
 	})
 	if err != nil {
 		return nil, err
@@ -137,9 +137,12 @@ func (db *DB) ApplyTransactions(ctx context.Context, items []*posgate.Transactio
 	}
 	var out []*posgate.TransactionOutcome
 	err := db.inTx(ctx, "apply transactions", func(tx *sql.Tx) error {
+		l := db.newLedger(tx)
 		var err error
-		out, err = posgate.ApplyLedger(ctx, db.newLedger(tx), items)
-		return err
+		if out, err = posgate.ApplyLedger(ctx, l, items); err != nil {
+			return err
+		}
+		return l.flushEvents(ctx)
 	})
 	if err != nil {
 		return nil, err
@@ -153,9 +156,12 @@ func (db *DB) RedeemCouponForTransaction(ctx context.Context, t *posgate.Transac
 	var res posgate.TransactionCoupon
 	var at time.Time
 	err := db.inTx(ctx, "redeem coupon for transaction", func(tx *sql.Tx) error {
+		l := db.newLedger(tx)
 		var err error
-		res, at, err = posgate.RedeemForTransaction(ctx, db.newLedger(tx), t, code, owner, locationID)
-		return err
+		if res, at, err = posgate.RedeemForTransaction(ctx, l, t, code, owner, locationID); err != nil {
+			return err
+		}
+		return l.flushEvents(ctx)
 	})
 	if err != nil {
 		return nil, time.Time{}, err
@@ -372,8 +378,8 @@ type ledger struct {
 	db    *DB
 	tx    *sql.Tx
 	bound [ledgerStmtCount]*sql.Stmt // the statements bound to tx so far
-	// outbox is the outbox insert bound to tx, once an event was emitted.
-	outbox *sql.Stmt
+	// outbox holds the events emitted so far (webhooks.go).
+	outbox ledgerOutbox
 	// claimed is the transaction InsertTransaction found free and did not
 	// write yet: FinishTransaction inserts it whole, with the coupons its
 	// sale redeemed (links), so that a sale writes its row once instead of
@@ -420,11 +426,13 @@ func (l *ledger) exec(ctx context.Context, op string, k int, args ...any) (int64
 
 func (l *ledger) Savepoint(ctx context.Context) error {
 	l.claimed, l.links = nil, l.links[:0]
+	l.outbox.savepoint()
 	_, err := l.exec(ctx, "savepoint", lsSavepoint)
 	return err
 }
 
 func (l *ledger) RollbackToSavepoint(ctx context.Context) error {
+	l.outbox.rollback()
 	if _, err := l.exec(ctx, "rollback to savepoint", lsRollbackTo); err != nil {
 		return err
 	}

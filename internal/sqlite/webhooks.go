@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -96,13 +97,83 @@ func (db *DB) emitTx(ctx context.Context, tx *sql.Tx, ev *posgate.Event) error {
 	return err
 }
 
-// Emit implements posgate.LedgerTx.
+// ledgerOutbox holds a ledger's outbox rows until flushEvents writes them
+// all in one statement: a group of sales (storekit.LedgerWriter) costs the
+// writer one insert for all its events, not one per event and endpoint.
+type ledgerOutbox struct {
+	rows []storekit.OutboxRow
+	mark int // len(rows) at the item's savepoint
+}
+
+// Emit implements posgate.LedgerTx: the rows wait in the ledger until
+// flushEvents, before the commit.
 func (l *ledger) Emit(ctx context.Context, ev *posgate.Event) error {
-	if l.outbox == nil {
-		l.outbox = l.tx.StmtContext(ctx, l.db.insertOutbox)
+	rows, err := l.db.outbox.Rows(ctx, ev, nil)
+	if err != nil {
+		return err
 	}
-	_, err := l.db.emit(ctx, l.outbox, ev)
-	return err
+	l.outbox.rows = append(l.outbox.rows, rows...)
+	return nil
+}
+
+// savepoint and rollback keep the rows of an item rolled back to its
+// savepoint from being written.
+func (o *ledgerOutbox) savepoint() { o.mark = len(o.rows) }
+func (o *ledgerOutbox) rollback()  { o.rows = o.rows[:o.mark] }
+
+// flushEvents writes the ledger's outbox rows; every transaction a ledger
+// writes in calls it before its commit.
+func (l *ledger) flushEvents(ctx context.Context) error {
+	rows := l.outbox.rows
+	l.outbox = ledgerOutbox{}
+	if len(rows) == 0 {
+		return nil
+	}
+	return l.db.insertRows(ctx, l.tx, rows)
+}
+
+// insertOutboxRowsSQL writes the rows of ?1 (a JSON array of outboxItem)
+// in their order: the first row of an (endpoint, user) in it is due unless
+// an earlier delivery of theirs is Pending, the later ones wait behind it
+// (see insertOutboxSQL).
+const insertOutboxRowsSQL = `INSERT INTO webhook_deliveries (endpoint_id, event_id, event_type, user_id, payload, status, next_attempt_at,
+	retry_from, created_at)
+	SELECT r.value ->> 'e', r.value ->> 'i', r.value ->> 't', r.value ->> 'u', r.value ->> 'p', 'Pending',
+		CASE WHEN r.value ->> 'u' = '' OR (r.value ->> 'f' AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p
+			WHERE p.endpoint_id = r.value ->> 'e' AND p.user_id = r.value ->> 'u' AND p.status = 'Pending')) THEN r.value ->> 'a' END,
+		r.value ->> 'a', r.value ->> 'a'
+	FROM json_each(?1) r ORDER BY r.key`
+
+// outboxItem is one row as insertOutboxRowsSQL reads it.
+type outboxItem struct {
+	Endpoint string `json:"e"`
+	EventID  string `json:"i"`
+	Type     string `json:"t"`
+	User     string `json:"u"`
+	Payload  string `json:"p"`
+	At       string `json:"a"`
+	First    bool   `json:"f"`
+}
+
+// insertRows writes outbox rows in tx with one statement.
+func (db *DB) insertRows(ctx context.Context, tx *sql.Tx, rows []storekit.OutboxRow) error {
+	items := make([]outboxItem, len(rows))
+	seen := make(map[[2]string]bool, len(rows))
+	for i, r := range rows {
+		q := [2]string{r.EndpointID, r.UserID}
+		items[i] = outboxItem{Endpoint: r.EndpointID, EventID: r.EventID, Type: r.EventType, User: r.UserID, Payload: r.Payload,
+			At: formatTime(r.CreatedAt), First: !seen[q]}
+		seen[q] = true
+	}
+	b, err := json.Marshal(items)
+	if err != nil {
+		return fmt.Errorf("sqlite: emit events: %w", err)
+	}
+	if _, err := tx.StmtContext(ctx, db.insertOutboxRows).ExecContext(ctx, string(b)); err != nil {
+		return fmt.Errorf("sqlite: emit events: %w", err)
+	}
+	db.outbox.MarkPending()
+	return nil
 }
 
 // NotifyWebhooks implements posgate.WebhookStore.
@@ -305,16 +376,38 @@ func (db *DB) ClaimDeliveries(ctx context.Context, owner string, now time.Time, 
 }
 
 const (
-	// recordDeliverySQL stores an attempt's outcome (its lease checked in
-	// memory before).
-	recordDeliverySQL = `UPDATE webhook_deliveries SET status = ?, attempts = attempts + 1, next_attempt_at = ?,
-		lease_owner = NULL, lease_until = NULL, last_attempt_at = ?, last_status_code = ?, last_error = ?, last_response = ?
-		WHERE id = ? AND status = 'Pending' RETURNING endpoint_id, user_id`
-	// releaseNextSQL makes the next waiting delivery of an (endpoint,
-	// user) due once the one before it ended.
-	releaseNextSQL = `UPDATE webhook_deliveries SET next_attempt_at = ?1 WHERE id = (SELECT min(id)
-		FROM webhook_deliveries WHERE endpoint_id = ?2 AND user_id = ?3 AND status = 'Pending') AND next_attempt_at IS NULL`
+	// recordDeliveriesSQL stores a batch of outcomes (?1, a JSON array of
+	// recordedOutcome; their leases checked in memory before) in one
+	// statement.
+	recordDeliveriesSQL = `UPDATE webhook_deliveries SET status = r.value ->> 's', attempts = attempts + 1,
+		next_attempt_at = r.value ->> 'n', lease_owner = NULL, lease_until = NULL, last_attempt_at = r.value ->> 'a',
+		last_status_code = r.value ->> 'c', last_error = r.value ->> 'e', last_response = r.value ->> 'r'
+		FROM json_each(?1) r WHERE webhook_deliveries.id = r.value ->> 'i' AND webhook_deliveries.status = 'Pending'
+		RETURNING id, endpoint_id, user_id, status`
+	// releaseNextSQL makes the next waiting delivery of each (endpoint,
+	// user) of ?1 (a JSON array of {"e", "u"}) due at ?2 once the one
+	// before it ended.
+	releaseNextSQL = `UPDATE webhook_deliveries SET next_attempt_at = ?2 WHERE id IN (SELECT (SELECT min(p.id)
+		FROM webhook_deliveries p WHERE p.endpoint_id = k.value ->> 'e' AND p.user_id = k.value ->> 'u' AND p.status = 'Pending')
+		FROM json_each(?1) k) AND next_attempt_at IS NULL`
 )
+
+// recordedOutcome is one outcome as recordDeliveriesSQL reads it.
+type recordedOutcome struct {
+	ID       int64   `json:"i"`
+	Status   string  `json:"s"`
+	Next     *string `json:"n"`
+	At       string  `json:"a"`
+	Code     int     `json:"c"`
+	Error    string  `json:"e"`
+	Response string  `json:"r"`
+}
+
+// queueKey is one (endpoint, user) queue as releaseNextSQL reads it.
+type queueKey struct {
+	Endpoint string `json:"e"`
+	User     string `json:"u"`
+}
 
 // RecordDelivery implements posgate.WebhookStore.
 func (db *DB) RecordDelivery(ctx context.Context, owner string, r *posgate.DeliveryResult) (bool, error) {
@@ -323,65 +416,73 @@ func (db *DB) RecordDelivery(ctx context.Context, owner string, r *posgate.Deliv
 }
 
 // RecordDeliveries implements posgate.WebhookStore: one write transaction
-// for a batch of outcomes, so that the sender costs the single writer one
-// commit per batch, not per event. An outcome is stored while owner holds
-// its lease, expired or not, as long as no other claim took it over.
+// of two statements for a batch of outcomes (more when one disables its
+// endpoint), whatever its size, so that the sender costs the single writer
+// little beside the sales. An outcome is stored while owner holds its
+// lease, expired or not, as long as no other claim took it over.
 func (db *DB) RecordDeliveries(ctx context.Context, owner string, rs []*posgate.DeliveryResult) (int, error) {
 	l := &db.leases
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	held := make([]*posgate.DeliveryResult, 0, len(rs))
+	outcomes := make([]recordedOutcome, 0, len(rs))
+	var releaseAt time.Time
 	for _, r := range rs {
-		if ls, ok := l.m[r.ID]; ok && ls.owner == owner {
-			held = append(held, r)
+		if ls, ok := l.m[r.ID]; !ok || ls.owner != owner {
+			continue
+		}
+		held = append(held, r)
+		o := recordedOutcome{ID: r.ID, Status: r.Status, At: formatTime(r.At), Code: r.StatusCode, Error: r.Error, Response: r.Response}
+		if r.Status == posgate.DeliveryPending {
+			next := formatTime(r.NextAttemptAt)
+			o.Next = &next
+		}
+		outcomes = append(outcomes, o)
+		if r.At.After(releaseAt) {
+			releaseAt = r.At
 		}
 	}
 	if len(held) == 0 {
 		return 0, nil
 	}
+	batch, err := json.Marshal(outcomes)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: record webhook deliveries: %w", err)
+	}
 	n, disabled := 0, false
-	err := db.inTx(ctx, "record webhook deliveries", func(tx *sql.Tx) error {
+	err = db.inTx(ctx, "record webhook deliveries", func(tx *sql.Tx) error {
 		n = 0
-		// Prepared once per batch: parsing the two statements for each
-		// outcome was a fifth of posgate's CPU under the bench's sales.
-		record, err := tx.PrepareContext(ctx, recordDeliverySQL)
+		rows, err := tx.QueryContext(ctx, recordDeliveriesSQL, string(batch))
 		if err != nil {
-			return fmt.Errorf("sqlite: record webhook delivery: %w", err)
+			return fmt.Errorf("sqlite: record webhook deliveries: %w", err)
 		}
-		defer record.Close()
-		release, err := tx.PrepareContext(ctx, releaseNextSQL)
-		if err != nil {
-			return fmt.Errorf("sqlite: record webhook delivery: %w", err)
-		}
-		defer release.Close()
-		for _, r := range held {
-			var next any
-			if r.Status == posgate.DeliveryPending {
-				next = formatTime(r.NextAttemptAt)
-			}
-			var endpoint, user string
-			err := record.QueryRowContext(ctx, r.Status, next, formatTime(r.At), r.StatusCode, r.Error, r.Response, r.ID).Scan(&endpoint, &user)
-			if err == sql.ErrNoRows {
-				continue
-			} else if err != nil {
-				return fmt.Errorf("sqlite: record webhook delivery: %w", err)
+		var queues []queueKey
+		var ids []int64
+		for rows.Next() {
+			var id int64
+			var k queueKey
+			var status string
+			if err := rows.Scan(&id, &k.Endpoint, &k.User, &status); err != nil {
+				rows.Close()
+				return fmt.Errorf("sqlite: record webhook deliveries: %w", err)
 			}
 			n++
-			if r.Status != posgate.DeliveryPending && user != "" {
+			if status != posgate.DeliveryPending && k.User != "" {
 				// The next event of the user becomes due.
-				if _, err := release.ExecContext(ctx, formatTime(r.At), endpoint, user); err != nil {
-					return fmt.Errorf("sqlite: record webhook delivery: %w", err)
-				}
+				queues = append(queues, k)
 			}
-			if r.DisableEndpoint {
-				disabled = true
-				if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE id = ?`,
-					disabledBy410, formatTime(r.At), endpoint); err != nil {
-					return fmt.Errorf("sqlite: record webhook delivery: %w", err)
-				}
+			ids = append(ids, id)
+		}
+		if err := rows.Close(); err != nil {
+			return fmt.Errorf("sqlite: record webhook deliveries: %w", err)
+		}
+		if len(queues) > 0 {
+			keys, _ := json.Marshal(queues)
+			if _, err := tx.ExecContext(ctx, releaseNextSQL, string(keys), formatTime(releaseAt)); err != nil {
+				return fmt.Errorf("sqlite: record webhook deliveries: %w", err)
 			}
 		}
-		return nil
+		return db.disableGone(ctx, tx, held, ids, &disabled)
 	})
 	if disabled {
 		db.outbox.Invalidate()
@@ -393,6 +494,29 @@ func (db *DB) RecordDeliveries(ctx context.Context, owner string, rs []*posgate.
 		delete(l.m, r.ID)
 	}
 	return n, nil
+}
+
+// disableGone disables the endpoints of the recorded outcomes (ids) that
+// answered 410 Gone.
+func (db *DB) disableGone(ctx context.Context, tx *sql.Tx, held []*posgate.DeliveryResult, ids []int64, disabled *bool) error {
+	if !slices.ContainsFunc(held, func(r *posgate.DeliveryResult) bool { return r.DisableEndpoint }) {
+		return nil
+	}
+	recorded := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		recorded[id] = true
+	}
+	for _, r := range held {
+		if !r.DisableEndpoint || !recorded[r.ID] {
+			continue
+		}
+		*disabled = true
+		if _, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET enabled = 0, disabled_reason = ?, updated_at = ?
+			WHERE id = (SELECT endpoint_id FROM webhook_deliveries WHERE id = ?)`, disabledBy410, formatTime(r.At), r.ID); err != nil {
+			return fmt.Errorf("sqlite: record webhook delivery: %w", err)
+		}
+	}
+	return nil
 }
 
 // ReleaseWaiting implements posgate.WebhookStore.

@@ -1,14 +1,20 @@
 package storetest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/posgate/posgate"
+	"github.com/posgate/posgate/internal/webhook"
+	"github.com/posgate/posgate/internal/webhook/endpoint"
 )
 
 // Sales benchmark data (BenchSales): one company of the POS system
@@ -27,6 +33,19 @@ const (
 // multiplies GOMAXPROCS into the number of callers (the bench's 64
 // connections on two cores: 32).
 func BenchSales(b *testing.B, st posgate.Store, parallelism int) {
+	benchSales(b, st, parallelism, false)
+}
+
+// BenchSalesWithWebhooks is BenchSales with an endpoint of the company
+// subscribed to the three events a sale writes, a webhook.Sender delivering
+// them to a receiver in this process, and each run waiting until every
+// event arrived: cpu-µs/op is a sale's and its three deliveries' (the
+// receiver's included).
+func BenchSalesWithWebhooks(b *testing.B, st posgate.Store, parallelism int) {
+	benchSales(b, st, parallelism, true)
+}
+
+func benchSales(b *testing.B, st posgate.Store, parallelism int, hooks bool) {
 	ctx := b.Context()
 	for _, err := range []error{
 		st.CreatePOSSystem(ctx, &posgate.POSSystem{ID: LedgerBenchPOS, Name: "Ledger"}),
@@ -48,7 +67,27 @@ func BenchSales(b *testing.B, st posgate.Store, parallelism int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	run := 0
+	var received atomic.Int64
+	if hooks {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			received.Add(1)
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		b.Cleanup(srv.Close)
+		if err := st.CreateWebhookEndpoint(ctx, &posgate.WebhookEndpoint{ID: "wh_bench", POSSystemID: LedgerBenchPOS, CompanyID: "co",
+			URL: srv.URL, Enabled: true, Secret: endpoint.NewSecret(),
+			EventTypes: []string{posgate.EventCouponRedeemed, posgate.EventLoyaltyBalanceChanged, posgate.EventTransactionRecorded}}); err != nil {
+			b.Fatal(err)
+		}
+		sender := webhook.New(webhook.Config{Store: st, AllowLoopback: true})
+		st.NotifyWebhooks(sender.Notify)
+		sctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { sender.Run(sctx); close(done) }()
+		b.Cleanup(func() { stop(); <-done; st.NotifyWebhooks(nil) })
+	}
+	run, delivered := 0, int64(0)
 	b.Run("sale", func(b *testing.B) {
 		run++
 		prefix := fmt.Sprintf("r%d-", run)
@@ -88,6 +127,16 @@ func BenchSales(b *testing.B, st posgate.Store, parallelism int) {
 				redeemed.Add(1)
 			}
 		})
+		if hooks {
+			// Every sale's three events delivered: the sender's work is the
+			// sale's too.
+			for deadline := time.Now().Add(time.Minute); received.Load() < delivered+3*int64(b.N); time.Sleep(time.Millisecond) {
+				if time.Now().After(deadline) {
+					b.Fatalf("%d of %d events delivered within a minute", received.Load()-delivered, 3*b.N)
+				}
+			}
+			delivered += 3 * int64(b.N)
+		}
 		b.StopTimer()
 		b.ReportMetric(float64((cpuTime()-cpu).Microseconds())/float64(b.N), "cpu-µs/op")
 		if redeemed.Load() != int64(b.N) {
