@@ -18,7 +18,7 @@ import (
 // store calls are timed.
 func (m *Metrics) Store(st posgate.Store) posgate.Store {
 	t := &timedStore{Store: st, obs: map[string]prometheus.Observer{}}
-	for _, op := range []string{"FindLocation", "FindTerminal", "FindClient", "FindCompany", "ListCompanies", "CreateSession",
+	for _, op := range []string{"FindLocation", "FindTerminal", "ListTerminals", "FindClient", "FindCompany", "ListCompanies", "CreateSession",
 		"SearchCoupons", "FindCoupon", "SearchLoyaltyUsers", "EffectiveReceiptPromotion", "FindCarouselSettings", "ListSlides",
 		"ImportCoupons", "ListPromotionsValidAt", "FindCatalogue", "Ping"} {
 		t.obs[op] = m.store.WithLabelValues(op)
@@ -50,6 +50,13 @@ func (t *timedStore) FindLocation(ctx context.Context, posSystemID, locationID s
 func (t *timedStore) FindTerminal(ctx context.Context, posSystemID, locationID, terminalID string) (*posgate.Terminal, error) {
 	defer t.since("FindTerminal", time.Now())
 	return t.Store.FindTerminal(ctx, posSystemID, locationID, terminalID)
+}
+
+// ListTerminals is timed: the cache reads a location's terminals with it
+// when a terminal misses.
+func (t *timedStore) ListTerminals(ctx context.Context, posSystemID, locationID string) ([]*posgate.Terminal, error) {
+	defer t.since("ListTerminals", time.Now())
+	return t.Store.ListTerminals(ctx, posSystemID, locationID)
 }
 
 func (t *timedStore) FindClient(ctx context.Context, id string) (*posgate.Client, error) {
