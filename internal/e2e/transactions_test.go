@@ -297,7 +297,8 @@ func TestTransactionSale(t *testing.T) {
 		}
 		day := e.s.clock.Now().Add(-time.Hour).UTC().Format(time.DateOnly)
 		for q, n := range map[string]int{"": 1, "?posLocationId=LOC123": 1, "?posLocationId=LOC456": 0, "?userId=john-doe": 1, "?userId=jane-doe": 0,
-			"?day=" + day: 1, "?day=2001-01-01": 0} {
+			"?day=" + day: 1, "?day=2001-01-01": 0, "?posLocationId=LOC123&userId=john-doe&day=" + day: 1,
+			"?userId=john-doe&day=2001-01-01": 0, "?posLocationId=LOC456&userId=john-doe": 0} {
 			r := e.admin_("GET", "/transactions"+q, "")
 			mustStatus(t, r, 200)
 			page := r.JSON(t)["data"].(map[string]any)["page"].(map[string]any)
