@@ -195,8 +195,8 @@ func (db *DB) FindTransactionBySession(ctx context.Context, sessionID string) (*
 // transactionListWhere is the transaction list's condition, with only the
 // filters q gives, and its arguments; from and to bound q's day. SQLite
 // plans a statement once for every binding, so a condition that tests
-// whether a filter is given (? = ” OR …) keeps it from the index of that
-// filter; with the filters spelled out, a customer's list reads
+// whether a filter is given (its parameter empty, or the column equal to
+// it) keeps it from the index of that filter; with the filters spelled out, a customer's list reads
 // transactions_by_user, a location's transactions_by_location and a day's
 // transactions_by_date (TestTransactionListIndexes).
 func transactionListWhere(q posgate.TransactionQuery, from, to string) (string, []any) {
