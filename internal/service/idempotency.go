@@ -165,6 +165,14 @@ func (s *Service) BeginIdempotent(ctx context.Context, p *posgate.Principal, req
 	}
 	held, err := s.store.ClaimIdempotencyKey(ctx, rec, now)
 	switch {
+	case posgate.ErrorCode(err) == posgate.EUNAVAILABLE:
+		// The claim may have committed without its answer reaching us (the
+		// database failed over meanwhile): give it up once the store is
+		// back (within finishTimeout; a claim that never committed is
+		// nothing to release), so that the client's retry runs rather than
+		// meeting it held for its lease. The 503 does not wait for it.
+		go (&IdempotentCall{s: s, rec: rec}).Release(context.WithoutCancel(ctx))
+		return nil, err
 	case err != nil:
 		return nil, err
 	case held == nil:
