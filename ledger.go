@@ -402,14 +402,14 @@ func (f *earningFinder) FindUser(ctx context.Context, posSystemID, companyID, us
 // when the match added the sale's points and stamps to it.
 func matchCustomer(ctx context.Context, tx LedgerTx, it *TransactionInput, program *LoyaltyProgram, points, stamps int32) (string, *LoyaltyUser, earning, error) {
 	var f CustomerFinder = tx
-	ef, folding := (*earningFinder)(nil), false
+	var ef *earningFinder
 	if fold, ok := tx.(LedgerFolding); ok {
-		ef, folding = &earningFinder{LedgerTx: tx, fold: fold, points: points, stamps: stamps}, true
+		ef = &earningFinder{LedgerTx: tx, fold: fold, points: points, stamps: stamps}
 		f = ef
 	}
 	m, err := MatchCustomer(ctx, f, it.POSSystemID, it.CompanyID, it.CardNumber, it.Email, it.Phone)
 	var earned earning
-	if folding {
+	if ef != nil {
 		earned = ef.earned
 	}
 	if err != nil || !m.Enrollable || !program.AutoEnroll {

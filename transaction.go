@@ -311,6 +311,16 @@ type TransactionQuery struct {
 	Offset, Limit      int
 }
 
+// DayBounds returns the instants Day's transactions are dated from
+// (included) and to (excluded): its UTC day; ok is false when Day is zero.
+func (q TransactionQuery) DayBounds() (from, to time.Time, ok bool) {
+	if q.Day.IsZero() {
+		return time.Time{}, time.Time{}, false
+	}
+	from = q.Day.UTC().Truncate(24 * time.Hour)
+	return from, from.Add(24 * time.Hour), true
+}
+
 // CouponRedemption names the transaction that redeemed a coupon.
 type CouponRedemption struct {
 	ID            string    `json:"id"`

@@ -243,14 +243,12 @@ func findBySession(ctx context.Context, q pgQuerier, sessionID string) (*posgate
 }
 
 // transactionListFilter is the transaction list's FROM and WHERE, with
-// only the filters q gives, and its arguments; from and to bound q's day.
-// A condition that tests whether a filter is given (its parameter empty,
+// only the filters q gives, and its arguments. A condition that tests whether a filter is given (its parameter empty,
 // or the column equal to it) keeps a generic plan from the index of that
-// filter; with the filters spelled
-// out, a customer's list reads transactions_by_user, a location's
-// transactions_by_location and a day's transactions_by_date
-// (TestTransactionListIndexes).
-func transactionListFilter(q posgate.TransactionQuery, from, to *time.Time) (string, []any) {
+// filter; with the filters spelled out, a customer's list reads
+// transactions_by_user, a location's transactions_by_location and a day's
+// transactions_by_date (TestTransactionListIndexes).
+func transactionListFilter(q posgate.TransactionQuery) (string, []any) {
 	args := []any{q.POSSystemID, q.CompanyID}
 	w := ` FROM transactions t WHERE t.pos_system_id = $1 AND t.company_id = $2`
 	add := func(cond string, vs ...any) {
@@ -266,8 +264,8 @@ func transactionListFilter(q posgate.TransactionQuery, from, to *time.Time) (str
 	if q.UserID != "" {
 		add("t.user_id = ?", q.UserID)
 	}
-	if from != nil {
-		add("t.transaction_date >= ? AND t.transaction_date < ?", *from, *to)
+	if from, to, ok := q.DayBounds(); ok {
+		add("t.transaction_date >= ? AND t.transaction_date < ?", from, to)
 	}
 	return w, args
 }
@@ -282,13 +280,7 @@ func transactionPageSQL(filter string, n int) string {
 
 // ListTransactions pages a company's transactions, newest first.
 func (db *DB) ListTransactions(ctx context.Context, q posgate.TransactionQuery) ([]*posgate.Transaction, int, error) {
-	var from, to *time.Time
-	if !q.Day.IsZero() {
-		day := q.Day.UTC().Truncate(24 * time.Hour)
-		next := day.Add(24 * time.Hour)
-		from, to = &day, &next
-	}
-	filter, args := transactionListFilter(q, from, to)
+	filter, args := transactionListFilter(q)
 	rows, err := db.q(ctx).Query(ctx, transactionPageSQL(filter, len(args)), append(args, q.Limit, q.Offset)...)
 	if err != nil {
 		return nil, 0, wrap(err, "list transactions")

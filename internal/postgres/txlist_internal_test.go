@@ -3,17 +3,16 @@ package postgres
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/posgate/posgate"
 	"github.com/posgate/posgate/internal/pgtest"
+	"github.com/posgate/posgate/internal/storetest"
 )
 
 // TestTransactionListIndexes: the operator's transaction list reads the
-// index of the filter it is given (a customer's, a location's, a day's
-// transactions), on its generic plan too, not the company's whole list.
+// index of the filter it is given (storetest.TransactionListPlans), on its
+// generic plan too, not the company's whole list.
 func TestTransactionListIndexes(t *testing.T) {
 	db, err := Open(t.Context(), pgtest.DSN(t), Options{})
 	if err != nil {
@@ -31,26 +30,11 @@ func TestTransactionListIndexes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Exec(t.Context(), `RESET enable_seqscan; RESET plan_cache_mode`)
-	day := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	next := day.Add(24 * time.Hour)
-	for _, c := range []struct {
-		q         posgate.TransactionQuery
-		day       bool
-		wantIndex string
-	}{
-		{posgate.TransactionQuery{UserID: "u1"}, false, "transactions_by_user"},
-		{posgate.TransactionQuery{UserID: "u1"}, true, "transactions_by_user"},
-		{posgate.TransactionQuery{LocationID: "L1"}, false, "transactions_by_location"},
-		{posgate.TransactionQuery{LocationID: "L1"}, true, "transactions_by_location"},
-		{posgate.TransactionQuery{}, true, "transactions_by_date"},
-	} {
-		c.q.POSSystemID, c.q.CompanyID, c.q.Limit = "clover", "acme", 50
-		var from, to *time.Time
-		if c.day {
-			from, to = &day, &next
-		}
-		filter, args := transactionListFilter(c.q, from, to)
-		rows, err := conn.Query(t.Context(), `EXPLAIN `+transactionPageSQL(filter, len(args)), append(args, c.q.Limit, c.q.Offset)...)
+	for _, c := range storetest.TransactionListPlans {
+		q := c.Query
+		q.POSSystemID, q.CompanyID, q.Limit = "clover", "acme", 50
+		filter, args := transactionListFilter(q)
+		rows, err := conn.Query(t.Context(), `EXPLAIN `+transactionPageSQL(filter, len(args)), append(args, q.Limit, q.Offset)...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,8 +42,8 @@ func TestTransactionListIndexes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.Join(plan, "\n"); !strings.Contains(got, " "+c.wantIndex+" ") {
-			t.Errorf("%+v (day %t): plan\n%s\nwant %s", c.q, c.day, got, c.wantIndex)
+		if got := strings.Join(plan, "\n"); !strings.Contains(got, " "+c.WantIndex+" ") {
+			t.Errorf("%+v: plan\n%s\nwant %s", q, got, c.WantIndex)
 		}
 	}
 }

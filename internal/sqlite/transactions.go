@@ -193,13 +193,14 @@ func (db *DB) FindTransactionBySession(ctx context.Context, sessionID string) (*
 
 // ListTransactions pages a company's transactions, newest first.
 // transactionListWhere is the transaction list's condition, with only the
-// filters q gives, and its arguments; from and to bound q's day. SQLite
+// filters q gives, and its arguments. SQLite
 // plans a statement once for every binding, so a condition that tests
 // whether a filter is given (its parameter empty, or the column equal to
-// it) keeps it from the index of that filter; with the filters spelled out, a customer's list reads
-// transactions_by_user, a location's transactions_by_location and a day's
-// transactions_by_date (TestTransactionListIndexes).
-func transactionListWhere(q posgate.TransactionQuery, from, to string) (string, []any) {
+// it) keeps it from the index of that filter; with the filters spelled
+// out, a customer's list reads transactions_by_user, a location's
+// transactions_by_location and a day's transactions_by_date
+// (TestTransactionListIndexes).
+func transactionListWhere(q posgate.TransactionQuery) (string, []any) {
 	w, args := `t.pos_system_id = ? AND t.company_id = ?`, []any{q.POSSystemID, q.CompanyID}
 	if q.LocationID != "" {
 		w, args = w+` AND t.location_id = ?`, append(args, q.LocationID)
@@ -207,8 +208,8 @@ func transactionListWhere(q posgate.TransactionQuery, from, to string) (string, 
 	if q.UserID != "" {
 		w, args = w+` AND t.user_id = ?`, append(args, q.UserID)
 	}
-	if from != "" {
-		w, args = w+` AND t.transaction_date >= ? AND t.transaction_date < ?`, append(args, from, to)
+	if from, to, ok := q.DayBounds(); ok {
+		w, args = w+` AND t.transaction_date >= ? AND t.transaction_date < ?`, append(args, formatTime(from), formatTime(to))
 	}
 	return w, args
 }
@@ -222,12 +223,7 @@ func transactionPageSQL(where string) string {
 }
 
 func (db *DB) ListTransactions(ctx context.Context, q posgate.TransactionQuery) ([]*posgate.Transaction, int, error) {
-	from, to := "", ""
-	if !q.Day.IsZero() {
-		day := q.Day.UTC().Truncate(24 * time.Hour)
-		from, to = formatTime(day), formatTime(day.Add(24*time.Hour))
-	}
-	where, args := transactionListWhere(q, from, to)
+	where, args := transactionListWhere(q)
 	rows, err := db.read.QueryContext(ctx, transactionPageSQL(where), append(args, q.Limit, q.Offset)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("sqlite: list transactions: %w", err)

@@ -143,20 +143,28 @@ func lookup[K comparable, V any](s *Store, m map[K]entry[V], k K, load func() (*
 	}
 	s.mu.Lock()
 	if s.gen == gen {
-		if len(m) >= s.max {
-			for k, e := range m {
-				if !now.Before(e.exp) {
-					delete(m, k)
-				}
-			}
-			if len(m) >= s.max {
-				clear(m)
-			}
-		}
+		makeRoom(m, now, 1, s.max)
 		m[k] = entry[V]{v: clone(v), exp: now.Add(s.ttl)}
 	}
 	s.mu.Unlock()
 	return v, nil
+}
+
+// makeRoom makes room for n entries in m, which holds at most max: it drops
+// the entries expired at now and, when that is not enough, all of them.
+// The caller holds s.mu.
+func makeRoom[K comparable, V any](m map[K]entry[V], now time.Time, n, max int) {
+	if len(m)+n <= max {
+		return
+	}
+	for k, e := range m {
+		if !now.Before(e.exp) {
+			delete(m, k)
+		}
+	}
+	if len(m)+n > max {
+		clear(m)
+	}
 }
 
 // invalidate empties every table and makes lookups in flight skip filling.
@@ -326,16 +334,7 @@ func (s *Store) FindTerminal(ctx context.Context, posSystemID, locationID, termi
 	}
 	s.mu.Lock()
 	if s.gen == gen {
-		if len(s.terminals)+len(list) > s.max {
-			for k, e := range s.terminals {
-				if !now.Before(e.exp) {
-					delete(s.terminals, k)
-				}
-			}
-			if len(s.terminals)+len(list) > s.max {
-				clear(s.terminals)
-			}
-		}
+		makeRoom(s.terminals, now, len(list), s.max)
 		for _, t := range list {
 			if t.POSSystemID == posSystemID && t.LocationID == locationID {
 				s.terminals[[3]string{posSystemID, locationID, t.ID}] = entry[posgate.Terminal]{v: cloneTerminal(t), exp: now.Add(s.ttl)}

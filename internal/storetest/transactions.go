@@ -476,3 +476,19 @@ func testApplyCheckingSession(t *testing.T, e *env) {
 	c = must[*posgate.Coupon](t, "FindCoupon")(e.s.FindCoupon(ctx, "clover", "acme", "K1"))
 	check(t, "coupon after the refund", c.Status, posgate.CouponIssued)
 }
+
+// TransactionListPlans are the transaction list's filters with the index
+// each must read (the stores' TestTransactionListIndexes): a customer's,
+// a location's and a day's transactions, not the company's whole list.
+var TransactionListPlans = []struct {
+	Query     posgate.TransactionQuery
+	WantIndex string
+}{
+	{posgate.TransactionQuery{UserID: "u1"}, "transactions_by_user"},
+	{posgate.TransactionQuery{UserID: "u1", Day: listPlanDay}, "transactions_by_user"},
+	{posgate.TransactionQuery{LocationID: "L1"}, "transactions_by_location"},
+	{posgate.TransactionQuery{LocationID: "L1", Day: listPlanDay}, "transactions_by_location"},
+	{posgate.TransactionQuery{Day: listPlanDay}, "transactions_by_date"},
+}
+
+var listPlanDay = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
