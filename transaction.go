@@ -378,16 +378,18 @@ type SessionReadingApplier interface {
 	ApplyCheckingSession(ctx context.Context, in *TransactionInput, check SessionCheck) (*TransactionOutcome, error)
 }
 
-// ApplyCheckingSession records in (which names a session) on st once check
-// has accepted its session: in st's transaction when st is a
-// SessionReadingApplier, else read first with FindSession, as the same
-// rule.
+// ApplyCheckingSession records in on st once check has accepted its
+// session: in st's transaction when st is a SessionReadingApplier, else
+// read first with FindSession, as the same rule. A nil check (no session
+// to check) records in as it is.
 func ApplyCheckingSession(ctx context.Context, st Store, in *TransactionInput, check SessionCheck) (*TransactionOutcome, error) {
-	if a, ok := st.(SessionReadingApplier); ok {
-		return a.ApplyCheckingSession(ctx, in, check)
-	}
-	if err := check(st.FindSession(ctx, in.SessionID)); err != nil {
-		return nil, err
+	if check != nil {
+		if a, ok := st.(SessionReadingApplier); ok {
+			return a.ApplyCheckingSession(ctx, in, check)
+		}
+		if err := check(st.FindSession(ctx, in.SessionID)); err != nil {
+			return nil, err
+		}
 	}
 	out, err := st.ApplyTransactions(ctx, []*TransactionInput{in})
 	if err != nil {

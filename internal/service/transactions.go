@@ -396,15 +396,7 @@ func (s *Service) RecordTransaction(ctx context.Context, p *posgate.Principal, p
 		b, err := encode.JSON(disabled)
 		return &TransactionResult{Data: b}, err
 	}
-	var o *posgate.TransactionOutcome
-	if check != nil {
-		o, err = posgate.ApplyCheckingSession(ctx, s.store, in, check)
-	} else {
-		var out []*posgate.TransactionOutcome
-		if out, err = s.store.ApplyTransactions(ctx, []*posgate.TransactionInput{in}); err == nil {
-			o = out[0]
-		}
-	}
+	o, err := posgate.ApplyCheckingSession(ctx, s.store, in, check)
 	if err != nil {
 		return nil, err
 	}
